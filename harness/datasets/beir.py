@@ -1,0 +1,181 @@
+"""Loader for a dataset folder in BEIR's layout.
+
+    <folder>/corpus.jsonl[.gz]     {"_id", "title", "text"} per line
+    <folder>/queries.jsonl[.gz]    {"_id", "text"} per line
+    <folder>/qrels/<split>.tsv     query-id <TAB> corpus-id <TAB> score, with a header; CRLF tolerated
+
+Every problem in a file is reported as ``file:line: message (id ...)``. Judgments that point at
+queries or documents the dataset lacks are counted and reported as warnings (BEIR's ArguAna has
+such rows) rather than refused.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+from pathlib import Path
+from typing import Iterator
+
+from harness.datasets.corpus import Corpus, Dataset, Queries
+from harness.errors import InputError
+from harness.qrels import Qrels
+
+
+def find_file(folder: Path, stem: str) -> Path:
+    for name in (stem, stem + ".gz"):
+        if (folder / name).is_file():
+            return folder / name
+    raise InputError(f"no {stem} or {stem}.gz in this dataset folder", folder)
+
+
+def sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _open_text(path: Path):
+    if path.suffix == ".gz":
+        return gzip.open(path, "rt", encoding="utf-8", newline="")
+    return open(path, encoding="utf-8", newline="")
+
+
+def iter_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
+    """Yield (line number, object) for each non-blank line; a malformed line is an InputError."""
+    try:
+        with _open_text(path) as handle:
+            for number, line in enumerate(handle, 1):
+                if not line.strip():
+                    continue
+                try:
+                    obj = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise InputError(f"malformed JSON: {exc.msg} at column {exc.colno}", path, number) from None
+                if not isinstance(obj, dict):
+                    raise InputError("expected a JSON object", path, number)
+                yield number, obj
+    except (OSError, EOFError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read file: {exc}", path) from None
+
+
+def _id(obj: dict, path: Path, number: int) -> str:
+    value = obj.get("_id")
+    if value is None:
+        raise InputError("missing '_id'", path, number)
+    return str(value)
+
+
+def load_corpus(path: Path) -> Corpus:
+    ids: list[str] = []
+    titles: list[str] = []
+    texts: list[str] = []
+    seen: dict[str, int] = {}
+    for number, obj in iter_jsonl(path):
+        doc_id = _id(obj, path, number)
+        if doc_id in seen:
+            raise InputError(f"duplicate document id (first on line {seen[doc_id]})", path, number, doc_id)
+        seen[doc_id] = number
+        ids.append(doc_id)
+        titles.append(str(obj.get("title") or ""))
+        texts.append(str(obj.get("text") or ""))
+    if not ids:
+        raise InputError("the corpus is empty", path)
+    return Corpus(ids, titles, texts)
+
+
+def load_queries(path: Path) -> Queries:
+    ids: list[str] = []
+    texts: list[str] = []
+    seen: dict[str, int] = {}
+    for number, obj in iter_jsonl(path):
+        query_id = _id(obj, path, number)
+        if query_id in seen:
+            raise InputError(f"duplicate query id (first on line {seen[query_id]})", path, number, query_id)
+        seen[query_id] = number
+        ids.append(query_id)
+        texts.append(str(obj.get("text") or ""))
+    return Queries(ids, texts)
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+        return True
+    except ValueError:
+        return False
+
+
+def load_qrels_tsv(path: Path) -> Qrels:
+    """BEIR qrels: ``query-id corpus-id score`` per line, tab separated, header optional."""
+    rows: dict[tuple[str, str], float] = {}
+    lines: dict[tuple[str, str], int] = {}
+    try:
+        handle = open(path, encoding="utf-8", newline="")
+    except OSError as exc:
+        raise InputError(f"cannot read file: {exc.strerror}", path) from None
+    with handle:
+        for number, line in enumerate(handle, 1):
+            line = line.rstrip("\r\n")
+            if not line.strip():
+                continue
+            parts = line.split("\t")
+            if len(parts) != 3:
+                parts = line.split()
+            if len(parts) != 3:
+                raise InputError(f"expected 3 tab-separated columns (query-id, corpus-id, score), got {len(parts)}",
+                                 path, number)
+            query_id, doc_id, grade = (p.strip() for p in parts)
+            if not _is_number(grade):
+                if number == 1:
+                    continue  # header
+                raise InputError(f"score {grade!r} is not a number", path, number, query_id)
+            _add_judgment(rows, lines, query_id, doc_id, float(grade), path, number)
+    if not rows:
+        raise InputError("no judgments in qrels file", path)
+    return Qrels.from_rows((q, d, g) for (q, d), g in rows.items())
+
+
+def _add_judgment(rows: dict, lines: dict, query_id: str, doc_id: str, grade: float, path: Path, number: int) -> None:
+    key = (query_id, doc_id)
+    if key in rows and rows[key] != grade:
+        raise InputError(f"conflicting grade for document {doc_id!r} (line {lines[key]} says {rows[key]:g})",
+                         path, number, query_id)
+    rows[key] = grade
+    lines.setdefault(key, number)
+
+
+def load_beir_folder(folder: str | Path, split: str = "test", name: str | None = None) -> Dataset:
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise InputError("dataset folder not found", folder)
+    corpus_path = find_file(folder, "corpus.jsonl")
+    queries_path = find_file(folder, "queries.jsonl")
+    qrels_path = folder / "qrels" / f"{split}.tsv"
+    if not qrels_path.is_file():
+        available = sorted(p.stem for p in (folder / "qrels").glob("*.tsv"))
+        raise InputError(f"no qrels for split {split!r} (available: {', '.join(available) or 'none'})", qrels_path)
+    qrels = load_qrels_tsv(qrels_path)
+    corpus = load_corpus(corpus_path)
+    all_queries = load_queries(queries_path)
+    return assemble(name or folder.name, split, corpus, all_queries, qrels,
+                    {p.name if p.parent == folder else f"qrels/{p.name}": sha256(p)
+                     for p in (corpus_path, queries_path, qrels_path)})
+
+
+def assemble(name: str, split: str, corpus: Corpus, all_queries: Queries, qrels: Qrels,
+             files: dict[str, str]) -> Dataset:
+    """Keep the queries judged in ``qrels`` and count judgments that point nowhere."""
+    judged = qrels.queries()
+    queries = all_queries.subset(judged)
+    warnings = []
+    missing_queries = len(judged) - len(queries)
+    if missing_queries:
+        warnings.append(f"{missing_queries} judged query id(s) have no query text; they score 0")
+    doc_set = set(corpus.ids)
+    missing_docs = sum(1 for d in qrels.doc_ids.tolist() if d not in doc_set)
+    if missing_docs:
+        warnings.append(f"{missing_docs} judgment(s) name documents missing from the corpus")
+    return Dataset(name, split, corpus, queries, qrels, files, warnings)

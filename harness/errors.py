@@ -1,0 +1,28 @@
+"""User-facing errors: one line naming the file, line and id at fault."""
+
+from __future__ import annotations
+
+
+class HarnessError(Exception):
+    """A user's mistake (bad input, bad option). The CLI prints it on one line and exits 2."""
+
+
+class InputError(HarnessError):
+    """Bad content in an input file.
+
+    Rendered as ``path:line: message (id 'x')`` so that the user can jump straight to it.
+    """
+
+    def __init__(self, message: str, path: object = None, line: int | None = None, id: str | None = None):
+        self.message = message
+        self.path = None if path is None else str(path)
+        self.line = line
+        self.id = id
+        super().__init__(self.__str__())
+
+    def __str__(self) -> str:
+        where = ""
+        if self.path is not None:
+            where = self.path + (f":{self.line}" if self.line is not None else "") + ": "
+        what = f" (id {self.id!r})" if self.id is not None else ""
+        return f"{where}{self.message}{what}"

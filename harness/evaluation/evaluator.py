@@ -1,0 +1,110 @@
+"""The evaluator: a run and its qrels in, per-query values and means out.
+
+Contract (the default reproduces trec_eval 9 as bundled in pytrec_eval, which produced BEIR's
+published numbers):
+
+* Ranking: score descending; equal scores ordered by document id descending (string order).
+  Scores are compared as the float64 values given: a float32 score converted to float64 is exact,
+  so ties are the ties the retriever produced. TREC run files are written with round-trip
+  precision so that reading one back cannot create new ties.
+* Identical ids: a retrieved document whose id equals its query id is dropped before ranking
+  (BEIR's ``ignore_identical_ids``; Anserini's ``-removeQuery``). ``ignore_identical_ids=False``
+  keeps it.
+* Relevance: binary metrics count a document as relevant when its grade >= ``relevance_threshold``
+  (default 1, trec_eval's ``relevance_level``); nDCG uses the raw grade as gain.
+* Which queries count: every query of the qrels with at least one relevant judgment. A query in
+  the qrels but absent from the run (or left empty by the identical-id rule) scores 0 on every
+  metric and stays in the mean (trec_eval ``-c``; pytrec_eval and BEIR average over the run's
+  queries only). A query whose judgments are all non-relevant is left out: no metric is defined
+  for it (BEIR would report 0 for it where the run has it). Queries of the run that are not in
+  the qrels are ignored. The counts of both cases are reported.
+* MRR@k and R_cap@k follow BEIR's definitions, with the ranking above (BEIR itself sorts ties
+  by insertion order).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from harness.evaluation.judgments import Judgments, judge
+from harness.evaluation.metrics import DEFAULT_FAMILIES, DEFAULT_K, Metric, parse_metric
+from harness.qrels import Qrels
+from harness.run import Run
+
+
+def metrics_for(families: Iterable[str] = DEFAULT_FAMILIES, k_values: Iterable[int] = DEFAULT_K) -> list[Metric]:
+    """Every family at every cutoff, e.g. ``NDCG@1 ... MRR@1000``."""
+    return [parse_metric(f"{family}@{k}") for family in families for k in k_values]
+
+
+@dataclass(frozen=True, eq=False)
+class EvaluationResult:
+    """Per-query values (arrays aligned with ``query_ids``) and their means."""
+
+    query_ids: np.ndarray
+    values: dict[str, np.ndarray]
+    n_without_relevant: int = 0
+    n_missing_from_run: int = 0
+    settings: dict = field(default_factory=dict)
+
+    @property
+    def n_queries(self) -> int:
+        return len(self.query_ids)
+
+    @property
+    def means(self) -> dict[str, float]:
+        return {name: float(v.mean()) if len(v) else 0.0 for name, v in self.values.items()}
+
+    def per_query(self) -> dict[str, dict[str, float]]:
+        names = list(self.values)
+        columns = [self.values[n].tolist() for n in names]
+        return {q: dict(zip(names, row)) for q, row in zip(self.query_ids.tolist(), zip(*columns))}
+
+
+class Evaluator:
+    """Evaluate runs against qrels with a fixed list of metrics (see the module docstring)."""
+
+    def __init__(
+        self,
+        metrics: Sequence[str | Metric] | None = None,
+        k_values: Iterable[int] = DEFAULT_K,
+        relevance_threshold: float = 1.0,
+        ignore_identical_ids: bool = True,
+    ) -> None:
+        k_values = list(k_values)
+        if any((not isinstance(k, (int, np.integer))) or k < 1 for k in k_values):
+            raise ValueError(f"k values must be integers >= 1, got {k_values}")
+        if metrics is None:
+            self.metrics = metrics_for(DEFAULT_FAMILIES, k_values)
+        else:
+            self.metrics = [m if isinstance(m, Metric) else parse_metric(m) for m in metrics]
+        if not self.metrics:
+            raise ValueError("no metrics to compute")
+        if not np.isfinite(relevance_threshold) or relevance_threshold <= 0:
+            raise ValueError(f"relevance threshold must be a positive number, got {relevance_threshold}")
+        self.relevance_threshold = float(relevance_threshold)
+        self.ignore_identical_ids = bool(ignore_identical_ids)
+
+    def judge(self, run: Run, qrels: Qrels) -> Judgments:
+        return judge(run, qrels, self.relevance_threshold, self.ignore_identical_ids)
+
+    def evaluate(self, run: Run, qrels: Qrels) -> EvaluationResult:
+        j = self.judge(run, qrels)
+        values = {m.name: m(j) for m in self.metrics}
+        return EvaluationResult(
+            query_ids=j.query_ids,
+            values=values,
+            n_without_relevant=j.n_without_relevant,
+            n_missing_from_run=j.n_missing_from_run,
+            settings={"relevance_threshold": self.relevance_threshold,
+                      "ignore_identical_ids": self.ignore_identical_ids},
+        )
+
+
+def evaluate(run: Run, qrels: Qrels, metrics: Sequence[str | Metric] | None = None,
+             k_values: Iterable[int] = DEFAULT_K, **options) -> EvaluationResult:
+    """One-shot helper: ``Evaluator(metrics, k_values, **options).evaluate(run, qrels)``."""
+    return Evaluator(metrics, k_values, **options).evaluate(run, qrels)

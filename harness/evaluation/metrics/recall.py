@@ -1,0 +1,32 @@
+"""Recall at k, and BEIR's capped recall."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from harness.evaluation.judgments import Judgments
+from harness.evaluation.metrics.base import Metric, safe_divide
+
+
+@dataclass(frozen=True)
+class Recall(Metric):
+    """Recall@k = |relevant documents in the top k| / R, R = all relevant documents of the query."""
+
+    family = "Recall"
+    aliases = ("R", "recall")
+
+    def __call__(self, j: Judgments) -> np.ndarray:
+        return safe_divide(j.per_query_sum(j.relevant_hits(self.k)), j.n_relevant)
+
+
+@dataclass(frozen=True)
+class RCap(Metric):
+    """R_cap@k = |relevant documents in the top k| / min(R, k)  (BEIR's capped recall)."""
+
+    family = "R_cap"
+    aliases = ("Recall_cap", "RCap")
+
+    def __call__(self, j: Judgments) -> np.ndarray:
+        return safe_divide(j.per_query_sum(j.relevant_hits(self.k)), np.minimum(j.n_relevant, self.k))

@@ -1,0 +1,178 @@
+"""The Run: ranked documents with scores for each query, stored columnar.
+
+A run is a CSR-like layout over all queries at once::
+
+    query_ids  (n_queries,)      query ids, unique
+    offsets    (n_queries + 1,)  query i owns entries offsets[i]:offsets[i+1]
+    doc_codes  (n_entries,)      index of each entry's document id in ``doc_vocab``
+    scores     (n_entries,)      float64 scores
+    doc_vocab  (n_docs,)         the distinct document ids (strings)
+
+Document ids are interned into ``doc_vocab`` so that the evaluator joins a run with the qrels on
+integers, never on Python strings per entry. A retriever builds runs directly from its corpus
+index; ``Run.from_dict`` and the TREC reader build them from ids.
+
+Canonical order (the evaluator's ranking) is score descending, ties broken by document id
+descending in string order, as trec_eval sorts. ``Run.canonical()`` returns a run in that order
+(itself when it already is), so rank = position within the query + 1.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping
+
+import numpy as np
+
+
+def _as_object_array(values: Iterable[str]) -> np.ndarray:
+    values = list(values)
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class Run:
+    query_ids: np.ndarray
+    offsets: np.ndarray
+    doc_codes: np.ndarray
+    scores: np.ndarray
+    doc_vocab: np.ndarray
+    _vocab_index: dict = field(default=None, repr=False, compare=False)  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        n_q = len(self.query_ids)
+        if len(self.offsets) != n_q + 1:
+            raise ValueError(f"offsets must have {n_q + 1} entries, got {len(self.offsets)}")
+        if len(self.doc_codes) != len(self.scores) or (n_q and self.offsets[-1] != len(self.scores)):
+            raise ValueError("doc_codes, scores and offsets[-1] must agree on the number of entries")
+        if len(set(self.query_ids.tolist())) != n_q:
+            raise ValueError("query ids in a run must be unique")
+
+    # ----------------------------------------------------------------- construction
+    @classmethod
+    def from_arrays(
+        cls,
+        query_ids: Iterable[str],
+        offsets: np.ndarray,
+        doc_codes: np.ndarray,
+        scores: np.ndarray,
+        doc_vocab: Iterable[str],
+        vocab_index: dict | None = None,
+    ) -> "Run":
+        """Build a run from columnar arrays (no copy where dtypes already fit)."""
+        return cls(
+            query_ids=_as_object_array(query_ids),
+            offsets=np.asarray(offsets, dtype=np.int64),
+            doc_codes=np.asarray(doc_codes, dtype=np.int64),
+            scores=np.asarray(scores, dtype=np.float64),
+            doc_vocab=doc_vocab if isinstance(doc_vocab, np.ndarray) else _as_object_array(doc_vocab),
+            _vocab_index=vocab_index,
+        )
+
+    @classmethod
+    def from_dict(cls, results: Mapping[str, Mapping[str, float]]) -> "Run":
+        """Build a run from BEIR's ``{query_id: {doc_id: score}}`` results."""
+        vocab: dict[str, int] = {}
+        offsets = [0]
+        codes: list[int] = []
+        scores: list[float] = []
+        for docs in results.values():
+            for doc_id, score in docs.items():
+                codes.append(vocab.setdefault(doc_id, len(vocab)))
+                scores.append(score)
+            offsets.append(len(codes))
+        return cls.from_arrays(list(results), np.array(offsets), np.array(codes, dtype=np.int64),
+                               np.array(scores, dtype=np.float64), list(vocab), vocab)
+
+    # ----------------------------------------------------------------- access
+    @property
+    def n_queries(self) -> int:
+        return len(self.query_ids)
+
+    def __len__(self) -> int:
+        return len(self.scores)
+
+    @property
+    def vocab_index(self) -> dict:
+        """Document id -> code (built on first use)."""
+        if self._vocab_index is None:
+            object.__setattr__(self, "_vocab_index", {d: i for i, d in enumerate(self.doc_vocab.tolist())})
+        return self._vocab_index
+
+    def entry_query_index(self) -> np.ndarray:
+        """The query index of every entry."""
+        return np.repeat(np.arange(self.n_queries), np.diff(self.offsets))
+
+    def doc_ids(self, i: int) -> list[str]:
+        start, end = self.offsets[i], self.offsets[i + 1]
+        return self.doc_vocab[self.doc_codes[start:end]].tolist()
+
+    def to_dict(self) -> dict[str, dict[str, float]]:
+        """BEIR/pytrec_eval form ``{query_id: {doc_id: score}}`` (slow; for interop and tests)."""
+        out = {}
+        for i, qid in enumerate(self.query_ids.tolist()):
+            start, end = self.offsets[i], self.offsets[i + 1]
+            out[qid] = dict(zip(self.doc_vocab[self.doc_codes[start:end]].tolist(), self.scores[start:end].tolist()))
+        return out
+
+    # ----------------------------------------------------------------- ordering
+    def _tie_break_violations(self, positions: np.ndarray) -> np.ndarray:
+        """For tied neighbours (i, i+1), whether doc id i < doc id i+1 (out of canonical order)."""
+        left = self.doc_vocab[self.doc_codes[positions]]
+        right = self.doc_vocab[self.doc_codes[positions + 1]]
+        return np.fromiter((a < b for a, b in zip(left.tolist(), right.tolist())), dtype=bool, count=len(positions))
+
+    def is_canonical(self) -> bool:
+        """True when every query's entries are sorted by score desc, then doc id desc."""
+        n = len(self.scores)
+        if n < 2:
+            return True
+        same_query = np.ones(n - 1, dtype=bool)
+        inner = self.offsets[1:-1]
+        same_query[inner[(inner > 0) & (inner < n)] - 1] = False
+        left, right = self.scores[:-1], self.scores[1:]
+        if np.any(same_query & (left < right)) or np.any(same_query & np.isnan(self.scores[:-1])):
+            return False
+        tied = np.flatnonzero(same_query & (left == right))
+        return not (tied.size and self._tie_break_violations(tied).any())
+
+    def canonical(self) -> "Run":
+        """This run in canonical order (score desc, doc id desc within each query)."""
+        if self.is_canonical():
+            return self
+        if np.isnan(self.scores).any():
+            raise ValueError("run scores contain NaN")
+        qidx = self.entry_query_index()
+        # Rank of each vocabulary entry in string order, so ties sort on integers.
+        vocab_rank = np.empty(len(self.doc_vocab), dtype=np.int64)
+        vocab_rank[np.argsort(self.doc_vocab, kind="stable")] = np.arange(len(self.doc_vocab))
+        order = np.lexsort((-vocab_rank[self.doc_codes], -self.scores, qidx))
+        return Run(self.query_ids, self.offsets, self.doc_codes[order], self.scores[order], self.doc_vocab,
+                   self._vocab_index)
+
+    def truncated(self, depth: int) -> "Run":
+        """The first ``depth`` entries of each query (of the canonical order)."""
+        run = self.canonical()
+        lengths = np.minimum(np.diff(run.offsets), depth)
+        keep = np.arange(len(run.scores)) - np.repeat(run.offsets[:-1], np.diff(run.offsets)) < np.repeat(
+            lengths, np.diff(run.offsets))
+        offsets = np.concatenate([[0], np.cumsum(lengths)])
+        return Run(run.query_ids, offsets, run.doc_codes[keep], run.scores[keep], run.doc_vocab, run._vocab_index)
+
+    def without_identical_ids(self) -> "Run":
+        """Drop every entry whose document id equals its query id (BEIR's ignore_identical_ids)."""
+        index = self.vocab_index
+        qcodes = np.array([index.get(q, -1) for q in self.query_ids.tolist()], dtype=np.int64)
+        drop = self.doc_codes == np.repeat(qcodes, np.diff(self.offsets))
+        if not drop.any():
+            return self
+        lengths = np.diff(self.offsets)
+        dropped = np.zeros(self.n_queries, dtype=np.int64)
+        nonempty = lengths > 0
+        dropped[nonempty] = np.add.reduceat(drop.astype(np.int64), self.offsets[:-1][nonempty])
+        kept_per_query = lengths - dropped
+        offsets = np.concatenate([[0], np.cumsum(kept_per_query)])
+        return Run(self.query_ids, offsets, self.doc_codes[~drop], self.scores[~drop], self.doc_vocab,
+                   self._vocab_index)
