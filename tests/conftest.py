@@ -1,0 +1,28 @@
+"""Shared fixtures: where the real BEIR test sets live (``../shared/datasets`` beside the checkout)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATASETS = REPO.parent / "shared" / "datasets"
+
+
+def shared_dataset(name: str) -> Path:
+    """Path of ``../shared/datasets/<name>``; skips the test with a clear reason when it is absent."""
+    path = SHARED_DATASETS / name
+    if not (path / "corpus.jsonl.gz").is_file():
+        pytest.skip(f"needs the real BEIR test set at {path} (../shared beside the checkout), which is absent")
+    return path
+
+
+@pytest.fixture
+def scifact_dir() -> Path:
+    return shared_dataset("scifact")
+
+
+@pytest.fixture
+def nfcorpus_dir() -> Path:
+    return shared_dataset("nfcorpus")
