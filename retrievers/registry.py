@@ -14,6 +14,7 @@ ENTRY_POINT_GROUP = "retrieval_harness.retrievers"
 # name -> "module:Class"; imported lazily so that e.g. BM25 never imports torch.
 BUILTIN = {
     "bm25": "retrievers.bm25:BM25Retriever",
+    "dense": "retrievers.dense:DenseRetriever",
 }
 
 

@@ -1,0 +1,140 @@
+"""On-disk cache of embeddings, written in chunks so that an interrupted encode resumes.
+
+One entry per key (model identity, content hash of the texts, max sequence length, prompt,
+normalization; see :func:`cache_key`), in ``<cache dir>/<kind>-<key>/``::
+
+    meta.json           what the key was made of, rows, chunk size (written first)
+    part-000000.npy     rows of one chunk of the encoding order, while the encode is under way
+    embeddings.npy      all rows in input order, once complete (the parts are then removed)
+
+Every file is written to a temporary name and renamed (harness.atomic), so an interrupted run
+leaves whole parts only; the next run loads them and encodes the rest. A part or final file whose
+shape disagrees with meta.json is ignored (and rewritten).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import shutil
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from harness.atomic import atomic_open, write_json
+
+FORMAT_VERSION = 1
+
+
+def cache_key(fields: dict) -> str:
+    """A short stable hash of the JSON-able ``fields``."""
+    blob = json.dumps({"format": FORMAT_VERSION, **fields}, sort_keys=True, ensure_ascii=True)
+    return hashlib.sha256(blob.encode("ascii")).hexdigest()[:32]
+
+
+def _save(path: Path, array: np.ndarray) -> None:
+    with atomic_open(path, "wb") as handle:
+        np.save(handle, np.ascontiguousarray(array, dtype=np.float32), allow_pickle=False)
+
+
+def _load(path: Path, rows: int, dim: int | None, mmap: bool = False) -> np.ndarray | None:
+    try:
+        array = np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
+    except (OSError, ValueError, EOFError):
+        return None
+    if array.ndim != 2 or array.shape[0] != rows or (dim is not None and array.shape[1] != dim):
+        return None
+    return array
+
+
+class EmbeddingCache:
+    """Chunked, resumable storage of one (n, dim) float32 embedding matrix.
+
+    ``order`` is the encoding order (e.g. longest text first); chunk ``i`` holds the rows
+    ``order[i*chunk_size:(i+1)*chunk_size]``. The complete matrix is stored in input order.
+    """
+
+    def __init__(self, folder: Path, n_rows: int, order: np.ndarray, chunk_size: int, fields: dict):
+        if chunk_size < 1:
+            raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
+        if len(order) != n_rows:
+            raise ValueError("order must have one entry per row")
+        self.folder, self.n_rows, self.order, self.chunk_size = Path(folder), n_rows, order, chunk_size
+        self.fields = fields
+        self.n_chunks = -(-n_rows // chunk_size)
+
+    @property
+    def final_path(self) -> Path:
+        return self.folder / "embeddings.npy"
+
+    def part_path(self, i: int) -> Path:
+        return self.folder / f"part-{i:06d}.npy"
+
+    def chunk_rows(self, i: int) -> np.ndarray:
+        return self.order[i * self.chunk_size:(i + 1) * self.chunk_size]
+
+    def _meta(self) -> dict:
+        path = self.folder / "meta.json"
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+
+    def _meta_matches(self, meta: dict) -> bool:
+        return meta.get("rows") == self.n_rows and meta.get("chunk_size") == self.chunk_size
+
+    def load_complete(self) -> np.ndarray | None:
+        """The whole matrix (memory-mapped, read-only) when this entry is complete, else None."""
+        meta = self._meta()
+        if not self._meta_matches(meta) or not self.final_path.is_file():
+            return None
+        return _load(self.final_path, self.n_rows, meta.get("dim"), mmap=True)
+
+    def build(self, encode_rows: Callable[[np.ndarray], np.ndarray],
+              on_progress: Callable[[int], None] | None = None) -> tuple[np.ndarray, int]:
+        """Fill the entry: load finished parts, encode the others with ``encode_rows(row indices)``,
+        then write the complete matrix. ``on_progress(m)`` is told of each newly encoded chunk.
+        Returns (matrix, rows taken from earlier parts)."""
+        meta = self._meta()
+        if not self._meta_matches(meta):
+            with contextlib.suppress(FileNotFoundError):
+                shutil.rmtree(self.folder)
+            meta = {**self.fields, "format": FORMAT_VERSION, "rows": self.n_rows, "chunk_size": self.chunk_size,
+                    "dim": None}
+            write_json(self.folder / "meta.json", meta)
+        out: np.ndarray | None = None
+        reused = 0
+        for i in range(self.n_chunks):
+            rows = self.chunk_rows(i)
+            part = _load(self.part_path(i), len(rows), meta.get("dim"))
+            if part is not None:
+                reused += len(rows)
+            else:
+                part = np.asarray(encode_rows(rows), dtype=np.float32)
+                if part.ndim != 2 or part.shape[0] != len(rows):
+                    raise ValueError(f"encoder returned shape {part.shape} for {len(rows)} texts")
+                if meta.get("dim") is None:
+                    meta["dim"] = int(part.shape[1])
+                    write_json(self.folder / "meta.json", meta)
+                _save(self.part_path(i), part)
+                if on_progress is not None:
+                    on_progress(len(rows))
+            if out is None:
+                out = np.empty((self.n_rows, part.shape[1]), dtype=np.float32)
+            out[rows] = part
+        if out is None:  # no rows at all
+            out = np.empty((0, meta.get("dim") or 0), dtype=np.float32)
+        _save(self.final_path, out)
+        for i in range(self.n_chunks):
+            with contextlib.suppress(FileNotFoundError):
+                self.part_path(i).unlink()
+        return out, reused
+
+    def cached_rows(self) -> int:
+        """How many rows finished parts already hold (for a progress bar's starting point)."""
+        meta = self._meta()
+        if not self._meta_matches(meta):
+            return 0
+        return sum(len(self.chunk_rows(i)) for i in range(self.n_chunks) if self.part_path(i).is_file())

@@ -1,0 +1,111 @@
+"""Exact top-k by inner product over the whole corpus, in blocks, with the evaluator's tie rule.
+
+Scores are float32 inner products ``q . d`` (for cosine, of L2-normalized vectors, each divided
+by ``max(||x||, 1e-12)`` as torch's ``F.normalize`` does and MTEB's ``cos_sim`` uses). Memory
+is bounded by the block sizes: one (query block x document block) score matrix at a time, plus
+the running top k per query.
+
+Ranking is score descending, then document id descending (string order), as the evaluator and
+trec_eval sort. To select that order with ``argpartition`` alone, each (score, id) pair becomes
+one int64 key::
+
+    key = monotone_int32(score) * 2**32 + rank_of_id
+
+where ``monotone_int32`` maps float32 bits to integers in the same order (negative floats have
+their 31 low bits flipped; -0.0 is first turned into +0.0) and ``rank_of_id`` is the id's rank in
+string order. Keys are unique, so the top k of the union of blocks is the top k of the per-block
+top k's: the result does not depend on the block sizes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+EPS = 1e-12
+
+
+def l2_normalize(x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float32)
+    norms = np.sqrt(np.einsum("ij,ij->i", x, x, dtype=np.float32))
+    return x / np.maximum(norms, np.float32(EPS))[:, None]
+
+
+def sort_keys(scores: np.ndarray, id_rank: np.ndarray) -> np.ndarray:
+    """int64 keys ordering (score desc, id desc) as plain integer order (see module docstring).
+
+    NaN scores count as -1 (as MTEB's search sets them).
+    """
+    s = np.asarray(scores, dtype=np.float32) + np.float32(0.0)  # -0.0 -> +0.0
+    s[np.isnan(s)] = -1.0
+    bits = s.view(np.int32)
+    mono = np.where(bits < 0, bits ^ np.int32(0x7FFFFFFF), bits).astype(np.int64)
+    return (mono << 32) | np.asarray(id_rank, dtype=np.int64)
+
+
+def _top_by_key(keys: np.ndarray, k: int) -> np.ndarray:
+    """Column indices of the k largest keys of each row (unordered)."""
+    n = keys.shape[1]
+    if k >= n:
+        return np.broadcast_to(np.arange(n), keys.shape).copy()
+    return np.argpartition(keys, n - k, axis=1)[:, n - k:]
+
+
+def exact_search(queries: np.ndarray, docs: np.ndarray, k: int, id_rank: np.ndarray, cosine: bool = True,
+                 query_block: int = 256, doc_block: int = 16384) -> tuple[np.ndarray, np.ndarray]:
+    """Top ``k`` documents of each query: (doc indices, float32 scores), both (n_queries, k'),
+    k' = min(k, n_docs), each row in canonical order (score desc, id desc).
+
+    ``docs`` may be a read-only memory map; it is read one block at a time.
+    """
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    if query_block < 1 or doc_block < 1:
+        raise ValueError("block sizes must be >= 1")
+    queries = np.asarray(queries, dtype=np.float32)
+    n_docs = docs.shape[0]
+    if queries.ndim != 2 or docs.ndim != 2 or queries.shape[1] != docs.shape[1]:
+        raise ValueError(f"query and document embeddings disagree: {queries.shape} vs {docs.shape}")
+    if len(id_rank) != n_docs:
+        raise ValueError("id_rank needs one entry per document")
+    if cosine:
+        queries = l2_normalize(queries)
+    k = min(k, n_docs)
+    n_q = queries.shape[0]
+    best_idx = np.empty((n_q, k), dtype=np.int64)
+    best_scores = np.empty((n_q, k), dtype=np.float32)
+    id_rank = np.asarray(id_rank, dtype=np.int64)
+    for q0 in range(0, n_q, query_block):
+        q = queries[q0:q0 + query_block]
+        run_keys = np.empty((len(q), 0), dtype=np.int64)
+        run_idx = np.empty((len(q), 0), dtype=np.int64)
+        run_scores = np.empty((len(q), 0), dtype=np.float32)
+        for d0 in range(0, n_docs, doc_block):
+            block = np.asarray(docs[d0:d0 + doc_block], dtype=np.float32)
+            if cosine:
+                block = l2_normalize(block)
+            scores = q @ block.T
+            keys = sort_keys(scores, id_rank[d0:d0 + len(block)])
+            top = _top_by_key(keys, k)
+            keys = np.concatenate([run_keys, np.take_along_axis(keys, top, 1)], axis=1)
+            idx = np.concatenate([run_idx, top + d0], axis=1)
+            vals = np.concatenate([run_scores, np.take_along_axis(scores, top, 1)], axis=1)
+            keep = _top_by_key(keys, k)
+            run_keys = np.take_along_axis(keys, keep, 1)
+            run_idx = np.take_along_axis(idx, keep, 1)
+            run_scores = np.take_along_axis(vals, keep, 1)
+        order = np.argsort(run_keys, axis=1)[:, ::-1]
+        best_idx[q0:q0 + len(q)] = np.take_along_axis(run_idx, order, 1)
+        best_scores[q0:q0 + len(q)] = np.take_along_axis(run_scores, order, 1)
+    return best_idx, best_scores
+
+
+def rerank_candidates(cand_idx: np.ndarray, cand_scores: np.ndarray, k: int,
+                      id_rank: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Order candidate lists (e.g. from faiss; -1 = no hit) by the tie rule and keep the top ``k``."""
+    cand_idx = np.asarray(cand_idx, dtype=np.int64)
+    valid = cand_idx >= 0
+    ranks = np.where(valid, np.asarray(id_rank, dtype=np.int64)[np.where(valid, cand_idx, 0)], 0)
+    keys = sort_keys(cand_scores, ranks)
+    keys[~valid] = np.iinfo(np.int64).min
+    order = np.argsort(keys, axis=1)[:, ::-1][:, :k]
+    return np.take_along_axis(cand_idx, order, 1), np.take_along_axis(np.asarray(cand_scores, np.float32), order, 1)

@@ -1,0 +1,191 @@
+"""The dense retriever: sentence-transformers embeddings, an embedding cache, exact top-k search."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from harness.cache import cache_dir as default_cache_dir
+from harness.datasets.corpus import Corpus, Queries
+from harness.run import Run
+from retrievers.base import Retriever
+from retrievers.dense.cache import EmbeddingCache, cache_key
+from retrievers.dense.exact import exact_search
+from retrievers.dense.model import ModelHandle
+from retrievers.dense.texts import content_hash, document_texts, length_order
+from retrievers.topk import run_from_topk, string_ranks
+
+SCORES = ("cos", "dot")
+INDEXES = ("exact", "faiss")
+
+
+def _progress(total: int, initial: int, desc: str, enabled: bool):
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, initial=initial, desc=desc, unit="text", disable=not enabled, leave=False,
+                dynamic_ncols=True)
+
+
+class DenseRetriever(Retriever):
+    """Bi-encoder retrieval with a sentence-transformers model.
+
+    Documents are encoded once (and cached on disk); each query's top ``k`` documents by cosine
+    (``score='cos'``, the default, as MTEB) or dot product, found exactly over the whole corpus.
+    See docs/dense.md for every parameter.
+    """
+
+    name = "dense"
+
+    def __init__(self, model: str | ModelHandle | None = None, revision: str | None = None,
+                 max_seq_length: int | None = None, query_prompt: str | None = None,
+                 document_prompt: str | None = None, query_prompt_name: str | None = None,
+                 document_prompt_name: str | None = None, normalize: bool = False, score: str = "cos",
+                 batch_size: int = 32, device: str = "auto", cache: bool = True, cache_dir: str | None = None,
+                 cache_chunk_size: int = 1024, index: str = "exact", faiss_factory: str = "Flat",
+                 query_block: int = 256, doc_block: int = 16384, progress: bool = True):
+        if score not in SCORES:
+            raise ValueError(f"score must be one of {', '.join(SCORES)}, got {score!r}")
+        if index not in INDEXES:
+            raise ValueError(f"index must be one of {', '.join(INDEXES)}, got {index!r}")
+        for label, value in (("batch_size", batch_size), ("cache_chunk_size", cache_chunk_size),
+                             ("query_block", query_block), ("doc_block", doc_block)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{label} must be an integer >= 1, got {value!r}")
+        if max_seq_length is not None and (not isinstance(max_seq_length, int) or max_seq_length < 1):
+            raise ValueError(f"max_seq_length must be an integer >= 1, got {max_seq_length!r}")
+        self.cache_enabled = bool(cache)
+        self.cache_dir = Path(cache_dir).expanduser() if cache_dir else default_cache_dir("embeddings")
+        memo = self.cache_dir / "model-digests.json" if self.cache_enabled else None
+        self.model = model if isinstance(model, ModelHandle) else ModelHandle.resolve(model, revision, device, memo)
+        self.query_prompt = self.model.prompt(query_prompt, query_prompt_name, "query")
+        self.document_prompt = self.model.prompt(document_prompt, document_prompt_name, "document")
+        self.max_seq_length_override = max_seq_length
+        self.normalize, self.score, self.batch_size = bool(normalize), score, batch_size
+        self.cache_chunk_size, self.index_kind, self.faiss_factory = cache_chunk_size, index, faiss_factory
+        self.query_block, self.doc_block, self.progress = query_block, doc_block, bool(progress)
+        self._docs: np.ndarray | None = None
+        self._faiss = None
+        self._stats: dict = {}
+
+    # ----------------------------------------------------------------- description
+    def params(self) -> dict:
+        return {
+            "model": self.model.name,
+            "model_source": self.model.source,
+            "model_revision": self.model.revision,
+            "model_sha256": self.model.digest,
+            "max_seq_length": self.max_seq_length,
+            "query_prompt": self.query_prompt,
+            "document_prompt": self.document_prompt,
+            "normalize": self.normalize,
+            "score": self.score,
+            "index": self.index_kind if self.index_kind == "exact" else f"faiss:{self.faiss_factory}",
+        }
+
+    def stats(self) -> dict:
+        """Encode rates, cache hits/misses and timings of the latest index()/search() (JSON-able)."""
+        return {"device": self.model.device or "not loaded", "model_load_seconds": round(self.model.load_seconds, 3),
+                "batch_size": self.batch_size, "cache_dir": str(self.cache_dir) if self.cache_enabled else None,
+                **self._stats}
+
+    @property
+    def max_seq_length(self) -> int:
+        return self.model.max_seq_length(self.max_seq_length_override)
+
+    # ----------------------------------------------------------------- encoding
+    def _encoder(self, texts: Sequence[str], prompt: str | None, counter: dict):
+        def encode_rows(rows: np.ndarray) -> np.ndarray:
+            self.model.load()
+            started = time.perf_counter()
+            out = self.model.encode([texts[i] for i in rows.tolist()], prompt=prompt, batch_size=self.batch_size,
+                                    normalize=self.normalize, max_seq_length=self.max_seq_length)
+            counter["seconds"] += time.perf_counter() - started
+            counter["encoded"] += len(rows)
+            return out
+        return encode_rows
+
+    def encode(self, kind: str, ids: Sequence[str], texts: Sequence[str], prompt: str | None) -> np.ndarray:
+        """Embeddings of ``texts`` (rows aligned with ``ids``), from the cache where possible.
+
+        ``kind`` ('documents' or 'queries') names the cache entry and the stats keys.
+        """
+        n = len(texts)
+        counter = {"seconds": 0.0, "encoded": 0}
+        encode_rows = self._encoder(texts, prompt, counter)
+        order = length_order(texts)
+        status, reused = "off", 0
+        if n == 0:
+            status, out = "empty", np.empty((0, 0), dtype=np.float32)
+        elif not self.cache_enabled:
+            out = None
+            with _progress(n, 0, f"encoding {kind}", self.progress) as bar:
+                for start in range(0, n, self.cache_chunk_size):
+                    rows = order[start:start + self.cache_chunk_size]
+                    part = encode_rows(rows)
+                    if out is None:
+                        out = np.empty((n, part.shape[1]), dtype=np.float32)
+                    out[rows] = part
+                    bar.update(len(rows))
+        else:
+            key_fields = {"kind": kind, "model_sha256": self.model.digest, "max_seq_length": self.max_seq_length,
+                          "prompt": prompt, "normalize": self.normalize,
+                          "content_sha256": content_hash(ids, texts), "rows": n}
+            entry = EmbeddingCache(self.cache_dir / f"{kind}-{cache_key(key_fields)}", n, order,
+                                   self.cache_chunk_size, {**key_fields, "model": self.model.name})
+            out = entry.load_complete()
+            if out is not None:
+                status, reused = "hit", n
+            else:
+                start_rows = entry.cached_rows()
+                with _progress(n, start_rows, f"encoding {kind}", self.progress) as bar:
+                    out, reused = entry.build(encode_rows, on_progress=bar.update)
+                status = "resumed" if reused else "miss"
+        seconds = counter["seconds"]
+        self._stats.update({
+            f"{kind}": n,
+            f"{kind}_cache": status,
+            f"{kind}_from_cache": reused,
+            f"{kind}_encoded": counter["encoded"],
+            f"{kind}_encode_seconds": round(seconds, 3),
+            f"{kind}_per_second": round(counter["encoded"] / seconds, 1) if seconds > 0 else None,
+        })
+        return out
+
+    # ----------------------------------------------------------------- Retriever
+    def index(self, corpus: Corpus) -> None:
+        started = time.perf_counter()
+        self._docs = self.encode("documents", corpus.ids, document_texts(corpus), self.document_prompt)
+        self._ids = corpus.id_array()
+        self._rank = string_ranks(self._ids)
+        self._faiss = None
+        self._stats["index_seconds"] = round(time.perf_counter() - started, 3)
+
+    def search(self, queries: Queries, k: int) -> Run:
+        if self._docs is None:
+            raise RuntimeError("index() must be called before search()")
+        if not isinstance(k, int) or k < 1:
+            raise ValueError(f"k must be an integer >= 1, got {k!r}")
+        started = time.perf_counter()
+        q = self.encode("queries", queries.ids, queries.texts, self.query_prompt)
+        search_started = time.perf_counter()
+        cosine = self.score == "cos"
+        if len(queries) == 0:
+            idx, scores = np.empty((0, 0), dtype=np.int64), np.empty((0, 0), dtype=np.float32)
+        elif self.index_kind == "faiss":
+            if self._faiss is None:
+                from retrievers.dense.faiss_index import FaissIndex
+
+                self._faiss = FaissIndex(np.asarray(self._docs), cosine, self.faiss_factory)
+            idx, scores = self._faiss.search(q, k, self._rank)
+        else:
+            idx, scores = exact_search(q, self._docs, k, self._rank, cosine=cosine, query_block=self.query_block,
+                                       doc_block=self.doc_block)
+        chosen = [row[row >= 0] for row in idx]
+        values = [s[row >= 0].astype(np.float64) for row, s in zip(idx, scores)]
+        run = run_from_topk(list(queries.ids), chosen, values, self._ids)
+        self._stats["search_seconds"] = round(time.perf_counter() - search_started, 3)
+        self._stats["query_seconds"] = round(time.perf_counter() - started, 3)
+        return run

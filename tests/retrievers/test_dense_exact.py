@@ -1,0 +1,109 @@
+"""Exact dense top-k: the tie rule, block-size independence, cosine, and the faiss path.
+
+The oracle throughout is retrievers.topk.top_k, the project's reference implementation of the
+evaluator's ranking (score desc, then document id desc in string order).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from retrievers.dense.exact import exact_search, l2_normalize, rerank_candidates, sort_keys
+from retrievers.topk import string_ranks, top_k
+
+
+def test_sort_keys_order_scores_then_ids_descending():
+    scores = np.array([[0.5, -1.0, -0.0, 0.0, 0.5, -2.5, 3.0, np.float32(1e-30)]], dtype=np.float32)
+    ids = np.array(["b", "a", "z", "c", "d", "e", "f", "g"], dtype=object)
+    keys = sort_keys(scores, string_ranks(ids))[0]
+    got = [ids[i] for i in np.argsort(keys)[::-1]]
+    # By hand: 3.0 (f); 0.5 tie -> d before b; 1e-30 (g); 0.0 and -0.0 tie -> z before c; -1.0 (a); -2.5 (e).
+    assert got == ["f", "d", "b", "g", "z", "c", "a", "e"]
+
+
+def test_sort_keys_nan_counts_as_minus_one():
+    keys = sort_keys(np.array([[np.nan, -1.0, -0.5]], dtype=np.float32), np.array([0, 1, 2]))[0]
+    assert keys[0] < keys[1] < keys[2]  # NaN == -1 with the lower id rank, below -1 (rank 1) and -0.5
+
+
+def _oracle(q, d, k, rank):
+    scores = q @ d.T
+    chosen = top_k(scores, k, rank)
+    return np.array(chosen), np.take_along_axis(scores, np.array(chosen), 1)
+
+
+@pytest.mark.parametrize("query_block,doc_block", [(1, 1), (2, 3), (7, 5), (256, 16384)])
+def test_exact_search_matches_topk_oracle_with_many_ties(query_block, doc_block):
+    rng = np.random.default_rng(0)
+    # Small integer vectors: dot products are exact small integers, so ties are many and certain.
+    docs = rng.integers(-2, 3, size=(40, 4)).astype(np.float32)
+    queries = rng.integers(-2, 3, size=(9, 4)).astype(np.float32)
+    ids = np.array([f"d{i}" for i in rng.permutation(40)], dtype=object)
+    rank = string_ranks(ids)
+    for k in (1, 5, 17, 40, 100):
+        idx, scores = exact_search(queries, docs, k, rank, cosine=False, query_block=query_block, doc_block=doc_block)
+        want_idx, want_scores = _oracle(queries, docs, k, rank)
+        assert idx.shape == (9, min(k, 40))
+        np.testing.assert_array_equal(idx, want_idx)
+        np.testing.assert_array_equal(scores, want_scores)
+
+
+def test_exact_search_reads_a_memory_map(tmp_path):
+    rng = np.random.default_rng(1)
+    docs = rng.normal(size=(50, 8)).astype(np.float32)
+    np.save(tmp_path / "d.npy", docs)
+    mapped = np.load(tmp_path / "d.npy", mmap_mode="r")
+    q = rng.normal(size=(3, 8)).astype(np.float32)
+    rank = np.arange(50)
+    a = exact_search(q, mapped, 10, rank, cosine=True, doc_block=7)
+    b = exact_search(q, docs, 10, rank, cosine=True)
+    np.testing.assert_array_equal(a[0], b[0])
+    np.testing.assert_array_equal(a[1], b[1])
+
+
+def test_cosine_scores_are_normalized_dot_products_and_zero_vectors_score_zero():
+    docs = np.array([[3.0, 4.0], [0.0, 0.0], [-1.0, 0.0]], dtype=np.float32)
+    q = np.array([[10.0, 0.0]], dtype=np.float32)
+    idx, scores = exact_search(q, docs, 3, np.arange(3), cosine=True)
+    # cos([1,0],[3,4]) = 3/5; the zero vector stays zero (norm clamped at 1e-12); cos with [-1,0] = -1.
+    assert idx.tolist() == [[0, 1, 2]]
+    np.testing.assert_allclose(scores, [[0.6, 0.0, -1.0]], rtol=1e-6)
+    idx, scores = exact_search(q, docs, 3, np.arange(3), cosine=False)
+    np.testing.assert_allclose(scores, [[30.0, 0.0, -10.0]])
+
+
+def test_l2_normalize_matches_definition():
+    x = np.array([[1.0, 2.0, 2.0], [0.0, 0.0, 0.0]], dtype=np.float32)
+    np.testing.assert_allclose(l2_normalize(x), [[1 / 3, 2 / 3, 2 / 3], [0, 0, 0]], rtol=1e-6)
+
+
+def test_rerank_candidates_orders_ties_and_drops_missing():
+    ids = np.array(["a", "b", "c", "d"], dtype=object)
+    cand = np.array([[0, 2, -1, 1]])
+    scores = np.array([[1.0, 1.0, -np.inf, 2.0]], dtype=np.float32)
+    idx, s = rerank_candidates(cand, scores, 3, string_ranks(ids))
+    assert idx.tolist() == [[1, 2, 0]]  # b (2.0), then the 1.0 tie: c before a
+    assert s.tolist() == [[2.0, 1.0, 1.0]]
+
+
+def test_faiss_flat_matches_exact_search():
+    pytest.importorskip("faiss", reason="faiss-cpu not installed")
+    from retrievers.dense.faiss_index import FaissIndex
+
+    rng = np.random.default_rng(2)
+    docs = rng.integers(-2, 3, size=(60, 4)).astype(np.float32)
+    queries = rng.integers(-2, 3, size=(5, 4)).astype(np.float32)
+    rank = string_ranks(np.array([f"x{i}" for i in range(60)], dtype=object))
+    index = FaissIndex(docs, cosine=False, factory="Flat", tie_margin=60)
+    got = index.search(queries, 10, rank)
+    want = exact_search(queries, docs, 10, rank, cosine=False)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])
+
+
+def test_exact_search_validates_inputs():
+    with pytest.raises(ValueError, match="k must be"):
+        exact_search(np.zeros((1, 2)), np.zeros((3, 2)), 0, np.arange(3))
+    with pytest.raises(ValueError, match="disagree"):
+        exact_search(np.zeros((1, 2)), np.zeros((3, 4)), 1, np.arange(3))
