@@ -9,7 +9,8 @@ normalization; see :func:`cache_key`), in ``<cache dir>/<kind>-<key>/``::
 
 Every file is written to a temporary name and renamed (harness.atomic), so an interrupted run
 leaves whole parts only; the next run loads them and encodes the rest. A part or final file whose
-shape disagrees with meta.json is ignored (and rewritten).
+shape disagrees with meta.json is ignored (and rewritten). The chunk size only matters while
+parts exist: a complete entry serves any chunk size.
 """
 
 from __future__ import annotations
@@ -88,7 +89,7 @@ class EmbeddingCache:
     def load_complete(self) -> np.ndarray | None:
         """The whole matrix (memory-mapped, read-only) when this entry is complete, else None."""
         meta = self._meta()
-        if not self._meta_matches(meta) or not self.final_path.is_file():
+        if meta.get("rows") != self.n_rows or not self.final_path.is_file():
             return None
         return _load(self.final_path, self.n_rows, meta.get("dim"), mmap=True)
 

@@ -44,7 +44,7 @@ class DenseRetriever(Retriever):
                  document_prompt: str | None = None, query_prompt_name: str | None = None,
                  document_prompt_name: str | None = None, normalize: bool = False, score: str = "cos",
                  batch_size: int = 32, device: str = "auto", cache: bool = True, cache_dir: str | None = None,
-                 cache_chunk_size: int = 1024, index: str = "exact", faiss_factory: str = "Flat",
+                 cache_chunk_size: int = 512, index: str = "exact", faiss_factory: str = "Flat",
                  query_block: int = 256, doc_block: int = 16384, progress: bool = True):
         if score not in SCORES:
             raise ValueError(f"score must be one of {', '.join(SCORES)}, got {score!r}")

@@ -115,3 +115,8 @@ def test_cache_root_env_override(monkeypatch, tmp_path):
     monkeypatch.delenv("HARNESS_CACHE_DIR")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert cache_root() == tmp_path / "xdg" / "retrieval-harness"
+
+
+def test_complete_entry_serves_any_chunk_size(tmp_path):
+    make(tmp_path / "e", chunk=4).build(rows_encoder([]))
+    np.testing.assert_array_equal(make(tmp_path / "e", chunk=3).load_complete(), expected())
