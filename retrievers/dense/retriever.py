@@ -166,7 +166,7 @@ class DenseRetriever(Retriever):
     def search(self, queries: Queries, k: int) -> Run:
         if self._docs is None:
             raise RuntimeError("index() must be called before search()")
-        if not isinstance(k, int) or k < 1:
+        if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k < 1:
             raise ValueError(f"k must be an integer >= 1, got {k!r}")
         started = time.perf_counter()
         q = self.encode("queries", queries.ids, queries.texts, self.query_prompt)
@@ -179,9 +179,9 @@ class DenseRetriever(Retriever):
                 from retrievers.dense.faiss_index import FaissIndex
 
                 self._faiss = FaissIndex(np.asarray(self._docs), cosine, self.faiss_factory)
-            idx, scores = self._faiss.search(q, k, self._rank)
+            idx, scores = self._faiss.search(q, int(k), self._rank)
         else:
-            idx, scores = exact_search(q, self._docs, k, self._rank, cosine=cosine, query_block=self.query_block,
+            idx, scores = exact_search(q, self._docs, int(k), self._rank, cosine=cosine, query_block=self.query_block,
                                        doc_block=self.doc_block)
         chosen = [row[row >= 0] for row in idx]
         values = [s[row >= 0].astype(np.float64) for row, s in zip(idx, scores)]

@@ -195,3 +195,14 @@ def test_registry_builds_dense_without_importing_torch(model_dir):
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == [str(model_dir), "False", "False"]
     assert "dense" in retrievers.available()
+
+
+def test_unreachable_hub_model_is_a_one_line_harness_error(monkeypatch):
+    import huggingface_hub
+
+    def offline(*args, **kwargs):
+        raise OSError("offline")
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", offline)
+    with pytest.raises(HarnessError, match=r"cannot get model 'intfloat/e5-small-v2' .*OSError: offline"):
+        ModelHandle.resolve("intfloat/e5-small-v2")
