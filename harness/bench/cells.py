@@ -69,12 +69,30 @@ def is_finished(folder: Path, expected_fingerprint: str, metric_names: list[str]
     return all((folder / name).is_file() for name in RESULT_FILES)
 
 
-def dataset_checksums(spec: DatasetSpec) -> dict[str, str] | None:
+def file_sha256(path: Path, memo: dict | None = None) -> str:
+    """sha256 of a file; with ``memo`` (a dict persisted by the caller), reused while the file's
+    size and modification time (ns) are unchanged, so a rerun of a finished benchmark does not
+    re-hash gigabytes of corpus."""
+    from harness.datasets.beir import sha256
+
+    if memo is None:
+        return sha256(path)
+    stat = path.stat()
+    key = str(path.resolve())
+    entry = memo.get(key)
+    if isinstance(entry, dict) and entry.get("size") == stat.st_size and entry.get("mtime_ns") == stat.st_mtime_ns:
+        return entry["sha256"]
+    digest = sha256(path)
+    memo[key] = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256": digest}
+    return digest
+
+
+def dataset_checksums(spec: DatasetSpec, memo: dict | None = None) -> dict[str, str] | None:
     """The sha256 of a BEIR folder's corpus, queries and qrels files, keyed as the loader records
     them in ``Dataset.files``; None when the dataset is not a local BEIR folder (then it is loaded
     to learn them)."""
     from harness.datasets import resolve
-    from harness.datasets.beir import find_file, sha256
+    from harness.datasets.beir import find_file
 
     try:
         _, folder = resolve(spec.source)
@@ -84,4 +102,4 @@ def dataset_checksums(spec: DatasetSpec) -> dict[str, str] | None:
     qrels = folder / "qrels" / f"{spec.split}.tsv"
     if not qrels.is_file():
         return None
-    return {**{p.name: sha256(p) for p in paths}, f"qrels/{qrels.name}": sha256(qrels)}
+    return {**{p.name: file_sha256(p, memo) for p in paths}, f"qrels/{qrels.name}": file_sha256(qrels, memo)}

@@ -15,6 +15,7 @@ Retrievers' own caches (BM25 indexes, embeddings) live under ``$HARNESS_CACHE_DI
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import time
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ from harness.bench.leaderboard import CellOutcome
 from harness.errors import HarnessError
 
 MANIFEST_SCHEMA = "retrieval-harness/bench/v1"
+CHECKSUM_MEMO = ".checksums.json"  # file sha256s by path, size and mtime (see cells.file_sha256)
 
 
 @dataclass
@@ -113,6 +115,15 @@ class BenchRunner:
         self._retrievers: dict[str, object] = {}
         self._retriever_errors: dict[str, str] = {}
         self._checksums: dict[DatasetSpec, dict | None] = {}
+        self._memo_path = config.folder / CHECKSUM_MEMO
+        self._memo = self._read_memo()
+
+    def _read_memo(self) -> dict:
+        try:
+            memo = json.loads(self._memo_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return memo if isinstance(memo, dict) else {}
 
     # ----------------------------------------------------------------- pieces
     def retriever(self, spec: RetrieverSpec):
@@ -133,7 +144,7 @@ class BenchRunner:
     def checksums(self, spec: DatasetSpec, datasets: _Datasets) -> dict[str, str]:
         if spec not in self._checksums:
             with progress.task(f"checksums of {spec.label}"):
-                self._checksums[spec] = dataset_checksums(spec)
+                self._checksums[spec] = dataset_checksums(spec, self._memo)
         files = self._checksums[spec]
         return files if files is not None else datasets.get(spec).files
 
@@ -222,6 +233,8 @@ class BenchRunner:
     def write(self, result: BenchResult) -> None:
         folder = result.folder
         folder.mkdir(parents=True, exist_ok=True)
+        if self._memo:
+            write_json(self._memo_path, self._memo)
         write_json(folder / "leaderboard.json", result.board)
         write_text(folder / "leaderboard.md", leaderboard.markdown(result.board, self.config.description))
         from harness.versions import versions

@@ -252,3 +252,21 @@ def test_cli_resumes_after_being_killed(setup):
     assert lines[-1].startswith("bench t: 2 cells (1 run, 1 reused, 0 failed)")
     assert mtime(first) == stamp
     assert (out / "leaderboard.md").exists() and (out / "tiny" / "hang" / "metrics.json").exists()
+
+
+def test_checksum_memo_follows_size_and_mtime(setup):
+    tmp_path, tiny, run = setup
+    path = write_config(tmp_path, two_retrievers(tiny, run))
+    run_bench(load_config(path))
+    memo = json.loads((tmp_path / "results" / "t" / ".checksums.json").read_text())
+    qrels = tiny / "qrels" / "test.tsv"
+    import hashlib
+
+    assert memo[str(qrels.resolve())]["sha256"] == hashlib.sha256(qrels.read_bytes()).hexdigest()
+    # Same size, new content (grade 2 -> 3), new mtime: re-hashed, so both cells rerun.
+    text = qrels.read_text()
+    qrels.write_text(text.replace("q1\td2\t2", "q1\td2\t3"))
+    assert len(qrels.read_text()) == len(text)
+    os.utime(qrels, ns=(time.time_ns(), mtime(qrels) + 10**9))
+    assert [o.status for o in run_bench(load_config(path)).outcomes] == ["run", "run"]
+    assert [o.status for o in run_bench(load_config(path)).outcomes] == ["reused", "reused"]
