@@ -18,7 +18,9 @@ Bars are transient: they disappear when their task ends, leaving only the lines 
 :func:`echo`.
 
 Progress is shown only when stderr (where it is drawn) is a terminal, and never after
-:func:`disable` (``--quiet``) or with ``HARNESS_PROGRESS=0`` in the environment. When off, ``task``
+:func:`disable` (``--quiet``) or with ``HARNESS_PROGRESS=0`` in the environment. With stdout
+redirected (``harness bench x > log``) the bars still show on the terminal and stdout gets the
+plain lines. When off, ``task``
 yields a no-op bar and ``track`` returns the iterable itself, so callers pay nothing.
 """
 
@@ -110,8 +112,19 @@ def _new_display():
             return Text(f"{speed:,.{1 if speed < 10 else 0}f} {task.fields.get('unit', 'items')}/s",
                         style="progress.data.speed")
 
+    # Lines printed to stdout while bars show are drawn above them only when stdout is the same
+    # terminal; a redirected stdout (a file, a pipe) keeps receiving them untouched.
     return Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), Count(), Rate(),
-                    TimeElapsedColumn(), console=_console(), transient=True)
+                    TimeElapsedColumn(), console=_console(), transient=True, redirect_stdout=_stdout_is_terminal())
+
+
+def _stdout_is_terminal() -> bool:
+    import sys
+
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 @contextmanager

@@ -35,7 +35,7 @@ class RunFileRetriever(Retriever):
     name = "run-file"
 
     def __init__(self, path: str):
-        self.path = Path(path).expanduser()
+        self.path = Path(str(path)).expanduser()
         if not self.path.is_file():
             raise ValueError(f"run file not found: {self.path}")
         self._sha256: str | None = None
