@@ -48,6 +48,7 @@ class SystemResult:
     query_ids: np.ndarray
     values: dict[str, np.ndarray]
     document: dict | None = None  # the metrics.json object, when read from one
+    explicit_name: bool = False  # given as NAME=PATH (never renamed)
     per_query_path: Path | None = None
     run_path: Path | None = None
     _texts: dict[str, str] | None = field(default=None, repr=False)
@@ -185,16 +186,19 @@ def load_system(argument: str, qrels: str | Path | None = None, metrics: Sequenc
     if path.is_dir():
         if not (path / "metrics.json").is_file():
             raise InputError("no metrics.json in this result folder", path)
-        return read_metrics_json(path / "metrics.json", name)
-    if not path.is_file():
+        system = read_metrics_json(path / "metrics.json", name)
+    elif not path.is_file():
         raise InputError("no such file or folder", path)
-    if path.suffix == ".json":
-        return read_metrics_json(path, name)
-    if qrels is None:
+    elif path.suffix == ".json":
+        system = read_metrics_json(path, name)
+    elif qrels is None:
         raise InputError("a run file needs qrels to be evaluated (--qrels FILE)", path)
-    if not metrics:
+    elif not metrics:
         raise InputError("a run file needs the metrics to compute (--metric)", path)
-    return read_run_file(path, qrels, metrics, name, **evaluator_options)
+    else:
+        system = read_run_file(path, qrels, metrics, name, **evaluator_options)
+    system.explicit_name = name is not None
+    return system
 
 
 def unique_names(systems: list[SystemResult]) -> None:
@@ -203,7 +207,7 @@ def unique_names(systems: list[SystemResult]) -> None:
     for s in systems:
         counts[s.name] = counts.get(s.name, 0) + 1
     for s in systems:
-        if counts[s.name] > 1:
+        if counts[s.name] > 1 and not s.explicit_name:
             folder = s.source.parent if s.source.name == "metrics.json" else s.source
             s.name = f"{folder.parent.name}/{s.name}" if folder.parent.name else s.name
     seen: dict[str, SystemResult] = {}

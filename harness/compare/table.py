@@ -58,16 +58,17 @@ def comparison_markdown(comparison: Comparison, title: str | None = "Comparison"
     c = comparison
     s = c.settings
     n = len(c.aligned.query_ids)
-    rand = f"{s.permutations:,} seeded sign permutations (seed {s.seed}) or exact enumeration when 2^n is smaller"
-    parts = [f"## {title}\n" if title else "",
-             comparison_table(c), "",
-             f"{n} queries. Best value per metric in bold. ▲ / ▼: significantly better / worse than "
-             f"**{c.baseline}** ({TESTS[s.test]}, Holm-Bonferroni adjusted across {len(c.systems) - 1} "
-             f"system(s), alpha = {s.alpha}).\n"]
+    sections = [f"## {title}"] if title else []
+    sections.append(comparison_table(c).rstrip())
+    sections.append(f"{n} queries. Best value per metric in bold. ▲ / ▼: significantly better / worse than "
+                    f"**{c.baseline}** ({TESTS[s.test]}, Holm-Bonferroni adjusted across {len(c.systems) - 1} "
+                    f"system(s), alpha = {s.alpha}).")
     if c.cells:
-        parts += ["", details_table(c), "",
-                  f"Δ: mean per-query difference (system - baseline); CI: paired bootstrap, {s.resamples:,} "
-                  f"resamples (seed {s.seed}); randomization test: {rand}; W/T/L: queries won / tied / lost.\n"]
-    if c.aligned.warnings:
-        parts += [""] + [f"> warning: {w}\n" for w in c.aligned.warnings]
-    return "\n".join(p for p in parts if p is not None)
+        rand = (f"{s.permutations:,} seeded sign permutations (seed {s.seed}), or all 2^n sign flips when "
+                "that is fewer")
+        sections.append(details_table(c).rstrip())
+        sections.append(f"Δ: mean per-query difference (system - baseline); CI: paired bootstrap, "
+                        f"{s.resamples:,} resamples (seed {s.seed}); randomization test: {rand}; "
+                        "W/T/L: queries won / tied / lost.")
+    sections.extend(f"> warning: {w}" for w in c.aligned.warnings)
+    return "\n\n".join(sections) + "\n"
