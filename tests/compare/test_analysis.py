@@ -10,7 +10,7 @@ import pytest
 from harness.compare.analysis import Settings, compare
 from harness.compare.load import align, load_system
 from harness.compare.significance import holm_bonferroni, randomization_test
-from harness.compare.table import comparison_markdown
+from harness.compare.table import comparison_markdown, comparison_table
 from tests.compare.helpers import write_result
 
 
@@ -74,3 +74,10 @@ def test_unknown_baseline_and_bad_settings(three):
         compare(align(systems, ["NDCG@10"]), baseline="zzz")
     with pytest.raises(ValueError, match="test must be one of"):
         Settings(test="wilcoxon")
+
+
+def test_worse_systems_are_marked_down(three):
+    systems, *_ = three
+    c = compare(align(systems, ["NDCG@10"]), baseline="better")
+    rows = [line for line in comparison_table(c).splitlines() if line.startswith(("| base |", "| same |"))]
+    assert len(rows) == 2 and all(row.endswith(" ▼ |") for row in rows)
