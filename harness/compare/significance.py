@@ -16,8 +16,9 @@ two systems are interchangeable (mean difference 0).
 * :func:`randomization_test` -- Fisher's (paired) randomization test, as in Smucker, Allan and
   Carterette (CIKM 2007): under the null each query's pair could have come out either way, so each
   ``d[i]`` is equally likely to carry either sign. The p-value is the share of the 2^n sign
-  assignments ``s`` whose ``|sum(s * d)|`` is at least the observed ``|sum(d)|``. When
-  ``2^n <= permutations`` every assignment is enumerated (exact p). Otherwise ``permutations``
+  assignments ``s`` whose ``|sum(s * d)|`` is at least the observed ``|sum(d)|``. Zero differences
+  add 0 under either sign, so only the m non-zero ones are permuted (all zero: p = 1). When
+  ``2^m <= permutations`` every assignment is enumerated (exact p). Otherwise ``permutations``
   random sign vectors are drawn (seeded) and ``p = (count + 1) / (permutations + 1)``, counting the
   observed assignment itself (Phipson and Smyth 2010), so a Monte Carlo p is never 0.
 * :func:`paired_bootstrap_ci` -- percentile confidence interval of ``mean(d)``: queries are
@@ -139,7 +140,7 @@ def paired_t_test(a: Sequence[float], b: Sequence[float]) -> TTestResult:
 @dataclass(frozen=True)
 class RandomizationResult:
     p_value: float
-    n_permutations: int  # sign vectors evaluated (2^n when exact)
+    n_permutations: int  # sign vectors evaluated (2^m when exact, m = non-zero differences)
     exact: bool
     seed: int | None
 
@@ -152,25 +153,31 @@ def randomization_test(a: Sequence[float], b: Sequence[float], permutations: int
                        method: str = "auto") -> RandomizationResult:
     """Fisher's paired randomization test (see the module docstring).
 
-    ``method``: ``"auto"`` enumerates all 2^n sign vectors when ``2^n <= permutations``, else samples;
-    ``"exact"`` always enumerates (n <= 24); ``"monte-carlo"`` always samples ``permutations`` vectors.
+    ``method``: ``"auto"`` enumerates all 2^m sign vectors of the m non-zero differences when
+    ``2^m <= permutations``, else samples; ``"exact"`` always enumerates (m <= 24); ``"monte-carlo"``
+    always samples ``permutations`` vectors.
     """
     d = _differences(a, b)
-    n = len(d)
     if permutations < 1:
         raise ValueError(f"permutations must be >= 1, got {permutations}")
     if method not in ("auto", "exact", "monte-carlo"):
         raise ValueError(f"method must be 'auto', 'exact' or 'monte-carlo', got {method!r}")
+    # A zero difference adds 0 whatever its sign: only the m non-zero differences matter, so the
+    # exact enumeration runs over 2^m sign vectors (e.g. a change that touched 12 of 300 queries).
+    d = d[d != 0.0]
+    m = len(d)
+    if m == 0:
+        return RandomizationResult(1.0, 1, True, None)
     observed = abs(float(d.sum()))
     # Sums that equal the observed one in exact arithmetic may differ from it in the last bits.
     threshold = observed - 1e-9 * float(np.abs(d).sum())
-    exact = method == "exact" or (method == "auto" and n <= _MAX_EXACT_QUERIES and 2 ** n <= permutations)
+    exact = method == "exact" or (method == "auto" and m <= _MAX_EXACT_QUERIES and 2 ** m <= permutations)
     if exact:
-        if n > _MAX_EXACT_QUERIES:
-            raise ValueError(f"exact enumeration is limited to {_MAX_EXACT_QUERIES} queries, got {n}")
-        total = 2 ** n
-        bits = np.arange(n, dtype=np.int64)
-        rows = max(1, _BLOCK_CELLS // n)
+        if m > _MAX_EXACT_QUERIES:
+            raise ValueError(f"exact enumeration is limited to {_MAX_EXACT_QUERIES} non-zero differences, got {m}")
+        total = 2 ** m
+        bits = np.arange(m, dtype=np.int64)
+        rows = max(1, _BLOCK_CELLS // m)
         count = 0
         for start in range(0, total, rows):
             codes = np.arange(start, min(total, start + rows), dtype=np.int64)
@@ -178,11 +185,11 @@ def randomization_test(a: Sequence[float], b: Sequence[float], permutations: int
             count += _count_extreme(signs, d, threshold)
         return RandomizationResult(count / total, total, True, None)
     rng = np.random.default_rng(seed)
-    rows = max(1, _BLOCK_CELLS // n)
+    rows = max(1, _BLOCK_CELLS // m)
     count = 0
     for start in range(0, permutations, rows):
         size = min(rows, permutations - start)
-        signs = rng.integers(0, 2, size=(size, n), dtype=np.int8).astype(np.float64) * 2.0 - 1.0
+        signs = rng.integers(0, 2, size=(size, m), dtype=np.int8).astype(np.float64) * 2.0 - 1.0
         count += _count_extreme(signs, d, threshold)
     return RandomizationResult((count + 1) / (permutations + 1), permutations, False, seed)
 

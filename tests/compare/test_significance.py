@@ -92,6 +92,19 @@ def test_randomization_exact_matches_enumeration_of_all_2_to_the_10_sign_flips()
     assert abs(mc.p_value - expected) < 4 * se
 
 
+def test_zero_differences_are_left_out_of_the_enumeration():
+    # Zeros add 0 under either sign: brute force over all 2^12 flips (2 zeros included) equals the
+    # exact test, which enumerates only the 2^10 flips of the non-zero differences.
+    rng = np.random.default_rng(4)
+    d = np.concatenate([rng.normal(0.05, 0.2, 10), [0.0, 0.0]])
+    r = randomization_test(np.zeros(12), d)
+    assert r.exact and r.n_permutations == 1024
+    assert r.p_value == pytest.approx(_brute_force_p(d.tolist()), abs=1e-15)
+    # 300 queries of which 10 changed: still exact, same p
+    wide = randomization_test(np.zeros(300), np.concatenate([d, np.zeros(288)]))
+    assert wide.exact and wide.p_value == r.p_value
+
+
 def test_randomization_counts_ties_of_the_observed_sum():
     # metric values on a grid (e.g. P@10) make equal sums common; d = (0.1, 0.2, 0.3) has the
     # floating sums 0.1 + 0.2 - 0.3 != 0 exactly but the tie with the observed sum must count:
@@ -155,4 +168,4 @@ def test_compare_paired_counts_and_means():
     c = compare_paired(a, b)
     assert (c.wins, c.losses, c.ties, c.n) == (2, 1, 1, 4)
     assert c.difference == pytest.approx(0.125) and c.mean == pytest.approx(0.425)
-    assert c.randomization_exact and c.permutations == 16
+    assert c.randomization_exact and c.permutations == 8  # 2^3: the tied query is not permuted
