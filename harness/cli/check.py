@@ -26,6 +26,8 @@ def check(
                                       help="Check on the queries common to both files instead of refusing "
                                            "different query sets."),
     show: int = typer.Option(5, "--show", help="Queries that lost most, listed per regressed or noisy metric."),
+    qrels: Optional[Path] = typer.Option(None, "--qrels", help="Qrels to mark judged documents in the listing "
+                                                               "(default: the qrels the metrics name, if unchanged)."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write the verdicts as JSON here."),
 ) -> None:
     """Compare CURRENT with BASELINE metric by metric and print OK / IMPROVED / REGRESSED / NOISE.
@@ -50,9 +52,27 @@ def check(
     base = load_system(f"baseline={baseline}")
     cur = load_system(f"current={current}")
     aligned = align([base, cur], metrics, intersection=intersection)
+    judgments = _judgments(qrels, cur, base) if show else None
     result = run_check(aligned, metrics, tolerance=tolerance, alpha=alpha, test=test, permutations=permutations,
-                       seed=seed, show=show)
+                       seed=seed, show=show, qrels=judgments)
     typer.echo(format_report(result, baseline, current), nl=False)
     if json_out:
         write_json(json_out, result.to_dict())
     raise typer.Exit(result.exit_code)
+
+
+def _judgments(explicit: Optional[Path], *systems) -> dict | None:
+    """``{query: {doc: grade}}`` from --qrels, else from the qrels a metrics file names (if unchanged)."""
+    from harness.compare.load import find_qrels
+    from harness.formats.trec import read_qrels
+
+    if explicit is not None:
+        return read_qrels(explicit).to_dict()
+    for system in systems:
+        path = find_qrels(system)
+        if path is not None:
+            try:
+                return read_qrels(path).to_dict()
+            except Exception:  # noqa: BLE001 - the annotation is optional
+                return None
+    return None

@@ -54,6 +54,7 @@ class QueryChange:
     k: int | None
     left: list[str] | None = None  # in the baseline's top k, not in the current one (baseline order)
     entered: list[str] | None = None  # in the current top k, not in the baseline's (current order)
+    grades: dict[str, float] | None = None  # judged grades of the documents in left / entered (with qrels)
 
     @property
     def difference(self) -> float:
@@ -61,7 +62,8 @@ class QueryChange:
 
     def to_dict(self) -> dict:
         return {"query_id": self.query_id, "query": self.query, "baseline": self.baseline, "current": self.current,
-                "difference": self.difference, "k": self.k, "left_top_k": self.left, "entered_top_k": self.entered}
+                "difference": self.difference, "k": self.k, "left_top_k": self.left, "entered_top_k": self.entered,
+                "judged": self.grades}
 
 
 @dataclass
@@ -126,8 +128,12 @@ def _top(system: SystemResult, query_id: str, k: int, warnings: list[str]) -> li
 
 def run_check(aligned: Aligned, metrics: list[str] | None = None, tolerance: float = 0.005, alpha: float = 0.05,
               test: str = "randomization", permutations: int = 10_000, seed: int = 0, show: int = 5,
-              default_k: int = 10) -> CheckResult:
-    """Verdicts for ``aligned.systems[0]`` (baseline) against ``aligned.systems[1]`` (current)."""
+              default_k: int = 10, qrels: dict[str, dict[str, float]] | None = None) -> CheckResult:
+    """Verdicts for ``aligned.systems[0]`` (baseline) against ``aligned.systems[1]`` (current).
+
+    ``qrels`` (``{query_id: {doc_id: grade}}``), when given, adds the judged grades of the
+    documents that left or entered the top k of the queries that lost most.
+    """
     if len(aligned.systems) != 2:
         raise ValueError("a check compares exactly two results: baseline and current")
     if test not in ("randomization", "t"):
@@ -153,22 +159,29 @@ def run_check(aligned: Aligned, metrics: list[str] | None = None, tolerance: flo
         for i in losers.tolist():
             qid = aligned.query_ids[i]
             before, after = _top(base, qid, k, warnings), _top(cur, qid, k, warnings)
-            left = entered = None
+            left = entered = grades = None
             if before is not None and after is not None:
                 after_set, before_set = set(after), set(before)
                 left = [doc for doc in before if doc not in after_set]
                 entered = [doc for doc in after if doc not in before_set]
-            check.worst.append(QueryChange(qid, texts.get(qid), float(a[i]), float(b[i]), k, left, entered))
+                if qrels is not None:
+                    judged = qrels.get(qid, {})
+                    grades = {doc: judged[doc] for doc in left + entered if doc in judged}
+            check.worst.append(QueryChange(qid, texts.get(qid), float(a[i]), float(b[i]), k, left, entered, grades))
         checks.append(check)
     return CheckResult(checks, len(aligned.query_ids), tolerance, alpha, test, list(dict.fromkeys(warnings)))
 
 
-def _docs(ids: list[str] | None, limit: int) -> str:
+def _docs(ids: list[str] | None, grades: dict[str, float] | None, limit: int) -> str:
+    """Documents in rank order, those judged with a grade > 0 first and marked ``(grade g)``."""
     if ids is None:
         return "(no ranking)"
     if not ids:
         return "none"
-    shown = ", ".join(ids[:limit])
+    grades = grades or {}
+    relevant = [d for d in ids if grades.get(d, 0) > 0]
+    ordered = relevant + [d for d in ids if grades.get(d, 0) <= 0]
+    shown = ", ".join(f"{d} (grade {grades[d]:g})" if d in grades else d for d in ordered[:limit])
     return shown + (f", ... (+{len(ids) - limit} more)" if len(ids) > limit else "")
 
 
@@ -191,8 +204,8 @@ def format_report(result: CheckResult, baseline: str, current: str, max_docs: in
             lines.append(f"  {q.query_id}{text}")
             lines.append(f"      {c.metric}: {q.baseline:.4f} -> {q.current:.4f} ({q.difference:+.4f})")
             if q.left is not None or q.entered is not None:
-                lines.append(f"      left top {q.k}: {_docs(q.left, max_docs)}")
-                lines.append(f"      entered top {q.k}: {_docs(q.entered, max_docs)}")
+                lines.append(f"      left top {q.k}: {_docs(q.left, q.grades, max_docs)}")
+                lines.append(f"      entered top {q.k}: {_docs(q.entered, q.grades, max_docs)}")
             else:
                 lines.append("      (rankings unavailable: no run.trec beside both metrics files)")
     for w in result.warnings:

@@ -170,6 +170,41 @@ def read_run_file(path: str | Path, qrels_path: str | Path, metrics: Sequence[st
                         run_path=path, _run=run)
 
 
+def find_qrels(system: SystemResult) -> Path | None:
+    """The qrels a metrics.json was evaluated on, when still present with the recorded sha256.
+
+    ``harness run`` records ``dataset.name``/``split`` and ``files["qrels/<split>.tsv"]``;
+    ``harness evaluate`` records the qrels path itself as the key of ``files``.
+    """
+    doc = system.document or {}
+    dataset = doc.get("dataset") or {}
+    files = dataset.get("files") or {}
+    if not isinstance(files, dict):
+        return None
+    candidates = []
+    split = dataset.get("split")
+    key = f"qrels/{split}.tsv"
+    if split and key in files and isinstance(dataset.get("name"), str):
+        from harness.datasets import resolve
+
+        try:
+            _, folder = resolve(dataset["name"])
+            candidates.append((folder / key, files[key]))
+        except Exception:  # noqa: BLE001 - a dataset that cannot be found only costs the annotation
+            pass
+    candidates.extend((Path(name), digest) for name, digest in files.items()
+                      if "qrels" in name or name.endswith((".tsv", ".txt", ".qrels")))
+    from harness.datasets.beir import sha256
+
+    for path, digest in candidates:
+        try:
+            if path.is_file() and sha256(path) == digest:
+                return path
+        except OSError:
+            continue
+    return None
+
+
 def split_name(argument: str) -> tuple[str | None, str]:
     """``NAME=PATH`` -> (NAME, PATH); a plain path (even one containing '=') -> (None, PATH)."""
     name, sep, rest = argument.partition("=")
