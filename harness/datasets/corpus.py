@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -28,10 +29,17 @@ class Corpus:
         """Title + " " + text per document, as BEIR and MTEB feed documents to a model."""
         return [f"{t} {x}".strip() if t else x for t, x in zip(self.titles, self.texts)]
 
+    @cached_property
     def id_array(self) -> np.ndarray:
+        """The ids as an object array (built once; runs over this corpus share it as their doc_vocab)."""
         out = np.empty(len(self.ids), dtype=object)
         out[:] = self.ids
         return out
+
+    @cached_property
+    def id_index(self) -> dict[str, int]:
+        """Document id -> position (built once per corpus)."""
+        return {doc_id: i for i, doc_id in enumerate(self.ids)}
 
 
 @dataclass(frozen=True, eq=False)
