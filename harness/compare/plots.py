@@ -20,7 +20,12 @@ _NAME = re.compile(r"^(.+)@(\d+)$")
 
 
 def _pyplot():
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError:
+        from harness.errors import HarnessError
+
+        raise HarnessError("plots need matplotlib: pip install 'retrieval-harness[plots]'") from None
 
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt

@@ -17,7 +17,7 @@ import pytest
 from tests.compare.helpers import values, write_result
 
 REPO = Path(__file__).resolve().parents[2]
-BASELINE = REPO / "results" / "baselines" / "scifact-bm25"
+BASELINE = REPO / "results" / "baselines" / "scifact" / "bm25"
 
 
 @pytest.fixture
@@ -138,7 +138,7 @@ def test_compare_usage_errors(harness, pair, tmp_path):
 
 def test_committed_baseline_passes_against_itself_through_the_entry_point():
     if not (BASELINE / "metrics.json").is_file():
-        pytest.skip("no committed baseline in results/baselines/scifact-bm25")
+        pytest.skip("no committed baseline in results/baselines/scifact/bm25")
     command = [sys.executable, "-m", "harness", "check", "--baseline", BASELINE, "--current", BASELINE / "metrics.json",
                "--metric", "NDCG@10", "--metric", "Recall@100"]
     proc = subprocess.run(command, capture_output=True, text=True, cwd=REPO)
