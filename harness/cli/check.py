@@ -30,10 +30,10 @@ def check(
                                                                "(default: the qrels the metrics name, if unchanged)."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write the verdicts as JSON here."),
 ) -> None:
-    """Compare CURRENT with BASELINE metric by metric and print OK / IMPROVED / REGRESSED / NOISE.
+    """Gate CURRENT on BASELINE: a verdict per metric; exit 0 pass, 1 regression, 2 bad input.
 
-    REGRESSED: mean drop > tolerance and p < alpha (exit 1). IMPROVED: gain > tolerance and
-    p < alpha. NOISE: change > tolerance but p >= alpha. OK: change within tolerance.
+    REGRESSED: mean drop > tolerance and p < alpha (exit 1). IMPROVED: gain > tolerance and p < alpha.
+    NOISE: change > tolerance but p >= alpha. OK: change within tolerance.
     """
     from harness.atomic import write_json
     from harness.compare import align, load_system, run_check
