@@ -324,14 +324,16 @@ def consistency_warnings(systems: Sequence[SystemResult]) -> list[str]:
         return warnings
     ref, ref_doc = documents[0]
     for s, doc in documents[1:]:
-        ref_files = (ref_doc.get("dataset") or {}).get("files")
-        files = (doc.get("dataset") or {}).get("files")
-        if ref_files and files and sorted(ref_files.values()) != sorted(files.values()):
+        ref_files = set(((ref_doc.get("dataset") or {}).get("files") or {}).values())
+        files = set(((doc.get("dataset") or {}).get("files") or {}).values())
+        # harness evaluate records only the qrels, harness run corpus, queries and qrels: a subset is fine.
+        if ref_files and files and not (ref_files <= files or files <= ref_files):
             warnings.append(f"{s.name} and {ref.name} were evaluated on different dataset files (sha256 differ)")
-        ref_settings = {k: v for k, v in (ref_doc.get("settings") or {}).items()}
-        settings = {k: v for k, v in (doc.get("settings") or {}).items()}
-        changed = sorted(k for k in set(ref_settings) | set(settings) if ref_settings.get(k) != settings.get(k))
+        ref_settings = ref_doc.get("settings") or {}
+        settings = doc.get("settings") or {}
+        changed = sorted(k for k in set(ref_settings) & set(settings)
+                         if None not in (ref_settings[k], settings[k]) and ref_settings[k] != settings[k])
         if changed:
             warnings.append(f"{s.name} and {ref.name} differ in evaluation settings: "
-                            + ", ".join(f"{k} {ref_settings.get(k)!r} vs {settings.get(k)!r}" for k in changed))
+                            + ", ".join(f"{k} {ref_settings[k]!r} vs {settings[k]!r}" for k in changed))
     return warnings

@@ -98,3 +98,25 @@ def test_unique_names(tmp_path):
     d = load_system(f"same={tmp_path / 'y' / 'bm25'}")
     with pytest.raises(InputError, match="both named 'same'"):
         unique_names([c, d])
+
+
+def test_evaluate_style_files_and_unknown_depth_do_not_warn(tmp_path):
+    # harness evaluate records only the qrels hash and depth None; harness run records all files.
+    run_like = load_system(str(write_result(tmp_path / "run", values("M", [0.1, 0.2]),
+                                            files={"corpus.jsonl.gz": "c1", "qrels/test.tsv": "abc"})))
+    evaluate_like = load_system(str(write_result(
+        tmp_path / "evaluate", values("M", [0.1, 0.2]), files={"/data/qrels.tsv": "abc"},
+        settings={"relevance_threshold": 1.0, "ignore_identical_ids": True, "depth": None})))
+    assert align([run_like, evaluate_like], ["M"]).warnings == []
+
+
+def test_find_qrels_only_when_unchanged(tmp_path):
+    from harness.compare.load import find_qrels
+    from harness.datasets.beir import sha256
+
+    qrels = tmp_path / "qrels.tsv"
+    qrels.write_text("q0\td1\t1\n")
+    same = load_system(str(write_result(tmp_path / "a", values("M", [0.1, 0.2]), files={str(qrels): sha256(qrels)})))
+    assert find_qrels(same) == qrels
+    changed = load_system(str(write_result(tmp_path / "b", values("M", [0.1, 0.2]), files={str(qrels): "0" * 64})))
+    assert find_qrels(changed) is None
