@@ -120,3 +120,16 @@ def test_find_qrels_only_when_unchanged(tmp_path):
     assert find_qrels(same) == qrels
     changed = load_system(str(write_result(tmp_path / "b", values("M", [0.1, 0.2]), files={str(qrels): "0" * 64})))
     assert find_qrels(changed) is None
+
+
+def test_committed_baseline_finds_the_bundled_qrels_and_its_run():
+    from harness.compare.load import find_qrels
+    from harness.datasets import BUNDLED
+    from tests.compare.test_cli import BASELINE
+
+    if not (BASELINE / "metrics.json").is_file():
+        pytest.skip("no committed baseline")
+    s = load_system(str(BASELINE))
+    assert find_qrels(s) == BUNDLED / "scifact" / "qrels" / "test.tsv"
+    assert len(s.query_ids) == 300 and s.query_texts()["1"]
+    assert len(s.top_docs("1", 10)) == 10
