@@ -28,18 +28,25 @@ class Corpus:
 
     def contents(self) -> list[str]:
         """Title + " " + text per document, as BEIR and MTEB feed documents to a model."""
-        return [f"{t} {x}".strip() if t else x for t, x in zip(self.titles, self.texts)]
-
-    def id_array(self) -> np.ndarray:
-        out = np.empty(len(self.ids), dtype=object)
-        out[:] = self.ids
-        return out
+        return _contents(self.titles, self.texts)
 
     def iter_contents(self, batch_size: int = 10_000) -> Iterator[list[str]]:
         """:meth:`contents` in batches, for encoders that need not hold every string at once."""
         for start in range(0, len(self.ids), batch_size):
             stop = start + batch_size
             yield _contents(self.titles[start:stop], self.texts[start:stop])
+
+    @cached_property
+    def id_array(self) -> np.ndarray:
+        """The ids as an object array (built once; runs over this corpus share it as their doc_vocab)."""
+        out = np.empty(len(self.ids), dtype=object)
+        out[:] = self.ids
+        return out
+
+    @cached_property
+    def id_index(self) -> dict[str, int]:
+        """Document id -> position (built once per corpus)."""
+        return {doc_id: i for i, doc_id in enumerate(self.ids)}
 
 
 def _contents(titles: Sequence[str], texts: Sequence[str]) -> list[str]:
@@ -76,7 +83,7 @@ class ArrowCorpus:
     """A corpus kept in an Arrow table (``_id``, ``title``, ``text`` string columns).
 
     Same interface as :class:`Corpus` (``ids``, ``titles``, ``texts``, ``len``, ``contents()``,
-    ``id_array()``) but the titles and texts stay in Arrow buffers, memory-mapped when the table
+    ``id_array``, ``id_index``) but the titles and texts stay in Arrow buffers, memory-mapped when the table
     comes from a Hugging Face ``datasets`` cache file, so a multi-million-document corpus costs
     page cache rather than Python objects. ``ids`` is materialized once (runs and qrels join on it).
     """
@@ -123,10 +130,17 @@ class ArrowCorpus:
         for batch in self.table.select(["title", "text"]).to_batches(max_chunksize=batch_size):
             yield _contents(batch.column(0).to_pylist(), batch.column(1).to_pylist())
 
+    @cached_property
     def id_array(self) -> np.ndarray:
+        """The ids as an object array (built once, as :attr:`Corpus.id_array`)."""
         out = np.empty(len(self), dtype=object)
         out[:] = self.ids
         return out
+
+    @cached_property
+    def id_index(self) -> dict[str, int]:
+        """Document id -> position (built once per corpus)."""
+        return {doc_id: i for i, doc_id in enumerate(self.ids)}
 
 
 @dataclass(frozen=True, eq=False)

@@ -44,7 +44,7 @@ def test_arrow_corpus_matches_list_corpus():
     assert arrow.contents() == lists.contents() == ["alpha", "Title  beta", "t"]
     assert [c for batch in arrow.iter_contents(batch_size=2) for c in batch] == lists.contents()
     assert [c for batch in lists.iter_contents(batch_size=2) for c in batch] == lists.contents()
-    assert arrow.id_array().tolist() == ids
+    assert arrow.id_array.tolist() == ids
 
 
 def test_arrow_corpus_casts_integer_ids_and_fills_nulls():

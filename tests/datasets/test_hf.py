@@ -71,7 +71,7 @@ def test_hf_layout_loads_like_the_beir_folder(hub_layout, nfcorpus_dir, tmp_path
     assert list(ds.corpus.texts[5:8]) == ref.corpus.texts[5:8] and ds.corpus.titles[-1] == ref.corpus.titles[-1]
     assert ds.queries.as_dict() == ref.queries.as_dict()
     assert ds.qrels.to_dict() == ref.qrels.to_dict()
-    assert ds.corpus.id_array().tolist() == ref.corpus.ids
+    assert ds.corpus.id_array.tolist() == ref.corpus.ids
 
 
 def test_hf_corpus_stays_memory_mapped(hub_layout, tmp_path):
