@@ -6,7 +6,10 @@ from typing import Optional
 
 import typer
 
+from harness.cli import app as _main_app
+
 app = typer.Typer(no_args_is_help=True, help="List, download and describe BEIR datasets (cached locally).")
+_main_app.add_typer(app, name="datasets")
 
 
 def _count(n: int | None) -> str:

@@ -54,3 +54,12 @@ def test_download_wrong_mirror_checksum_raises_harness_error(cache, nfcorpus_dir
     assert isinstance(result.exception, HarnessError)
     assert "checksum mismatch" in str(result.exception)
     assert not (cache / "datasets" / "nfcorpus").exists()
+
+
+def test_registered_on_the_main_command(cache):
+    from harness.cli import _register
+    from harness.cli import app as main_app
+
+    _register()
+    result = runner.invoke(main_app, ["datasets", "info", "scifact"])
+    assert result.exit_code == 0 and "5,183" in result.output  # BEIR paper Table 1: SciFact corpus size
