@@ -139,6 +139,9 @@ def run_check(aligned: Aligned, metrics: list[str] | None = None, tolerance: flo
     if test not in ("randomization", "t"):
         raise ValueError(f"test must be 'randomization' or 't', got {test!r}")
     verdict(0.0, 1.0, tolerance, alpha)  # validates tolerance and alpha up front
+    unknown = [m for m in metrics or () if m not in aligned.metrics]
+    if unknown:
+        raise ValueError(f"metric {unknown[0]} was not aligned (aligned: {', '.join(aligned.metrics)})")
     base, cur = aligned.systems
     warnings = list(aligned.warnings)
     checks = []
