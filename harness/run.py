@@ -1,6 +1,6 @@
 """The Run: ranked documents with scores for each query, stored columnar.
 
-A run is a CSR-like layout over all queries at once::
+A run is a CSR-like layout over all queries at once (a document appears at most once per query)::
 
     query_ids  (n_queries,)      query ids, unique
     offsets    (n_queries + 1,)  query i owns entries offsets[i]:offsets[i+1]
@@ -24,12 +24,7 @@ from typing import Iterable, Mapping
 
 import numpy as np
 
-
-def _as_object_array(values: Iterable[str]) -> np.ndarray:
-    values = list(values)
-    out = np.empty(len(values), dtype=object)
-    out[:] = values
-    return out
+from harness.columns import object_array
 
 
 @dataclass(frozen=True, eq=False)
@@ -63,11 +58,11 @@ class Run:
     ) -> "Run":
         """Build a run from columnar arrays (no copy where dtypes already fit)."""
         return cls(
-            query_ids=_as_object_array(query_ids),
+            query_ids=object_array(query_ids),
             offsets=np.asarray(offsets, dtype=np.int64),
             doc_codes=np.asarray(doc_codes, dtype=np.int64),
             scores=np.asarray(scores, dtype=np.float64),
-            doc_vocab=doc_vocab if isinstance(doc_vocab, np.ndarray) else _as_object_array(doc_vocab),
+            doc_vocab=doc_vocab if isinstance(doc_vocab, np.ndarray) else object_array(doc_vocab),
             _vocab_index=vocab_index,
         )
 

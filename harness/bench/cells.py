@@ -95,7 +95,7 @@ def dataset_checksums(spec: DatasetSpec, memo: dict | None = None) -> dict[str, 
     from harness.datasets.beir import find_file
 
     try:
-        _, folder = resolve(spec.source)
+        _, folder = resolve(spec.source, download=False, split=spec.split)
         paths = [find_file(folder, "corpus.jsonl"), find_file(folder, "queries.jsonl")]
     except HarnessError:
         return None
