@@ -50,7 +50,7 @@ def _matches(value: Any, annotation: Any) -> tuple[bool, str | None]:
     if origin is dict or annotation is dict:
         return isinstance(value, dict), "a table"
     if annotation is os.PathLike or (isinstance(annotation, type) and issubclass(annotation, PurePath)):
-        return isinstance(value, str), "a path (string)"
+        return isinstance(value, str), "a string"  # a path
     if annotation is float:
         return isinstance(value, (int, float)) and not isinstance(value, bool), _SIMPLE[float]
     if annotation is int:
