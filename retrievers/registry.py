@@ -15,6 +15,7 @@ ENTRY_POINT_GROUP = "retrieval_harness.retrievers"
 BUILTIN = {
     "bm25": "retrievers.bm25:BM25Retriever",
     "dense": "retrievers.dense:DenseRetriever",
+    "run-file": "retrievers.run_file:RunFileRetriever",
 }
 
 
@@ -38,12 +39,17 @@ def load_class(spec: str) -> type[Retriever]:
     return cls
 
 
-def create(name: str, **params) -> Retriever:
-    """Instantiate a retriever by built-in name, plugin name or ``module:Class``."""
+def retriever_class(name: str) -> type[Retriever]:
+    """The class behind a built-in name, a plugin name or a ``module:Class`` spec."""
     spec = BUILTIN.get(name) or _plugins().get(name) or (name if ":" in name else None)
     if spec is None:
         raise HarnessError(f"unknown retriever {name!r}; available: {', '.join(available())}, or module:Class")
-    cls = load_class(spec)
+    return load_class(spec)
+
+
+def create(name: str, **params) -> Retriever:
+    """Instantiate a retriever by built-in name, plugin name or ``module:Class``."""
+    cls = retriever_class(name)
     try:
         return cls(**params)
     except TypeError as exc:
