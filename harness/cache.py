@@ -1,7 +1,8 @@
-"""Where the harness keeps caches (embeddings, downloads): one root folder, overridable.
+"""Where the harness keeps caches (dataset downloads, embeddings, indexes): one root folder.
 
-Root = ``$HARNESS_CACHE_DIR`` when set, else ``$XDG_CACHE_HOME/retrieval-harness``, else
-``~/.cache/retrieval-harness``. Each kind of cache lives in its own subfolder (``embeddings/``, ...).
+Root = ``$HARNESS_CACHE_DIR`` when set, else the platform's user cache dir for retrieval-harness
+(``~/.cache/retrieval-harness`` on Linux, honouring ``$XDG_CACHE_HOME``). Each kind of cache
+lives in its own subfolder: ``datasets/``, ``embeddings/``, ...
 """
 
 from __future__ import annotations
@@ -14,13 +15,13 @@ APP_NAME = "retrieval-harness"
 
 
 def cache_root() -> Path:
-    """The cache root folder (not created)."""
+    """The cache root folder (not created). Read at call time, so a benchmark can set the variable."""
     override = os.environ.get(ENV_VAR)
     if override:
         return Path(override).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
-    return base / APP_NAME
+    import pooch
+
+    return Path(pooch.os_cache(APP_NAME))
 
 
 def cache_dir(kind: str) -> Path:

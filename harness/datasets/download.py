@@ -40,13 +40,10 @@ MANIFEST = "DOWNLOAD.json"
 
 # --------------------------------------------------------------------------- locations
 def cache_root() -> Path:
-    """``$HARNESS_CACHE_DIR`` when set, else the platform's user cache dir for retrieval-harness."""
-    env = os.environ.get(CACHE_ENV)
-    if env:
-        return Path(env).expanduser()
-    import pooch
+    """``$HARNESS_CACHE_DIR`` when set, else the platform's user cache dir (harness.cache)."""
+    from harness.cache import cache_root as root
 
-    return Path(pooch.os_cache("retrieval-harness"))
+    return root()
 
 
 def datasets_root() -> Path:

@@ -121,12 +121,11 @@ class ModelHandle:
     """A sentence-transformers model folder: its identity and settings now, the model on demand."""
 
     def __init__(self, name: str, folder: Path, revision: str | None = None, source: str = "path",
-                 device: str = "auto", memo_path: Path | None = None):
+                 device: str = "auto"):
         self.name, self.folder, self.revision, self.source = name, Path(folder), revision, source
         self.requested_device = device
         self.device: str | None = None
         self.load_seconds = 0.0
-        self._memo_path = memo_path
         self._digest: str | None = None
         self._model = None
         st_config = _read_json(self.folder / "config_sentence_transformers.json")
@@ -136,17 +135,15 @@ class ModelHandle:
 
     # ----------------------------------------------------------------- resolution
     @classmethod
-    def resolve(cls, model: str | None = None, revision: str | None = None, device: str = "auto",
-                memo_path: Path | None = None) -> "ModelHandle":
+    def resolve(cls, model: str | None = None, revision: str | None = None, device: str = "auto") -> "ModelHandle":
         name = model or DEFAULT_MODEL
         path = Path(name).expanduser()
         if path.is_dir():
-            return cls(name, path.resolve(), None, "path", device, memo_path)
+            return cls(name, path.resolve(), None, "path", device)
         if name in _DEFAULT_ALIASES and revision is None:
             bundled = bundled_model_path()
             if bundled is not None:
-                return cls(DEFAULT_MODEL, bundled, None, "package " + BUNDLED_PACKAGE.replace("_", "-"), device,
-                           memo_path)
+                return cls(DEFAULT_MODEL, bundled, None, "package " + BUNDLED_PACKAGE.replace("_", "-"), device)
         repo = name if "/" in name else f"sentence-transformers/{name}"
         try:
             from huggingface_hub import snapshot_download
@@ -156,13 +153,12 @@ class ModelHandle:
             raise HarnessError(f"cannot get model {name!r} (not a folder; hub download failed: "
                                f"{type(exc).__name__}: {exc})") from None
         match = _SNAPSHOT.search(folder.as_posix())
-        return cls(repo, folder, match.group(1) if match else revision, "hub", device, memo_path)
+        return cls(repo, folder, match.group(1) if match else revision, "hub", device)
 
-    @property
-    def digest(self) -> str:
-        """sha256 of the model folder's files (see :func:`folder_digest`)."""
+    def digest(self, memo_path: Path | None = None) -> str:
+        """sha256 of the model folder's files (see :func:`folder_digest`), computed once."""
         if self._digest is None:
-            self._digest = folder_digest(self.folder, self._memo_path)
+            self._digest = folder_digest(self.folder, memo_path)
         return self._digest
 
     def prompt(self, text: str | None, name: str | None, role: str) -> str | None:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
+from harness import progress as progress_bars
 from harness.cache import cache_dir as default_cache_dir
 from harness.datasets.corpus import Corpus, Queries
 from harness.run import Run
@@ -22,11 +24,21 @@ SCORES = ("cos", "dot")
 INDEXES = ("exact", "faiss")
 
 
-def _progress(total: int, initial: int, desc: str, enabled: bool):
-    from tqdm.auto import tqdm
+class _Quiet:
+    def advance(self, n: float = 1) -> None:
+        pass
 
-    return tqdm(total=total, initial=initial, desc=desc, unit="text", disable=not enabled, leave=False,
-                dynamic_ncols=True)
+
+@contextlib.contextmanager
+def _progress(total: int, done: int, desc: str, enabled: bool, unit: str):
+    """A harness progress bar (rich, on a terminal only) starting at ``done`` of ``total``."""
+    if not enabled:
+        yield _Quiet()
+        return
+    with progress_bars.task(desc, total=total, unit=unit) as bar:
+        if done:
+            bar.advance(done)
+        yield bar
 
 
 class DenseRetriever(Retriever):
@@ -57,9 +69,8 @@ class DenseRetriever(Retriever):
         if max_seq_length is not None and (not isinstance(max_seq_length, int) or max_seq_length < 1):
             raise ValueError(f"max_seq_length must be an integer >= 1, got {max_seq_length!r}")
         self.cache_enabled = bool(cache)
-        self.cache_dir = Path(cache_dir).expanduser() if cache_dir else default_cache_dir("embeddings")
-        memo = self.cache_dir / "model-digests.json" if self.cache_enabled else None
-        self.model = model if isinstance(model, ModelHandle) else ModelHandle.resolve(model, revision, device, memo)
+        self._cache_dir = Path(cache_dir).expanduser() if cache_dir else None
+        self.model = model if isinstance(model, ModelHandle) else ModelHandle.resolve(model, revision, device)
         self.query_prompt = self.model.prompt(query_prompt, query_prompt_name, "query")
         self.document_prompt = self.model.prompt(document_prompt, document_prompt_name, "document")
         self.max_seq_length_override = max_seq_length
@@ -71,12 +82,22 @@ class DenseRetriever(Retriever):
         self._stats: dict = {}
 
     # ----------------------------------------------------------------- description
+    @property
+    def cache_dir(self) -> Path:
+        """``cache_dir`` as given, else ``<cache root>/embeddings`` read now (so that a benchmark's
+        ``HARNESS_CACHE_DIR`` applies)."""
+        return self._cache_dir or default_cache_dir("embeddings")
+
+    @property
+    def model_sha256(self) -> str:
+        return self.model.digest(self.cache_dir / "model-digests.json" if self.cache_enabled else None)
+
     def params(self) -> dict:
         return {
             "model": self.model.name,
             "model_source": self.model.source,
             "model_revision": self.model.revision,
-            "model_sha256": self.model.digest,
+            "model_sha256": self.model_sha256,
             "max_seq_length": self.max_seq_length,
             "query_prompt": self.query_prompt,
             "document_prompt": self.document_prompt,
@@ -121,16 +142,16 @@ class DenseRetriever(Retriever):
             status, out = "empty", np.empty((0, 0), dtype=np.float32)
         elif not self.cache_enabled:
             out = None
-            with _progress(n, 0, f"encoding {kind}", self.progress) as bar:
+            with _progress(n, 0, f"encoding {kind}", self.progress, kind) as bar:
                 for start in range(0, n, self.cache_chunk_size):
                     rows = order[start:start + self.cache_chunk_size]
                     part = encode_rows(rows)
                     if out is None:
                         out = np.empty((n, part.shape[1]), dtype=np.float32)
                     out[rows] = part
-                    bar.update(len(rows))
+                    bar.advance(len(rows))
         else:
-            key_fields = {"kind": kind, "model_sha256": self.model.digest, "max_seq_length": self.max_seq_length,
+            key_fields = {"kind": kind, "model_sha256": self.model_sha256, "max_seq_length": self.max_seq_length,
                           "prompt": prompt, "normalize": self.normalize,
                           "content_sha256": content_hash(ids, texts), "rows": n}
             entry = EmbeddingCache(self.cache_dir / f"{kind}-{cache_key(key_fields)}", n, order,
@@ -140,8 +161,8 @@ class DenseRetriever(Retriever):
                 status, reused = "hit", n
             else:
                 start_rows = entry.cached_rows()
-                with _progress(n, start_rows, f"encoding {kind}", self.progress) as bar:
-                    out, reused = entry.build(encode_rows, on_progress=bar.update)
+                with _progress(n, start_rows, f"encoding {kind}", self.progress, kind) as bar:
+                    out, reused = entry.build(encode_rows, on_progress=bar.advance)
                 status = "resumed" if reused else "miss"
         seconds = counter["seconds"]
         self._stats.update({
@@ -158,7 +179,8 @@ class DenseRetriever(Retriever):
     def index(self, corpus: Corpus) -> None:
         started = time.perf_counter()
         self._docs = self.encode("documents", corpus.ids, document_texts(corpus), self.document_prompt)
-        self._ids = corpus.id_array()
+        self._ids = corpus.id_array
+        self._id_index = corpus.id_index
         self._rank = string_ranks(self._ids)
         self._faiss = None
         self._stats["index_seconds"] = round(time.perf_counter() - started, 3)
@@ -185,7 +207,7 @@ class DenseRetriever(Retriever):
                                        doc_block=self.doc_block)
         chosen = [row[row >= 0] for row in idx]
         values = [s[row >= 0].astype(np.float64) for row, s in zip(idx, scores)]
-        run = run_from_topk(list(queries.ids), chosen, values, self._ids)
+        run = run_from_topk(list(queries.ids), chosen, values, self._ids, self._id_index)
         self._stats["search_seconds"] = round(time.perf_counter() - search_started, 3)
         self._stats["query_seconds"] = round(time.perf_counter() - started, 3)
         return run

@@ -81,6 +81,11 @@ def test_changed_chunk_size_starts_over(tmp_path):
     np.testing.assert_array_equal(out, expected())
 
 
+def test_complete_entry_serves_any_chunk_size(tmp_path):
+    make(tmp_path / "e", chunk=4).build(rows_encoder([]))
+    np.testing.assert_array_equal(make(tmp_path / "e", chunk=3).load_complete(), expected())
+
+
 def test_cache_key_depends_on_every_field():
     base = {"model_sha256": "m", "max_seq_length": 256, "prompt": None, "normalize": False, "content_sha256": "c"}
     keys = {cache_key(base)}
@@ -113,10 +118,5 @@ def test_cache_root_env_override(monkeypatch, tmp_path):
     assert cache_root() == tmp_path / "root"
     assert cache_dir("embeddings") == tmp_path / "root" / "embeddings"
     monkeypatch.delenv("HARNESS_CACHE_DIR")
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))  # platformdirs honours it on Linux
     assert cache_root() == tmp_path / "xdg" / "retrieval-harness"
-
-
-def test_complete_entry_serves_any_chunk_size(tmp_path):
-    make(tmp_path / "e", chunk=4).build(rows_encoder([]))
-    np.testing.assert_array_equal(make(tmp_path / "e", chunk=3).load_complete(), expected())
