@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from retrievers.bm25.tokenizer import TOKENIZERS, candidate_finder, split_candidate
+from retrievers.bm25.tokenizer import MAX_TOKEN_LENGTH, TOKENIZERS, candidate_finder, split_candidate
 
 # Lucene's EnglishAnalyzer.ENGLISH_STOP_WORDS_SET, 33 words.
 LUCENE_ENGLISH_STOPWORDS = frozenset(
@@ -36,7 +36,7 @@ def _stemmer(name: str):
     import Stemmer  # PyStemmer
 
     try:
-        return Stemmer.Stemmer(name)
+        return Stemmer.Stemmer(name, 0)  # no internal cache: callers stem each distinct word once
     except KeyError:
         raise ValueError(f"unknown stemmer {name!r}; PyStemmer offers {', '.join(Stemmer.algorithms())}") from None
 
@@ -123,19 +123,33 @@ class Analyzer:
     def candidates(self, text: str) -> list[str]:
         return self._find(text)
 
+    def _tokens(self, candidate: str) -> list[str]:
+        """Tokens of one candidate after possessive removal, lowercasing and stopword removal."""
+        tokens = split_candidate(self.tokenizer, candidate)
+        if self.possessive:
+            tokens = [strip_possessive(t) for t in tokens]
+        if self.lowercase:
+            tokens = [java_lower(t) for t in tokens]
+        return [t for t in tokens if t and t not in self.stopwords]
+
     def analyze_candidates(self, candidates: list[str]) -> list[list[str]]:
         """The terms of each candidate string (usually one; none for stopwords; several when split)."""
-        per_candidate = []
+        per_candidate: list[int] = []
         flat: list[str] = []
+        stop, lowercase = self.stopwords, self.lowercase
         for cand in candidates:
-            tokens = split_candidate(self.tokenizer, cand)
-            if self.possessive:
-                tokens = [strip_possessive(t) for t in tokens]
-            if self.lowercase:
-                tokens = [java_lower(t) for t in tokens]
-            tokens = [t for t in tokens if t and t not in self.stopwords]
-            per_candidate.append(len(tokens))
-            flat.extend(tokens)
+            if cand.isascii() and cand.isalnum() and len(cand) <= MAX_TOKEN_LENGTH:
+                # The common case: one plain ASCII word, no possessive, nothing to split.
+                token = cand.lower() if lowercase else cand
+                if token in stop:
+                    per_candidate.append(0)
+                else:
+                    per_candidate.append(1)
+                    flat.append(token)
+            else:
+                tokens = self._tokens(cand)
+                per_candidate.append(len(tokens))
+                flat.extend(tokens)
         if self.stemmer_name is not None and flat:
             flat = self._stem(flat)
         out, pos = [], 0
@@ -147,9 +161,11 @@ class Analyzer:
     def _stem(self, tokens: list[str]) -> list[str]:
         stemmer = _stemmer(self.stemmer_name)
         stemmed = stemmer.stemWords(tokens)
-        if self.stemmer_name != "porter":
-            return stemmed
-        return [lucene_porter_fixup(t, s, stemmer) for t, s in zip(tokens, stemmed)]
+        if self.stemmer_name == "porter":
+            for i, (word, stem) in enumerate(zip(tokens, stemmed)):
+                if len(word) <= 2 or stem.endswith(("bli", "logi")):
+                    stemmed[i] = lucene_porter_fixup(word, stem, stemmer)
+        return stemmed
 
     def __call__(self, text: str) -> list[str]:
         return [t for terms in self.analyze_candidates(self.candidates(text)) for t in terms]
