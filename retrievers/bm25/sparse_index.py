@@ -102,12 +102,45 @@ def _idf(method: str, df: np.ndarray, n_docs: int) -> np.ndarray:
     return out
 
 
-def _lucene_scores(tf: np.ndarray, doc_norm: np.ndarray, idf32: np.ndarray, avgdl32: np.float32,
-                   k1: float, b: float) -> np.ndarray:
-    k1f, bf = np.float32(k1), np.float32(b)
-    cache = np.float32(1) / (k1f * ((np.float32(1) - bf) + bf * LENGTH_TABLE / avgdl32))  # float32 ops
-    inv = cache[doc_norm]
-    return idf32 - idf32 / (np.float32(1) + tf.astype(np.float32) * inv)
+class _PostingScorer:
+    """Scores postings (term, document, tf) once the collection statistics are known."""
+
+    def __init__(self, params: ScoringParams, idf: np.ndarray, doc_lengths: np.ndarray, total: int, n_with_terms: int):
+        self.params = params
+        self.nonoccurrence = None
+        if params.method == "lucene":
+            self.idf32 = idf.astype(np.float32)
+            avgdl32 = np.float32(total / n_with_terms) if n_with_terms else np.float32(1)
+            k1f, bf = np.float32(params.k1), np.float32(params.b)
+            if params.lossy:  # per-document 1/(k1 (1 - b + b dl/avgdl)) through the 256-entry cache
+                cache = np.float32(1) / (k1f * ((np.float32(1) - bf) + bf * LENGTH_TABLE / avgdl32))
+                self.inv = cache[int_to_byte4(doc_lengths)]
+            else:
+                dl = doc_lengths.astype(np.float32)
+                self.inv = np.float32(1) / (k1f * ((np.float32(1) - bf) + bf * dl / avgdl32))
+            return
+        from bm25s.scoring import _select_tfc_scorer  # lazy: bm25s's formulas for the other variants
+
+        self.tfc = _select_tfc_scorer(params.method)
+        self.idf = idf
+        self.lengths = (quantize_lengths(doc_lengths) if params.lossy else doc_lengths).astype(np.float64)
+        self.avgdl = total / n_with_terms if n_with_terms else 1.0
+        if params.method in ("bm25l", "bm25+"):
+            tfc0 = self.tfc(tf_array=0.0, l_d=self.avgdl, l_avg=self.avgdl, k1=params.k1, b=params.b, delta=params.delta)
+            self.nonocc64 = idf * tfc0
+            self.nonoccurrence = self.nonocc64.astype(np.float32)
+
+    def __call__(self, term: np.ndarray, doc: np.ndarray, tf: np.ndarray) -> np.ndarray:
+        p = self.params
+        if p.method == "lucene":  # Lucene's float32 operations: w - w / (1 + tf * inv)
+            w = self.idf32[term]
+            return w - w / (np.float32(1) + tf.astype(np.float32) * self.inv[doc])
+        tfc = self.tfc(tf_array=tf.astype(np.float64), l_d=self.lengths[doc], l_avg=self.avgdl, k1=p.k1, b=p.b,
+                       delta=p.delta)
+        scores = self.idf[term] * tfc
+        if self.nonoccurrence is not None:
+            scores -= self.nonocc64[term]
+        return scores.astype(np.float32)
 
 
 @dataclass
@@ -136,63 +169,51 @@ class SparseIndex:
     @classmethod
     def build(cls, chunks: Iterable[tuple[np.ndarray, np.ndarray]], terms: list[str], params: ScoringParams
               ) -> "SparseIndex":
-        """Build from (terms-per-document, term ids) chunks; ``terms`` is filled while they stream."""
-        lengths_parts, term_parts, doc_parts, tf_parts = [], [], [], []
-        for lengths, t, d, f in postings_from_chunks(chunks):
-            lengths_parts.append(lengths)
-            term_parts.append(t)
-            doc_parts.append(d)
-            tf_parts.append(f)
-        doc_lengths = np.concatenate(lengths_parts).astype(np.int64) if lengths_parts else np.zeros(0, np.int64)
-        n_docs, n_terms = len(doc_lengths), len(terms)
-        term = np.concatenate(term_parts) if term_parts else np.zeros(0, np.int32)
-        del term_parts
-        # Chunks are in document order and each is sorted by (term, doc): a stable sort by term
-        # gives the CSC order (timsort merges the presorted runs).
-        order = np.argsort(term, kind="stable")
-        df = np.bincount(term, minlength=n_terms).astype(np.int64)
-        del term
-        indices = np.concatenate(doc_parts)[order] if doc_parts else np.zeros(0, np.int32)
-        del doc_parts
-        tf = np.concatenate(tf_parts)[order] if tf_parts else np.zeros(0, np.int32)
-        del tf_parts, order
-        indptr = np.concatenate([[0], np.cumsum(df)]).astype(np.int64)
-        term_of_posting = np.repeat(np.arange(n_terms, dtype=np.int32), df)
+        """Build from (terms-per-document, term ids) chunks; ``terms`` is filled while they stream.
 
+        Two passes over compact per-chunk postings: the first collects them (and the document
+        frequencies), the second computes each chunk's scores and scatters them straight into
+        their CSC slots (a counting sort), freeing the chunk as it goes. Peak memory is about the
+        chunk postings (10 bytes each) plus the final arrays (8 bytes each), with no global sort.
+        """
+        parts = []  # (first doc, lengths, term, doc, tf) per chunk
+        n_docs = 0
+        df = np.zeros(0, dtype=np.int64)
+        for lengths, term, doc, tf in postings_from_chunks(chunks):
+            counts = np.bincount(term, minlength=len(terms))
+            if len(counts) > len(df):
+                counts[:len(df)] += df
+                df = counts
+            else:
+                df[:len(counts)] += counts
+            tf = tf.astype(np.uint16) if len(tf) == 0 or tf.max() < 2**16 else tf
+            parts.append((n_docs, lengths, term, doc, tf))
+            n_docs += len(lengths)
+        n_terms = len(terms)
+        df = np.concatenate([df, np.zeros(n_terms - len(df), dtype=np.int64)])
+        doc_lengths = (np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, np.int64)).astype(np.int64)
+        indptr = np.concatenate([[0], np.cumsum(df)]).astype(np.int64)
         n_with_terms = int(np.count_nonzero(doc_lengths))  # Lucene's docCount
         total = int(doc_lengths.sum())
         idf = _idf(params.idf, df, max(n_with_terms, 1))
-        nonocc = None
-        if params.method == "lucene":
-            avgdl32 = np.float32(total / n_with_terms) if n_with_terms else np.float32(1)
-            norms = int_to_byte4(doc_lengths) if params.lossy else None
-            if params.lossy:
-                data = _lucene_scores(tf, norms[indices], idf.astype(np.float32)[term_of_posting], avgdl32,
-                                      params.k1, params.b)
-            else:
-                k1f, bf = np.float32(params.k1), np.float32(params.b)
-                dl = doc_lengths.astype(np.float32)[indices]
-                idf32 = idf.astype(np.float32)[term_of_posting]
-                inv = np.float32(1) / (k1f * ((np.float32(1) - bf) + bf * dl / avgdl32))
-                data = idf32 - idf32 / (np.float32(1) + tf.astype(np.float32) * inv)
-        else:
-            from bm25s.scoring import _select_tfc_scorer
+        scorer = _PostingScorer(params, idf, doc_lengths, total, n_with_terms)
 
-            tfc_fn = _select_tfc_scorer(params.method)
-            lengths = quantize_lengths(doc_lengths) if params.lossy else doc_lengths
-            avgdl = total / n_with_terms if n_with_terms else 1.0
-            tfc = tfc_fn(tf_array=tf.astype(np.float64), l_d=lengths[indices].astype(np.float64), l_avg=avgdl,
-                         k1=params.k1, b=params.b, delta=params.delta)
-            data = idf[term_of_posting] * tfc
-            if params.method in ("bm25l", "bm25+"):
-                tfc0 = tfc_fn(tf_array=0.0, l_d=avgdl, l_avg=avgdl, k1=params.k1, b=params.b, delta=params.delta)
-                nonocc64 = idf * tfc0
-                data = data - nonocc64[term_of_posting]
-                nonocc = nonocc64.astype(np.float32)
-            data = data.astype(np.float32)
-        return cls(terms=terms, indptr=indptr, indices=indices.astype(np.int32, copy=False),
-                   data=data.astype(np.float32, copy=False), doc_lengths=doc_lengths.astype(np.int32),
-                   nonoccurrence=nonocc, n_docs=n_docs)
+        n_postings = int(indptr[-1])
+        indices = np.empty(n_postings, dtype=np.int32)
+        data = np.empty(n_postings, dtype=np.float32)
+        filled = indptr[:-1].copy()  # next free slot of each term
+        parts.reverse()
+        while parts:  # chunks in document order, so documents ascend within each term
+            _, _, term, doc, tf = parts.pop()
+            chunk_counts = np.bincount(term, minlength=n_terms)
+            chunk_first = np.cumsum(chunk_counts) - chunk_counts  # chunk postings are sorted by term
+            dest = filled[term] + (np.arange(len(term)) - chunk_first[term])
+            filled += chunk_counts
+            indices[dest] = doc
+            data[dest] = scorer(term, doc, tf)
+            del term, doc, tf, dest
+        return cls(terms=terms, indptr=indptr, indices=indices, data=data, doc_lengths=doc_lengths.astype(np.int32),
+                   nonoccurrence=scorer.nonoccurrence, n_docs=n_docs)
 
     # ------------------------------------------------------------------- search
     def search_one(self, term_ids: list[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
