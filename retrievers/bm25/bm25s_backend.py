@@ -1,8 +1,9 @@
 """The fast BM25 backend: bm25s's eager sparse index, Lucene-exact scoring, cached on disk.
 
 index(corpus): hash the corpus (ids, titles, texts) -> cache key with the analyzer and scoring
-parameters -> load the cached index, or stream the corpus through the analyzer in chunks (never a
-second full copy of the texts) and build it (sparse_index.py), then save it atomically.
+parameters -> load the cached index, or stream the corpus (``Corpus`` or ``ArrowCorpus``) through
+the analyzer in batches of ``iter_contents`` (never a second full copy of the texts) and build it
+(sparse_index.py), then save it atomically.
 
 search(queries, k): per query, sum the posting scores of its terms (float64, rounded to float32 as
 Lucene does), keep matched documents with score > 0 and take the top k by score descending, ties
@@ -30,11 +31,6 @@ from retrievers.topk import run_from_topk, string_ranks, top_k
 log = logging.getLogger(__name__)
 
 CHUNK_DOCS = 20_000
-
-
-def _contents(titles: list[str], texts: list[str]) -> Iterator[str]:
-    for title, text in zip(titles, texts):
-        yield f"{title} {text}" if title else text
 
 
 def corpus_chunks(corpus: Corpus, size: int = CHUNK_DOCS) -> Iterator[tuple[list[str], list[str], list[str]]]:
@@ -69,11 +65,12 @@ class BM25sBackend:
     # ------------------------------------------------------------------- index
     def build(self, corpus: Corpus) -> SparseIndex:
         encoder = TermEncoder(self.analyzer)
-        chunks = (encoder.encode(_contents(titles, texts)) for _, titles, texts in corpus_chunks(corpus, self.chunk_docs))
+        chunks = (encoder.encode(batch) for batch in corpus.iter_contents(self.chunk_docs))
         return SparseIndex.build(chunks, encoder.terms, self.scoring)
 
     def index(self, corpus: Corpus) -> None:
-        self._ids = corpus.id_array()
+        self._ids = corpus.id_array
+        self._id_index = corpus.id_index
         self._rank = string_ranks(self._ids)
         if not self.use_cache:
             self._index, self.cache_status = self.build(corpus), "off"
@@ -141,4 +138,5 @@ class BM25sBackend:
                 results = [r for batch in pool.map(lambda b: self._search_batch(b, k), batches) for r in batch]
         else:
             results = [r for batch in batches for r in self._search_batch(batch, k)]
-        return run_from_topk(queries.ids, [d for d, _ in results], [s for _, s in results], self._ids)
+        return run_from_topk(queries.ids, [d for d, _ in results], [s for _, s in results], self._ids,
+                             self._id_index)

@@ -119,3 +119,19 @@ def test_threads_give_the_same_run():
         r.index(CORPUS)
         runs.append(r.search(queries, 3).to_dict())
     assert runs[0] == runs[1]
+
+
+def test_arrow_corpus_gives_the_same_run(tmp_path):
+    import pyarrow as pa
+
+    from harness.datasets.corpus import ArrowCorpus
+
+    arrow = ArrowCorpus(pa.table({"_id": CORPUS.ids, "title": CORPUS.titles, "text": CORPUS.texts}))
+    queries = Queries(["q1", "q2"], ["apple cherry", "banana"])
+    runs = []
+    for corpus in (CORPUS, arrow):
+        r = BM25Retriever(cache_dir=tmp_path)
+        r.index(corpus)
+        runs.append((r.backend.cache_status, r.search(queries, 10).to_dict()))
+    assert runs[0][1] == runs[1][1]
+    assert [s for s, _ in runs] == ["built", "hit"]  # same content -> same cache key
