@@ -33,14 +33,17 @@ from pathlib import Path
 os.environ.setdefault("DISABLE_TQDM", "1")
 
 
-def time_project(corpus, queries, k, **kw) -> tuple[float, object]:
+def time_project(corpus, queries, k, **kw) -> tuple[float, float]:
+    """(index + search seconds, search seconds)."""
     from retrievers.bm25 import BM25Retriever
 
     t0 = time.perf_counter()
     retriever = BM25Retriever(backend="bm25s", **kw)
     retriever.index(corpus)
-    run = retriever.search(queries, k)
-    return time.perf_counter() - t0, run
+    t1 = time.perf_counter()
+    retriever.search(queries, k)
+    t2 = time.perf_counter()
+    return t2 - t0, t2 - t1
 
 
 def time_raw_bm25s(corpus, queries, k, k1=0.9, b=0.4) -> float:
@@ -61,14 +64,16 @@ def time_raw_bm25s(corpus, queries, k, k1=0.9, b=0.4) -> float:
     return time.perf_counter() - t0
 
 
-def time_rank_bm25(corpus, queries, k) -> float:
+def time_rank_bm25(corpus, queries, k) -> tuple[float, float]:
     from retrievers.bm25 import BM25Retriever
 
     t0 = time.perf_counter()
     retriever = BM25Retriever(backend="rank-bm25")
     retriever.index(corpus)
+    t1 = time.perf_counter()
     retriever.search(queries, k)
-    return time.perf_counter() - t0
+    t2 = time.perf_counter()
+    return t2 - t0, t2 - t1
 
 
 def time_lucene(python: str, dataset_dir: Path, k: int) -> dict | None:
@@ -99,11 +104,14 @@ def main(argv: list[str] | None = None) -> None:
           f"best of {args.repeats} rounds")
 
     best = {"project": float("inf"), "raw bm25s": float("inf"), "rank-bm25": float("inf")}
+    search = {"project": float("inf"), "rank-bm25": float("inf")}
     for round_ in range(args.repeats):
-        best["project"] = min(best["project"], time_project(corpus, queries, args.k, cache=False)[0])
+        total, searching = time_project(corpus, queries, args.k, cache=False)
+        best["project"], search["project"] = min(best["project"], total), min(search["project"], searching)
         best["raw bm25s"] = min(best["raw bm25s"], time_raw_bm25s(corpus, queries, args.k))
         if round_ < args.rank_bm25_repeats:
-            best["rank-bm25"] = min(best["rank-bm25"], time_rank_bm25(corpus, queries, args.k))
+            total, searching = time_rank_bm25(corpus, queries, args.k)
+            best["rank-bm25"], search["rank-bm25"] = min(best["rank-bm25"], total), min(search["rank-bm25"], searching)
 
     with tempfile.TemporaryDirectory() as cache_dir:
         time_project(corpus, queries, args.k, cache_dir=cache_dir)  # fills the cache
@@ -120,7 +128,9 @@ def main(argv: list[str] | None = None) -> None:
     for name, seconds in best.items():
         print(f"{name:24s} {seconds:9.3f} {seconds / project:10.2f}x")
     print()
-    print(f"rank-bm25 / project = {best['rank-bm25'] / project:.1f}x faster   (target >= 80x)")
+    print(f"rank-bm25 / project = {best['rank-bm25'] / project:.1f}x faster   (target >= 80x); "
+          f"search alone: {search['rank-bm25']:.2f}s / {search['project']:.3f}s = "
+          f"{search['rank-bm25'] / search['project']:.0f}x")
     print(f"project / raw bm25s = {project / best['raw bm25s']:.3f}x the time   (target <= 1.15x)")
     if lucene:
         print(f"Lucene / project    = {best['Lucene (Pyserini)'] / project:.1f}x faster   (target >= 5x; "
