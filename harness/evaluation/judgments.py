@@ -83,8 +83,11 @@ def _query_positions(values: list[str]) -> tuple[list[str], np.ndarray]:
 def judge(run: Run, qrels: Qrels, threshold: float = 1.0, ignore_identical_ids: bool = True) -> Judgments:
     """Rank the run by the contract and look up the grade of every judged retrieved document."""
     run = run.canonical()
+    # One vocabulary lookup for the run's query ids (identical-id rule) and the judged doc ids.
+    run_queries = run.query_ids.tolist()
+    codes = run.codes_of(run_queries + qrels.doc_ids.tolist())
     if ignore_identical_ids:
-        run = run.without_identical_ids()
+        run = run.without_identical_ids(codes[:len(run_queries)])
 
     # Queries in the qrels; only those with a relevant judgment are evaluated.
     qrels_queries, row_query = _query_positions(qrels.query_ids.tolist())
@@ -100,8 +103,7 @@ def judge(run: Run, qrels: Qrels, threshold: float = 1.0, ignore_identical_ids: 
     # Map every evaluated qrels row onto the run: (run query index, document code).
     run_index = {q: i for i, q in enumerate(run.query_ids.tolist())}
     run_of_query = np.array([run_index.get(q, -1) for q in query_ids.tolist()], dtype=np.int64)
-    vocab = run.vocab_index
-    row_code = np.fromiter((vocab.get(d, -1) for d in qrels.doc_ids.tolist()), dtype=np.int64, count=len(qrels))
+    row_code = codes[len(run_queries):]
     row_run_query = np.full(len(qrels), -1, dtype=np.int64)
     row_run_query[keep_row] = run_of_query[row_eval[keep_row]]  # (no evaluated query: nothing to map)
     found = keep_row & (row_code >= 0) & (row_run_query >= 0)
