@@ -166,7 +166,7 @@ class Run:
         order = self._order_by_score(qidx)
         # Tie-break by doc id only where scores tie: comparing strings is the slow part, and with
         # real-valued scores few entries tie, so only their ids are sorted (not the vocabulary).
-        q, scores = qidx[order], self.scores[order]
+        q, scores = qidx, self.scores[order]  # the order keeps each query's block in place
         tied_next = (q[1:] == q[:-1]) & (scores[1:] == scores[:-1])
         if tied_next.any():
             in_tie = np.zeros(len(order), dtype=bool)
@@ -184,7 +184,8 @@ class Run:
                    self._vocab_index)
 
     def _order_by_score(self, qidx: np.ndarray) -> np.ndarray:
-        """Entry positions ordered by query, then score descending (stable): ``lexsort((-scores, qidx))``.
+        """Entry positions ordered by query, then score descending; the order among equal scores is
+        left to the caller (``canonical`` re-sorts tied entries by doc id).
 
         When the queries' lengths are similar (a top-k run), sorts one padded row per query instead,
         which is several times faster than a global lexsort on millions of entries.
@@ -193,9 +194,12 @@ class Run:
         n, width = len(self.scores), int(lengths.max()) if len(lengths) else 0
         if not n or self.n_queries * width > 2 * n:
             return np.lexsort((-self.scores, qidx))
-        padded = np.full((self.n_queries, width), np.inf)  # padding sorts after every entry (stable)
+        if self.n_queries * width == n:  # every query has the same length: no padding needed
+            columns = np.argsort(-self.scores.reshape(self.n_queries, width), axis=1)
+            return (columns + self.offsets[:-1, None]).reshape(-1)
+        padded = np.full((self.n_queries, width), np.nan)  # NaN sorts last: padding after every entry
         padded[qidx, np.arange(n) - self.offsets[qidx]] = -self.scores
-        columns = np.argsort(padded, axis=1, kind="stable")
+        columns = np.argsort(padded, axis=1)
         return (columns + self.offsets[:-1, None])[columns < lengths[:, None]]
 
     def truncated(self, depth: int) -> "Run":

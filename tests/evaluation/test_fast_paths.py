@@ -71,7 +71,8 @@ def _reference_order(run: Run) -> list[list[str]]:
 def test_canonical_order_on_both_sort_paths():
     rng = np.random.default_rng(41)
     vocab = [f"d{i}" for i in range(300)]
-    for lengths in ([50] * 40, [0, 3, 50, 49, 50, 1, 0, 50], [1, 200] + [2] * 30):  # padded, padded, lexsort
+    # Same lengths (reshape), similar lengths (padded rows), one long query (global lexsort).
+    for lengths in ([50] * 40, [0, 3, 50, 49, 50, 1, 0, 50], [1, 200] + [2] * 30):
         offsets = np.concatenate([[0], np.cumsum(lengths)])
         codes = np.concatenate([rng.choice(300, size=n, replace=False) for n in lengths]).astype(np.int64)
         scores = rng.integers(-3, 4, size=len(codes)).astype(np.float64)
