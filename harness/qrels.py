@@ -7,12 +7,7 @@ from typing import Iterable, Mapping
 
 import numpy as np
 
-
-def _objects(values: Iterable[str]) -> np.ndarray:
-    values = list(values)
-    out = np.empty(len(values), dtype=object)
-    out[:] = values
-    return out
+from harness.columns import object_array
 
 
 @dataclass(frozen=True, eq=False)
@@ -34,7 +29,7 @@ class Qrels:
     @classmethod
     def from_rows(cls, rows: Iterable[tuple[str, str, float]]) -> "Qrels":
         rows = list(rows)
-        return cls(_objects(r[0] for r in rows), _objects(r[1] for r in rows),
+        return cls(object_array(r[0] for r in rows), object_array(r[1] for r in rows),
                    np.array([r[2] for r in rows], dtype=np.float64))
 
     @classmethod

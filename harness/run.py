@@ -1,6 +1,6 @@
 """The Run: ranked documents with scores for each query, stored columnar.
 
-A run is a CSR-like layout over all queries at once::
+A run is a CSR-like layout over all queries at once (a document appears at most once per query)::
 
     query_ids  (n_queries,)      query ids, unique
     offsets    (n_queries + 1,)  query i owns entries offsets[i]:offsets[i+1]
@@ -24,12 +24,7 @@ from typing import Iterable, Mapping
 
 import numpy as np
 
-
-def _as_object_array(values: Iterable[str]) -> np.ndarray:
-    values = list(values)
-    out = np.empty(len(values), dtype=object)
-    out[:] = values
-    return out
+from harness.columns import object_array
 
 
 @dataclass(frozen=True, eq=False)
@@ -63,11 +58,11 @@ class Run:
     ) -> "Run":
         """Build a run from columnar arrays (no copy where dtypes already fit)."""
         return cls(
-            query_ids=_as_object_array(query_ids),
+            query_ids=object_array(query_ids),
             offsets=np.asarray(offsets, dtype=np.int64),
             doc_codes=np.asarray(doc_codes, dtype=np.int64),
             scores=np.asarray(scores, dtype=np.float64),
-            doc_vocab=doc_vocab if isinstance(doc_vocab, np.ndarray) else _as_object_array(doc_vocab),
+            doc_vocab=doc_vocab if isinstance(doc_vocab, np.ndarray) else object_array(doc_vocab),
             _vocab_index=vocab_index,
         )
 
@@ -163,44 +158,42 @@ class Run:
         if np.isnan(self.scores).any():
             raise ValueError("run scores contain NaN")
         qidx = self.entry_query_index()
-        order = self._order_by_score(qidx)
-        # Tie-break by doc id only where scores tie: comparing strings is the slow part, and with
-        # real-valued scores few entries tie, so only their ids are sorted (not the vocabulary).
-        q, scores = qidx, self.scores[order]  # the order keeps each query's block in place
-        tied_next = (q[1:] == q[:-1]) & (scores[1:] == scores[:-1])
-        if tied_next.any():
-            in_tie = np.zeros(len(order), dtype=bool)
-            in_tie[:-1] |= tied_next
-            in_tie[1:] |= tied_next
-            slots = np.flatnonzero(in_tie)
-            codes = self.doc_codes[order[slots]]
-            tie_codes = np.unique(codes)
-            string_rank = np.empty(len(tie_codes), dtype=np.int64)
-            string_rank[np.argsort(self.doc_vocab[tie_codes], kind="stable")] = np.arange(len(tie_codes))
-            rank = string_rank[np.searchsorted(tie_codes, codes)]
-            # Slots hold whole (query, score) groups in order, so re-sorting them keeps each group in place.
-            order[slots] = order[slots][np.lexsort((-rank, -scores[slots], q[slots]))]
-        return Run(self.query_ids, self.offsets, self.doc_codes[order], self.scores[order], self.doc_vocab,
-                   self._vocab_index)
+        order = self._score_order(qidx)
+        codes, scores = self.doc_codes[order], self.scores[order]
+        # Equal (query, score) neighbours form tie groups; order each group by doc id descending.
+        tied = (scores[1:] == scores[:-1]) & (qidx[1:] == qidx[:-1])
+        if tied.any():
+            codes = self._order_ties(codes, tied)
+        return Run(self.query_ids, self.offsets, codes, scores, self.doc_vocab, self._vocab_index)
 
-    def _order_by_score(self, qidx: np.ndarray) -> np.ndarray:
-        """Entry positions ordered by query, then score descending; the order among equal scores is
-        left to the caller (``canonical`` re-sorts tied entries by doc id).
-
-        When the queries' lengths are similar (a top-k run), sorts one padded row per query instead,
-        which is several times faster than a global lexsort on millions of entries.
-        """
+    def _score_order(self, qidx: np.ndarray) -> np.ndarray:
+        """Positions sorted by query, then score descending (ties in arbitrary order)."""
         lengths = np.diff(self.offsets)
-        n, width = len(self.scores), int(lengths.max()) if len(lengths) else 0
-        if not n or self.n_queries * width > 2 * n:
+        width = int(lengths.max()) if len(lengths) else 0
+        if len(lengths) and (lengths == width).all():  # equal depths: sort the rows of a reshaped view
+            rows = np.argsort(-self.scores.reshape(self.n_queries, width), axis=1)
+            return (rows + self.offsets[:-1, None]).ravel()
+        if self.n_queries * width > 4 * len(self.scores) + 1024:  # very uneven queries: one global sort
             return np.lexsort((-self.scores, qidx))
-        if self.n_queries * width == n:  # every query has the same length: no padding needed
-            columns = np.argsort(-self.scores.reshape(self.n_queries, width), axis=1)
-            return (columns + self.offsets[:-1, None]).reshape(-1)
-        padded = np.full((self.n_queries, width), np.nan)  # NaN sorts last: padding after every entry
-        padded[qidx, np.arange(n) - self.offsets[qidx]] = -self.scores
-        columns = np.argsort(padded, axis=1)
-        return (columns + self.offsets[:-1, None])[columns < lengths[:, None]]
+        column = np.arange(len(self.scores)) - np.repeat(self.offsets[:-1], lengths)
+        padded = np.full((self.n_queries, width), np.inf)
+        padded[qidx, column] = -self.scores
+        rows = np.argsort(padded, axis=1)
+        return (rows + self.offsets[:-1, None])[rows < lengths[:, None]]
+
+    def _order_ties(self, codes: np.ndarray, tied: np.ndarray) -> np.ndarray:
+        """Order each group of equal (query, score) neighbours by document id descending."""
+        starts = np.flatnonzero(tied & ~np.concatenate([[False], tied[:-1]]))
+        ends = np.flatnonzero(tied & ~np.concatenate([tied[1:], [False]])) + 2
+        sizes = ends - starts
+        members = np.repeat(starts - np.concatenate([[0], np.cumsum(sizes)[:-1]]), sizes) + np.arange(sizes.sum())
+        group = np.repeat(np.arange(len(starts)), sizes)
+        # String order of just the tied documents (a C-level object sort), then sort within groups on it.
+        string_rank = np.empty(len(members), dtype=np.int64)
+        string_rank[np.argsort(self.doc_vocab[codes[members]], kind="stable")] = np.arange(len(members))
+        codes = codes.copy()
+        codes[members] = codes[members[np.lexsort((-string_rank, group))]]
+        return codes
 
     def truncated(self, depth: int) -> "Run":
         """The first ``depth`` entries of each query (of the canonical order)."""

@@ -41,10 +41,10 @@ def top_k(scores: np.ndarray, k: int, id_rank: np.ndarray, min_score: float | No
 
 
 def run_from_topk(query_ids: list[str], chosen: list[np.ndarray], scores: list[np.ndarray],
-                  doc_ids: np.ndarray) -> Run:
+                  doc_ids: np.ndarray, id_index: dict | None = None) -> Run:
     """Assemble a Run from per-query document indices (into ``doc_ids``) and their scores."""
     lengths = np.array([len(c) for c in chosen], dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(lengths)])
     codes = np.concatenate(chosen) if chosen else np.empty(0, dtype=np.int64)
     values = np.concatenate(scores) if scores else np.empty(0, dtype=np.float64)
-    return Run.from_arrays(query_ids, offsets, codes, values, doc_ids)
+    return Run.from_arrays(query_ids, offsets, codes, values, doc_ids, id_index)

@@ -69,18 +69,29 @@ def _id(obj: dict, path: Path, number: int) -> str:
 
 
 def load_corpus(path: Path) -> Corpus:
+    """Read a corpus.jsonl[.gz] into three aligned lists.
+
+    Lean on purpose (a 1M-document corpus is held in about 1.5x its file size, see
+    benchmarks/load_scale.py): per document only the three strings and one set entry pointing at the
+    id are kept; the line of a duplicate id's first occurrence is found by re-reading the file,
+    only when there is a duplicate.
+    """
     ids: list[str] = []
     titles: list[str] = []
     texts: list[str] = []
-    seen: dict[str, int] = {}
+    seen: set[str] = set()
     for number, obj in iter_jsonl(path):
         doc_id = _id(obj, path, number)
         if doc_id in seen:
-            raise InputError(f"duplicate document id (first on line {seen[doc_id]})", path, number, doc_id)
-        seen[doc_id] = number
+            first = next(n for n, o in iter_jsonl(path) if _id(o, path, n) == doc_id)
+            raise InputError(f"duplicate document id (first on line {first})", path, number, doc_id)
+        seen.add(doc_id)
         ids.append(doc_id)
-        titles.append(str(obj.get("title") or ""))
-        texts.append(str(obj.get("text") or ""))
+        title = obj.get("title") or ""
+        text = obj.get("text") or ""
+        titles.append(title if type(title) is str else str(title))
+        texts.append(text if type(text) is str else str(text))
+    del seen
     if not ids:
         raise InputError("the corpus is empty", path)
     return Corpus(ids, titles, texts)

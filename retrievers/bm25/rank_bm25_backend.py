@@ -19,7 +19,8 @@ class RankBM25Backend:
         from rank_bm25 import BM25Okapi
 
         self._model = BM25Okapi([self.analyzer(c) for c in corpus.contents()], k1=self.k1, b=self.b)
-        self._ids = corpus.id_array()
+        self._corpus = corpus
+        self._ids = corpus.id_array
         self._rank = string_ranks(self._ids)
 
     def search(self, queries: Queries, k: int) -> Run:
@@ -31,4 +32,4 @@ class RankBM25Backend:
             (idx,) = top_k(s[None, :], k, self._rank, min_score=0.0)
             chosen.append(idx)
             scores.append(s[idx])
-        return run_from_topk(queries.ids, chosen, scores, self._ids)
+        return run_from_topk(queries.ids, chosen, scores, self._ids, self._corpus.id_index)

@@ -6,6 +6,8 @@ test modules need no shared import path.
 
 from __future__ import annotations
 
+from functools import lru_cache
+from pathlib import Path
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -85,6 +87,23 @@ def ranking_case(rankings: dict[str, Sequence[float | None]],
         for n, grade in enumerate((unretrieved or {}).get(qid, ())):
             rows.append((qid, f"{qid}-u{n:03d}", float(grade)))
     return Run.from_dict(results), Qrels.from_rows(rows)
+
+
+@lru_cache(maxsize=2)
+def _bm25_top1000(folder: Path):
+    from harness.datasets.beir import load_beir_folder
+    from retrievers import create
+
+    dataset = load_beir_folder(folder)
+    retriever = create("bm25", backend="rank-bm25")
+    retriever.index(dataset.corpus)
+    return dataset, retriever.search(dataset.queries, 1000)
+
+
+@pytest.fixture
+def bm25_top1000():
+    """``(dataset, BM25 top-1000 run)`` for a BEIR folder, built once per session (~10 s each)."""
+    return _bm25_top1000
 
 
 @pytest.fixture

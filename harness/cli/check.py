@@ -1,0 +1,78 @@
+"""``harness check``: gate a search stack on a committed baseline (exit 0 pass, 1 regression, 2 bad input)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from harness.cli import app
+
+
+@app.command()
+def check(
+    baseline: str = typer.Option(..., "--baseline", help="Baseline metrics.json (or its result folder)."),
+    current: str = typer.Option(..., "--current", help="Current metrics.json (or its result folder)."),
+    metric: Optional[List[str]] = typer.Option(None, "--metric", "-m", help="Metric to gate (repeatable; "
+                                                                            "default NDCG@10)."),
+    tolerance: float = typer.Option(0.005, "--tolerance", help="Largest mean change (absolute) that is never a "
+                                                               "regression."),
+    alpha: float = typer.Option(0.05, "--alpha", help="Significance level of the paired test."),
+    test: str = typer.Option("randomization", "--test", help="Paired test: randomization or t."),
+    permutations: int = typer.Option(10_000, "--permutations", help="Sign permutations of the randomization test."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the randomization test."),
+    intersection: bool = typer.Option(False, "--intersection",
+                                      help="Check on the queries common to both files instead of refusing "
+                                           "different query sets."),
+    show: int = typer.Option(5, "--show", help="Queries that lost most, listed per regressed or noisy metric."),
+    qrels: Optional[Path] = typer.Option(None, "--qrels", help="Qrels to mark judged documents in the listing "
+                                                               "(default: the qrels the metrics name, if unchanged)."),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the verdicts as JSON here."),
+) -> None:
+    """Gate CURRENT on BASELINE: a verdict per metric; exit 0 pass, 1 regression, 2 bad input.
+
+    REGRESSED: mean drop > tolerance and p < alpha (exit 1). IMPROVED: gain > tolerance and p < alpha.
+    NOISE: change > tolerance but p >= alpha. OK: change within tolerance.
+    """
+    from harness.atomic import write_json
+    from harness.compare import align, load_system, run_check
+    from harness.compare.check import format_report
+    from harness.errors import HarnessError
+
+    if show < 0:
+        raise HarnessError("--show must be >= 0")
+    if permutations < 1:
+        raise HarnessError("--permutations must be >= 1")
+    metrics = list(dict.fromkeys(metric or ["NDCG@10"]))
+    for role, argument in (("baseline", baseline), ("current", current)):
+        path = Path(argument)
+        if path.exists() and not path.is_dir() and path.suffix != ".json":
+            raise HarnessError(f"--{role} takes a metrics.json or a result folder, got {argument}")
+    base = load_system(f"baseline={baseline}")
+    cur = load_system(f"current={current}")
+    aligned = align([base, cur], metrics, intersection=intersection)
+    judgments = _judgments(qrels, cur, base) if show else None
+    result = run_check(aligned, metrics, tolerance=tolerance, alpha=alpha, test=test, permutations=permutations,
+                       seed=seed, show=show, qrels=judgments)
+    typer.echo(format_report(result, baseline, current), nl=False)
+    if json_out:
+        write_json(json_out, result.to_dict())
+    raise typer.Exit(result.exit_code)
+
+
+def _judgments(explicit: Optional[Path], *systems) -> dict | None:
+    """``{query: {doc: grade}}`` from --qrels, else from the qrels a metrics file names (if unchanged)."""
+    from harness.compare.load import find_qrels
+    from harness.formats.trec import read_qrels
+
+    if explicit is not None:
+        return read_qrels(explicit).to_dict()
+    for system in systems:
+        path = find_qrels(system)
+        if path is not None:
+            try:
+                return read_qrels(path).to_dict()
+            except Exception:  # noqa: BLE001 - the annotation is optional
+                return None
+    return None

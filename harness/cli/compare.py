@@ -1,0 +1,79 @@
+"""``harness compare``: several results side by side, with significance against a baseline."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from harness.cli import app
+
+DEFAULT_METRICS = ("NDCG@10", "Recall@100", "MRR@10")
+
+
+@app.command()
+def compare(
+    results: List[str] = typer.Argument(..., help="Result folders, metrics.json files or TREC runs (with --qrels); "
+                                                  "NAME=PATH names one."),
+    metric: Optional[List[str]] = typer.Option(None, "--metric", "-m",
+                                               help="Metric to compare (repeatable; default NDCG@10, Recall@100, "
+                                                    "MRR@10 where present)."),
+    baseline: Optional[str] = typer.Option(None, "--baseline", "-b", help="Baseline system name (default: the first)."),
+    qrels: Optional[Path] = typer.Option(None, "--qrels", help="Qrels for run files (TREC or BEIR tsv)."),
+    test: str = typer.Option("randomization", "--test", help="Test that decides significance: randomization or t."),
+    alpha: float = typer.Option(0.05, "--alpha", help="Significance level (after Holm's correction)."),
+    permutations: int = typer.Option(10_000, "--permutations", help="Sign permutations of the randomization test."),
+    resamples: int = typer.Option(10_000, "--resamples", help="Bootstrap resamples of the confidence interval."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the randomization test and the bootstrap."),
+    intersection: bool = typer.Option(False, "--intersection",
+                                      help="Compare on the queries common to all results instead of refusing "
+                                           "different query sets."),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the comparison as JSON here."),
+    markdown_out: Optional[Path] = typer.Option(None, "--markdown", help="Write the Markdown here."),
+    plots: bool = typer.Option(False, "--plots", help="Write PNG plots beside the --json file."),
+) -> None:
+    """Compare RESULTS on the chosen metrics: Markdown table (best in bold), paired tests, Holm correction."""
+    from harness.atomic import write_json, write_text
+    from harness.compare import Settings, align, compare as run_compare, load_system
+    from harness.compare.load import unique_names
+    from harness.compare.table import comparison_markdown
+    from harness.errors import HarnessError
+
+    if len(results) < 2:
+        raise HarnessError("compare needs at least two results")
+    if plots and json_out is None:
+        raise HarnessError("--plots writes beside the JSON: give --json PATH too")
+    settings = Settings(test=test, alpha=alpha, permutations=permutations, resamples=resamples, seed=seed)
+    wanted = list(metric or DEFAULT_METRICS)
+    systems = [load_system(r, qrels=qrels, metrics=wanted) for r in results]
+    unique_names(systems)
+    if not metric:  # the defaults that every result has
+        wanted = [m for m in DEFAULT_METRICS if all(m in s.values for s in systems)]
+        if not wanted:
+            raise HarnessError(f"none of the default metrics ({', '.join(DEFAULT_METRICS)}) is in every result; "
+                               "choose with --metric")
+    aligned = align(systems, wanted, intersection=intersection)
+    for warning in aligned.warnings:
+        typer.echo(f"warning: {warning}", err=True)
+    comparison = run_compare(aligned, baseline, settings)
+    markdown = comparison_markdown(comparison)
+    typer.echo(markdown, nl=False)
+    if markdown_out:
+        write_text(markdown_out, markdown)
+    if json_out:
+        write_json(json_out, comparison.to_dict())
+        if plots:
+            _plots(comparison, json_out.parent, json_out.stem)
+
+
+def _plots(comparison, folder: Path, prefix: str) -> None:
+    from harness.compare.plots import plot_metric_curves, plot_query_differences
+
+    written = plot_metric_curves(comparison.aligned.systems, folder, prefix)
+    base = comparison.baseline
+    for (system, metric) in comparison.cells:
+        d = comparison.aligned.of(system, metric) - comparison.aligned.of(base, metric)
+        written.append(plot_query_differences(base, system, metric, d, folder, prefix))
+    for path in written:
+        typer.echo(f"plot written to {path}", err=True)

@@ -1,0 +1,19 @@
+"""Console output: the metric table as rich renders it."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from harness.reports.markdown import table_cells
+
+
+def print_metrics(means: dict[str, float], title: str = "", console: Console | None = None) -> None:
+    families, labels, cells = table_cells(means)
+    table = Table(title=title or None)
+    table.add_column("metric")
+    for label in labels:
+        table.add_column(label, justify="right")
+    for family in families:
+        table.add_row(family, *[f"{cells[(family, c)]:.4f}" if (family, c) in cells else "" for c in labels])
+    (console or Console()).print(table)

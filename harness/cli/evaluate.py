@@ -1,0 +1,56 @@
+"""``harness evaluate``: any TREC run against TREC or BEIR qrels."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from harness.cli import app
+from harness.cli.display import print_metrics
+from harness.cli.options import METRIC_HELP, parse_k, parse_metrics
+
+
+@app.command()
+def evaluate(
+    qrels: Path = typer.Option(..., "--qrels", help="Qrels: TREC (qid iter docid grade) or BEIR tsv."),
+    run: Path = typer.Option(..., "--run", help="TREC run (qid Q0 docid rank score tag)."),
+    k: Optional[str] = typer.Option(None, "--k", help="Cutoffs, comma-separated (default 1,3,5,10,100,1000)."),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Write metrics.json here."),
+    markdown_out: Optional[Path] = typer.Option(None, "--markdown", help="Write the Markdown table here."),
+    keep_identical_ids: bool = typer.Option(False, "--keep-identical-ids",
+                                            help="Keep hits whose document id equals the query id."),
+    relevance_threshold: float = typer.Option(1.0, "--relevance-threshold",
+                                              help="Grade at or above which a document is relevant "
+                                                   "(binary metrics; any positive number, for float grades)."),
+    metric: Optional[List[str]] = typer.Option(None, "--metric", "-m", help=METRIC_HELP),
+) -> None:
+    """Evaluate a TREC run file and print the metric table."""
+    from harness.atomic import write_json, write_text
+    from harness.datasets.beir import sha256
+    from harness.evaluation import Evaluator
+    from harness.formats.trec import read_qrels, read_run
+    from harness.reports import metrics_document, metrics_table
+
+    k_values = parse_k(k)
+    evaluator = Evaluator(parse_metrics(metric, k_values), k_values=k_values, relevance_threshold=relevance_threshold,
+                          ignore_identical_ids=not keep_identical_ids)
+    start = time.perf_counter()
+    judgments, ranking = read_qrels(qrels), read_run(run)
+    loaded = time.perf_counter()
+    result = evaluator.evaluate(ranking, judgments)
+    timings = {"load_s": loaded - start, "evaluate_s": time.perf_counter() - loaded}
+    print_metrics(result.means, title=f"{run.name}: {result.n_queries} queries")
+    if result.n_missing_from_run:
+        typer.echo(f"note: {result.n_missing_from_run} judged queries are missing from the run and score 0", err=True)
+    if json_out:
+        document = metrics_document(
+            result, dataset={"name": qrels.name, "split": None, "files": {str(qrels): sha256(qrels)},
+                             "n_docs": None, "n_queries": result.n_queries},
+            retriever={"name": "run-file", "params": {"path": str(run), "sha256": sha256(run)}},
+            k_values=k_values, depth=None, timings=timings)
+        write_json(json_out, document)
+    if markdown_out:
+        write_text(markdown_out, metrics_table(result.means, title=run.name))

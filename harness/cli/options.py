@@ -1,0 +1,48 @@
+"""Option parsing shared by commands: k lists, metric lists, ``key=value`` parameters."""
+
+from __future__ import annotations
+
+import json
+
+from harness.errors import HarnessError
+from harness.evaluation import DEFAULT_K
+
+
+def parse_k(text: str | None) -> list[int]:
+    if not text:
+        return list(DEFAULT_K)
+    try:
+        ks = sorted({int(part) for part in text.replace(" ", "").split(",") if part})
+    except ValueError:
+        raise HarnessError(f"--k takes comma-separated integers, e.g. 1,3,5,10; got {text!r}") from None
+    if not ks or ks[0] < 1:
+        raise HarnessError(f"--k values must be >= 1; got {text!r}")
+    return ks
+
+
+METRIC_HELP = ("Metric to add to BEIR's six (repeatable or comma-separated), e.g. bpref, R-Prec, AP, "
+               "Success, Judged, DCG, NDCG_exp, DCG_jarvelin@10; a family without @k is computed at every --k.")
+
+
+def parse_metrics(items: list[str] | None, k_values: list[int]) -> list:
+    """BEIR's six families at every k, then the ``--metric`` names (families expand over k)."""
+    from harness.evaluation import DEFAULT_FAMILIES, metrics_for
+
+    extra = [part.strip() for item in items or [] for part in item.split(",") if part.strip()]
+    try:
+        return metrics_for([*DEFAULT_FAMILIES, *extra], k_values)
+    except ValueError as exc:
+        raise HarnessError(f"--metric: {exc}") from None
+
+
+def parse_params(items: list[str] | None) -> dict:
+    params = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise HarnessError(f"--param takes key=value; got {item!r}")
+        try:
+            params[key] = json.loads(value)
+        except json.JSONDecodeError:
+            params[key] = value
+    return params

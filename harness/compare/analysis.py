@@ -1,0 +1,129 @@
+"""Every system against a baseline on every chosen metric, with Holm's correction across systems.
+
+For each metric, each non-baseline system is compared with the baseline on the aligned per-query
+values (:func:`harness.compare.significance.compare_paired`: paired t-test, Fisher's randomization
+test, paired bootstrap interval). The p-values of each test are then Holm-adjusted across the
+systems compared on that metric (m = number of systems - 1), and a difference is called
+significant when the adjusted p-value of the chosen test is below ``alpha``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from harness.compare.load import Aligned
+from harness.compare.significance import PairedComparison, compare_paired, holm_bonferroni
+
+TESTS = {"randomization": "Fisher's randomization test", "t": "paired t-test"}
+SCHEMA = "retrieval-harness/compare/v1"
+
+
+@dataclass(frozen=True)
+class Settings:
+    test: str = "randomization"
+    alpha: float = 0.05
+    permutations: int = 10_000
+    resamples: int = 10_000
+    confidence: float = 0.95
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.test not in TESTS:
+            raise ValueError(f"test must be one of {', '.join(TESTS)}; got {self.test!r}")
+        if not 0.0 < self.alpha < 1.0:
+            raise ValueError(f"alpha must be between 0 and 1, got {self.alpha}")
+        if self.permutations < 1 or self.resamples < 1:
+            raise ValueError("permutations and resamples must be >= 1")
+        if not 0.0 < self.confidence < 1.0:
+            raise ValueError(f"confidence must be between 0 and 1, got {self.confidence}")
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One system against the baseline on one metric."""
+
+    system: str
+    metric: str
+    stats: PairedComparison
+    p_t_holm: float
+    p_randomization_holm: float
+    p_value: float  # the chosen test's Holm-adjusted p
+    significant: bool
+
+    def to_dict(self) -> dict:
+        return {"system": self.system, "metric": self.metric, **self.stats.to_dict(),
+                "p_t_holm": self.p_t_holm, "p_randomization_holm": self.p_randomization_holm,
+                "p_value": self.p_value, "significant": self.significant}
+
+
+@dataclass
+class Comparison:
+    aligned: Aligned
+    baseline: str
+    settings: Settings
+    means: dict[str, dict[str, float]]  # system -> metric -> mean over the aligned queries
+    cells: dict[tuple[str, str], Cell] = field(default_factory=dict)  # (system, metric) -> Cell
+
+    @property
+    def systems(self) -> list[str]:
+        return [s.name for s in self.aligned.systems]
+
+    @property
+    def metrics(self) -> list[str]:
+        return self.aligned.metrics
+
+    def best(self, metric: str) -> set[str]:
+        top = max(self.means[s][metric] for s in self.systems)
+        return {s for s in self.systems if self.means[s][metric] == top}
+
+    def to_dict(self) -> dict:
+        return _finite({
+            "schema": SCHEMA,
+            "baseline": self.baseline,
+            "metrics": self.metrics,
+            "n_queries": len(self.aligned.query_ids),
+            "settings": {"test": self.settings.test, "alpha": self.settings.alpha,
+                         "permutations": self.settings.permutations, "resamples": self.settings.resamples,
+                         "confidence": self.settings.confidence, "seed": self.settings.seed,
+                         "correction": "holm-bonferroni across systems, per metric and test"},
+            "systems": [{"name": s.name, "source": str(s.source), "means": self.means[s.name]}
+                        for s in self.aligned.systems],
+            "comparisons": [cell.to_dict() for cell in self.cells.values()],
+            "warnings": self.aligned.warnings,
+        })
+
+
+def _finite(obj):
+    """JSON has no infinities: a t statistic of +-inf is written as the strings "inf" / "-inf"."""
+    if isinstance(obj, float) and math.isinf(obj):
+        return "inf" if obj > 0 else "-inf"
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_finite(v) for v in obj]
+    return obj
+
+
+def compare(aligned: Aligned, baseline: str | None = None, settings: Settings | None = None) -> Comparison:
+    """Compare every system of ``aligned`` with ``baseline`` (default: the first system)."""
+    settings = settings or Settings()
+    names = [s.name for s in aligned.systems]
+    baseline = names[0] if baseline is None else baseline
+    if baseline not in names:
+        raise ValueError(f"baseline {baseline!r} is not one of the systems ({', '.join(names)})")
+    means = {n: {m: float(aligned.of(n, m).mean()) for m in aligned.metrics} for n in names}
+    result = Comparison(aligned, baseline, settings, means)
+    others = [n for n in names if n != baseline]
+    for metric in aligned.metrics:
+        base = aligned.of(baseline, metric)
+        stats = [compare_paired(base, aligned.of(n, metric), permutations=settings.permutations,
+                                resamples=settings.resamples, confidence=settings.confidence, seed=settings.seed)
+                 for n in others]
+        p_t = holm_bonferroni([s.p_t for s in stats])
+        p_r = holm_bonferroni([s.p_randomization for s in stats])
+        for i, (name, s) in enumerate(zip(others, stats)):
+            p = float(p_t[i] if settings.test == "t" else p_r[i])
+            result.cells[(name, metric)] = Cell(name, metric, s, float(p_t[i]), float(p_r[i]), p,
+                                                p < settings.alpha and s.difference != 0)
+    return result

@@ -1,0 +1,219 @@
+"""Regression gate: a baseline and a current result, one verdict per metric.
+
+For a metric, with per-query differences ``d = current - baseline`` on the aligned queries,
+``delta = mean(d)``, ``tol`` the tolerance (absolute, in metric units, >= 0) and ``p`` the
+two-sided p-value of the chosen paired test (Fisher's randomization test by default, or the
+paired t-test), the verdict is:
+
+* ``REGRESSED``: ``delta < -tol`` and ``p < alpha`` -- a drop larger than the tolerance that the
+  test says is not query-sampling noise. The gate fails (exit 1).
+* ``IMPROVED``: ``delta > tol`` and ``p < alpha``.
+* ``NOISE``: ``|delta| > tol`` and ``p >= alpha`` -- the mean moved by more than the tolerance,
+  but a change of that size is plausible by chance on this many queries. Passes.
+* ``OK``: ``|delta| <= tol``, whatever ``p`` -- within tolerance (a significant change smaller
+  than the tolerance is deemed too small to matter). Passes.
+
+The p-values are not corrected across the metrics of one check (each metric is its own gate);
+check fewer metrics, or lower ``alpha``, to keep the chance of a false alarm down.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from harness.compare.load import Aligned, SystemResult
+from harness.compare.significance import paired_t_test, randomization_test
+from harness.errors import HarnessError
+
+OK, IMPROVED, REGRESSED, NOISE = "OK", "IMPROVED", "REGRESSED", "NOISE"
+
+
+def verdict(delta: float, p_value: float, tolerance: float, alpha: float) -> str:
+    """The verdict for a mean difference ``delta`` with p-value ``p_value`` (rules above)."""
+    if tolerance < 0:
+        raise ValueError(f"tolerance must be >= 0, got {tolerance}")
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be between 0 and 1, got {alpha}")
+    if abs(delta) <= tolerance:
+        return OK
+    if p_value >= alpha:
+        return NOISE
+    return IMPROVED if delta > 0 else REGRESSED
+
+
+@dataclass(frozen=True)
+class QueryChange:
+    """One query's change on one metric, with the documents that left / entered its top k."""
+
+    query_id: str
+    query: str | None
+    baseline: float
+    current: float
+    k: int | None
+    left: list[str] | None = None  # in the baseline's top k, not in the current one (baseline order)
+    entered: list[str] | None = None  # in the current top k, not in the baseline's (current order)
+    grades: dict[str, float] | None = None  # judged grades of the documents in left / entered (with qrels)
+
+    @property
+    def difference(self) -> float:
+        return self.current - self.baseline
+
+    def to_dict(self) -> dict:
+        return {"query_id": self.query_id, "query": self.query, "baseline": self.baseline, "current": self.current,
+                "difference": self.difference, "k": self.k, "left_top_k": self.left, "entered_top_k": self.entered,
+                "judged": self.grades}
+
+
+@dataclass
+class MetricCheck:
+    metric: str
+    baseline_mean: float
+    current_mean: float
+    p_value: float
+    verdict: str
+    wins: int
+    ties: int
+    losses: int
+    worst: list[QueryChange] = field(default_factory=list)
+
+    @property
+    def delta(self) -> float:
+        return self.current_mean - self.baseline_mean
+
+    def to_dict(self) -> dict:
+        return {"metric": self.metric, "baseline": self.baseline_mean, "current": self.current_mean,
+                "delta": self.delta, "p_value": self.p_value, "verdict": self.verdict, "wins": self.wins,
+                "ties": self.ties, "losses": self.losses, "worst_queries": [q.to_dict() for q in self.worst]}
+
+
+@dataclass
+class CheckResult:
+    checks: list[MetricCheck]
+    n_queries: int
+    tolerance: float
+    alpha: float
+    test: str
+    warnings: list[str]
+
+    @property
+    def regressed(self) -> bool:
+        return any(c.verdict == REGRESSED for c in self.checks)
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.regressed else 0
+
+    def to_dict(self) -> dict:
+        return {"schema": "retrieval-harness/check/v1", "passed": not self.regressed, "n_queries": self.n_queries,
+                "tolerance": self.tolerance, "alpha": self.alpha, "test": self.test, "warnings": self.warnings,
+                "checks": [c.to_dict() for c in self.checks]}
+
+
+def cutoff(metric: str) -> int | None:
+    """The k of ``NAME@k`` (None without one)."""
+    _, sep, k = metric.rpartition("@")
+    return int(k) if sep and k.isdigit() else None
+
+
+def _top(system: SystemResult, query_id: str, k: int, warnings: list[str]) -> list[str] | None:
+    try:
+        return system.top_docs(query_id, k)
+    except HarnessError as exc:  # a broken run.trec only costs the diagnosis, never the verdict
+        warnings.append(f"rankings of {system.name} unavailable: {exc}")
+        system.run_path = None
+        return None
+
+
+def run_check(aligned: Aligned, metrics: list[str] | None = None, tolerance: float = 0.005, alpha: float = 0.05,
+              test: str = "randomization", permutations: int = 10_000, seed: int = 0, show: int = 5,
+              default_k: int = 10, qrels: dict[str, dict[str, float]] | None = None) -> CheckResult:
+    """Verdicts for ``aligned.systems[0]`` (baseline) against ``aligned.systems[1]`` (current).
+
+    ``qrels`` (``{query_id: {doc_id: grade}}``), when given, adds the judged grades of the
+    documents that left or entered the top k of the queries that lost most.
+    """
+    if len(aligned.systems) != 2:
+        raise ValueError("a check compares exactly two results: baseline and current")
+    if test not in ("randomization", "t"):
+        raise ValueError(f"test must be 'randomization' or 't', got {test!r}")
+    verdict(0.0, 1.0, tolerance, alpha)  # validates tolerance and alpha up front
+    unknown = [m for m in metrics or () if m not in aligned.metrics]
+    if unknown:
+        raise ValueError(f"metric {unknown[0]} was not aligned (aligned: {', '.join(aligned.metrics)})")
+    base, cur = aligned.systems
+    warnings = list(aligned.warnings)
+    checks = []
+    for metric in metrics or aligned.metrics:
+        a, b = aligned.of(base.name, metric), aligned.of(cur.name, metric)
+        d = b - a
+        if test == "t":
+            p = paired_t_test(a, b).p_value
+        else:
+            p = randomization_test(a, b, permutations=permutations, seed=seed).p_value
+        delta = float(b.mean() - a.mean())
+        check = MetricCheck(metric, float(a.mean()), float(b.mean()), p, verdict(delta, p, tolerance, alpha),
+                            int((d > 0).sum()), int((d == 0).sum()), int((d < 0).sum()))
+        losers = np.argsort(d, kind="stable")[:show]
+        losers = losers[d[losers] < 0]
+        texts = cur.query_texts() or base.query_texts()
+        k = cutoff(metric) or default_k
+        for i in losers.tolist():
+            qid = aligned.query_ids[i]
+            before, after = _top(base, qid, k, warnings), _top(cur, qid, k, warnings)
+            left = entered = grades = None
+            if before is not None and after is not None:
+                after_set, before_set = set(after), set(before)
+                left = [doc for doc in before if doc not in after_set]
+                entered = [doc for doc in after if doc not in before_set]
+                if qrels is not None:
+                    judged = qrels.get(qid, {})
+                    grades = {doc: judged[doc] for doc in left + entered if doc in judged}
+            check.worst.append(QueryChange(qid, texts.get(qid), float(a[i]), float(b[i]), k, left, entered, grades))
+        checks.append(check)
+    return CheckResult(checks, len(aligned.query_ids), tolerance, alpha, test, list(dict.fromkeys(warnings)))
+
+
+def _docs(ids: list[str] | None, grades: dict[str, float] | None, limit: int) -> str:
+    """Documents in rank order, those judged with a grade > 0 first and marked ``(grade g)``."""
+    if ids is None:
+        return "(no ranking)"
+    if not ids:
+        return "none"
+    grades = grades or {}
+    relevant = [d for d in ids if grades.get(d, 0) > 0]
+    ordered = relevant + [d for d in ids if grades.get(d, 0) <= 0]
+    shown = ", ".join(f"{d} (grade {grades[d]:g})" if d in grades else d for d in ordered[:limit])
+    return shown + (f", ... (+{len(ids) - limit} more)" if len(ids) > limit else "")
+
+
+def format_report(result: CheckResult, baseline: str, current: str, max_docs: int = 10) -> str:
+    """The plain-text report ``harness check`` prints."""
+    test = "randomization test" if result.test == "randomization" else "paired t-test"
+    lines = [f"check: {current} against baseline {baseline} on {result.n_queries} queries "
+             f"(tolerance {result.tolerance:g}, alpha {result.alpha:g}, {test})"]
+    width = max(len(c.metric) for c in result.checks)
+    for c in result.checks:
+        lines.append(f"  {c.verdict:<9} {c.metric:<{width}}  {c.baseline_mean:.4f} -> {c.current_mean:.4f}  "
+                     f"({c.delta:+.4f}, p = {c.p_value:.4g}; {c.wins} better, {c.ties} same, {c.losses} worse)")
+    for c in result.checks:
+        if c.verdict not in (REGRESSED, NOISE) or not c.worst:
+            continue
+        lines.append("")
+        lines.append(f"queries that lost most on {c.metric} ({c.verdict}):")
+        for q in c.worst:
+            text = f"  {q.query!r}" if q.query else ""
+            lines.append(f"  {q.query_id}{text}")
+            lines.append(f"      {c.metric}: {q.baseline:.4f} -> {q.current:.4f} ({q.difference:+.4f})")
+            if q.left is not None or q.entered is not None:
+                lines.append(f"      left top {q.k}: {_docs(q.left, q.grades, max_docs)}")
+                lines.append(f"      entered top {q.k}: {_docs(q.entered, q.grades, max_docs)}")
+            else:
+                lines.append("      (rankings unavailable: no run.trec beside both metrics files)")
+    for w in result.warnings:
+        lines.append(f"warning: {w}")
+    verdict_line = "FAILED: regression on " + ", ".join(c.metric for c in result.checks if c.verdict == REGRESSED) \
+        if result.regressed else "PASSED"
+    lines.append(verdict_line)
+    return "\n".join(lines) + "\n"

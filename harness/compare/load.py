@@ -1,0 +1,339 @@
+"""Read systems to compare into aligned per-query arrays.
+
+A system is given as one of
+
+* a result folder (as written by ``harness run``) holding ``metrics.json``, and optionally
+  ``per_query.jsonl`` (query texts) and ``run.trec`` (the ranking);
+* a ``metrics.json`` file (``harness run`` or ``harness evaluate --json``); the files above are
+  looked for beside it;
+* a TREC run file, evaluated here against the qrels given with it.
+
+``NAME=PATH`` names the system (default: the folder name, or the file name without suffix).
+
+Alignment: every system must have been evaluated on the same set of queries (``metrics.json``
+scores a judged query missing from the run as 0, so systems on the same qrels always agree). A
+query present in one system but not another is an :class:`InputError` by default, because a
+gate that silently drops queries can hide a regression; ``intersection=True`` compares on the
+queries common to all systems instead and returns a warning saying how many were dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from harness.errors import InputError
+
+METRICS_SCHEMA_PREFIX = "retrieval-harness/metrics/"
+
+
+def _objects(values: Iterable[str]) -> np.ndarray:
+    values = list(values)
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
+
+
+@dataclass
+class SystemResult:
+    """One system's per-query values: ``values[metric][i]`` belongs to ``query_ids[i]``."""
+
+    name: str
+    source: Path
+    query_ids: np.ndarray
+    values: dict[str, np.ndarray]
+    document: dict | None = None  # the metrics.json object, when read from one
+    explicit_name: bool = False  # given as NAME=PATH (never renamed)
+    per_query_path: Path | None = None
+    run_path: Path | None = None
+    _texts: dict[str, str] | None = field(default=None, repr=False)
+    _run: object = field(default=None, repr=False)
+    _run_index: dict | None = field(default=None, repr=False)
+
+    @property
+    def metric_names(self) -> list[str]:
+        return list(self.values)
+
+    def query_texts(self) -> dict[str, str]:
+        """Query id -> text from ``per_query.jsonl`` beside the metrics (empty when absent or unreadable)."""
+        if self._texts is None:
+            self._texts = read_query_texts(self.per_query_path) if self.per_query_path else {}
+        return self._texts
+
+    def run(self):
+        """The ranking (a :class:`harness.run.Run` in canonical order), or None when there is none.
+
+        A malformed ``run.trec`` raises InputError; callers that only decorate their output with
+        rankings catch it and go on without.
+        """
+        if self._run is None and self.run_path is not None:
+            from harness.formats.trec import read_run
+
+            self._run = read_run(self.run_path)
+        return self._run
+
+    def top_docs(self, query_id: str, k: int) -> list[str] | None:
+        """The first ``k`` document ids ranked for ``query_id`` (None without a run; [] if the run lacks it)."""
+        run = self.run()
+        if run is None:
+            return None
+        if self._run_index is None:
+            self._run_index = {q: i for i, q in enumerate(run.query_ids.tolist())}
+        i = self._run_index.get(query_id)
+        return [] if i is None else run.doc_ids(i)[:k]
+
+
+# ------------------------------------------------------------------------------ readers
+def read_query_texts(path: Path) -> dict[str, str]:
+    """``query_id -> query`` from a per_query.jsonl; lines without both fields are skipped."""
+    texts: dict[str, str] = {}
+    try:
+        with open(path, encoding="utf-8") as handle:
+            for line in handle:
+                try:
+                    obj = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                if isinstance(obj, dict) and obj.get("query_id") is not None and isinstance(obj.get("query"), str):
+                    texts[str(obj["query_id"])] = obj["query"]
+    except (OSError, UnicodeDecodeError):
+        return {}
+    return texts
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def read_metrics_json(path: str | Path, name: str | None = None) -> SystemResult:
+    """Read a metrics.json (schema ``retrieval-harness/metrics/v1``) with its per-query values."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read metrics file: {getattr(exc, 'strerror', None) or exc}", path) from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"malformed JSON: {exc.msg}", path, exc.lineno) from None
+    if not isinstance(doc, dict):
+        raise InputError("expected a JSON object (a metrics.json written by harness run / evaluate --json)", path)
+    schema = doc.get("schema")
+    if not (isinstance(schema, str) and schema.startswith(METRICS_SCHEMA_PREFIX)):
+        raise InputError(f"not a metrics file: schema is {schema!r}, expected '{METRICS_SCHEMA_PREFIX}v1'", path)
+    per_query = doc.get("per_query")
+    if not isinstance(per_query, dict) or not per_query:
+        raise InputError("no per-query values ('per_query'): significance tests need them", path)
+    query_ids = list(per_query)
+    first = per_query[query_ids[0]]
+    if not isinstance(first, dict) or not first:
+        raise InputError("per-query entry is not an object of metric values", path, id=query_ids[0])
+    names = list(first)
+    columns = {metric: np.empty(len(query_ids), dtype=np.float64) for metric in names}
+    for i, qid in enumerate(query_ids):
+        row = per_query[qid]
+        if not isinstance(row, dict):
+            raise InputError("per-query entry is not an object of metric values", path, id=qid)
+        for metric in names:
+            value = row.get(metric)
+            if not _number(value):
+                problem = "missing" if value is None else f"not a finite number ({value!r})"
+                raise InputError(f"per-query value of {metric} is {problem}", path, id=qid)
+            columns[metric][i] = value
+    folder = path.parent
+    per_query_path = folder / "per_query.jsonl"
+    run_path = folder / "run.trec"
+    return SystemResult(
+        name=name or (folder.name if path.name == "metrics.json" else path.stem) or str(path),
+        source=path, query_ids=_objects(query_ids), values=columns, document=doc,
+        per_query_path=per_query_path if per_query_path.is_file() else None,
+        run_path=run_path if run_path.is_file() else None)
+
+
+def read_run_file(path: str | Path, qrels_path: str | Path, metrics: Sequence[str], name: str | None = None,
+                  relevance_threshold: float = 1.0, ignore_identical_ids: bool = True) -> SystemResult:
+    """Evaluate a TREC run against qrels (TREC or BEIR tsv) on ``metrics``."""
+    from harness.evaluation import Evaluator
+    from harness.formats.trec import read_qrels, read_run
+
+    path = Path(path)
+    run = read_run(path)
+    result = Evaluator(list(metrics), relevance_threshold=relevance_threshold,
+                       ignore_identical_ids=ignore_identical_ids).evaluate(run, read_qrels(qrels_path))
+    return SystemResult(name=name or path.stem, source=path, query_ids=result.query_ids,
+                        values={m: np.asarray(v, dtype=np.float64) for m, v in result.values.items()},
+                        run_path=path, _run=run)
+
+
+def find_qrels(system: SystemResult) -> Path | None:
+    """The qrels a metrics.json was evaluated on, when still present with the recorded sha256.
+
+    ``harness run`` records ``dataset.name``/``split`` and ``files["qrels/<split>.tsv"]``;
+    ``harness evaluate`` records the qrels path itself as the key of ``files``.
+    """
+    doc = system.document or {}
+    dataset = doc.get("dataset") or {}
+    files = dataset.get("files") or {}
+    if not isinstance(files, dict):
+        return None
+    candidates = []
+    split = dataset.get("split")
+    key = f"qrels/{split}.tsv"
+    if split and key in files and isinstance(dataset.get("name"), str):
+        from harness.datasets import resolve
+
+        try:
+            _, folder = resolve(dataset["name"])
+            candidates.append((folder / key, files[key]))
+        except Exception:  # noqa: BLE001 - a dataset that cannot be found only costs the annotation
+            pass
+    candidates.extend((Path(name), digest) for name, digest in files.items()
+                      if "qrels" in name or name.endswith((".tsv", ".txt", ".qrels")))
+    from harness.datasets.beir import sha256
+
+    for path, digest in candidates:
+        try:
+            if path.is_file() and sha256(path) == digest:
+                return path
+        except OSError:
+            continue
+    return None
+
+
+def split_name(argument: str) -> tuple[str | None, str]:
+    """``NAME=PATH`` -> (NAME, PATH); a plain path (even one containing '=') -> (None, PATH)."""
+    name, sep, rest = argument.partition("=")
+    if sep and name and rest and not Path(argument).exists():
+        return name, rest
+    return None, argument
+
+
+def load_system(argument: str, qrels: str | Path | None = None, metrics: Sequence[str] = (),
+                **evaluator_options) -> SystemResult:
+    """Load one ``[NAME=]PATH`` argument (result folder, metrics.json, or run file with ``qrels``)."""
+    name, text = split_name(argument)
+    path = Path(text)
+    if path.is_dir():
+        if not (path / "metrics.json").is_file():
+            raise InputError("no metrics.json in this result folder", path)
+        system = read_metrics_json(path / "metrics.json", name)
+    elif not path.is_file():
+        raise InputError("no such file or folder", path)
+    elif path.suffix == ".json":
+        system = read_metrics_json(path, name)
+    elif qrels is None:
+        raise InputError("a run file needs qrels to be evaluated (--qrels FILE)", path)
+    elif not metrics:
+        raise InputError("a run file needs the metrics to compute (--metric)", path)
+    else:
+        system = read_run_file(path, qrels, metrics, name, **evaluator_options)
+    system.explicit_name = name is not None
+    return system
+
+
+def unique_names(systems: list[SystemResult]) -> None:
+    """Make default names unique by prefixing the parent folder; refuse names that still clash."""
+    counts: dict[str, int] = {}
+    for s in systems:
+        counts[s.name] = counts.get(s.name, 0) + 1
+    for s in systems:
+        if counts[s.name] > 1 and not s.explicit_name:
+            folder = s.source.parent if s.source.name == "metrics.json" else s.source
+            s.name = f"{folder.parent.name}/{s.name}" if folder.parent.name else s.name
+    seen: dict[str, SystemResult] = {}
+    for s in systems:
+        if s.name in seen:
+            raise InputError(f"two systems are both named {s.name!r} (also {seen[s.name].source}); "
+                             "name them with NAME=PATH", s.source)
+        seen[s.name] = s
+
+
+# ------------------------------------------------------------------------------ alignment
+@dataclass(frozen=True)
+class Aligned:
+    """Per-query values of several systems on the same queries, in the same order."""
+
+    query_ids: np.ndarray
+    systems: list[SystemResult]
+    values: dict[str, dict[str, np.ndarray]]  # system name -> metric -> values aligned with query_ids
+    metrics: list[str]
+    warnings: list[str]
+
+    def of(self, system: str, metric: str) -> np.ndarray:
+        return self.values[system][metric]
+
+
+def align(systems: Sequence[SystemResult], metrics: Sequence[str], intersection: bool = False) -> Aligned:
+    """Align ``systems`` on their queries for ``metrics`` (see the module docstring for the rule)."""
+    systems = list(systems)
+    if not systems:
+        raise ValueError("nothing to align")
+    metrics = list(dict.fromkeys(metrics))
+    if not metrics:
+        raise ValueError("no metrics to align")
+    for s in systems:
+        missing = [m for m in metrics if m not in s.values]
+        if missing:
+            raise InputError(f"metric {missing[0]} is not in this result (it has {', '.join(s.metric_names)})",
+                             s.source)
+    warnings: list[str] = []
+    reference = systems[0]
+    query_ids = reference.query_ids.tolist()
+    common = set(query_ids)
+    for s in systems[1:]:
+        ids = set(s.query_ids.tolist())
+        if ids == common:
+            continue
+        only_ref = [q for q in query_ids if q not in ids]
+        only_this = [q for q in s.query_ids.tolist() if q not in common]
+        if not intersection:
+            detail = []
+            if only_ref:
+                detail.append(f"{len(only_ref)} of {reference.name}'s queries are missing here (first: {only_ref[0]!r})")
+            if only_this:
+                detail.append(f"{len(only_this)} queries are not in {reference.name} (first: {only_this[0]!r})")
+            raise InputError("different query sets: " + "; ".join(detail)
+                             + " -- evaluate both on the same qrels, or pass --intersection", s.source)
+        common &= ids
+    if len(common) < len(query_ids) or any(len(s.query_ids) != len(common) for s in systems):
+        union = set().union(*(set(s.query_ids.tolist()) for s in systems))
+        warnings.append(f"comparing on the {len(common)} queries common to all systems "
+                        f"({len(union) - len(common)} of {len(union)} queries dropped)")
+    ordered = [q for q in query_ids if q in common]
+    if len(ordered) < 2:
+        raise InputError(f"only {len(ordered)} query in common: paired tests need at least 2", reference.source)
+    values: dict[str, dict[str, np.ndarray]] = {}
+    for s in systems:
+        position = {q: i for i, q in enumerate(s.query_ids.tolist())}
+        take = np.fromiter((position[q] for q in ordered), dtype=np.int64, count=len(ordered))
+        values[s.name] = {m: s.values[m][take] for m in metrics}
+    warnings.extend(consistency_warnings(systems))
+    return Aligned(_objects(ordered), systems, values, metrics, warnings)
+
+
+def consistency_warnings(systems: Sequence[SystemResult]) -> list[str]:
+    """Warnings when the metrics files say the systems were evaluated differently."""
+    warnings = []
+    documents = [(s, s.document) for s in systems if s.document is not None]
+    if len(documents) < 2:
+        return warnings
+    ref, ref_doc = documents[0]
+    for s, doc in documents[1:]:
+        ref_files = set(((ref_doc.get("dataset") or {}).get("files") or {}).values())
+        files = set(((doc.get("dataset") or {}).get("files") or {}).values())
+        # harness evaluate records only the qrels, harness run corpus, queries and qrels: a subset is fine.
+        if ref_files and files and not (ref_files <= files or files <= ref_files):
+            warnings.append(f"{s.name} and {ref.name} were evaluated on different dataset files (sha256 differ)")
+        ref_settings = ref_doc.get("settings") or {}
+        settings = doc.get("settings") or {}
+        changed = sorted(k for k in set(ref_settings) & set(settings)
+                         if None not in (ref_settings[k], settings[k]) and ref_settings[k] != settings[k])
+        if changed:
+            warnings.append(f"{s.name} and {ref.name} differ in evaluation settings: "
+                            + ", ".join(f"{k} {ref_settings[k]!r} vs {settings[k]!r}" for k in changed))
+    return warnings

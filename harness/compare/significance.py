@@ -1,0 +1,280 @@
+"""Paired significance tests on aligned per-query arrays.
+
+Every function takes two arrays ``a`` (the baseline) and ``b`` (the other system) of per-query
+values of one metric, aligned so that ``a[i]`` and ``b[i]`` belong to the same query, and works on
+the per-query differences ``d = b - a``. All tests are two-sided; the null hypothesis is that the
+two systems are interchangeable (mean difference 0).
+
+* :func:`paired_t_test` -- Student's paired t-test::
+
+      t = mean(d) / (sd(d) / sqrt(n)),   sd with n - 1 degrees of freedom,   p = P(|T_{n-1}| >= |t|)
+
+  The t-distribution tail is computed here (no scipy): ``P(|T_v| >= |t|) = I_{v/(v+t^2)}(v/2, 1/2)``
+  with ``I`` the regularized incomplete beta function, evaluated by its continued fraction.
+  Degenerate cases: all differences 0 -> t = 0, p = 1; a constant non-zero difference -> t = +-inf,
+  p = 0 (scipy returns NaN for both).
+* :func:`randomization_test` -- Fisher's (paired) randomization test, as in Smucker, Allan and
+  Carterette (CIKM 2007): under the null each query's pair could have come out either way, so each
+  ``d[i]`` is equally likely to carry either sign. The p-value is the share of the 2^n sign
+  assignments ``s`` whose ``|sum(s * d)|`` is at least the observed ``|sum(d)|``. Zero differences
+  add 0 under either sign, so only the m non-zero ones are permuted (all zero: p = 1). When
+  ``2^m <= permutations`` every assignment is enumerated (exact p). Otherwise ``permutations``
+  random sign vectors are drawn (seeded) and ``p = (count + 1) / (permutations + 1)``, counting the
+  observed assignment itself (Phipson and Smyth 2010), so a Monte Carlo p is never 0.
+* :func:`paired_bootstrap_ci` -- percentile confidence interval of ``mean(d)``: queries are
+  resampled with replacement ``resamples`` times (seeded) and the interval is the
+  ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` quantiles of the resampled means.
+* :func:`holm_bonferroni` -- Holm's step-down adjustment of m p-values (sorted ascending
+  ``p_(1) <= ... <= p_(m)``): ``adj_(j) = max_{i <= j} min(1, (m - i + 1) * p_(i))``. Rejecting where
+  ``adj < alpha`` controls the family-wise error rate at ``alpha``.
+
+Random draws are made in blocks of sign (or index) matrices so that memory stays bounded
+(about ``_BLOCK_CELLS`` cells per block) while the work stays in numpy.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Sequence
+
+import numpy as np
+
+_BLOCK_CELLS = 1 << 22  # cells of one block of random signs / indices (32 MiB as float64)
+_MAX_EXACT_QUERIES = 24  # never enumerate more than 2^24 sign vectors
+
+
+def _differences(a: Sequence[float], b: Sequence[float]) -> np.ndarray:
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    if a.ndim != 1 or a.shape != b.shape:
+        raise ValueError(f"paired tests need two 1-d arrays of the same length, got shapes {a.shape} and {b.shape}")
+    if len(a) < 2:
+        raise ValueError(f"paired tests need at least 2 queries, got {len(a)}")
+    if not (np.isfinite(a).all() and np.isfinite(b).all()):
+        raise ValueError("per-query values must be finite numbers")
+    return b - a
+
+
+# ------------------------------------------------------------------------------ t distribution
+def _beta_continued_fraction(a: float, b: float, x: float) -> float:
+    """Continued fraction of the incomplete beta function (modified Lentz), valid for x < (a+1)/(a+b+2)."""
+    tiny = 1e-300
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c, d = 1.0, 1.0 - qab * x / qap
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 10_000):
+        m2 = 2 * m
+        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c
+        c = c if abs(c) > tiny else tiny
+        h *= d * c
+        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c
+        c = c if abs(c) > tiny else tiny
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) < 1e-16:
+            break
+    return h
+
+
+def regularized_incomplete_beta(a: float, b: float, x: float, one_minus_x: float | None = None) -> float:
+    """I_x(a, b) = B(x; a, b) / B(a, b) for a, b > 0 and 0 <= x <= 1.
+
+    ``one_minus_x`` may give ``1 - x`` computed without cancellation (for x close to 1).
+    """
+    y = 1.0 - x if one_minus_x is None else one_minus_x
+    if a <= 0 or b <= 0:
+        raise ValueError(f"incomplete beta needs a, b > 0, got {a}, {b}")
+    if not 0.0 <= x <= 1.0:
+        raise ValueError(f"incomplete beta needs 0 <= x <= 1, got {x}")
+    if x == 0.0 or y == 0.0:
+        return 1.0 - y
+    log_front = (math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
+                 + a * math.log(x) + b * math.log(y))
+    if x < (a + 1.0) / (a + b + 2.0):
+        return math.exp(log_front) * _beta_continued_fraction(a, b, x) / a
+    return 1.0 - math.exp(log_front) * _beta_continued_fraction(b, a, y) / b
+
+
+def t_two_sided_p(t: float, df: float) -> float:
+    """P(|T| >= |t|) for Student's t with ``df`` degrees of freedom: I_{df/(df+t^2)}(df/2, 1/2)."""
+    if df <= 0:
+        raise ValueError(f"degrees of freedom must be > 0, got {df}")
+    if math.isnan(t):
+        raise ValueError("t statistic is NaN")
+    if math.isinf(t):
+        return 0.0
+    return min(1.0, regularized_incomplete_beta(df / 2.0, 0.5, df / (df + t * t), t * t / (df + t * t)))
+
+
+# ------------------------------------------------------------------------------ tests
+@dataclass(frozen=True)
+class TTestResult:
+    statistic: float
+    p_value: float
+    df: int
+
+
+def paired_t_test(a: Sequence[float], b: Sequence[float]) -> TTestResult:
+    """Paired t-test of ``b`` against ``a`` (see the module docstring for the formula)."""
+    d = _differences(a, b)
+    n = len(d)
+    mean = float(d.mean())
+    sd = float(d.std(ddof=1))
+    # A difference that is constant up to rounding has sd ~ 1e-17 rather than 0: treat it as constant.
+    if sd <= 1e-12 * max(1.0, float(np.abs(d).max())):
+        if abs(mean) <= 1e-15:
+            return TTestResult(0.0, 1.0, n - 1)
+        return TTestResult(math.copysign(math.inf, mean), 0.0, n - 1)
+    t = mean / (sd / math.sqrt(n))
+    return TTestResult(t, t_two_sided_p(t, n - 1), n - 1)
+
+
+@dataclass(frozen=True)
+class RandomizationResult:
+    p_value: float
+    n_permutations: int  # sign vectors evaluated (2^m when exact, m = non-zero differences)
+    exact: bool
+    seed: int | None
+
+
+def _count_extreme(signs: np.ndarray, d: np.ndarray, threshold: float) -> int:
+    return int(np.count_nonzero(np.abs(signs @ d) >= threshold))
+
+
+def randomization_test(a: Sequence[float], b: Sequence[float], permutations: int = 10_000, seed: int = 0,
+                       method: str = "auto") -> RandomizationResult:
+    """Fisher's paired randomization test (see the module docstring).
+
+    ``method``: ``"auto"`` enumerates all 2^m sign vectors of the m non-zero differences when
+    ``2^m <= permutations``, else samples; ``"exact"`` always enumerates (m <= 24); ``"monte-carlo"``
+    always samples ``permutations`` vectors.
+    """
+    d = _differences(a, b)
+    if permutations < 1:
+        raise ValueError(f"permutations must be >= 1, got {permutations}")
+    if method not in ("auto", "exact", "monte-carlo"):
+        raise ValueError(f"method must be 'auto', 'exact' or 'monte-carlo', got {method!r}")
+    # A zero difference adds 0 whatever its sign: only the m non-zero differences matter, so the
+    # exact enumeration runs over 2^m sign vectors (e.g. a change that touched 12 of 300 queries).
+    d = d[d != 0.0]
+    m = len(d)
+    if m == 0:
+        return RandomizationResult(1.0, 1, True, None)
+    observed = abs(float(d.sum()))
+    # Sums that equal the observed one in exact arithmetic may differ from it in the last bits.
+    threshold = observed - 1e-9 * float(np.abs(d).sum())
+    exact = method == "exact" or (method == "auto" and m <= _MAX_EXACT_QUERIES and 2 ** m <= permutations)
+    if exact:
+        if m > _MAX_EXACT_QUERIES:
+            raise ValueError(f"exact enumeration is limited to {_MAX_EXACT_QUERIES} non-zero differences, got {m}")
+        total = 2 ** m
+        bits = np.arange(m, dtype=np.int64)
+        rows = max(1, _BLOCK_CELLS // m)
+        count = 0
+        for start in range(0, total, rows):
+            codes = np.arange(start, min(total, start + rows), dtype=np.int64)
+            signs = 1.0 - 2.0 * ((codes[:, None] >> bits) & 1)
+            count += _count_extreme(signs, d, threshold)
+        return RandomizationResult(count / total, total, True, None)
+    rng = np.random.default_rng(seed)
+    rows = max(1, _BLOCK_CELLS // m)
+    count = 0
+    for start in range(0, permutations, rows):
+        size = min(rows, permutations - start)
+        signs = rng.integers(0, 2, size=(size, m), dtype=np.int8).astype(np.float64) * 2.0 - 1.0
+        count += _count_extreme(signs, d, threshold)
+    return RandomizationResult((count + 1) / (permutations + 1), permutations, False, seed)
+
+
+@dataclass(frozen=True)
+class BootstrapResult:
+    low: float
+    high: float
+    confidence: float
+    resamples: int
+    seed: int
+
+
+def paired_bootstrap_ci(a: Sequence[float], b: Sequence[float], resamples: int = 10_000, confidence: float = 0.95,
+                        seed: int = 0) -> BootstrapResult:
+    """Percentile bootstrap interval of ``mean(b - a)`` over queries resampled with replacement."""
+    d = _differences(a, b)
+    n = len(d)
+    if resamples < 1:
+        raise ValueError(f"resamples must be >= 1, got {resamples}")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
+    rng = np.random.default_rng(seed)
+    rows = max(1, _BLOCK_CELLS // n)
+    means = np.empty(resamples, dtype=np.float64)
+    for start in range(0, resamples, rows):
+        size = min(rows, resamples - start)
+        means[start:start + size] = d[rng.integers(0, n, size=(size, n))].mean(axis=1)
+    tail = (1.0 - confidence) / 2.0
+    low, high = np.quantile(means, [tail, 1.0 - tail])
+    return BootstrapResult(float(low), float(high), confidence, resamples, seed)
+
+
+def holm_bonferroni(p_values: Sequence[float]) -> np.ndarray:
+    """Holm-adjusted p-values, in the input order (see the module docstring)."""
+    p = np.asarray(p_values, dtype=np.float64)
+    if p.ndim != 1:
+        raise ValueError("holm_bonferroni takes a 1-d sequence of p-values")
+    if p.size == 0:
+        return p.copy()
+    if np.isnan(p).any() or (p < 0).any() or (p > 1).any():
+        raise ValueError(f"p-values must lie in [0, 1], got {p.tolist()}")
+    m = len(p)
+    order = np.argsort(p, kind="stable")
+    scaled = np.minimum(1.0, (m - np.arange(m)) * p[order])
+    adjusted = np.empty(m, dtype=np.float64)
+    adjusted[order] = np.maximum.accumulate(scaled)
+    return adjusted
+
+
+@dataclass(frozen=True)
+class PairedComparison:
+    """Every statistic of one system against the baseline on one metric."""
+
+    n: int
+    baseline_mean: float
+    mean: float
+    difference: float
+    wins: int
+    losses: int
+    ties: int
+    t_statistic: float
+    p_t: float
+    p_randomization: float
+    randomization_exact: bool
+    permutations: int
+    ci_low: float
+    ci_high: float
+    confidence: float
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def compare_paired(a: Sequence[float], b: Sequence[float], permutations: int = 10_000, resamples: int = 10_000,
+                   confidence: float = 0.95, seed: int = 0) -> PairedComparison:
+    """Run all three tests of ``b`` against ``a``."""
+    d = _differences(a, b)
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    t = paired_t_test(a, b)
+    r = randomization_test(a, b, permutations=permutations, seed=seed)
+    ci = paired_bootstrap_ci(a, b, resamples=resamples, confidence=confidence, seed=seed)
+    return PairedComparison(
+        n=len(d), baseline_mean=float(a.mean()), mean=float(b.mean()), difference=float(d.mean()),
+        wins=int((d > 0).sum()), losses=int((d < 0).sum()), ties=int((d == 0).sum()),
+        t_statistic=t.statistic, p_t=t.p_value, p_randomization=r.p_value, randomization_exact=r.exact,
+        permutations=r.n_permutations, ci_low=ci.low, ci_high=ci.high, confidence=confidence)

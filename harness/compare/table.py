@@ -1,0 +1,74 @@
+"""Markdown for a comparison: systems x metrics (best in bold, significance marks), then the details.
+
+Main table: one row per system, one column per metric, the mean over the compared queries at 4
+decimals; the best value of each column is bold (every system that reaches it exactly). A system
+significantly better than the baseline (Holm-adjusted p of the chosen test < alpha) is marked
+``▲``, significantly worse ``▼``. The details table gives, for every system and metric, the mean
+difference with its bootstrap interval, the raw and adjusted p-values of both tests, and the
+number of queries won, tied and lost against the baseline.
+"""
+
+from __future__ import annotations
+
+from harness.compare.analysis import TESTS, Comparison
+
+
+def _p(value: float) -> str:
+    return "<0.0001" if value < 1e-4 else f"{value:.4f}"
+
+
+def _signed(value: float) -> str:
+    return f"{value:+.4f}"
+
+
+def comparison_table(comparison: Comparison) -> str:
+    c = comparison
+    lines = ["| system | " + " | ".join(c.metrics) + " |",
+             "| --- | " + " | ".join("---:" for _ in c.metrics) + " |"]
+    best = {m: c.best(m) for m in c.metrics}
+    for system in c.systems:
+        cells = []
+        for metric in c.metrics:
+            text = f"{c.means[system][metric]:.4f}"
+            if system in best[metric]:
+                text = f"**{text}**"
+            cell = c.cells.get((system, metric))
+            if cell is not None and cell.significant:
+                text += " ▲" if cell.stats.difference > 0 else " ▼"
+            cells.append(text)
+        label = f"{system} (baseline)" if system == c.baseline else system
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def details_table(comparison: Comparison) -> str:
+    c = comparison
+    pct = f"{c.settings.confidence:.0%}"
+    lines = [f"| system | metric | Δ vs baseline | {pct} CI | p (t) | p (rand.) | p Holm (t) | p Holm (rand.) | W/T/L |",
+             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for (system, metric), cell in c.cells.items():
+        s = cell.stats
+        lines.append(f"| {system} | {metric} | {_signed(s.difference)} | [{_signed(s.ci_low)}, {_signed(s.ci_high)}] "
+                     f"| {_p(s.p_t)} | {_p(s.p_randomization)} | {_p(cell.p_t_holm)} | {_p(cell.p_randomization_holm)} "
+                     f"| {s.wins}/{s.ties}/{s.losses} |")
+    return "\n".join(lines) + "\n"
+
+
+def comparison_markdown(comparison: Comparison, title: str | None = "Comparison") -> str:
+    c = comparison
+    s = c.settings
+    n = len(c.aligned.query_ids)
+    sections = [f"## {title}"] if title else []
+    sections.append(comparison_table(c).rstrip())
+    sections.append(f"{n} queries. Best value per metric in bold. ▲ / ▼: significantly better / worse than "
+                    f"**{c.baseline}** ({TESTS[s.test]}, Holm-Bonferroni adjusted across {len(c.systems) - 1} "
+                    f"system(s), alpha = {s.alpha}).")
+    if c.cells:
+        rand = (f"{s.permutations:,} seeded sign permutations (seed {s.seed}), or all 2^n sign flips when "
+                "that is fewer")
+        sections.append(details_table(c).rstrip())
+        sections.append(f"Δ: mean per-query difference (system - baseline); CI: paired bootstrap, "
+                        f"{s.resamples:,} resamples (seed {s.seed}); randomization test: {rand}; "
+                        "W/T/L: queries won / tied / lost.")
+    sections.extend(f"> warning: {w}" for w in c.aligned.warnings)
+    return "\n\n".join(sections) + "\n"

@@ -1,0 +1,341 @@
+"""Download BEIR dataset zips into the cache: streamed, resumable, checksummed, unpacked atomically.
+
+Layout under the cache root (``$HARNESS_CACHE_DIR``, else the user cache dir)::
+
+    <root>/datasets/<name>/                 an unpacked dataset (corpus.jsonl, queries.jsonl, qrels/)
+    <root>/datasets/<name>/DOWNLOAD.json    where it came from: url, checksums, size, date
+    <root>/datasets/.downloads/<name>.zip   a verified zip (removed once unpacked unless kept)
+    <root>/datasets/.downloads/<name>.zip.part   bytes received so far; the next call resumes from here
+
+pooch does the bookkeeping (checksum check, temp file renamed into place only when the checksum
+matches); :class:`ResumableDownloader` does the transfer: an HTTP GET streamed into the ``.part``
+file, resumed with a ``Range`` request after an interruption, retried with backoff on connection
+errors, truncated bodies and 5xx answers. A dataset folder appears only by renaming a fully unpacked
+temp folder, so an interrupted download or unpack never leaves a folder that looks complete.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import time
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+from harness.datasets import registry
+from harness.errors import HarnessError
+
+CACHE_ENV = "HARNESS_CACHE_DIR"
+MIRROR_ENV = "HARNESS_BEIR_MIRROR"
+OFFLINE_ENV = "HARNESS_OFFLINE"
+MANIFEST = "DOWNLOAD.json"
+
+
+# --------------------------------------------------------------------------- locations
+def cache_root() -> Path:
+    """``$HARNESS_CACHE_DIR`` when set, else the platform's user cache dir for retrieval-harness."""
+    env = os.environ.get(CACHE_ENV)
+    if env:
+        return Path(env).expanduser()
+    import pooch
+
+    return Path(pooch.os_cache("retrieval-harness"))
+
+
+def datasets_root() -> Path:
+    return cache_root() / "datasets"
+
+
+def downloads_dir() -> Path:
+    return datasets_root() / ".downloads"
+
+
+def dataset_dir(name: str) -> Path:
+    """Where dataset ``name`` lives once downloaded (a CQADupStack forum is a subfolder)."""
+    base, subset = registry.split_name(name)
+    folder = datasets_root() / base
+    return folder / subset if subset else folder
+
+
+def is_downloaded(name: str) -> bool:
+    """True when the dataset's folder is complete: unpacked by :func:`download` (it has a manifest,
+    written before the folder is renamed into place) or placed by hand (it has a corpus file)."""
+    base, _ = registry.split_name(name)
+    folder = dataset_dir(name)
+    if (datasets_root() / base / MANIFEST).is_file() and folder.is_dir():
+        return True
+    return any((folder / f).is_file() for f in ("corpus.jsonl", "corpus.jsonl.gz"))
+
+
+def mirror_url() -> str | None:
+    return os.environ.get(MIRROR_ENV) or None
+
+
+def _offline() -> bool:
+    return os.environ.get(OFFLINE_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+# --------------------------------------------------------------------------- transfer
+class RetryableError(Exception):
+    """A transfer failure worth another try (connection lost, body cut short, server error)."""
+
+
+@dataclass
+class ResumableDownloader:
+    """A pooch downloader: streamed GET into a stable ``.part`` file, resumed with ``Range``.
+
+    pooch calls it with the temp file name it will checksum and rename into place; the bytes are
+    first gathered in ``part_path`` (which survives a killed process) and moved onto pooch's temp
+    file only when the transfer is complete.
+    """
+
+    part_path: Path
+    progressbar: bool = False
+    retries: int = 3
+    backoff: float = 1.0
+    timeout: float = 60.0
+    chunk_size: int = 1 << 16
+
+    def __call__(self, url: str, output_file, pooch=None, check_only: bool = False):
+        import requests
+
+        if check_only:
+            response = requests.head(url, allow_redirects=True, timeout=self.timeout)
+            return response.status_code == 200
+        last: Exception | None = None
+        for attempt in range(self.retries + 1):
+            if attempt:
+                time.sleep(self.backoff * 2 ** (attempt - 1))
+            try:
+                self._transfer(url)
+                break
+            except RetryableError as exc:
+                last = exc
+            except (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError) as exc:
+                # ChunkedEncodingError: the body ended before Content-Length (urllib3 enforces it).
+                last = RetryableError(f"{type(exc).__name__}: {exc}")
+        else:
+            raise TransferError(url, str(last), attempts=self.retries + 1)
+        os.replace(self.part_path, output_file)
+        return None
+
+    def _transfer(self, url: str) -> None:
+        import requests
+
+        have = self.part_path.stat().st_size if self.part_path.exists() else 0
+        headers = {"Range": f"bytes={have}-"} if have else {}
+        with requests.get(url, headers=headers, stream=True, timeout=self.timeout) as response:
+            status = response.status_code
+            if status == 416:  # nothing left to send from that offset: the part is stale
+                self.part_path.unlink(missing_ok=True)
+                raise RetryableError("server refused the resume offset (HTTP 416); starting over")
+            if status >= 500:
+                raise RetryableError(f"HTTP {status} {response.reason}")
+            if status >= 400:
+                raise TransferError(url, f"HTTP {status} {response.reason}", attempts=1, retry=False)
+            if have and status == 206 and not _range_starts_at(response.headers.get("Content-Range"), have):
+                self.part_path.unlink(missing_ok=True)
+                raise RetryableError("server resumed at the wrong offset; starting over")
+            mode = "ab" if have and status == 206 else "wb"
+            start = have if mode == "ab" else 0
+            length = response.headers.get("Content-Length")
+            expected = start + int(length) if length and length.isdigit() else None
+            with open(self.part_path, mode) as handle, _progress(self.progressbar, url, expected, start) as advance:
+                for block in response.iter_content(self.chunk_size):
+                    handle.write(block)
+                    advance(len(block))
+                handle.flush()
+                os.fsync(handle.fileno())
+        size = self.part_path.stat().st_size
+        if expected is not None and size != expected:
+            raise RetryableError(f"body cut short: {size} of {expected} bytes")
+
+
+def _range_starts_at(content_range: str | None, offset: int) -> bool:
+    # "bytes 100-199/200"
+    if not content_range or not content_range.startswith("bytes "):
+        return False
+    first = content_range[6:].split("-", 1)[0]
+    return first.isdigit() and int(first) == offset
+
+
+@contextlib.contextmanager
+def _progress(enabled: bool, url: str, total: int | None, done: int) -> Iterator:
+    if not enabled:
+        yield lambda n: None
+        return
+    from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn,
+                               TransferSpeedColumn)
+
+    columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
+               TimeRemainingColumn())
+    with Progress(*columns, transient=False) as progress:
+        task = progress.add_task(url.rsplit("/", 1)[-1], total=total, completed=done)
+        yield lambda n: progress.advance(task, n)
+
+
+class TransferError(HarnessError):
+    """A download that failed for good (after retries, or at once for a 4xx answer)."""
+
+    def __init__(self, url: str, reason: str, attempts: int, retry: bool = True):
+        self.url = url
+        self.reason = reason
+        tries = f" after {attempts} attempt(s)" if retry else ""
+        super().__init__(f"cannot download {url}{tries}: {reason}")
+
+
+# --------------------------------------------------------------------------- fetch + verify
+def fetch(url: str, dest: Path, known_hash: str | None, progressbar: bool = False, retries: int = 3,
+          backoff: float = 1.0, timeout: float = 60.0) -> Path:
+    """Download ``url`` to ``dest`` unless ``dest`` already holds a file with ``known_hash``.
+
+    ``known_hash`` is pooch's ``"md5:<hex>"`` / ``"sha256:<hex>"``. On a checksum mismatch nothing is
+    left behind (not even the ``.part``) and a HarnessError names both checksums.
+    """
+    import pooch
+
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    part = dest.with_name(dest.name + ".part")
+    downloader = ResumableDownloader(part, progressbar=progressbar, retries=retries, backoff=backoff,
+                                     timeout=timeout)
+    try:
+        return Path(pooch.retrieve(url, known_hash=known_hash, fname=dest.name, path=dest.parent,
+                                   downloader=downloader))
+    except ValueError as exc:  # pooch: hash mismatch (temp file already deleted)
+        part.unlink(missing_ok=True)
+        raise HarnessError(f"checksum mismatch for {url}: {exc}".replace("\n", " ")) from None
+
+
+@contextlib.contextmanager
+def _lock(path: Path) -> Iterator[None]:
+    """An exclusive advisory lock (POSIX) so that two processes do not write the same ``.part``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+") as handle:
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - non-POSIX
+            yield
+            return
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def _file_digest(path: Path, algorithm: str) -> str:
+    digest = hashlib.new(algorithm)
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+# --------------------------------------------------------------------------- unpack
+def unpack(zip_path: Path, target: Path, manifest: dict | None = None) -> Path:
+    """Unpack ``zip_path`` so that ``target`` holds the dataset, atomically.
+
+    BEIR zips hold one top-level folder (``nfcorpus/...``); its contents become ``target``. Members
+    that would land outside the folder are refused.
+    """
+    target.parent.mkdir(parents=True, exist_ok=True)
+    for stale in target.parent.glob(f".{target.name}.unpack-*"):  # left by an interrupted unpack
+        shutil.rmtree(stale, ignore_errors=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.unpack-", dir=target.parent))
+    try:
+        try:
+            with zipfile.ZipFile(zip_path) as archive:
+                root = tmp.resolve()
+                for member in archive.namelist():
+                    if not (root / member).resolve().is_relative_to(root):
+                        raise HarnessError(f"{zip_path}: member {member!r} would unpack outside the dataset folder")
+                archive.extractall(tmp)
+        except zipfile.BadZipFile as exc:
+            raise HarnessError(f"{zip_path}: not a valid zip file ({exc})") from None
+        entries = [p for p in tmp.iterdir() if p.name != "__MACOSX"]
+        content = entries[0] if len(entries) == 1 and entries[0].is_dir() else tmp
+        if manifest is not None:
+            (content / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+        if target.exists():
+            shutil.rmtree(target)
+        os.replace(content, target)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+# --------------------------------------------------------------------------- the whole job
+def offline_help(name: str, url: str) -> str:
+    zip_path = downloads_dir() / f"{name}.zip"
+    return (f"fetch {url} on a connected machine and put it at {zip_path} (it is checked and unpacked on the "
+            f"next call), or unpack it yourself so that {datasets_root() / name}/corpus.jsonl exists; "
+            f"or point {MIRROR_ENV} (or --mirror) at a reachable copy")
+
+
+def download(name: str, *, mirror: str | None = None, url: str | None = None, sha256: str | None = None,
+             force: bool = False, keep_zip: bool = False, progressbar: bool = False, retries: int = 3,
+             backoff: float = 1.0, timeout: float = 60.0) -> Path:
+    """Download and unpack dataset ``name`` into the cache; return its folder.
+
+    A registered name is fetched from BEIR (or ``mirror`` / ``$HARNESS_BEIR_MIRROR``) and checked
+    against BEIR's published md5. ``url`` + ``sha256`` fetch a zip the registry does not know (or a
+    different copy of one it does), checked against that sha256. A CQADupStack forum name downloads
+    the whole CQADupStack zip and returns the forum's folder.
+    """
+    base, subset = registry.split_name(name)
+    info = registry.lookup(name)
+    if url is not None:
+        if not sha256:
+            raise HarnessError("--url needs --sha256: every download is checked against a checksum")
+        known_hash = f"sha256:{sha256.lower()}"
+    elif info is None:
+        raise HarnessError(f"unknown dataset {name!r}: not in the registry ({', '.join(registry.names())}); "
+                           "give --url and --sha256 to fetch a zip the registry does not know")
+    else:
+        url = info.url(mirror or mirror_url())
+        known_hash = info.known_hash
+        if known_hash is None:
+            raise HarnessError(f"no published checksum for {name!r}; give --url and --sha256")
+    target = datasets_root() / base
+    if not force and is_downloaded(name):
+        return dataset_dir(name)
+    zip_path = downloads_dir() / f"{base}.zip"
+    with _lock(downloads_dir() / f"{base}.lock"):
+        if not force and is_downloaded(name):  # another process finished it meanwhile
+            return dataset_dir(name)
+        if _offline() and not zip_path.exists():
+            raise HarnessError(f"offline ({OFFLINE_ENV} is set): cannot download {base}. " + offline_help(base, url))
+        try:
+            fetch(url, zip_path, known_hash, progressbar=progressbar, retries=retries, backoff=backoff,
+                  timeout=timeout)
+        except TransferError as exc:
+            raise HarnessError(f"{exc}. " + offline_help(base, url)) from None
+        manifest = {
+            "name": base, "url": url, "known_hash": known_hash, "bytes": zip_path.stat().st_size,
+            "md5": _file_digest(zip_path, "md5"), "sha256": _file_digest(zip_path, "sha256"),
+            "downloaded_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        }
+        unpack(zip_path, target, manifest)
+        if not keep_zip:
+            zip_path.unlink(missing_ok=True)
+    folder = dataset_dir(name)
+    if subset is not None and not folder.is_dir():
+        raise HarnessError(f"{target} has no forum folder {subset!r}")
+    return folder
+
+
+def manifest(name: str) -> dict | None:
+    """The DOWNLOAD.json of a downloaded dataset, None when absent."""
+    base, _ = registry.split_name(name)
+    path = datasets_root() / base / MANIFEST
+    if not path.is_file():
+        return None
+    return json.loads(path.read_text(encoding="utf-8"))

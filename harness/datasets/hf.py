@@ -1,0 +1,124 @@
+"""Load a BEIR dataset from the Hugging Face hub through ``datasets``: ``hf:BeIR/<name>``.
+
+BEIR publishes each dataset as two hub repos: ``BeIR/<name>`` with configs ``corpus`` (split
+``corpus``: ``_id``, ``title``, ``text``) and ``queries`` (split ``queries``: ``_id``, ``text``), and
+``BeIR/<name>-qrels`` with one TSV per split (``query-id``, ``corpus-id``, ``score``).
+
+* The corpus stays in the Arrow file ``datasets`` writes to its cache (memory-mapped), wrapped in an
+  :class:`~harness.datasets.corpus.ArrowCorpus`; it is never copied into Python lists.
+* Ids are read as strings (the qrels TSVs would otherwise be parsed as integers, losing leading zeros
+  and failing to join with string corpus ids).
+* The hub's offline settings are ``datasets``' own: with ``HF_HUB_OFFLINE=1`` (or
+  ``HF_DATASETS_OFFLINE=1``) it reads only its cache; a miss becomes a HarnessError saying so.
+* Repos that still carry a loading script (which ``datasets`` 4+ refuses) are read from the hub's
+  parquet export (revision ``refs/convert/parquet``).
+
+``repo`` may also be a local folder laid out like a hub repo (README.md with ``configs``), with the
+qrels in ``<folder>-qrels``; the tests use that.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from harness.datasets.beir import _add_judgment, assemble
+from harness.datasets.corpus import ArrowCorpus, Queries
+from harness.errors import HarnessError
+from harness.qrels import Qrels
+
+PARQUET_EXPORT = "refs/convert/parquet"
+SPLIT_ALIASES = {"dev": "validation", "validation": "dev"}  # datasets names a dev.tsv split 'validation'
+
+
+def _offline_hint() -> str:
+    import datasets
+
+    if datasets.config.HF_HUB_OFFLINE:
+        return (" (offline: HF_HUB_OFFLINE / HF_DATASETS_OFFLINE is set and it is not in the Hugging Face "
+                "cache; load it once while online, or unset the variable)")
+    return ""
+
+
+def _load(path: str, split: str, name: str | None = None, revision: str | None = None,
+          cache_dir: str | None = None, **kwargs):
+    import datasets
+
+    try:
+        return datasets.load_dataset(path, name, split=split, revision=revision, cache_dir=cache_dir, **kwargs)
+    except RuntimeError as exc:
+        if "scripts are no longer supported" not in str(exc) or name is None:
+            raise
+        # A script-based repo: read its parquet export instead (layout <config>/<split>/*.parquet).
+        return datasets.load_dataset(path, split=name, revision=PARQUET_EXPORT, cache_dir=cache_dir,
+                                     data_files={name: f"{name}/**/*.parquet"}, **kwargs)
+
+
+def _load_or_explain(what: str, path: str, split: str, **kwargs):
+    try:
+        return _load(path, split, **kwargs)
+    except HarnessError:
+        raise
+    except Exception as exc:  # datasets raises many types: ConnectionError, FileNotFoundError, ValueError
+        raise HarnessError(f"cannot load the {what} of {path!r} from the Hugging Face hub: "
+                           f"{type(exc).__name__}: {exc}".rstrip(".") + _offline_hint()) from None
+
+
+def _load_qrels(path: str, split: str, revision: str | None, cache_dir: str | None):
+    import datasets
+
+    features = datasets.Features({"query-id": datasets.Value("string"), "corpus-id": datasets.Value("string"),
+                                  "score": datasets.Value("float64")})
+    try:
+        return _load(path, split, revision=revision, cache_dir=cache_dir, features=features)
+    except ValueError as exc:
+        alias = SPLIT_ALIASES.get(split)
+        if alias is None or "split" not in str(exc).lower():
+            raise
+        return _load(path, alias, revision=revision, cache_dir=cache_dir, features=features)
+
+
+def _qrels_from_table(table, source: str) -> Qrels:
+    rows: dict[tuple[str, str], float] = {}
+    lines: dict[tuple[str, str], int] = {}
+    query_ids = table.column("query-id").to_pylist()
+    doc_ids = table.column("corpus-id").to_pylist()
+    grades = table.column("score").to_pylist()
+    for number, (q, d, g) in enumerate(zip(query_ids, doc_ids, grades), 2):  # line 1 is the header
+        if q is None or d is None or g is None:
+            raise HarnessError(f"{source}: row {number - 1} has an empty field")
+        _add_judgment(rows, lines, q, d, float(g), Path(source), number)
+    if not rows:
+        raise HarnessError(f"{source}: no judgments")
+    keys = list(rows)
+    q_col = np.empty(len(keys), dtype=object)
+    d_col = np.empty(len(keys), dtype=object)
+    q_col[:] = [k[0] for k in keys]
+    d_col[:] = [k[1] for k in keys]
+    return Qrels(q_col, d_col, np.fromiter(rows.values(), dtype=np.float64, count=len(keys)))
+
+
+def load_hf_dataset(repo: str, split: str = "test", revision: str | None = None, qrels_repo: str | None = None,
+                    cache_dir: str | Path | None = None):
+    """Load ``repo`` (e.g. ``BeIR/nfcorpus``) and its qrels repo (default ``<repo>-qrels``) for ``split``."""
+    cache = str(cache_dir) if cache_dir is not None else None
+    qrels_repo = qrels_repo or f"{repo.rstrip('/')}-qrels"
+    corpus_ds = _load_or_explain("corpus", repo, "corpus", name="corpus", revision=revision, cache_dir=cache)
+    queries_ds = _load_or_explain("queries", repo, "queries", name="queries", revision=revision, cache_dir=cache)
+    try:
+        qrels_ds = _load_qrels(qrels_repo, split, revision, cache)
+    except HarnessError:
+        raise
+    except Exception as exc:
+        raise HarnessError(f"cannot load the {split!r} qrels from {qrels_repo!r}: {type(exc).__name__}: {exc}"
+                           + _offline_hint()) from None
+    corpus = ArrowCorpus(corpus_ds.data.table)
+    query_table = queries_ds.data.table
+    queries = Queries([str(x) for x in query_table.column("_id").to_pylist()],
+                      [x or "" for x in query_table.column("text").to_pylist()])
+    qrels = _qrels_from_table(qrels_ds.data.table, f"{qrels_repo}:{split}")
+    files = {f"hf:{repo}/corpus": corpus_ds._fingerprint, f"hf:{repo}/queries": queries_ds._fingerprint,
+             f"hf:{qrels_repo}/{split}": qrels_ds._fingerprint}
+    name = Path(repo.rstrip("/")).name
+    return assemble(name, split, corpus, queries, qrels, files)

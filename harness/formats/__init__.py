@@ -1,0 +1,1 @@
+"""File formats: TREC runs, qrels and topics (BEIR's tsv qrels live in harness.datasets.beir)."""

@@ -1,0 +1,298 @@
+"""TREC file formats: runs, qrels and topics, read and written.
+
+    run     ``qid Q0 docid rank score tag``   (6 whitespace-separated columns)
+    qrels   ``qid iter docid grade``          (4 columns; ``iter`` is ignored, written as 0)
+    topics  ``qid <TAB> text`` (TSV), or the classic SGML-ish ``<top> <num> <title> <desc> <narr> </top>``
+
+Runs are written in canonical order with real ranks (1-based) and scores at round-trip precision
+(``repr`` of the float), so reading a written run back gives exactly the same floats and ties.
+Reading ignores the rank column (it must still be an integer) and orders by score, as trec_eval does.
+Reading a run interns document ids into the run's ``doc_vocab`` with one dict while parsing and keeps
+the other columns in compact arrays; a (query, document) pair retrieved twice is an error naming the
+line, as is any malformed line (``file:line: message``).
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+from array import array
+from pathlib import Path
+from typing import IO, Iterator
+
+import numpy as np
+
+from harness.atomic import atomic_open
+from harness.errors import InputError
+from harness.qrels import Qrels
+from harness.run import Run
+
+
+def _open_text(path: Path, what: str) -> IO[str]:
+    try:
+        if path.suffix == ".gz":
+            return gzip.open(path, "rt", encoding="utf-8")
+        return open(path, encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read {what} file: {exc.strerror}", path) from None
+
+
+def _lines(path: Path, what: str) -> Iterator[tuple[int, str]]:
+    handle = _open_text(path, what)
+    try:
+        with handle:
+            yield from enumerate(handle, 1)
+    except (OSError, EOFError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read {what} file: {exc}", path) from None
+
+
+# --------------------------------------------------------------------------- runs
+def _check_token(value: str, what: str) -> None:
+    if not value or any(c.isspace() for c in value):
+        raise ValueError(f"{what} {value!r} cannot be written to a TREC file (empty or contains whitespace)")
+
+
+def write_run(run: Run, path: str | Path, tag: str = "harness") -> None:
+    """Write ``run`` as a 6-column TREC run (canonical order, real ranks, repr scores), atomically."""
+    run = run.canonical()
+    with atomic_open(path) as handle:
+        write_run_to(run, handle, tag)
+
+
+def write_run_to(run: Run, handle: IO[str], tag: str = "harness") -> None:
+    """Write ``run`` (taken in its present order; pass a canonical run) to an open text handle."""
+    _check_token(tag, "run tag")
+    doc_ids = run.doc_vocab[run.doc_codes].tolist()
+    scores = run.scores.tolist()  # Python floats: repr round-trips exactly
+    for i, qid in enumerate(run.query_ids.tolist()):
+        _check_token(qid, "query id")
+        start, end = int(run.offsets[i]), int(run.offsets[i + 1])
+        handle.writelines(f"{qid} Q0 {doc_ids[p]} {p - start + 1} {scores[p]!r} {tag}\n" for p in range(start, end))
+
+
+def read_run(path: str | Path) -> Run:
+    """Parse a 6-column TREC run into a canonical :class:`Run`; errors name the file and line."""
+    path = Path(path)
+    query_index: dict[str, int] = {}
+    vocab: dict[str, int] = {}
+    entry_query = array("q")
+    codes = array("q")
+    line_numbers = array("q")
+    scores = array("d")
+    for number, line in _lines(path, "run"):
+        parts = line.split()
+        if not parts:
+            continue
+        if len(parts) != 6:
+            raise InputError(f"expected 6 columns (qid Q0 docid rank score tag), got {len(parts)}", path, number)
+        qid, _, doc_id, rank_text, score_text, _ = parts
+        try:
+            score = float(score_text)
+        except ValueError:
+            raise InputError(f"score {score_text!r} is not a number", path, number, doc_id) from None
+        if score != score:
+            raise InputError("score is NaN", path, number, doc_id)
+        if not rank_text.lstrip("-").isdigit():
+            raise InputError(f"rank {rank_text!r} is not an integer", path, number, doc_id)
+        entry_query.append(query_index.setdefault(qid, len(query_index)))
+        codes.append(vocab.setdefault(doc_id, len(vocab)))
+        scores.append(score)
+        line_numbers.append(number)
+    if not codes:
+        raise InputError("the run file is empty", path)
+    entry_q = np.frombuffer(entry_query, dtype=np.int64)
+    code_arr = np.frombuffer(codes, dtype=np.int64)
+    _refuse_duplicates(entry_q, code_arr, np.frombuffer(line_numbers, dtype=np.int64), query_index, vocab, path)
+    order = np.argsort(entry_q, kind="stable")
+    offsets = np.concatenate([[0], np.cumsum(np.bincount(entry_q, minlength=len(query_index)))])
+    run = Run.from_arrays(list(query_index), offsets, code_arr[order],
+                          np.frombuffer(scores, dtype=np.float64)[order], list(vocab), vocab)
+    return run.canonical()
+
+
+def _refuse_duplicates(entry_q: np.ndarray, codes: np.ndarray, lines: np.ndarray, query_index: dict,
+                       vocab: dict, path: Path) -> None:
+    """A (query, document) pair twice is an error naming the first repeated line (vectorized check)."""
+    keys = entry_q * max(len(vocab), 1) + codes
+    order = np.argsort(keys, kind="stable")  # equal keys keep file order
+    repeats = np.flatnonzero(keys[order][1:] == keys[order][:-1])
+    if not repeats.size:
+        return
+    later = order[repeats + 1]
+    pick = int(np.argmin(lines[later]))
+    # With the smallest repeated line picked, its predecessor in the stable order is the first occurrence.
+    second, first = int(later[pick]), int(order[repeats[pick]])
+    qid = next(q for q, i in query_index.items() if i == entry_q[second])
+    doc_id = next(d for d, i in vocab.items() if i == codes[second])
+    raise InputError(f"document retrieved twice for query {qid!r} (first on line {int(lines[first])})",
+                     path, int(lines[second]), doc_id)
+
+
+# --------------------------------------------------------------------------- qrels
+def read_qrels(path: str | Path) -> Qrels:
+    """Read TREC (``qid iter docid grade``) or BEIR tsv (``query-id corpus-id score``) qrels."""
+    from harness.datasets.beir import load_qrels_tsv
+
+    path = Path(path)
+    first = next((line for _, line in _lines(path, "qrels") if line.strip()), "")
+    if len(first.split()) == 3:
+        return load_qrels_tsv(path)
+    return read_trec_qrels(path)
+
+
+def read_trec_qrels(path: str | Path) -> Qrels:
+    """Read 4-column TREC qrels; a pair judged twice with different grades is an error."""
+    from harness.datasets.beir import _add_judgment
+
+    path = Path(path)
+    rows: dict[tuple[str, str], float] = {}
+    lines: dict[tuple[str, str], int] = {}
+    for number, line in _lines(path, "qrels"):
+        parts = line.split()
+        if not parts:
+            continue
+        if len(parts) != 4:
+            raise InputError(f"expected 4 columns (qid iter docid grade), got {len(parts)}", path, number)
+        qid, _, doc_id, grade_text = parts
+        try:
+            grade = float(grade_text)
+        except ValueError:
+            raise InputError(f"grade {grade_text!r} is not a number", path, number, doc_id) from None
+        _add_judgment(rows, lines, qid, doc_id, grade, path, number)
+    if not rows:
+        raise InputError("no judgments in qrels file", path)
+    return Qrels.from_rows((q, d, g) for (q, d), g in rows.items())
+
+
+def _grade_text(grade: float) -> str:
+    return str(int(grade)) if float(grade).is_integer() else repr(float(grade))
+
+
+def write_qrels(qrels: Qrels, path: str | Path) -> None:
+    """Write 4-column TREC qrels (``qid 0 docid grade``; integral grades as integers), atomically."""
+    with atomic_open(path) as handle:
+        for q, d, g in zip(qrels.query_ids.tolist(), qrels.doc_ids.tolist(), qrels.grades.tolist()):
+            _check_token(q, "query id")
+            _check_token(d, "document id")
+            handle.write(f"{q} 0 {d} {_grade_text(g)}\n")
+
+
+# --------------------------------------------------------------------------- topics
+TOPIC_FIELDS = ("title", "desc", "narr")
+_TAG = re.compile(r"<(/?)(top|num|title|desc|narr)>", re.IGNORECASE)
+_PREFIXES = {"num": "Number:", "title": "Topic:", "desc": "Description:", "narr": "Narrative:"}
+
+
+def read_topics(path: str | Path, field: str = "title"):
+    """Read topics as :class:`~harness.datasets.corpus.Queries`: classic ``<top>`` files or ``qid<TAB>text``."""
+    path = Path(path)
+    head = "".join(line for _, line in zip(range(50), (line for _, line in _lines(path, "topics"))))
+    if _TAG.search(head):
+        return read_topics_trec(path, field)
+    return read_topics_tsv(path)
+
+
+def read_topics_tsv(path: str | Path):
+    """``qid<TAB>text`` per line (Anserini's topics TSV); blank lines skipped, ids unique."""
+    from harness.datasets.corpus import Queries
+
+    path = Path(path)
+    ids: list[str] = []
+    texts: list[str] = []
+    seen: dict[str, int] = {}
+    for number, line in _lines(path, "topics"):
+        line = line.rstrip("\r\n")
+        if not line.strip():
+            continue
+        qid, tab, text = line.partition("\t")
+        qid, text = qid.strip(), text.strip()
+        if not tab or not qid:
+            raise InputError("expected 'query-id<TAB>text'", path, number)
+        if not text:
+            raise InputError("empty query text", path, number, qid)
+        if qid in seen:
+            raise InputError(f"duplicate query id (first on line {seen[qid]})", path, number, qid)
+        seen[qid] = number
+        ids.append(qid)
+        texts.append(text)
+    if not ids:
+        raise InputError("no topics in file", path)
+    return Queries(ids, texts)
+
+
+def read_topics_trec(path: str | Path, field: str = "title"):
+    """Classic TREC topics: ``<top> <num> Number: 301 <title> ... <desc> Description: ... </top>``.
+
+    ``field`` picks the query text: ``title`` (default), ``desc`` or ``narr``. Closing tags such as
+    ``</title>`` are optional; the ``Number:``/``Topic:``/``Description:``/``Narrative:`` labels are
+    dropped and whitespace is collapsed.
+    """
+    from harness.datasets.corpus import Queries
+
+    if field not in TOPIC_FIELDS:
+        raise ValueError(f"topic field must be one of {', '.join(TOPIC_FIELDS)}, got {field!r}")
+    path = Path(path)
+    ids: list[str] = []
+    texts: list[str] = []
+    seen: dict[str, int] = {}
+    current: dict[str, list[str]] | None = None
+    active: str | None = None
+    top_line = 0
+    for number, line in _lines(path, "topics"):
+        pos = 0
+        for match in _TAG.finditer(line):
+            if current is not None and active is not None:
+                current[active].append(line[pos:match.start()])
+            closing, tag = match.group(1), match.group(2).lower()
+            pos = match.end()
+            if tag == "top":
+                if closing:
+                    if current is None:
+                        raise InputError("</top> without <top>", path, number)
+                    _finish_topic(current, field, path, top_line, ids, texts, seen)
+                    current, active = None, None
+                else:
+                    if current is not None:
+                        raise InputError("<top> inside an unclosed <top>", path, number)
+                    current, active, top_line = {f: [] for f in ("num", *TOPIC_FIELDS)}, None, number
+            elif current is None:
+                raise InputError(f"<{tag}> outside <top>", path, number)
+            else:
+                active = None if closing else tag
+        if current is not None and active is not None:
+            current[active].append(line[pos:])
+    if current is not None:
+        raise InputError("<top> never closed", path, top_line)
+    if not ids:
+        raise InputError("no <top> topics in file", path)
+    return Queries(ids, texts)
+
+
+def _finish_topic(parts: dict[str, list[str]], field: str, path: Path, line: int, ids: list[str],
+                  texts: list[str], seen: dict[str, int]) -> None:
+    def clean(name: str) -> str:
+        text = " ".join(" ".join(parts[name]).split())
+        prefix = _PREFIXES[name]
+        if text.lower().startswith(prefix.lower()):
+            text = text[len(prefix):].strip()
+        return text
+
+    qid = clean("num")
+    if not qid:
+        raise InputError("topic without <num>", path, line)
+    text = clean(field)
+    if not text:
+        raise InputError(f"topic has no <{field}> text", path, line, qid)
+    if qid in seen:
+        raise InputError(f"duplicate topic number (first at line {seen[qid]})", path, line, qid)
+    seen[qid] = line
+    ids.append(qid)
+    texts.append(text)
+
+
+def write_topics_tsv(queries, path: str | Path) -> None:
+    """Write ``qid<TAB>text`` lines (tabs and newlines inside a text become spaces), atomically."""
+    with atomic_open(path) as handle:
+        for qid, text in zip(queries.ids, queries.texts):
+            _check_token(qid, "query id")
+            handle.write(f"{qid}\t{' '.join(text.split())}\n")

@@ -1,0 +1,76 @@
+"""End to end through the installed entry point: `harness run` and `harness evaluate`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from harness.datasets import BUNDLED
+
+
+def harness(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "harness", *args], capture_output=True, text=True, cwd=cwd)
+
+
+@pytest.fixture(scope="module")
+def scifact_result(tmp_path_factory):
+    out = tmp_path_factory.mktemp("results")
+    proc = harness("run", "--retriever", "bm25", "--param", "backend=rank-bm25", "--k", "1,10,100",
+                   "--output-dir", str(out))
+    assert proc.returncode == 0, proc.stderr
+    return out / "scifact" / "bm25", proc
+
+
+def test_run_writes_the_result_folder(scifact_result):
+    folder, proc = scifact_result
+    assert "NDCG" in proc.stdout and "results written to" in proc.stdout
+    doc = json.loads((folder / "metrics.json").read_text())
+    assert doc["schema"] == "retrieval-harness/metrics/v1"
+    assert doc["dataset"]["name"] == "scifact" and doc["n_queries"] == 300
+    assert set(doc["timings"]) == {"load_s", "index_s", "search_s", "evaluate_s"}
+    # BM25 (Porter, Lucene stopwords, k1=0.9 b=0.4) lands near Anserini's flat 0.6789 (REFERENCE_SCORES.md).
+    assert 0.66 < doc["metrics"]["NDCG@10"] < 0.70
+    assert len(doc["per_query"]) == 300
+    lines = (folder / "per_query.jsonl").read_text().splitlines()
+    assert len(lines) == 300 and json.loads(lines[0])["query"]
+    assert "| NDCG |" in (folder / "metrics.md").read_text()
+    first = (folder / "run.trec").read_text().splitlines()[0].split()
+    assert first[1] == "Q0" and first[3] == "1"
+
+
+def test_evaluate_reproduces_run_metrics_from_the_run_file(scifact_result, tmp_path):
+    folder, _ = scifact_result
+    out = tmp_path / "m.json"
+    proc = harness("evaluate", "--qrels", str(BUNDLED / "scifact/qrels/test.tsv"), "--run", str(folder / "run.trec"),
+                   "--k", "1,10,100", "--json", str(out), "--markdown", str(tmp_path / "m.md"))
+    assert proc.returncode == 0, proc.stderr
+    expected = json.loads((folder / "metrics.json").read_text())
+    assert json.loads(out.read_text())["metrics"] == expected["metrics"]  # exact, full precision
+    assert (tmp_path / "m.md").exists()
+
+
+def test_bad_run_file_exits_2_with_one_line_and_writes_nothing(tmp_path):
+    (tmp_path / "bad.trec").write_text("1 Q0 d1 1 0.5 x\n1 Q0 d2 2 oops x\n")
+    proc = harness("evaluate", "--qrels", str(BUNDLED / "scifact/qrels/test.tsv"), "--run", str(tmp_path / "bad.trec"),
+                   "--json", str(tmp_path / "out.json"))
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [f"error: {tmp_path / 'bad.trec'}:2: score 'oops' is not a number (id 'd2')"]
+    assert not (tmp_path / "out.json").exists()
+
+
+def test_bad_dataset_folder_exits_2(tmp_path):
+    (tmp_path / "ds" / "qrels").mkdir(parents=True)
+    (tmp_path / "ds" / "corpus.jsonl").write_text('{"_id": "d1", "text": "x"}\n{broken\n')
+    (tmp_path / "ds" / "queries.jsonl").write_text('{"_id": "q1", "text": "x"}\n')
+    (tmp_path / "ds" / "qrels" / "test.tsv").write_text("q1\td1\t1\n")
+    proc = harness("run", "--dataset", str(tmp_path / "ds"), "--output-dir", str(tmp_path / "out"))
+    assert proc.returncode == 2 and "corpus.jsonl:2: malformed JSON" in proc.stderr
+    assert "Traceback" not in proc.stderr and not (tmp_path / "out").exists()
+
+
+def test_help_does_not_import_torch():
+    code = "import sys, harness.cli as c; c._register(); import retrievers.bm25; print('torch' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"

@@ -1,0 +1,35 @@
+"""Write small result folders in the metrics.json layout of ``harness run`` (schema v1)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+
+def write_result(folder: Path, per_query: dict[str, dict[str, float]], texts: dict[str, str] | None = None,
+                 rankings: dict[str, list[str]] | None = None, files: dict[str, str] | None = None,
+                 settings: dict | None = None) -> Path:
+    """A result folder with metrics.json (+ per_query.jsonl when ``texts``, run.trec when ``rankings``)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    names = list(next(iter(per_query.values())))
+    means = {m: sum(v[m] for v in per_query.values()) / len(per_query) for m in names}
+    doc = {"schema": "retrieval-harness/metrics/v1",
+           "dataset": {"name": "toy", "split": "test", "files": files or {"qrels/test.tsv": "abc"},
+                       "n_docs": 10, "n_queries": len(per_query)},
+           "retriever": {"name": folder.name, "params": {}},
+           "k_values": [1, 3, 5, 10],
+           "settings": settings or {"relevance_threshold": 1.0, "ignore_identical_ids": True, "depth": 10},
+           "n_queries": len(per_query), "n_missing_from_run": 0, "n_without_relevant": 0,
+           "metrics": means, "per_query": per_query, "timings": {}, "versions": {}, "created": "2025-01-01T00:00:00"}
+    (folder / "metrics.json").write_text(json.dumps(doc))
+    if texts is not None:
+        (folder / "per_query.jsonl").write_text("".join(
+            json.dumps({"query_id": q, "query": texts.get(q), **v}) + "\n" for q, v in per_query.items()))
+    if rankings is not None:
+        (folder / "run.trec").write_text("".join(
+            f"{q} Q0 {d} {r + 1} {float(len(docs) - r)} toy\n" for q, docs in rankings.items() for r, d in enumerate(docs)))
+    return folder
+
+
+def values(metric: str, column: list[float], prefix: str = "q") -> dict[str, dict[str, float]]:
+    return {f"{prefix}{i}": {metric: v} for i, v in enumerate(column)}

@@ -1,0 +1,107 @@
+"""The Hugging Face loader, without network: a local folder laid out like the BeIR hub repos.
+
+``BeIR/nfcorpus`` on the hub is a parquet repo whose README declares configs ``corpus`` and
+``queries`` (splits of the same names); ``BeIR/nfcorpus-qrels`` holds ``test.tsv``. We build the same
+layout from ../shared/datasets/nfcorpus and load it through ``datasets.load_dataset`` exactly as the
+hub path would be, minus the download. The real hub is NOT contacted by these tests.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+datasets = pytest.importorskip("datasets")
+
+from harness.datasets import ArrowCorpus, load_dataset  # noqa: E402
+from harness.datasets.beir import load_beir_folder  # noqa: E402
+from harness.datasets.hf import load_hf_dataset  # noqa: E402
+from harness.errors import HarnessError  # noqa: E402
+
+README = """---
+configs:
+- config_name: corpus
+  data_files:
+  - split: corpus
+    path: corpus/*.parquet
+- config_name: queries
+  data_files:
+  - split: queries
+    path: queries/*.parquet
+---
+"""
+
+
+def _jsonl_table(path: Path, columns: list[str]):
+    rows = [json.loads(line) for line in gzip.open(path, "rt", encoding="utf-8")]
+    return pa.table({c: [str(r.get(c) or "") for r in rows] for c in columns})
+
+
+@pytest.fixture
+def hub_layout(nfcorpus_dir, tmp_path) -> Path:
+    repo = tmp_path / "BeIR" / "nfcorpus"
+    (repo / "corpus").mkdir(parents=True)
+    (repo / "queries").mkdir()
+    (repo / "README.md").write_text(README)
+    pq.write_table(_jsonl_table(nfcorpus_dir / "corpus.jsonl.gz", ["_id", "title", "text"]),
+                   repo / "corpus" / "corpus-00000-of-00001.parquet")
+    pq.write_table(_jsonl_table(nfcorpus_dir / "queries.jsonl.gz", ["_id", "title", "text"]),
+                   repo / "queries" / "queries-00000-of-00001.parquet")
+    qrels = tmp_path / "BeIR" / "nfcorpus-qrels"
+    qrels.mkdir()
+    shutil.copy(nfcorpus_dir / "qrels" / "test.tsv", qrels / "test.tsv")
+    return repo
+
+
+def test_hf_layout_loads_like_the_beir_folder(hub_layout, nfcorpus_dir, tmp_path):
+    ds = load_hf_dataset(str(hub_layout), split="test", cache_dir=tmp_path / "hf-cache")
+    ref = load_beir_folder(nfcorpus_dir)
+    # Same collection as the folder loader: counts from shared/datasets/nfcorpus/PROVENANCE.md.
+    assert (len(ds.corpus), len(ds.queries), len(ds.qrels)) == (3633, 323, 12334)
+    assert ds.name == "nfcorpus" and ds.warnings == []
+    assert isinstance(ds.corpus, ArrowCorpus)
+    assert ds.corpus.ids == ref.corpus.ids
+    assert ds.corpus.contents() == ref.corpus.contents()
+    assert list(ds.corpus.texts[5:8]) == ref.corpus.texts[5:8] and ds.corpus.titles[-1] == ref.corpus.titles[-1]
+    assert ds.queries.as_dict() == ref.queries.as_dict()
+    assert ds.qrels.to_dict() == ref.qrels.to_dict()
+    assert ds.corpus.id_array.tolist() == ref.corpus.ids
+
+
+def test_hf_corpus_stays_memory_mapped(hub_layout, tmp_path):
+    before = pa.total_allocated_bytes()
+    ds = load_hf_dataset(str(hub_layout), split="test", cache_dir=tmp_path / "hf-cache")
+    grown = pa.total_allocated_bytes() - before
+    text_bytes = sum(chunk.nbytes for chunk in ds.corpus.table.column("text").chunks)
+    # The corpus text (~5.8 MB) lives in datasets' Arrow cache file, mapped, not in Arrow's heap pool.
+    assert text_bytes > 5_000_000
+    assert grown < 1_000_000
+
+
+def test_hf_prefix_through_load_dataset(hub_layout, monkeypatch, tmp_path):
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "hf-cache"))
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "hf-cache")
+    ds = load_dataset(f"hf:{hub_layout}")
+    assert len(ds.queries) == 323
+
+
+def test_hf_missing_split_is_a_harness_error(hub_layout, tmp_path):
+    with pytest.raises(HarnessError, match="'train' qrels"):
+        load_hf_dataset(str(hub_layout), split="train", cache_dir=tmp_path / "hf-cache")
+
+
+def test_hf_offline_miss_says_so(monkeypatch, tmp_path):
+    import huggingface_hub
+
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    with pytest.raises(HarnessError) as err:
+        load_hf_dataset("BeIR/nfcorpus-not-cached", cache_dir=tmp_path / "empty-cache")
+    message = str(err.value)
+    assert "BeIR/nfcorpus-not-cached" in message and "HF_HUB_OFFLINE" in message
