@@ -7,6 +7,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness import progress
 from harness.datasets import Dataset, load_dataset
 from harness.evaluation import EvaluationResult, Evaluator
 from harness.reports import metrics_document, write_result_folder
@@ -59,13 +60,17 @@ def run_experiment(
 ) -> Experiment:
     timer = Timer()
     with timer("load_s"):
-        ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, split)
+        if isinstance(dataset, Dataset):
+            ds = dataset
+        else:
+            with progress.task(f"loading {dataset}"):
+                ds = load_dataset(dataset, split)
     depth = depth or max(k_values)
-    with timer("index_s"):
+    with timer("index_s"), progress.task(f"indexing {len(ds.corpus):,} documents ({retriever.name})"):
         retriever.index(ds.corpus)
-    with timer("search_s"):
+    with timer("search_s"), progress.task(f"searching {len(ds.queries):,} queries ({retriever.name})"):
         run = search_run(retriever, ds, depth, evaluator.ignore_identical_ids)
-    with timer("evaluate_s"):
+    with timer("evaluate_s"), progress.task("evaluating"):
         result = evaluator.evaluate(run, ds.qrels)
     stats = getattr(retriever, "stats", None)
     extra = {"retriever_stats": stats()} if callable(stats) else None

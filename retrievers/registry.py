@@ -14,6 +14,7 @@ ENTRY_POINT_GROUP = "retrieval_harness.retrievers"
 # name -> "module:Class"; imported lazily so that e.g. BM25 never imports torch.
 BUILTIN = {
     "bm25": "retrievers.bm25:BM25Retriever",
+    "run-file": "retrievers.run_file:RunFileRetriever",
 }
 
 
@@ -37,12 +38,17 @@ def load_class(spec: str) -> type[Retriever]:
     return cls
 
 
-def create(name: str, **params) -> Retriever:
-    """Instantiate a retriever by built-in name, plugin name or ``module:Class``."""
+def retriever_class(name: str) -> type[Retriever]:
+    """The class behind a built-in name, a plugin name or a ``module:Class`` spec."""
     spec = BUILTIN.get(name) or _plugins().get(name) or (name if ":" in name else None)
     if spec is None:
         raise HarnessError(f"unknown retriever {name!r}; available: {', '.join(available())}, or module:Class")
-    cls = load_class(spec)
+    return load_class(spec)
+
+
+def create(name: str, **params) -> Retriever:
+    """Instantiate a retriever by built-in name, plugin name or ``module:Class``."""
+    cls = retriever_class(name)
     try:
         return cls(**params)
     except TypeError as exc:

@@ -15,6 +15,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
 def _register() -> None:
     from harness.cli import datasets, evaluate, run  # noqa: F401  (each module adds its command to ``app``)
     from harness.cli import check, compare  # noqa: F401
+    from harness.cli import bench  # noqa: F401
 
 
 def main() -> None:

@@ -17,3 +17,18 @@ def print_metrics(means: dict[str, float], title: str = "", console: Console | N
     for family in families:
         table.add_row(family, *[f"{cells[(family, c)]:.4f}" if (family, c) in cells else "" for c in labels])
     (console or Console()).print(table)
+
+
+def print_leaderboard(board: dict, metric: str, console: Console | None = None) -> None:
+    """One leaderboard table: datasets as rows, retrievers as columns, an average row."""
+    table = Table(title=f"{board['bench']}: {metric}")
+    table.add_column("dataset")
+    for label in board["retrievers"]:
+        table.add_column(label, justify="right")
+    data = board["tables"][metric]
+    for name, row in data["rows"].items():
+        table.add_row(name, *["-" if row[r] is None else f"{row[r]:.4f}" for r in board["retrievers"]])
+    table.add_section()
+    table.add_row("average", *["-" if data["average"][r] is None else f"{data['average'][r]:.4f}"
+                               for r in board["retrievers"]])
+    (console or Console()).print(table)

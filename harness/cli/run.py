@@ -29,13 +29,16 @@ def run(
                                               help="Grade at or above which a document is relevant "
                                                    "(binary metrics; any positive number, for float grades)."),
     metric: Optional[List[str]] = typer.Option(None, "--metric", "-m", help=METRIC_HELP),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only the output path."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars or table; print only the output path."),
 ) -> None:
     """Index DATASET with RETRIEVER, search its queries, evaluate and write a result folder."""
+    from harness import progress
     from harness.evaluation import Evaluator
     from harness.experiment import run_experiment
     from retrievers import create
 
+    if quiet:
+        progress.disable()
     k_values = parse_k(k)
     if depth is not None and depth < 1:
         raise typer.BadParameter("--depth must be >= 1")
@@ -44,7 +47,8 @@ def run(
     system = create(retriever, **parse_params(param))
     from harness.datasets import load_dataset
 
-    ds = load_dataset(dataset, split)
+    with progress.task(f"loading {dataset}"):
+        ds = load_dataset(dataset, split)
     folder = output_dir / ds.name / (name or system.name)
     exp = run_experiment(ds, system, evaluator, k_values, split=split, depth=depth, output_dir=folder)
     if not quiet:

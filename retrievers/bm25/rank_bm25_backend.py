@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from harness import progress
 from harness.datasets.corpus import Corpus, Queries
 from harness.run import Run
 from retrievers.bm25.analyzer import Analyzer
@@ -18,7 +19,8 @@ class RankBM25Backend:
     def index(self, corpus: Corpus) -> None:
         from rank_bm25 import BM25Okapi
 
-        self._model = BM25Okapi([self.analyzer(c) for c in corpus.contents()], k1=self.k1, b=self.b)
+        documents = progress.track(corpus.contents(), "analysing documents", unit="docs")
+        self._model = BM25Okapi([self.analyzer(c) for c in documents], k1=self.k1, b=self.b)
         self._corpus = corpus
         self._ids = corpus.id_array
         self._rank = string_ranks(self._ids)
@@ -27,7 +29,7 @@ class RankBM25Backend:
         if self._model is None:
             raise RuntimeError("index() must be called before search()")
         chosen, scores = [], []
-        for text in queries.texts:
+        for text in progress.track(queries.texts, "scoring queries (rank-bm25)", unit="queries"):
             s = np.asarray(self._model.get_scores(self.analyzer(text)), dtype=np.float64)
             (idx,) = top_k(s[None, :], k, self._rank, min_score=0.0)
             chosen.append(idx)

@@ -1,0 +1,105 @@
+"""The cells of a benchmark (dataset x retriever), their fingerprints, and whether one is finished.
+
+A cell's result folder is ``<output_dir>/<bench>/<dataset label>/<retriever label>/``. Its
+fingerprint is the sha256 of what determines its numbers: the dataset's split and file checksums,
+the retriever's type, config params and resolved :meth:`params`, and the evaluation settings (k,
+depth, metrics, relevance threshold, identical-id rule). A cell is finished when its folder holds
+a readable metrics.json recording the same fingerprint (metrics.json is written last, so its
+presence means the other files are complete).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.bench.config import BenchConfig, DatasetSpec, RetrieverSpec
+from harness.errors import HarnessError
+
+RESULT_FILES = ("metrics.json", "metrics.md", "per_query.jsonl", "run.trec")
+
+
+@dataclass(frozen=True)
+class Cell:
+    dataset: DatasetSpec
+    retriever: RetrieverSpec
+    folder: Path
+
+    @property
+    def name(self) -> str:
+        return f"{self.dataset.label} / {self.retriever.label}"
+
+
+def cells(config: BenchConfig) -> list[Cell]:
+    """Every cell, dataset-major (each dataset is loaded once for all its retrievers)."""
+    return [Cell(d, r, config.folder / d.label / r.label) for d in config.datasets for r in config.retrievers]
+
+
+def evaluation_settings(config: BenchConfig, metric_names: list[str]) -> dict:
+    return {"k": list(config.k), "depth": config.search_depth, "metrics": list(metric_names),
+            "relevance_threshold": config.relevance_threshold, "ignore_identical_ids": config.ignore_identical_ids}
+
+
+def fingerprint(dataset_files: dict[str, str], split: str, spec: RetrieverSpec, resolved_params: dict,
+                evaluation: dict) -> str:
+    blob = {"dataset": {"split": split, "files": dict(sorted(dataset_files.items()))},
+            "retriever": {"type": spec.type, "params": spec.params, "resolved": resolved_params},
+            "evaluation": evaluation}
+    text = json.dumps(blob, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def read_metrics(folder: Path) -> dict | None:
+    """The folder's metrics.json, or None when it is absent or unreadable."""
+    try:
+        doc = json.loads((folder / "metrics.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def is_finished(folder: Path, expected_fingerprint: str, metric_names: list[str]) -> bool:
+    doc = read_metrics(folder)
+    if doc is None or (doc.get("bench") or {}).get("fingerprint") != expected_fingerprint:
+        return False
+    if not all(name in (doc.get("metrics") or {}) for name in metric_names):
+        return False
+    return all((folder / name).is_file() for name in RESULT_FILES)
+
+
+def file_sha256(path: Path, memo: dict | None = None) -> str:
+    """sha256 of a file; with ``memo`` (a dict persisted by the caller), reused while the file's
+    size and modification time (ns) are unchanged, so a rerun of a finished benchmark does not
+    re-hash gigabytes of corpus."""
+    from harness.datasets.beir import sha256
+
+    if memo is None:
+        return sha256(path)
+    stat = path.stat()
+    key = str(path.resolve())
+    entry = memo.get(key)
+    if isinstance(entry, dict) and entry.get("size") == stat.st_size and entry.get("mtime_ns") == stat.st_mtime_ns:
+        return entry["sha256"]
+    digest = sha256(path)
+    memo[key] = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256": digest}
+    return digest
+
+
+def dataset_checksums(spec: DatasetSpec, memo: dict | None = None) -> dict[str, str] | None:
+    """The sha256 of a BEIR folder's corpus, queries and qrels files, keyed as the loader records
+    them in ``Dataset.files``; None when the dataset is not a local BEIR folder (then it is loaded
+    to learn them)."""
+    from harness.datasets import resolve
+    from harness.datasets.beir import find_file
+
+    try:
+        _, folder = resolve(spec.source, download=False, split=spec.split)
+        paths = [find_file(folder, "corpus.jsonl"), find_file(folder, "queries.jsonl")]
+    except HarnessError:
+        return None
+    qrels = folder / "qrels" / f"{spec.split}.tsv"
+    if not qrels.is_file():
+        return None
+    return {**{p.name: file_sha256(p, memo) for p in paths}, f"qrels/{qrels.name}": file_sha256(qrels, memo)}

@@ -1,0 +1,310 @@
+"""Benchmark configs: a TOML file naming datasets, retrievers, cutoffs and leaderboard metrics.
+
+::
+
+    name = "quickstart"              # required: results go to <output_dir>/<name>/
+    k = [1, 10, 100]                 # cutoffs evaluated (default 1,3,5,10,100,1000)
+    metrics = ["NDCG@10"]            # leaderboard metric(s) (default NDCG@10)
+
+    [[datasets]]
+    name = "scifact"                 # a dataset name, or path = "a/BEIR/folder"; split, label optional
+
+    [[retrievers]]
+    type = "bm25"                    # built-in or plugin name, or "module:Class"
+    label = "bm25-rank"              # column / folder name (default: the type)
+    params = { backend = "rank-bm25", k1 = 0.9 }
+
+Every problem is a :class:`ConfigError` naming the file and the key path, e.g.
+``configs/x.toml: retrievers[1].params.k1: expected a number, got "abc"``. The parsed config is a
+small frozen dataclass model; :meth:`BenchConfig.to_dict` gives it back as plain data (defaults
+filled in), which is what results record.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable
+
+from harness.errors import HarnessError
+from harness.evaluation.metrics import DEFAULT_K
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+DEFAULT_METRICS = ("NDCG@10",)
+LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+=-]*$")
+LABEL_RULE = "letters, digits and . _ + = - (starting with a letter or digit)"
+
+
+class ConfigError(HarnessError):
+    """A mistake in a config file: ``<file>: <key path>: <message>``."""
+
+    def __init__(self, source: str, key: str, message: str):
+        self.source, self.key, self.message = source, key, message
+        super().__init__(f"{source}: {key}: {message}" if key else f"{source}: {message}")
+
+
+def render(value: Any) -> str:
+    """A config value as the user would write it (JSON-style: strings in double quotes)."""
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def safe_label(text: str) -> str:
+    """A default label made from a name: characters outside LABEL become '-'."""
+    out = re.sub(r"[^A-Za-z0-9._+=-]+", "-", text).strip("-.") or "x"
+    return out if out[0].isalnum() else "x" + out
+
+
+# --------------------------------------------------------------------------- model
+@dataclass(frozen=True)
+class DatasetSpec:
+    """One dataset: ``source`` is a name (``kind='name'``) or a folder path (``kind='path'``)."""
+
+    source: str
+    kind: str
+    split: str
+    label: str
+
+    def to_dict(self) -> dict:
+        return {self.kind: self.source, "split": self.split, "label": self.label}
+
+
+@dataclass(frozen=True)
+class RetrieverSpec:
+    """One retriever: ``type`` as :func:`retrievers.create` takes it, constructor ``params``."""
+
+    type: str
+    label: str
+    params: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {"type": self.type, "label": self.label, "params": dict(self.params)}
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    name: str
+    datasets: tuple[DatasetSpec, ...]
+    retrievers: tuple[RetrieverSpec, ...]
+    k: tuple[int, ...] = DEFAULT_K
+    metrics: tuple[str, ...] = DEFAULT_METRICS
+    depth: int | None = None
+    split: str = "test"
+    output_dir: str = "results"
+    relevance_threshold: float = 1.0
+    ignore_identical_ids: bool = True
+    cache_dir: str | None = None
+    description: str = ""
+    source: str = field(default="<config>", compare=False)
+
+    @property
+    def folder(self) -> Path:
+        """``<output_dir>/<name>``: where the leaderboard and the cell folders go."""
+        return Path(self.output_dir) / self.name
+
+    @property
+    def search_depth(self) -> int:
+        return self.depth or max(self.k)
+
+    def to_dict(self) -> dict:
+        out = {"name": self.name, "description": self.description, "output_dir": self.output_dir,
+               "split": self.split, "k": list(self.k), "depth": self.depth, "metrics": list(self.metrics),
+               "relevance_threshold": self.relevance_threshold, "ignore_identical_ids": self.ignore_identical_ids,
+               "cache_dir": self.cache_dir,
+               "datasets": [d.to_dict() for d in self.datasets],
+               "retrievers": [r.to_dict() for r in self.retrievers]}
+        return {key: value for key, value in out.items() if value is not None}
+
+    def with_output_dir(self, output_dir: str | Path) -> "BenchConfig":
+        return replace(self, output_dir=str(output_dir))
+
+
+# --------------------------------------------------------------------------- reading
+def _join(prefix: str, key: str | int) -> str:
+    if isinstance(key, int):
+        return f"{prefix}[{key}]"
+    return f"{prefix}.{key}" if prefix else key
+
+
+class _Reader:
+    """Typed access to the parsed TOML that raises ConfigError with the key path."""
+
+    def __init__(self, source: str):
+        self.source = source
+
+    def error(self, key: str, message: str) -> ConfigError:
+        return ConfigError(self.source, key, message)
+
+    def table(self, value: Any, key: str, required: set[str], optional: set[str]) -> dict:
+        if not isinstance(value, dict):
+            raise self.error(key, f"expected a table, got {render(value)}")
+        allowed = required | optional
+        for name in value:
+            if name not in allowed:
+                raise self.error(_join(key, name), f"unknown key (expected one of: {', '.join(sorted(allowed))})")
+        for name in sorted(required):
+            if name not in value:
+                raise self.error(_join(key, name), "missing required key")
+        return value
+
+    def string(self, value: Any, key: str, pattern: re.Pattern | None = None, rule: str = "",
+               allow_empty: bool = False) -> str:
+        if not isinstance(value, str):
+            raise self.error(key, f"expected a string, got {render(value)}")
+        if not value.strip() and not allow_empty:
+            raise self.error(key, "expected a non-empty string")
+        if pattern is not None and not pattern.match(value):
+            raise self.error(key, f"{render(value)} is not allowed here: use {rule}")
+        return value
+
+    def integer(self, value: Any, key: str, minimum: int = 1) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.error(key, f"expected an integer, got {render(value)}")
+        if value < minimum:
+            raise self.error(key, f"expected an integer >= {minimum}, got {value}")
+        return value
+
+    def number(self, value: Any, key: str) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.error(key, f"expected a number, got {render(value)}")
+        return float(value)
+
+    def boolean(self, value: Any, key: str) -> bool:
+        if not isinstance(value, bool):
+            raise self.error(key, f"expected true or false, got {render(value)}")
+        return value
+
+    def items(self, value: Any, key: str, read: Callable[[Any, str], Any], non_empty: bool = True) -> list:
+        if not isinstance(value, list):
+            raise self.error(key, f"expected a list, got {render(value)}")
+        if non_empty and not value:
+            raise self.error(key, "expected a non-empty list")
+        return [read(item, _join(key, i)) for i, item in enumerate(value)]
+
+
+TOP_REQUIRED = {"name", "datasets", "retrievers"}
+TOP_OPTIONAL = {"description", "output_dir", "split", "k", "depth", "metrics", "relevance_threshold",
+                "ignore_identical_ids", "cache_dir"}
+
+
+def _looks_like_path(text: str) -> bool:
+    return "/" in text or "\\" in text or text.startswith((".", "~"))
+
+
+def _dataset(r: _Reader, value: Any, key: str, default_split: str) -> DatasetSpec:
+    if isinstance(value, str):
+        source = r.string(value, key)
+        kind = "path" if _looks_like_path(source) else "name"
+        split, label = default_split, None
+    else:
+        table = r.table(value, key, set(), {"name", "path", "split", "label"})
+        given = [k for k in ("name", "path") if k in table]
+        if len(given) != 1:
+            raise r.error(_join(key, "name"), "give exactly one of name or path" if given else
+                          "missing required key (or path)")
+        kind = given[0]
+        source = r.string(table[kind], _join(key, kind))
+        split = r.string(table["split"], _join(key, "split")) if "split" in table else default_split
+        label = r.string(table["label"], _join(key, "label"), LABEL, LABEL_RULE) if "label" in table else None
+    if label is None:
+        label = safe_label(Path(source).expanduser().resolve().name if kind == "path" else source)
+    return DatasetSpec(source=source, kind=kind, split=split, label=label)
+
+
+def _retriever(r: _Reader, value: Any, key: str) -> RetrieverSpec:
+    table = r.table(value, key, {"type"}, {"label", "params"})
+    kind = r.string(table["type"], _join(key, "type"))
+    if "label" in table:
+        label = r.string(table["label"], _join(key, "label"), LABEL, LABEL_RULE)
+    else:
+        label = safe_label(kind.partition(":")[2] if ":" in kind else kind)
+    params = table.get("params", {})
+    if not isinstance(params, dict):
+        raise r.error(_join(key, "params"), f"expected a table, got {render(params)}")
+    return RetrieverSpec(type=kind, label=label, params=dict(params))
+
+
+def _metric(r: _Reader, value: Any, key: str) -> str:
+    from harness.evaluation import parse_metric
+
+    text = r.string(value, key)
+    try:
+        return parse_metric(text).name
+    except ValueError as exc:
+        raise r.error(key, str(exc)) from None
+
+
+def _unique(r: _Reader, labels: list[str], key: str, what: str) -> None:
+    seen: dict[str, int] = {}
+    for i, label in enumerate(labels):
+        if label in seen:
+            raise r.error(_join(_join(key, i), "label"),
+                          f"duplicate {what} label {render(label)} (also {key}[{seen[label]}]); "
+                          f"give each entry a distinct label")
+        seen[label] = i
+
+
+def parse_config(data: dict, source: str = "<config>") -> BenchConfig:
+    """Validate parsed TOML (a dict) into a :class:`BenchConfig`; structure only, nothing imported."""
+    r = _Reader(source)
+    top = r.table(data, "", TOP_REQUIRED, TOP_OPTIONAL)
+    name = r.string(top["name"], "name", LABEL, LABEL_RULE)
+    split = r.string(top["split"], "split") if "split" in top else "test"
+    k = tuple(sorted(set(r.items(top["k"], "k", r.integer)))) if "k" in top else DEFAULT_K
+    metrics = tuple(dict.fromkeys(r.items(top["metrics"], "metrics", lambda v, key: _metric(r, v, key)))) \
+        if "metrics" in top else DEFAULT_METRICS
+    depth = r.integer(top["depth"], "depth") if "depth" in top else None
+    threshold = r.number(top["relevance_threshold"], "relevance_threshold") if "relevance_threshold" in top else 1.0
+    if not threshold > 0:
+        raise r.error("relevance_threshold", f"expected a positive number, got {render(threshold)}")
+    datasets = r.items(top["datasets"], "datasets", lambda v, key: _dataset(r, v, key, split))
+    retrievers = r.items(top["retrievers"], "retrievers", lambda v, key: _retriever(r, v, key))
+    _unique(r, [d.label for d in datasets], "datasets", "dataset")
+    _unique(r, [x.label for x in retrievers], "retrievers", "retriever")
+    return BenchConfig(
+        name=name, datasets=tuple(datasets), retrievers=tuple(retrievers), k=k, metrics=metrics, depth=depth,
+        split=split,
+        output_dir=r.string(top["output_dir"], "output_dir") if "output_dir" in top else "results",
+        relevance_threshold=threshold,
+        ignore_identical_ids=r.boolean(top["ignore_identical_ids"], "ignore_identical_ids")
+        if "ignore_identical_ids" in top else True,
+        cache_dir=r.string(top["cache_dir"], "cache_dir") if "cache_dir" in top else None,
+        description=r.string(top["description"], "description", allow_empty=True) if "description" in top else "",
+        source=source)
+
+
+def read_toml(path: str | Path) -> dict:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(str(path), "", f"cannot read config: {exc.strerror or exc}") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(str(path), "", f"invalid TOML: {exc}") from None
+
+
+def load_config(path: str | Path, check_retrievers: bool = True) -> BenchConfig:
+    """Read and validate a config file.
+
+    With ``check_retrievers`` (the default) each retriever type is also resolved to its class and
+    its params are checked against the constructor's signature (see :mod:`harness.bench.params`),
+    so a typo fails before anything runs.
+    """
+    config = parse_config(read_toml(path), source=str(path))
+    if check_retrievers:
+        from harness.bench.params import check_retriever
+
+        for i, spec in enumerate(config.retrievers):
+            check_retriever(spec, config.source, f"retrievers[{i}]")
+    return config

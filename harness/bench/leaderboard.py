@@ -1,0 +1,125 @@
+"""The leaderboard: datasets as rows, retrievers as columns, one table per metric, plus timings.
+
+Values are each cell's mean over its evaluated queries (from its metrics.json). The ``average``
+row is the unweighted mean over datasets, given only for retrievers with a value on every
+dataset (an average over fewer datasets would not be comparable); otherwise it is null / "-".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from harness.bench.cells import Cell
+from harness.bench.config import BenchConfig
+
+SCHEMA = "retrieval-harness/leaderboard/v1"
+
+
+@dataclass
+class CellOutcome:
+    cell: Cell
+    status: str  # "run", "reused", "failed" or "pending" (dry run)
+    document: dict | None = None
+    error: str | None = None
+    seconds: float = 0.0
+
+
+def throughput(document: dict) -> dict:
+    """Cell speed figures from a metrics.json: index seconds, docs indexed / queries searched per
+    second, and documents encoded per second when the retriever's stats() reports it
+    (``docs_encoded_per_s``, or the dense retriever's ``documents_per_second``)."""
+    timings = document.get("timings") or {}
+    dataset = document.get("dataset") or {}
+    stats = document.get("retriever_stats") or {}
+    index_s, search_s = timings.get("index_s"), timings.get("search_s")
+    n_docs, n_queries = dataset.get("n_docs"), dataset.get("n_queries")
+    encoded = next((stats[key] for key in ("docs_encoded_per_s", "documents_per_second")
+                    if isinstance(stats.get(key), (int, float))), None)
+    return {
+        "index_s": index_s,
+        "search_s": search_s,
+        "docs_indexed_per_s": round(n_docs / index_s, 1) if n_docs and index_s else None,
+        "queries_per_s": round(n_queries / search_s, 1) if n_queries and search_s else None,
+        "docs_encoded_per_s": encoded,
+    }
+
+
+def build(config: BenchConfig, outcomes: list[CellOutcome]) -> dict:
+    """The leaderboard.json object."""
+    datasets = [d.label for d in config.datasets]
+    retrievers = [r.label for r in config.retrievers]
+    by_cell = {(o.cell.dataset.label, o.cell.retriever.label): o for o in outcomes}
+    tables = {}
+    for metric in config.metrics:
+        rows = {}
+        for d in datasets:
+            rows[d] = {}
+            for r in retrievers:
+                outcome = by_cell.get((d, r))
+                doc = outcome.document if outcome else None
+                rows[d][r] = (doc or {}).get("metrics", {}).get(metric)
+        average = {}
+        for r in retrievers:
+            values = [rows[d][r] for d in datasets]
+            average[r] = sum(values) / len(values) if values and all(v is not None for v in values) else None
+        tables[metric] = {"rows": rows, "average": average}
+    cells = []
+    for o in outcomes:
+        entry = {"dataset": o.cell.dataset.label, "retriever": o.cell.retriever.label,
+                 "folder": f"{o.cell.dataset.label}/{o.cell.retriever.label}", "status": o.status}
+        if o.error:
+            entry["error"] = o.error
+        if o.document:
+            entry["fingerprint"] = (o.document.get("bench") or {}).get("fingerprint")
+            entry["n_queries"] = o.document.get("n_queries")
+            entry["timings"] = o.document.get("timings")
+            entry["throughput"] = throughput(o.document)
+        cells.append(entry)
+    return {"schema": SCHEMA, "bench": config.name, "metrics": list(config.metrics), "datasets": datasets,
+            "retrievers": retrievers, "tables": tables, "cells": cells,
+            "created": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+
+
+def _fmt(value, digits: int = 4) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _rate(value) -> str:
+    return "-" if value is None else f"{value:,.0f}"
+
+
+def metric_table(board: dict, metric: str) -> list[str]:
+    table = board["tables"][metric]
+    retrievers = board["retrievers"]
+    lines = [f"| dataset | {' | '.join(retrievers)} |", "| --- |" + " ---: |" * len(retrievers)]
+    for label, row in [*table["rows"].items(), ("average", table["average"])]:
+        present = [v for v in row.values() if v is not None]
+        best = max(present) if present else None
+        cells = [f"**{_fmt(row[r])}**" if row[r] is not None and row[r] == best and len(present) > 1
+                 else _fmt(row[r]) for r in retrievers]
+        lines.append(f"| {'**average**' if label == 'average' else label} | {' | '.join(cells)} |")
+    return lines
+
+
+def markdown(board: dict, description: str = "") -> str:
+    lines = [f"# Leaderboard: {board['bench']}", ""]
+    if description:
+        lines += [description, ""]
+    for metric in board["metrics"]:
+        lines += [f"## {metric}", "",
+                  "Mean over each dataset's evaluated queries; best of each row in bold; the average row "
+                  "covers retrievers with a value on every dataset.", ""]
+        lines += metric_table(board, metric) + [""]
+    lines += ["## Timings", "",
+              "| dataset | retriever | status | index s | search s | docs indexed/s | queries/s | docs encoded/s |",
+              "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |"]
+    for cell in board["cells"]:
+        t = cell.get("throughput") or {}
+        status = cell["status"] + (f": {cell['error']}" if cell.get("error") else "")
+        lines.append(f"| {cell['dataset']} | {cell['retriever']} | {status.replace('|', '/')} | "
+                     f"{_fmt(t.get('index_s'), 2)} | {_fmt(t.get('search_s'), 2)} | "
+                     f"{_rate(t.get('docs_indexed_per_s'))} | {_rate(t.get('queries_per_s'))} | "
+                     f"{_rate(t.get('docs_encoded_per_s'))} |")
+    lines += ["", "Timings are those of the run that produced each cell (a reused cell keeps its own)."]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,110 @@
+"""Check a config's retriever params against the retriever constructor's signature.
+
+A parameter the constructor does not take is refused (unless it takes ``**kwargs``); a required
+one that is missing is reported; a value whose type contradicts the annotation (or, without one,
+the default's type) is refused: ``expected a number, got "abc"``. Annotations this module does not
+understand (a model object, a protocol) accept anything: the constructor has the last word.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import types
+import typing
+from pathlib import PurePath
+from typing import Any
+
+from harness.bench.config import ConfigError, RetrieverSpec, render
+from harness.errors import HarnessError
+
+_SIMPLE = {
+    bool: "true or false",
+    int: "an integer",
+    float: "a number",
+    str: "a string",
+    list: "a list",
+    tuple: "a list",
+    dict: "a table",
+}
+
+
+def _matches(value: Any, annotation: Any) -> tuple[bool, str | None]:
+    """(value fits, description of what is expected); description None = not judged."""
+    if annotation is Any or annotation is inspect.Parameter.empty:
+        return True, None
+    origin = typing.get_origin(annotation)
+    if origin is typing.Union or (hasattr(types, "UnionType") and isinstance(annotation, types.UnionType)):
+        results = [_matches(value, member) for member in typing.get_args(annotation)]
+        if any(description is None for _, description in results):
+            return True, None  # a member we cannot judge: accept
+        descriptions = [d for (_, d), member in zip(results, typing.get_args(annotation)) if member is not type(None)]
+        return any(ok for ok, _ in results), " or ".join(dict.fromkeys(descriptions))
+    if annotation is type(None):
+        return value is None, "null"
+    if origin is typing.Literal:
+        choices = typing.get_args(annotation)
+        return value in choices, "one of " + ", ".join(render(c) for c in choices)
+    if origin in (list, tuple, set, frozenset) or annotation in (list, tuple):
+        return isinstance(value, list), "a list"
+    if origin is dict or annotation is dict:
+        return isinstance(value, dict), "a table"
+    if annotation is os.PathLike or (isinstance(annotation, type) and issubclass(annotation, PurePath)):
+        return isinstance(value, str), "a string"  # a path
+    if annotation is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool), _SIMPLE[float]
+    if annotation is int:
+        return isinstance(value, int) and not isinstance(value, bool), _SIMPLE[int]
+    if annotation in _SIMPLE:
+        return isinstance(value, annotation), _SIMPLE[annotation]
+    return True, None
+
+
+def _expected_type(parameter: inspect.Parameter, hints: dict) -> Any:
+    if parameter.name in hints:
+        return hints[parameter.name]
+    default = parameter.default
+    if default is inspect.Parameter.empty or default is None:
+        return inspect.Parameter.empty
+    kind = type(default)
+    return float if kind is int else kind  # an unannotated integer default may well take 0.5: accept numbers
+
+
+def check_params(cls: type, params: dict, source: str, key: str, name: str) -> None:
+    """Raise ConfigError (``<source>: <key>.<param>: ...``) for params ``cls(**params)`` would not take."""
+    try:
+        signature = inspect.signature(cls.__init__)
+    except (TypeError, ValueError):
+        return
+    try:
+        hints = typing.get_type_hints(cls.__init__)
+    except Exception:  # unresolvable annotations: fall back to the defaults' types
+        hints = {}
+    accepted = {p.name: p for p in list(signature.parameters.values())[1:]
+                if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    open_ended = any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values())
+    for param, value in params.items():
+        where = f"{key}.params.{param}"
+        if param not in accepted:
+            if open_ended:
+                continue
+            raise ConfigError(source, where, f"unknown parameter for retriever {render(name)} "
+                                             f"(it takes: {', '.join(accepted) or 'no parameters'})")
+        ok, description = _matches(value, _expected_type(accepted[param], hints))
+        if not ok:
+            raise ConfigError(source, where, f"expected {description}, got {render(value)}")
+    for param, p in accepted.items():
+        if p.default is inspect.Parameter.empty and param not in params:
+            raise ConfigError(source, f"{key}.params.{param}", f"missing required parameter of retriever {render(name)}")
+
+
+def check_retriever(spec: RetrieverSpec, source: str, key: str) -> type:
+    """Resolve ``spec.type`` to its class and check ``spec.params``; returns the class."""
+    from retrievers.registry import retriever_class
+
+    try:
+        cls = retriever_class(spec.type)
+    except HarnessError as exc:
+        raise ConfigError(source, f"{key}.type", str(exc)) from None
+    check_params(cls, spec.params, source, key, spec.type)
+    return cls

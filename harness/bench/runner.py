@@ -1,0 +1,251 @@
+"""Run a benchmark: every (dataset x retriever) cell, skipping finished ones, then the leaderboard.
+
+For each dataset (in config order) and each retriever: compute the cell's fingerprint (dataset
+file checksums, retriever params, evaluation settings); if the cell's folder already records it,
+reuse the cell; otherwise load the dataset (once, on first need), run the experiment and write the
+cell's folder (metrics.json last). A cell that fails is recorded with its error and the others go
+on (``fail_fast`` stops instead). Finally ``leaderboard.md``, ``leaderboard.json`` and ``bench.json``
+(the manifest: config, cells, status) are written, all atomically. Killing a benchmark midway
+leaves the finished cells intact; running it again skips them.
+
+Retrievers' own caches (BM25 indexes, embeddings) live under ``$HARNESS_CACHE_DIR``; a config's
+``cache_dir`` sets it for the duration of the benchmark.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from harness import progress
+from harness.atomic import write_json, write_text
+from harness.bench import leaderboard
+from harness.bench.cells import (Cell, cells, dataset_checksums, evaluation_settings, fingerprint, is_finished,
+                                 read_metrics)
+from harness.bench.config import BenchConfig, DatasetSpec, RetrieverSpec
+from harness.bench.leaderboard import CellOutcome
+from harness.errors import HarnessError
+
+MANIFEST_SCHEMA = "retrieval-harness/bench/v1"
+CHECKSUM_MEMO = ".checksums.json"  # file sha256s by path, size and mtime (see cells.file_sha256)
+
+
+@dataclass
+class BenchResult:
+    config: BenchConfig
+    outcomes: list[CellOutcome]
+    board: dict
+    folder: Path
+    seconds: float
+    counts: dict = field(default_factory=dict)
+
+    @property
+    def failed(self) -> list[CellOutcome]:
+        return [o for o in self.outcomes if o.status == "failed"]
+
+    def summary(self) -> str:
+        c = self.counts
+        return (f"bench {self.config.name}: {len(self.outcomes)} cells ({c.get('run', 0)} run, "
+                f"{c.get('reused', 0)} reused, {c.get('failed', 0)} failed) in {self.seconds:.1f} s; "
+                f"leaderboard: {self.folder / 'leaderboard.md'}")
+
+
+def metric_names(config: BenchConfig) -> list[str]:
+    """What each cell evaluates: BEIR's six families at every k, plus leaderboard metrics beyond them."""
+    from harness.evaluation import DEFAULT_FAMILIES, metrics_for
+
+    names = [m.name for m in metrics_for(DEFAULT_FAMILIES, config.k)]
+    return names + [m for m in config.metrics if m not in names]
+
+
+@contextlib.contextmanager
+def _cache_env(cache_dir: str | None):
+    if cache_dir is None:
+        yield
+        return
+    old = os.environ.get("HARNESS_CACHE_DIR")
+    os.environ["HARNESS_CACHE_DIR"] = str(Path(cache_dir).expanduser())
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("HARNESS_CACHE_DIR", None)
+        else:
+            os.environ["HARNESS_CACHE_DIR"] = old
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    message = text[0] if text else ""
+    return message if isinstance(exc, HarnessError) else f"{type(exc).__name__}: {message}"
+
+
+class _Datasets:
+    """Load each dataset on first need; keep only the current one in memory."""
+
+    def __init__(self):
+        self.spec: DatasetSpec | None = None
+        self.dataset = None
+        self.load_s = 0.0
+
+    def get(self, spec: DatasetSpec):
+        if self.spec != spec:
+            from harness.datasets import load_dataset
+
+            self.spec, self.dataset = spec, None
+            started = time.perf_counter()
+            with progress.task(f"loading {spec.label}"):
+                self.dataset = load_dataset(spec.source, spec.split)
+            self.load_s = time.perf_counter() - started
+        return self.dataset
+
+
+class BenchRunner:
+    def __init__(self, config: BenchConfig, *, force: bool = False, fail_fast: bool = False,
+                 echo: Callable[[str], None] | None = None):
+        self.config, self.force, self.fail_fast = config, force, fail_fast
+        self.echo = echo or (lambda _line: None)
+        self.metrics = metric_names(config)
+        self.evaluation = evaluation_settings(config, self.metrics)
+        self._retrievers: dict[str, object] = {}
+        self._retriever_errors: dict[str, str] = {}
+        self._checksums: dict[DatasetSpec, dict | None] = {}
+        self._memo_path = config.folder / CHECKSUM_MEMO
+        self._memo = self._read_memo()
+
+    def _read_memo(self) -> dict:
+        try:
+            memo = json.loads(self._memo_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return memo if isinstance(memo, dict) else {}
+
+    # ----------------------------------------------------------------- pieces
+    def retriever(self, spec: RetrieverSpec):
+        """One instance per retriever entry, reused across datasets (index() is called per dataset)."""
+        if spec.label in self._retriever_errors:
+            raise HarnessError(self._retriever_errors[spec.label])
+        if spec.label not in self._retrievers:
+            from retrievers import create
+
+            try:
+                self._retrievers[spec.label] = create(spec.type, **spec.params)
+            except (HarnessError, ValueError, TypeError, OSError) as exc:
+                message = f"retriever {spec.label!r}: {_one_line(exc)}"
+                self._retriever_errors[spec.label] = message
+                raise HarnessError(message) from None
+        return self._retrievers[spec.label]
+
+    def checksums(self, spec: DatasetSpec, datasets: _Datasets) -> dict[str, str]:
+        if spec not in self._checksums:
+            with progress.task(f"checksums of {spec.label}"):
+                self._checksums[spec] = dataset_checksums(spec, self._memo)
+        files = self._checksums[spec]
+        return files if files is not None else datasets.get(spec).files
+
+    def cell_fingerprint(self, cell: Cell, datasets: _Datasets) -> str:
+        retriever = self.retriever(cell.retriever)
+        return fingerprint(self.checksums(cell.dataset, datasets), cell.dataset.split, cell.retriever,
+                           retriever.params(), self.evaluation)
+
+    def run_cell(self, cell: Cell, expected: str, datasets: _Datasets) -> dict:
+        from harness.evaluation import Evaluator
+        from harness.experiment import run_experiment
+        from harness.reports import write_result_folder
+
+        stale = cell.folder / "metrics.json"
+        if stale.exists():
+            stale.unlink()  # the folder is being redone: never leave an old metrics.json beside new files
+        ds = datasets.get(cell.dataset)
+        retriever = self.retriever(cell.retriever)
+        if ds.files != self._checksums.get(cell.dataset):  # checksums known only after loading
+            expected = fingerprint(ds.files, cell.dataset.split, cell.retriever, retriever.params(), self.evaluation)
+        evaluator = Evaluator(self.metrics, k_values=self.config.k, relevance_threshold=self.config.relevance_threshold,
+                              ignore_identical_ids=self.config.ignore_identical_ids)
+        exp = run_experiment(ds, retriever, evaluator, list(self.config.k), split=cell.dataset.split,
+                             depth=self.config.search_depth)
+        document = exp.document
+        document["timings"]["load_s"] = round(datasets.load_s, 6)
+        document["throughput"] = leaderboard.throughput(document)
+        document["bench"] = {"name": self.config.name, "config_path": self.config.source,
+                             "config": self.config.to_dict(),
+                             "dataset": cell.dataset.to_dict(), "retriever": cell.retriever.to_dict(),
+                             "evaluation": self.evaluation, "fingerprint": expected}
+        write_result_folder(cell.folder, document, ds.queries.as_dict(), exp.run, tag=cell.retriever.label)
+        return document
+
+    # ----------------------------------------------------------------- the matrix
+    def run(self, dry_run: bool = False) -> BenchResult:
+        started = time.perf_counter()
+        plan = cells(self.config)
+        outcomes: list[CellOutcome] = []
+        datasets = _Datasets()
+        with _cache_env(self.config.cache_dir), progress.task(f"bench {self.config.name}", total=len(plan),
+                                                              unit="cells") as bar:
+            for number, cell in enumerate(plan, 1):
+                cell_started = time.perf_counter()
+                bar.update(description=f"bench {self.config.name}: {cell.name}")
+                try:
+                    expected = self.cell_fingerprint(cell, datasets)
+                    if not self.force and is_finished(cell.folder, expected, self.metrics):
+                        outcome = CellOutcome(cell, "reused", read_metrics(cell.folder))
+                    elif dry_run:
+                        outcome = CellOutcome(cell, "pending")
+                    else:
+                        outcome = CellOutcome(cell, "run", self.run_cell(cell, expected, datasets))
+                except Exception as exc:  # one cell's failure (bad file, retriever bug) must not end the matrix
+                    if self.fail_fast:
+                        raise
+                    outcome = CellOutcome(cell, "failed", error=_one_line(exc))
+                outcome.seconds = time.perf_counter() - cell_started
+                outcomes.append(outcome)
+                self.echo(self.describe(number, len(plan), outcome))
+                bar.advance(1)
+        board = leaderboard.build(self.config, outcomes)
+        counts = {status: sum(1 for o in outcomes if o.status == status)
+                  for status in ("run", "reused", "failed", "pending")}
+        result = BenchResult(self.config, outcomes, board, self.config.folder, time.perf_counter() - started, counts)
+        if not dry_run:
+            self.write(result)
+        return result
+
+    def describe(self, number: int, total: int, outcome: CellOutcome) -> str:
+        head = f"[{number}/{total}] {outcome.cell.name}: {outcome.status}"
+        if outcome.status == "failed":
+            return f"{head}: {outcome.error}"
+        if outcome.document is None:
+            return head
+        metrics = outcome.document.get("metrics", {})
+        values = ", ".join(f"{m} {metrics[m]:.4f}" for m in self.config.metrics if m in metrics)
+        speed = leaderboard.throughput(outcome.document)
+        extra = ""
+        if outcome.status == "run":
+            parts = [f"index {speed['index_s']:.1f} s" if speed["index_s"] is not None else None,
+                     f"{speed['queries_per_s']:,.0f} queries/s" if speed["queries_per_s"] else None]
+            extra = " (" + ", ".join(p for p in parts if p) + ")"
+        return f"{head}, {values}{extra}"
+
+    def write(self, result: BenchResult) -> None:
+        folder = result.folder
+        folder.mkdir(parents=True, exist_ok=True)
+        if self._memo:
+            write_json(self._memo_path, self._memo)
+        write_json(folder / "leaderboard.json", result.board)
+        write_text(folder / "leaderboard.md", leaderboard.markdown(result.board, self.config.description))
+        from harness.versions import versions
+
+        write_json(folder / "bench.json", {
+            "schema": MANIFEST_SCHEMA, "config_path": self.config.source, "config": self.config.to_dict(),
+            "evaluation": self.evaluation, "cells": result.board["cells"], "counts": result.counts,
+            "seconds": round(result.seconds, 3), "versions": versions(), "created": result.board["created"]})
+
+
+def run_bench(config: BenchConfig, *, force: bool = False, fail_fast: bool = False, dry_run: bool = False,
+              echo: Callable[[str], None] | None = None) -> BenchResult:
+    """Run (or with ``dry_run`` only plan) every cell of ``config``; see the module docstring."""
+    return BenchRunner(config, force=force, fail_fast=fail_fast, echo=echo).run(dry_run=dry_run)

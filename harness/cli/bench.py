@@ -1,0 +1,45 @@
+"""``harness bench CONFIG``: every dataset x retriever cell of a config, then a leaderboard."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from harness.cli import app
+
+
+@app.command()
+def bench(
+    config: Path = typer.Argument(..., help="Benchmark config (TOML), e.g. configs/quickstart.toml."),
+    output_dir: Optional[Path] = typer.Option(None, "--output-dir", "-o",
+                                              help="Override the config's output_dir (results go to OUTPUT_DIR/<name>/)."),
+    force: bool = typer.Option(False, "--force", help="Rerun every cell, even finished ones."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="List the cells and which are finished; run nothing."),
+    fail_fast: bool = typer.Option(False, "--fail-fast", help="Stop at the first failing cell."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars or per-cell lines; only the summary."),
+) -> None:
+    """Run every cell (dataset x retriever) of CONFIG, reusing finished cells, and write the leaderboard."""
+    from harness import progress
+    from harness.bench import load_config, run_bench
+    from harness.cli.display import print_leaderboard
+
+    if quiet:
+        progress.disable()
+    cfg = load_config(config)
+    if output_dir is not None:
+        cfg = cfg.with_output_dir(output_dir)
+    result = run_bench(cfg, force=force, fail_fast=fail_fast, dry_run=dry_run,
+                       echo=None if quiet else progress.echo)
+    if dry_run:
+        c = result.counts
+        typer.echo(f"bench {cfg.name}: {len(result.outcomes)} cells ({c['reused']} finished, {c['pending']} to run, "
+                   f"{c['failed']} failing); results in {result.folder}")
+        raise typer.Exit(1 if result.failed else 0)
+    if not quiet:
+        for metric in cfg.metrics:
+            print_leaderboard(result.board, metric)
+    typer.echo(result.summary())
+    if result.failed:
+        raise typer.Exit(1)

@@ -1,0 +1,83 @@
+"""The ``run-file`` retriever: replay a TREC run produced by another search stack.
+
+    harness run --retriever run-file --param path=my_system.trec --dataset scifact
+
+``index()`` does nothing (beyond noting the corpus, to count run documents it lacks); ``search()``
+returns the run restricted to the requested queries, in the requested order, each cut to the top
+``k`` of the canonical order (score descending, ties by document id descending, as the evaluator
+ranks). Queries the run lacks come back empty and score 0. The file's sha256 is part of
+:meth:`params`, so a benchmark notices when the file changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+
+from harness.datasets.corpus import Corpus, Queries
+from harness.run import Run
+from retrievers.base import Retriever
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+class RunFileRetriever(Retriever):
+    """Serve results from a 6-column TREC run file (``qid Q0 docid rank score tag``)."""
+
+    name = "run-file"
+
+    def __init__(self, path: str):
+        self.path = Path(str(path)).expanduser()
+        if not self.path.is_file():
+            raise ValueError(f"run file not found: {self.path}")
+        self._sha256: str | None = None
+        self._run: Run | None = None
+        self._corpus_ids: set[str] | None = None
+        self._stats: dict = {}
+
+    def params(self) -> dict:
+        if self._sha256 is None:
+            self._sha256 = _sha256(self.path)
+        return {"path": str(self.path), "sha256": self._sha256}
+
+    def stats(self) -> dict:
+        return dict(self._stats)
+
+    def run(self) -> Run:
+        """The whole run file, in canonical order (read once)."""
+        if self._run is None:
+            from harness.formats.trec import read_run
+
+            self._run = read_run(self.path)
+        return self._run
+
+    def index(self, corpus: Corpus) -> None:
+        self._corpus_ids = set(corpus.ids)
+
+    def search(self, queries: Queries, k: int) -> Run:
+        if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+            raise ValueError(f"k must be an integer >= 1, got {k!r}")
+        run = self.run()
+        position = {q: i for i, q in enumerate(run.query_ids.tolist())}
+        rows = np.array([position.get(q, -1) for q in queries.ids], dtype=np.int64)
+        starts = np.where(rows >= 0, run.offsets[:-1][rows], 0)
+        lengths = np.where(rows >= 0, np.minimum(run.offsets[1:][rows] - starts, k), 0)
+        offsets = np.concatenate([[0], np.cumsum(lengths)])
+        # Gather each kept query's first `length` entries (the run is canonical): one index array.
+        take = np.repeat(starts - offsets[:-1], lengths) + np.arange(offsets[-1])
+        out = Run(np.asarray(list(queries.ids), dtype=object), offsets, run.doc_codes[take], run.scores[take],
+                  run.doc_vocab, run._vocab_index)
+        self._stats = {"run_queries": run.n_queries, "requested_queries": len(queries),
+                       "requested_missing_from_run": int((rows < 0).sum())}
+        if self._corpus_ids is not None:
+            returned = out.doc_vocab[np.unique(out.doc_codes)].tolist()
+            self._stats["returned_docs_not_in_corpus"] = sum(1 for d in returned if d not in self._corpus_ids)
+        return out

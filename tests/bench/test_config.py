@@ -1,0 +1,173 @@
+"""Config parsing and validation: the shipped configs, round trips, and every kind of error message."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.bench import BenchConfig, ConfigError, load_config, parse_config
+from harness.bench.config import DEFAULT_K
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "x.toml"
+    path.write_text(text)
+    return path
+
+
+MINIMAL = 'name = "b"\ndatasets = ["scifact"]\n[[retrievers]]\ntype = "bm25"\n'
+
+
+def error_of(tmp_path: Path, text: str) -> str:
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}: ") and "\n" not in message
+    return message[len(str(path)) + 2:]
+
+
+def test_quickstart_config():
+    config = load_config(REPO / "configs/quickstart.toml")
+    assert config.name == "quickstart" and config.folder == Path("results/quickstart")
+    assert [d.to_dict() for d in config.datasets] == [{"name": "scifact", "split": "test", "label": "scifact"}]
+    assert [(r.type, r.label, r.params["backend"]) for r in config.retrievers] == [
+        ("bm25", "rank-bm25", "rank-bm25"), ("bm25", "bm25s", "bm25s")]
+    assert config.metrics == ("NDCG@10", "Recall@100") and config.k == (1, 3, 5, 10, 100, 1000)
+
+
+def test_beir_small_config_structure():
+    # The dense retriever arrives from another branch, so only the structure is checked here.
+    config = load_config(REPO / "configs/beir-small.toml", check_retrievers=False)
+    assert [(d.kind, d.source, d.label) for d in config.datasets] == [
+        ("name", "scifact", "scifact"), ("path", "../shared/datasets/nfcorpus", "nfcorpus")]
+    assert [r.type for r in config.retrievers] == ["bm25", "dense"]
+
+
+def test_defaults_and_round_trip(tmp_path):
+    config = load_config(write(tmp_path, MINIMAL))
+    assert config.k == DEFAULT_K and config.metrics == ("NDCG@10",) and config.depth is None
+    assert config.search_depth == 1000 and config.output_dir == "results" and config.split == "test"
+    assert config.to_dict() == {
+        "name": "b", "description": "", "output_dir": "results", "split": "test", "k": list(DEFAULT_K),
+        "metrics": ["NDCG@10"], "relevance_threshold": 1.0, "ignore_identical_ids": True,
+        "datasets": [{"name": "scifact", "split": "test", "label": "scifact"}],
+        "retrievers": [{"type": "bm25", "label": "bm25", "params": {}}]}
+    # Serialising and parsing again gives the same config.
+    assert parse_config(config.to_dict(), source="again") == config
+
+
+def test_full_config_round_trip(tmp_path):
+    text = """
+name = "full"
+description = "d"
+output_dir = "out"
+split = "dev"
+k = [100, 10, 1, 10]
+depth = 50
+metrics = ["ndcg_cut_10", "P@5", "nDCG@10"]
+relevance_threshold = 2
+ignore_identical_ids = false
+cache_dir = "cache"
+datasets = ["./some/folder", {path = "x/y", split = "test", label = "y-test"}, {name = "hf:BeIR/nfcorpus"}]
+[[retrievers]]
+type = "harness_example_plugin:IdfOverlapRetriever"
+params = {min_df = 2}
+"""
+    config = load_config(write(tmp_path, text), check_retrievers=False)
+    assert config.k == (1, 10, 100) and config.depth == 50 and config.search_depth == 50
+    assert config.metrics == ("NDCG@10", "P@5")  # aliases canonicalised, duplicates dropped
+    assert config.relevance_threshold == 2.0 and config.ignore_identical_ids is False
+    assert [(d.kind, d.source, d.split, d.label) for d in config.datasets] == [
+        ("path", "./some/folder", "dev", "folder"), ("path", "x/y", "test", "y-test"),
+        ("name", "hf:BeIR/nfcorpus", "dev", "hf-BeIR-nfcorpus")]
+    assert config.retrievers[0].label == "IdfOverlapRetriever"
+    assert config.folder == Path("out/full")
+    assert parse_config(config.to_dict()) == config
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("colour = 1\n" + MINIMAL,
+     "colour: unknown key (expected one of: cache_dir, datasets, depth, description, ignore_identical_ids, k, "
+     "metrics, name, output_dir, relevance_threshold, retrievers, split)"),
+    ('datasets = ["scifact"]\n[[retrievers]]\ntype = "bm25"\n', "name: missing required key"),
+    ('name = "b"\n[[retrievers]]\ntype = "bm25"\n', "datasets: missing required key"),
+    ('name = "b"\ndatasets = []\n[[retrievers]]\ntype = "bm25"\n', "datasets: expected a non-empty list"),
+    ('name = 3\ndatasets = ["scifact"]\n[[retrievers]]\ntype = "bm25"\n', "name: expected a string, got 3"),
+    ('name = "a/b"\ndatasets = ["scifact"]\n[[retrievers]]\ntype = "bm25"\n',
+     'name: "a/b" is not allowed here: use letters, digits and . _ + = - (starting with a letter or digit)'),
+    (MINIMAL.replace('name = "b"', 'name = "b"\nk = [10, "x"]'), 'k[1]: expected an integer, got "x"'),
+    (MINIMAL.replace('name = "b"', 'name = "b"\nk = [0]'), "k[0]: expected an integer >= 1, got 0"),
+    (MINIMAL.replace('name = "b"', 'name = "b"\nk = 10'), "k: expected a list, got 10"),
+    (MINIMAL.replace('name = "b"', 'name = "b"\ndepth = 1.5'), "depth: expected an integer, got 1.5"),
+    (MINIMAL.replace('name = "b"', 'name = "b"\nmetrics = ["NDCG@10", "nope@3"]'),
+     "metrics[1]: unknown metric 'nope@3'; known: AP, DCG, Judged, MAP, MRR, NDCG, P, R-Prec, R_cap, Recall, "
+     "Success, bpref"),
+    (MINIMAL.replace('name = "b"', 'name = "b"\nignore_identical_ids = "yes"'),
+     'ignore_identical_ids: expected true or false, got "yes"'),
+    (MINIMAL.replace('name = "b"', 'name = "b"\nrelevance_threshold = 0'),
+     "relevance_threshold: expected a positive number, got 0.0"),
+    ('name = "b"\ndatasets = [{split = "test"}]\n[[retrievers]]\ntype = "bm25"\n',
+     "datasets[0].name: missing required key (or path)"),
+    ('name = "b"\ndatasets = [{name = "a", path = "b"}]\n[[retrievers]]\ntype = "bm25"\n',
+     "datasets[0].name: give exactly one of name or path"),
+    ('name = "b"\ndatasets = [{name = "a", folder = "b"}]\n[[retrievers]]\ntype = "bm25"\n',
+     "datasets[0].folder: unknown key (expected one of: label, name, path, split)"),
+    ('name = "b"\ndatasets = ["scifact", {path = "x/scifact"}]\n[[retrievers]]\ntype = "bm25"\n',
+     'datasets[1].label: duplicate dataset label "scifact" (also datasets[0]); give each entry a distinct label'),
+    ('name = "b"\ndatasets = ["scifact"]\n[[retrievers]]\nlabel = "x"\n', "retrievers[0].type: missing required key"),
+    ('name = "b"\ndatasets = ["scifact"]\nretrievers = [{type = "bm25"}, {type = "bm25"}]\n',
+     'retrievers[1].label: duplicate retriever label "bm25" (also retrievers[0]); give each entry a distinct label'),
+    ('name = "b"\ndatasets = ["scifact"]\nretrievers = [{type = "bm25", params = 3}]\n',
+     "retrievers[0].params: expected a table, got 3"),
+])
+def test_structure_errors_name_the_key_path(tmp_path, text, expected):
+    assert error_of(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize("retrievers, expected", [
+    # The brief's own example: a string where the constructor's annotation says float.
+    ('[[retrievers]]\ntype = "bm25"\n[[retrievers]]\ntype = "bm25"\nlabel = "b2"\nparams = { k1 = "abc" }\n',
+     'retrievers[1].params.k1: expected a number, got "abc"'),
+    ('[[retrievers]]\ntype = "bm25"\nparams = { k3 = 1 }\n',
+     'retrievers[0].params.k3: unknown parameter for retriever "bm25" (it takes: backend, k1, b, '),
+    ('[[retrievers]]\ntype = "bm25"\nparams = { stemmer = 5 }\n',
+     "retrievers[0].params.stemmer: expected a string, got 5"),
+    ('[[retrievers]]\ntype = "bm25"\nparams = { b = true }\n',
+     "retrievers[0].params.b: expected a number, got true"),
+    ('[[retrievers]]\ntype = "run-file"\n',
+     'retrievers[0].params.path: missing required parameter of retriever "run-file"'),
+    ('[[retrievers]]\ntype = "no-such-retriever"\n',
+     "retrievers[0].type: unknown retriever 'no-such-retriever'; available: bm25, "),
+    ('[[retrievers]]\ntype = "no_such_module:Thing"\n',
+     "retrievers[0].type: cannot load retriever 'no_such_module:Thing': No module named 'no_such_module'"),
+])
+def test_retriever_errors_checked_against_the_constructor(tmp_path, retrievers, expected):
+    # (Two messages list what exists, which grows as retrievers and parameters are added: prefix match.)
+    message = error_of(tmp_path, 'name = "b"\ndatasets = ["scifact"]\n' + retrievers)
+    assert message == expected or (expected.endswith(", ") and message.startswith(expected)), message
+
+
+def test_params_check_follows_plugin_annotations(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(REPO / "examples/plugin"))
+    head = 'name = "b"\ndatasets = ["scifact"]\n[[retrievers]]\ntype = "harness_example_plugin:IdfOverlapRetriever"\n'
+    assert error_of(tmp_path, head + "params = { min_df = 1.5 }\n") == \
+        "retrievers[0].params.min_df: expected an integer, got 1.5"
+    assert load_config(write(tmp_path, head + "params = { min_df = 2 }\n")).retrievers[0].params == {"min_df": 2}
+
+
+def test_invalid_toml_and_missing_file(tmp_path):
+    message = error_of(tmp_path, 'name = "b"\n= 3\n')
+    assert message.startswith("invalid TOML: ") and "line 2" in message
+    with pytest.raises(ConfigError, match=r"nope\.toml: cannot read config"):
+        load_config(tmp_path / "nope.toml")
+
+
+def test_config_is_frozen_data():
+    config = parse_config({"name": "b", "datasets": ["scifact"], "retrievers": [{"type": "bm25"}]})
+    assert isinstance(config, BenchConfig)
+    with pytest.raises(AttributeError):
+        config.name = "other"  # type: ignore[misc]
