@@ -56,13 +56,11 @@ def _assert_parity(result, theirs, names, their_name=_their_name) -> int:
     return len(common)
 
 
-@pytest.mark.parametrize("threshold", [1, 2])
-@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("case, threshold",
+                         [(c, t) for c in sorted(CASES) for t in (1, 2) if (c, t) != ("binary", 2)])  # no grade 2
 def test_trec_eval_metrics_match_pytrec_eval(case, threshold, make_case, pytrec):
     run, qrels = make_case(**CASES[case])
     result = Evaluator(OUR_NAMES, relevance_threshold=threshold).evaluate(run, qrels)
-    if not result.n_queries:
-        pytest.skip("no query has a relevant document at this threshold")
     theirs = pytrec(run, qrels, PYTREC_MEASURES, relevance_level=threshold)
     assert _assert_parity(result, theirs, OUR_NAMES) >= 10
     # The cases must exercise bpref's min(N, R): some queries with fewer judged non-relevant than relevant.
