@@ -1,6 +1,6 @@
-"""R-Prec, bpref, Success@k, AP and nDCG@k against pytrec_eval; the metrics trec_eval lacks
-(DCG@k, the exp and jarvelin schemes, Judged@k) against a plain-Python reference written from
-their definitions. Per query, to 1e-9.
+"""R-Prec, bpref, Success@k, AP and nDCG@k against pytrec_eval, and the exp scheme against trec_eval's
+``ndcg`` with gain parameters; the metrics trec_eval lacks (DCG@k, the jarvelin scheme, Judged@k)
+against a plain-Python reference written from their definitions. Per query, to 1e-9.
 
 Oracle: pytrec_eval (trec_eval 9) measures ``Rprec``, ``bpref``, ``success``, ``map``, ``ndcg_cut``
 on the run after our identical-id rule, on random tie-heavy runs with graded qrels (one case with
@@ -119,6 +119,30 @@ def test_parity_on_bm25_runs(dataset, bm25_top1000, pytrec, request):
         theirs = pytrec(run, ds.qrels, PYTREC_MEASURES, relevance_level=threshold)
         # Queries BM25 returns nothing for are absent from pytrec_eval's output (ours: 0, as checked elsewhere).
         assert _assert_parity(result, theirs, OUR_NAMES) == result.n_queries - result.n_missing_from_run > 100
+
+
+@pytest.mark.parametrize("case", ["dense", "deep", "few-nonrelevant"])
+def test_ndcg_exp_matches_trec_eval_ndcg_with_gain_parameters(case, make_case):
+    """trec_eval's ``ndcg`` (whole ranking) takes a relevance -> gain map, ``ndcg.1=1,2=3,3=7``: with
+    gains 2^rel - 1 it is nDCG_exp over the whole ranking, which NDCG_exp@k is once k exceeds every
+    ranking and every query's number of positive grades. pytrec_eval's Python wrapper refuses the
+    ``=`` syntax, so this calls its extension module directly (on the run after our identical-id rule).
+    """
+    ext = pytest.importorskip("pytrec_eval_ext", reason="pytrec_eval (the test oracle) is not installed")
+    run, qrels = make_case(**CASES[case])
+    k = 100_000
+    assert k > max(np.diff(run.offsets)) and k > len(qrels)  # beyond any ranking and any query's judgments
+    grades = sorted({int(g) for g in qrels.grades.tolist() if g > 0})
+    measure = "ndcg." + ",".join(f"{g}={2 ** g - 1}" for g in grades)
+    judged = {q: docs for q, docs in qrels.to_dict().items() if docs}
+    results = {q: docs for q, docs in run.without_identical_ids().to_dict().items() if docs}
+    theirs = ext.RelevanceEvaluator(judged, {measure}, 1, False).evaluate(results)
+    result = Evaluator([f"NDCG_exp@{k}"]).evaluate(run, qrels)
+    values = result.per_query()
+    common = [q for q in values if q in theirs]
+    assert len(common) >= 10
+    for q in common:
+        assert values[q][f"NDCG_exp@{k}"] == pytest.approx(theirs[q]["ndcg"], abs=TOL), q
 
 
 # --- plain-Python reference for the metrics trec_eval does not have ---------------------------------
