@@ -7,7 +7,14 @@ Each tool gets its native in-memory input, built outside the timed region: pytre
 dict-of-dicts, the project a columnar Run whose doc vocabulary index comes with the corpus (as for
 any retriever's run). Timed: pytrec_eval = RelevanceEvaluator(...) + evaluate(...); project =
 Evaluator.evaluate(...) on (a) a run already in canonical order (what retrievers produce; the
-evaluator verifies the order) and (b) the same run shuffled within queries (the evaluator sorts).
+evaluator verifies the order), (b) the same run without its doc-id index (the evaluator then scans
+the vocabulary for the judged ids instead) and (c) the same run shuffled within queries (the
+evaluator sorts).
+
+``--all-metrics``: the project computes every registered metric at every k and in every DCG scheme
+(BEIR's six, R-Prec, bpref, AP, Success, Judged, DCG/nDCG in the trec, exp and jarvelin schemes),
+pytrec_eval the subset trec_eval has (adding success, recip_rank, Rprec, bpref, map); the values
+both compute are compared.
 
     python benchmarks/eval_speed.py [--queries 6980] [--depth 1000] [--all-metrics]
 """
@@ -25,6 +32,8 @@ from harness.run import Run
 
 K = (1, 3, 5, 10, 100, 1000)
 TREC = {"NDCG": "ndcg_cut", "MAP": "map_cut", "Recall": "recall", "P": "P"}
+TREC_ALL = {**TREC, "Success": "success"}  # at each k
+TREC_UNCUT = {"R-Prec": "Rprec", "bpref": "bpref", "AP": "map"}  # whole ranking
 
 
 def synthetic(n_queries: int, depth: int, n_docs: int = 8_841_823, seed: int = 0):
@@ -84,7 +93,11 @@ def main() -> None:
 
     run, qrels = synthetic(args.queries, args.depth)
     run_dict, qrels_dict = run.to_dict(), qrels.to_dict()
-    measures = {f"{name}.{','.join(map(str, K))}" for name in TREC.values()}
+    cut = TREC_ALL if args.all_metrics else TREC
+    uncut = TREC_UNCUT if args.all_metrics else {}
+    measures = {f"{name}.{','.join(map(str, K))}" for name in cut.values()} | set(uncut.values())
+    if args.all_metrics:
+        measures.add("recip_rank")
 
     def with_pytrec():
         return pytrec_eval.RelevanceEvaluator(qrels_dict, measures).evaluate(run_dict)
@@ -92,8 +105,9 @@ def main() -> None:
     if args.all_metrics:
         from harness.evaluation.metrics import REGISTRY
 
-        metrics = [f"{f}@{k}" if cls.needs_k else f for f, cls in REGISTRY.items() for k in (K if cls.needs_k else (None,))]
-        evaluator = Evaluator(metrics=[m for m in metrics if m])
+        families = [f if not v or v == cls.variants[0] else f"{f}_{v}"
+                    for f, cls in REGISTRY.items() for v in (cls.variants or (None,))]
+        evaluator = Evaluator(metrics=families, k_values=K)  # families with a cutoff expand over K
     else:
         evaluator = Evaluator(k_values=K)
     t_ref, reference = best_of(args.repeats, with_pytrec)
@@ -101,20 +115,31 @@ def main() -> None:
     unsorted = shuffled_within_queries(run)
     t_unsorted, ours_unsorted = best_of(args.repeats, lambda: evaluator.evaluate(unsorted, qrels))
 
+    def without_index():
+        bare = Run.from_arrays(run.query_ids, run.offsets, run.doc_codes, run.scores, run.doc_vocab)
+        return evaluator.evaluate(bare, qrels)
+
+    t_bare, ours_bare = best_of(args.repeats, without_index)
+
     per_query = ours.per_query()
     worst = 0.0
     for qid, values in reference.items():
-        for family, trec in TREC.items():
+        for family, trec in cut.items():
             for k in K:
                 worst = max(worst, abs(values[f"{trec}_{k}"] - per_query[qid][f"{family}@{k}"]))
-    same_unsorted = all(np.array_equal(ours.values[m], ours_unsorted.values[m]) for m in ours.values)
+        for name, trec in uncut.items():
+            worst = max(worst, abs(values[trec] - per_query[qid][name]))
+    same_unsorted = all(np.array_equal(ours.values[m], ours_unsorted.values[m]) and
+                        np.array_equal(ours.values[m], ours_bare.values[m]) for m in ours.values)
     print(f"run: {args.queries} queries x {args.depth} docs = {len(run):,} entries; {len(qrels):,} judgments")
-    print(f"metrics: project {len(evaluator.metrics)}, pytrec_eval {len(TREC) * len(K)}")
+    n_theirs = len(next(iter(reference.values())))
+    print(f"metrics: project {len(evaluator.metrics)}, pytrec_eval {n_theirs}")
     print(f"pytrec_eval                      {t_ref:8.3f} s")
     print(f"project (canonical run)          {t_ours:8.3f} s   {t_ref / t_ours:6.1f}x faster")
+    print(f"project (canonical, no id index) {t_bare:8.3f} s   {t_ref / t_bare:6.1f}x faster")
     print(f"project (shuffled, sorts itself) {t_unsorted:8.3f} s   {t_ref / t_unsorted:6.1f}x faster")
     print(f"largest |difference| vs pytrec_eval over {len(reference)} queries: {worst:.3g}")
-    print(f"shuffled run gives identical values: {same_unsorted}")
+    print(f"shuffled run and run without id index give identical values: {same_unsorted}")
 
 
 if __name__ == "__main__":

@@ -96,6 +96,24 @@ class Run:
             object.__setattr__(self, "_vocab_index", {d: i for i, d in enumerate(self.doc_vocab.tolist())})
         return self._vocab_index
 
+    def codes_of(self, ids: Iterable[str]) -> np.ndarray:
+        """The code of each id in ``doc_vocab`` (-1 where absent).
+
+        Uses the id index when it is built (or the vocabulary is small); otherwise scans the
+        vocabulary once for just these ids, which is ~10x cheaper than indexing a vocabulary of
+        millions of ids that an evaluation looks up only a few thousand of.
+        """
+        ids = ids if isinstance(ids, list) else list(ids)
+        if self._vocab_index is not None or len(self.doc_vocab) <= 4 * len(ids):
+            index = self.vocab_index
+            return np.fromiter((index.get(d, -1) for d in ids), dtype=np.int64, count=len(ids))
+        position = {d: i for i, d in enumerate(dict.fromkeys(ids))}
+        vocab = self.doc_vocab.tolist()
+        in_vocab = np.flatnonzero(np.fromiter(map(position.__contains__, vocab), dtype=bool, count=len(vocab)))
+        code_of_position = np.full(len(position), -1, dtype=np.int64)
+        code_of_position[[position[vocab[c]] for c in in_vocab.tolist()]] = in_vocab
+        return code_of_position[np.fromiter(map(position.__getitem__, ids), dtype=np.int64, count=len(ids))]
+
     def entry_query_index(self) -> np.ndarray:
         """The query index of every entry."""
         return np.repeat(np.arange(self.n_queries), np.diff(self.offsets))
@@ -186,10 +204,12 @@ class Run:
         offsets = np.concatenate([[0], np.cumsum(lengths)])
         return Run(run.query_ids, offsets, run.doc_codes[keep], run.scores[keep], run.doc_vocab, run._vocab_index)
 
-    def without_identical_ids(self) -> "Run":
-        """Drop every entry whose document id equals its query id (BEIR's ignore_identical_ids)."""
-        index = self.vocab_index
-        qcodes = np.array([index.get(q, -1) for q in self.query_ids.tolist()], dtype=np.int64)
+    def without_identical_ids(self, query_codes: np.ndarray | None = None) -> "Run":
+        """Drop every entry whose document id equals its query id (BEIR's ignore_identical_ids).
+
+        ``query_codes`` (optional): ``codes_of(query_ids)`` when the caller has it already.
+        """
+        qcodes = self.codes_of(self.query_ids.tolist()) if query_codes is None else query_codes
         drop = self.doc_codes == np.repeat(qcodes, np.diff(self.offsets))
         if not drop.any():
             return self

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 import typer
 
 from harness.cli import app
 from harness.cli.display import print_metrics
-from harness.cli.options import parse_k
+from harness.cli.options import METRIC_HELP, parse_k, parse_metrics
 
 
 @app.command()
@@ -23,7 +23,9 @@ def evaluate(
     keep_identical_ids: bool = typer.Option(False, "--keep-identical-ids",
                                             help="Keep hits whose document id equals the query id."),
     relevance_threshold: float = typer.Option(1.0, "--relevance-threshold",
-                                              help="Grade at or above which a document is relevant."),
+                                              help="Grade at or above which a document is relevant "
+                                                   "(binary metrics; any positive number, for float grades)."),
+    metric: Optional[List[str]] = typer.Option(None, "--metric", "-m", help=METRIC_HELP),
 ) -> None:
     """Evaluate a TREC run file and print the metric table."""
     from harness.atomic import write_json, write_text
@@ -33,7 +35,7 @@ def evaluate(
     from harness.reports import metrics_document, metrics_table
 
     k_values = parse_k(k)
-    evaluator = Evaluator(k_values=k_values, relevance_threshold=relevance_threshold,
+    evaluator = Evaluator(parse_metrics(metric, k_values), k_values=k_values, relevance_threshold=relevance_threshold,
                           ignore_identical_ids=not keep_identical_ids)
     start = time.perf_counter()
     judgments, ranking = read_qrels(qrels), read_run(run)

@@ -20,6 +20,21 @@ def parse_k(text: str | None) -> list[int]:
     return ks
 
 
+METRIC_HELP = ("Metric to add to BEIR's six (repeatable or comma-separated), e.g. bpref, R-Prec, AP, "
+               "Success, Judged, DCG, NDCG_exp, DCG_jarvelin@10; a family without @k is computed at every --k.")
+
+
+def parse_metrics(items: list[str] | None, k_values: list[int]) -> list:
+    """BEIR's six families at every k, then the ``--metric`` names (families expand over k)."""
+    from harness.evaluation import DEFAULT_FAMILIES, metrics_for
+
+    extra = [part.strip() for item in items or [] for part in item.split(",") if part.strip()]
+    try:
+        return metrics_for([*DEFAULT_FAMILIES, *extra], k_values)
+    except ValueError as exc:
+        raise HarnessError(f"--metric: {exc}") from None
+
+
 def parse_params(items: list[str] | None) -> dict:
     params = {}
     for item in items or []:

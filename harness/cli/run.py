@@ -9,7 +9,7 @@ import typer
 
 from harness.cli import app
 from harness.cli.display import print_metrics
-from harness.cli.options import parse_k, parse_params
+from harness.cli.options import METRIC_HELP, parse_k, parse_metrics, parse_params
 from harness.datasets import DEFAULT_DATASET
 
 
@@ -26,7 +26,9 @@ def run(
     keep_identical_ids: bool = typer.Option(False, "--keep-identical-ids",
                                             help="Keep hits whose document id equals the query id."),
     relevance_threshold: float = typer.Option(1.0, "--relevance-threshold",
-                                              help="Grade at or above which a document is relevant."),
+                                              help="Grade at or above which a document is relevant "
+                                                   "(binary metrics; any positive number, for float grades)."),
+    metric: Optional[List[str]] = typer.Option(None, "--metric", "-m", help=METRIC_HELP),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars or table; print only the output path."),
 ) -> None:
     """Index DATASET with RETRIEVER, search its queries, evaluate and write a result folder."""
@@ -40,7 +42,7 @@ def run(
     k_values = parse_k(k)
     if depth is not None and depth < 1:
         raise typer.BadParameter("--depth must be >= 1")
-    evaluator = Evaluator(k_values=k_values, relevance_threshold=relevance_threshold,
+    evaluator = Evaluator(parse_metrics(metric, k_values), k_values=k_values, relevance_threshold=relevance_threshold,
                           ignore_identical_ids=not keep_identical_ids)
     system = create(retriever, **parse_params(param))
     from harness.datasets import load_dataset

@@ -11,7 +11,8 @@ published numbers):
   (BEIR's ``ignore_identical_ids``; Anserini's ``-removeQuery``). ``ignore_identical_ids=False``
   keeps it.
 * Relevance: binary metrics count a document as relevant when its grade >= ``relevance_threshold``
-  (default 1, trec_eval's ``relevance_level``); nDCG uses the raw grade as gain.
+  (default 1, trec_eval's ``relevance_level``; any positive float, for float grades such as click
+  or vote scores); DCG and nDCG use the raw grade as gain, whatever the threshold.
 * Which queries count: every query of the qrels with at least one relevant judgment. A query in
   the qrels but absent from the run (or left empty by the identical-id rule) scores 0 on every
   metric and stays in the mean (trec_eval ``-c``; pytrec_eval and BEIR average over the run's
@@ -20,6 +21,9 @@ published numbers):
   the qrels are ignored. The counts of both cases are reported.
 * MRR@k and R_cap@k follow BEIR's definitions, with the ranking above (BEIR itself sorts ties
   by insertion order).
+* Metric names: ``NDCG@10``-style (see ``metrics``). In a list of metrics, a family that takes a
+  cutoff named without one (``NDCG_exp``, ``MAP``, ``Success``) stands for one metric per
+  ``k_values`` entry; ``AP``, ``R-Prec`` and ``bpref`` take none.
 """
 
 from __future__ import annotations
@@ -30,14 +34,20 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from harness.evaluation.judgments import Judgments, judge
-from harness.evaluation.metrics import DEFAULT_FAMILIES, DEFAULT_K, Metric, parse_metric
+from harness.evaluation.metrics import DEFAULT_FAMILIES, DEFAULT_K, Metric, parse_metric, takes_cutoff
 from harness.qrels import Qrels
 from harness.run import Run
 
 
 def metrics_for(families: Iterable[str] = DEFAULT_FAMILIES, k_values: Iterable[int] = DEFAULT_K) -> list[Metric]:
-    """Every family at every cutoff, e.g. ``NDCG@1 ... MRR@1000``."""
-    return [parse_metric(f"{family}@{k}") for family in families for k in k_values]
+    """Every family that takes a cutoff at every cutoff (``NDCG@1 ... MRR@1000``); full names
+    (``P@10``) and families without a cutoff (``bpref``, ``AP``) as they are."""
+    k_values = list(k_values)
+    out: list[Metric] = []
+    for family in families:
+        names = [f"{family}@{k}" for k in k_values] if takes_cutoff(family) else [family]
+        out.extend(parse_metric(name) for name in names)
+    return list(dict.fromkeys(out))
 
 
 @dataclass(frozen=True, eq=False)
@@ -80,7 +90,9 @@ class Evaluator:
         if metrics is None:
             self.metrics = metrics_for(DEFAULT_FAMILIES, k_values)
         else:
-            self.metrics = [m if isinstance(m, Metric) else parse_metric(m) for m in metrics]
+            self.metrics = list(dict.fromkeys(
+                m for item in metrics
+                for m in ([item] if isinstance(item, Metric) else metrics_for([item], k_values))))
         if not self.metrics:
             raise ValueError("no metrics to compute")
         if not np.isfinite(relevance_threshold) or relevance_threshold <= 0:

@@ -26,7 +26,9 @@ class Judgments:
     query_ids      (Q,)  evaluated queries: those with at least one relevant judgment
     in_run         (Q,)  whether the run has the query at all
     n_relevant     (Q,)  R: judged documents with grade >= threshold
-    n_judged       (Q,)  all judged documents, any grade (used by bpref-style metrics)
+    n_judged       (Q,)  all judged documents, any grade
+    n_nonrelevant  (Q,)  N: judged documents with 0 <= grade < threshold (bpref's judged non-relevant;
+                         a negative grade means "in the pool but not judged", as in trec_eval)
     n_retrieved    (Q,)  length of the query's ranking (after dropping identical ids)
     hit_query      (H,)  query index of each judged retrieved document
     hit_rank       (H,)  its 1-based rank
@@ -41,6 +43,7 @@ class Judgments:
     in_run: np.ndarray
     n_relevant: np.ndarray
     n_judged: np.ndarray
+    n_nonrelevant: np.ndarray
     n_retrieved: np.ndarray
     hit_query: np.ndarray
     hit_rank: np.ndarray
@@ -61,6 +64,10 @@ class Judgments:
         mask = self.hit_grade >= self.threshold
         return mask if k is None else mask & (self.hit_rank <= k)
 
+    def nonrelevant_hits(self) -> np.ndarray:
+        """Mask over hits: judged non-relevant (0 <= grade < threshold)."""
+        return (self.hit_grade >= 0) & (self.hit_grade < self.threshold)
+
     def per_query_sum(self, mask: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
         """Sum ``weights`` (or count) of the masked hits per query."""
         w = None if weights is None else weights[mask]
@@ -76,8 +83,11 @@ def _query_positions(values: list[str]) -> tuple[list[str], np.ndarray]:
 def judge(run: Run, qrels: Qrels, threshold: float = 1.0, ignore_identical_ids: bool = True) -> Judgments:
     """Rank the run by the contract and look up the grade of every judged retrieved document."""
     run = run.canonical()
+    # One vocabulary lookup for the run's query ids (identical-id rule) and the judged doc ids.
+    run_queries = run.query_ids.tolist()
+    codes = run.codes_of(run_queries + qrels.doc_ids.tolist())
     if ignore_identical_ids:
-        run = run.without_identical_ids()
+        run = run.without_identical_ids(codes[:len(run_queries)])
 
     # Queries in the qrels; only those with a relevant judgment are evaluated.
     qrels_queries, row_query = _query_positions(qrels.query_ids.tolist())
@@ -93,9 +103,9 @@ def judge(run: Run, qrels: Qrels, threshold: float = 1.0, ignore_identical_ids: 
     # Map every evaluated qrels row onto the run: (run query index, document code).
     run_index = {q: i for i, q in enumerate(run.query_ids.tolist())}
     run_of_query = np.array([run_index.get(q, -1) for q in query_ids.tolist()], dtype=np.int64)
-    vocab = run.vocab_index
-    row_code = np.fromiter((vocab.get(d, -1) for d in qrels.doc_ids.tolist()), dtype=np.int64, count=len(qrels))
-    row_run_query = np.where(keep_row, run_of_query[np.maximum(row_eval, 0)], -1)
+    row_code = codes[len(run_queries):]
+    row_run_query = np.full(len(qrels), -1, dtype=np.int64)
+    row_run_query[keep_row] = run_of_query[row_eval[keep_row]]  # (no evaluated query: nothing to map)
     found = keep_row & (row_code >= 0) & (row_run_query >= 0)
     n_vocab = max(len(run.doc_vocab), 1)
     keys = row_run_query[found] * n_vocab + row_code[found]
@@ -129,6 +139,8 @@ def judge(run: Run, qrels: Qrels, threshold: float = 1.0, ignore_identical_ids: 
         in_run=in_run & (n_retrieved > 0),
         n_relevant=n_relevant_all[evaluated].astype(np.int64),
         n_judged=np.bincount(row_query, minlength=len(qrels_queries))[evaluated].astype(np.int64),
+        n_nonrelevant=np.bincount(row_query, weights=(grades >= 0) & (grades < threshold),
+                                  minlength=len(qrels_queries))[evaluated].astype(np.int64),
         n_retrieved=n_retrieved.astype(np.int64),
         hit_query=key_eval[hit_pos],
         hit_rank=hit_rank.astype(np.int64),

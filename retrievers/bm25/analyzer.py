@@ -1,38 +1,171 @@
-"""Text analysis for BM25: tokenize, lowercase, drop stopwords, stem."""
+"""Text analysis for BM25, modelled on the analyzer Anserini uses for BEIR ("DefaultEnglishAnalyzer"):
+
+    StandardTokenizer -> EnglishPossessiveFilter -> LowerCaseFilter -> StopFilter -> PorterStemFilter
+
+* tokenizer ``standard``: Unicode word boundaries as Lucene applies them (see tokenizer.py);
+  ``simple`` (``\\w+``) is kept for comparison.
+* possessives: a trailing ``'s`` / ``'S`` (apostrophe U+0027, U+2019 or U+FF07) is removed.
+* lowercasing per code point (Java's ``Character.toLowerCase``: no final-sigma rule, ``İ`` -> ``i``).
+* stopwords: Lucene's English set (33 words); ``stopwords=None`` keeps everything.
+* stemming: Porter (PyStemmer's ``porter``, i.e. Porter's original algorithm, as Lucene's
+  PorterStemFilter), with Lucene's rule that words of one or two characters are left as they are;
+  any other PyStemmer algorithm may be named, or ``None`` for none.
+
+The analysis of a candidate string (see tokenizer.py) depends only on that string, so a corpus is
+analysed once per *distinct* candidate: :meth:`Analyzer.analyze_candidates` maps a batch of new
+candidates to their terms, and :class:`retrievers.bm25.encode.TermEncoder` memoizes it.
+"""
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 
-# Lucene's EnglishAnalyzer default stopword set (ENGLISH_STOP_WORDS_SET), 33 words.
+from retrievers.bm25.tokenizer import MAX_TOKEN_LENGTH, TOKENIZERS, candidate_finder, split_candidate
+
+# Lucene's EnglishAnalyzer.ENGLISH_STOP_WORDS_SET, 33 words.
 LUCENE_ENGLISH_STOPWORDS = frozenset(
     "a an and are as at be but by for if in into is it no not of on or such that the their then there "
     "these they this to was will with".split()
 )
 
-_TOKEN = re.compile(r"\w+", re.UNICODE)
+_APOSTROPHES = ("'", "\u2019", "\uff07")
 
 
 @lru_cache(maxsize=None)
 def _stemmer(name: str):
     import Stemmer  # PyStemmer
 
-    return Stemmer.Stemmer(name)
+    try:
+        return Stemmer.Stemmer(name, 0)  # no internal cache: callers stem each distinct word once
+    except KeyError:
+        raise ValueError(f"unknown stemmer {name!r}; PyStemmer offers {', '.join(Stemmer.algorithms())}") from None
+
+
+def java_lower(token: str) -> str:
+    """Lowercase one code point at a time, as Java's Character.toLowerCase (Lucene's LowerCaseFilter)."""
+    if token.isascii():
+        return token.lower()
+    return "".join("i" if c == "\u0130" else c.lower() for c in token)
+
+
+def strip_possessive(token: str) -> str:
+    """EnglishPossessiveFilter: drop a trailing apostrophe + s."""
+    if len(token) >= 2 and token[-1] in "sS" and token[-2] in _APOSTROPHES:
+        return token[:-2]
+    return token
+
+
+def porter_measure(stem: str) -> int:
+    """Porter's m: the number of vowel-consonant sequences in ``stem`` ([C](VC){m}[V])."""
+    m, prev_vowel = 0, False
+    for i, c in enumerate(stem):
+        vowel = c in "aeiou" or (c == "y" and i > 0 and not prev_vowel)
+        if prev_vowel and not vowel:
+            m += 1
+        prev_vowel = vowel
+    return m
+
+
+def lucene_porter_fixup(word: str, snowball: str, stemmer) -> str:
+    """Turn Snowball's ``porter`` result into Lucene's PorterStemmer result.
+
+    Lucene's PorterStemmer follows Porter's reference implementation, which departs from the
+    published algorithm (that Snowball's ``porter`` implements) in ways visible on real text:
+    words of one or two characters are not stemmed, and step 2 maps ``-bli`` to ``-ble`` (not only
+    ``-abli``) and ``-logi`` to ``-log`` when the stem before the suffix has m > 0. Snowball leaves
+    such a word ending in ``bli``/``logi`` after step 2 (steps 3-5 have no rule for those endings),
+    so the fix is: apply the departure and run Snowball on the result, whose steps 1-2 leave
+    ``-ble``/``-log`` alone. A word ending in ``e`` never reaches step 2 with those endings (its
+    ``...logi`` result comes from step 5 dropping the ``e``: ``pharmacologie``). (Checked on every token of SciFact and NFCorpus against Lucene 9.)
+    """
+    if len(word) <= 2:
+        return word
+    if word.endswith("e"):  # step 2 saw "...e"; a "...logi" result came from step 5 dropping the e
+        return snowball
+    if snowball.endswith("bli") and porter_measure(snowball[:-3]) > 0:
+        return stemmer.stemWord(snowball[:-1] + "e")
+    if snowball.endswith("logi") and porter_measure(snowball[:-4]) > 0:
+        return stemmer.stemWord(snowball[:-1])
+    return snowball
 
 
 class Analyzer:
-    """lowercase -> word tokens -> drop stopwords -> stem (Porter by default; ``stemmer=None`` to skip)."""
+    """tokenize -> strip possessive -> lowercase -> drop stopwords -> stem."""
 
-    def __init__(self, stopwords: frozenset[str] | None = LUCENE_ENGLISH_STOPWORDS, stemmer: str | None = "porter"):
-        self.stopwords = stopwords or frozenset()
+    def __init__(self, tokenizer: str = "standard", stopwords: str | frozenset[str] | list[str] | None = "lucene",
+                 stemmer: str | None = "porter", possessive: bool = True, lowercase: bool = True):
+        if tokenizer not in TOKENIZERS:
+            raise ValueError(f"unknown tokenizer {tokenizer!r}; choose one of {', '.join(TOKENIZERS)}")
+        if stopwords == "lucene":
+            self.stopwords_name, self.stopwords = "lucene", LUCENE_ENGLISH_STOPWORDS
+        elif stopwords is None or stopwords == "none":
+            self.stopwords_name, self.stopwords = "none", frozenset()
+        elif isinstance(stopwords, str):
+            raise ValueError(f"unknown stopword list {stopwords!r}; give 'lucene', None or a list of words")
+        else:
+            self.stopwords = frozenset(stopwords)
+            self.stopwords_name = "custom"
+        if stemmer is not None:
+            _stemmer(stemmer)  # validate now
+        self.tokenizer = tokenizer
         self.stemmer_name = stemmer
+        self.possessive = bool(possessive)
+        self.lowercase = bool(lowercase)
+        self._find = candidate_finder(tokenizer)
 
     def params(self) -> dict:
-        return {"analyzer": "simple", "stemmer": self.stemmer_name, "stopwords": len(self.stopwords)}
+        out = {"tokenizer": self.tokenizer, "possessive": self.possessive, "lowercase": self.lowercase,
+               "stopwords": self.stopwords_name, "stemmer": self.stemmer_name}
+        if self.stopwords_name == "custom":
+            out["stopword_list"] = sorted(self.stopwords)
+        return out
+
+    def candidates(self, text: str) -> list[str]:
+        return self._find(text)
+
+    def _tokens(self, candidate: str) -> list[str]:
+        """Tokens of one candidate after possessive removal, lowercasing and stopword removal."""
+        tokens = split_candidate(self.tokenizer, candidate)
+        if self.possessive:
+            tokens = [strip_possessive(t) for t in tokens]
+        if self.lowercase:
+            tokens = [java_lower(t) for t in tokens]
+        return [t for t in tokens if t and t not in self.stopwords]
+
+    def analyze_candidates(self, candidates: list[str]) -> list[list[str]]:
+        """The terms of each candidate string (usually one; none for stopwords; several when split)."""
+        per_candidate: list[int] = []
+        flat: list[str] = []
+        stop, lowercase = self.stopwords, self.lowercase
+        for cand in candidates:
+            if cand.isascii() and cand.isalnum() and len(cand) <= MAX_TOKEN_LENGTH:
+                # The common case: one plain ASCII word, no possessive, nothing to split.
+                token = cand.lower() if lowercase else cand
+                if token in stop:
+                    per_candidate.append(0)
+                else:
+                    per_candidate.append(1)
+                    flat.append(token)
+            else:
+                tokens = self._tokens(cand)
+                per_candidate.append(len(tokens))
+                flat.extend(tokens)
+        if self.stemmer_name is not None and flat:
+            flat = self._stem(flat)
+        out, pos = [], 0
+        for n in per_candidate:
+            out.append(flat[pos:pos + n])
+            pos += n
+        return out
+
+    def _stem(self, tokens: list[str]) -> list[str]:
+        stemmer = _stemmer(self.stemmer_name)
+        stemmed = stemmer.stemWords(tokens)
+        if self.stemmer_name == "porter":
+            for i, (word, stem) in enumerate(zip(tokens, stemmed)):
+                if len(word) <= 2 or stem.endswith(("bli", "logi")):
+                    stemmed[i] = lucene_porter_fixup(word, stem, stemmer)
+        return stemmed
 
     def __call__(self, text: str) -> list[str]:
-        tokens = [t for t in _TOKEN.findall(text.lower()) if t not in self.stopwords]
-        if self.stemmer_name:
-            tokens = _stemmer(self.stemmer_name).stemWords(tokens)
-        return tokens
+        return [t for terms in self.analyze_candidates(self.candidates(text)) for t in terms]

@@ -1,4 +1,4 @@
-"""Mean average precision at k."""
+"""Average precision: at k (MAP@k) and over the whole ranking (AP)."""
 
 from __future__ import annotations
 
@@ -29,7 +29,25 @@ class MAP(Metric):
 
     family = "MAP"
     aliases = ("map_cut", "AP_cut")
+    whole_ranking_form = "AP"  # "MAP" / "map" without a cutoff
 
     def __call__(self, j: Judgments) -> np.ndarray:
         query, precision = precision_at_relevant_ranks(j, self.k)
+        return safe_divide(np.bincount(query, weights=precision, minlength=j.n_queries), j.n_relevant)
+
+
+@dataclass(frozen=True)
+class AP(Metric):
+    """AP = (1 / R) * sum_{i, doc i relevant} P@i over the whole ranking (trec_eval's ``map``).
+
+    R = all relevant documents of the query; relevant documents never retrieved add 0. The mean over
+    queries is MAP. ``MAP`` or ``map`` without a cutoff name this metric; ``AP@k`` is ``MAP@k``.
+    """
+
+    family = "AP"
+    needs_k = False
+    cutoff_form = "MAP"
+
+    def __call__(self, j: Judgments) -> np.ndarray:
+        query, precision = precision_at_relevant_ranks(j, None)
         return safe_divide(np.bincount(query, weights=precision, minlength=j.n_queries), j.n_relevant)

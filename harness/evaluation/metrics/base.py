@@ -4,6 +4,11 @@ A metric is a small frozen object such as ``NDCG(k=10)`` whose canonical name is
 (BEIR's spelling). ``parse_metric`` accepts the canonical names and common aliases (``nDCG@10``,
 ``ndcg_cut_10``, ``P_10``, ``recall.100`` ...). Each metric maps a :class:`Judgments` to one value
 per evaluated query.
+
+A family may come in variants named by a suffix (``NDCG_exp@10``, ``DCG_jarvelin@10``); the
+default variant (the first of ``variants``) is left out of the canonical name. A family with a
+cutoff may name a sibling for the whole ranking (``MAP`` without ``@k`` is ``AP``) and vice versa
+(``AP@10`` is ``MAP@10``).
 """
 
 from __future__ import annotations
@@ -28,6 +33,16 @@ class Metric:
     family: ClassVar[str] = ""
     aliases: ClassVar[tuple[str, ...]] = ()
     needs_k: ClassVar[bool] = True
+    variants: ClassVar[tuple[str, ...]] = ()  # name suffixes; the first is the default
+    whole_ranking_form: ClassVar[str | None] = None  # family to use when no cutoff is given
+    cutoff_form: ClassVar[str | None] = None  # family to use when a cutoff is given
+
+    @classmethod
+    def make(cls, k: int | None, variant: str | None = None) -> "Metric":
+        """Construct from a parsed name; families with variants override this."""
+        if variant is not None:
+            raise ValueError(f"{cls.family} has no variants")
+        return cls(k)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -70,7 +85,37 @@ def parse_metric(text: str) -> Metric:
     if not match:
         raise ValueError(f"cannot parse metric name {text!r} (expected e.g. NDCG@10)")
     family_text, k_text = match.group(1), match.group(2)
-    family = ALIASES.get(family_text.lower()) or ALIASES.get(family_text.lower().rstrip("_"))
+    family, variant = _family_and_variant(family_text.lower())
     if family is None:
         raise ValueError(f"unknown metric {text!r}; known: {', '.join(sorted(REGISTRY))}")
-    return REGISTRY[family](int(k_text) if k_text is not None else None)
+    cls = REGISTRY[family]
+    k = int(k_text) if k_text is not None else None
+    if k is None and cls.needs_k and cls.whole_ranking_form:
+        cls = REGISTRY[cls.whole_ranking_form]
+    elif k is not None and not cls.needs_k and cls.cutoff_form:
+        cls = REGISTRY[cls.cutoff_form]
+    return cls.make(k, variant)
+
+
+def _family_and_variant(name: str) -> tuple[str | None, str | None]:
+    """``ndcg_exp`` -> (``NDCG``, ``exp``); ``ndcg`` -> (``NDCG``, None); unknown -> (None, None)."""
+    family = ALIASES.get(name) or ALIASES.get(name.rstrip("_"))
+    if family is not None:
+        return family, None
+    base, _, suffix = name.rpartition("_")
+    family = ALIASES.get(base)
+    if family is not None and suffix in REGISTRY[family].variants:
+        return family, suffix
+    return None, None
+
+
+def takes_cutoff(text: str) -> bool:
+    """Whether ``text`` is a family name without ``@k`` whose family takes a cutoff (``NDCG_exp``,
+    ``MAP``; not ``bpref``, ``AP`` or ``P@10``): lists of families expand it over their cutoffs."""
+    match = _NAME.match(text)
+    if not match or match.group(2) is not None:
+        return False
+    family, _ = _family_and_variant(match.group(1).lower())
+    if family is None:
+        return False
+    return REGISTRY[family].needs_k

@@ -1,0 +1,141 @@
+"""Index + search time of BM25 on a BEIR dataset: this project's bm25s backend vs raw bm25s vs rank-bm25
+(vs Lucene through Pyserini when its venv is given), in one run.
+
+    PYTHONPATH=. python benchmarks/bm25_speed.py [--dataset scifact] [--repeats 3] [--k 1000]
+        [--pyserini-python /work/venv-pyserini/bin/python]
+
+Every system gets the same corpus (title + " " + text), queries and depth; times are the best of
+``--repeats`` interleaved rounds (the machine is shared, so the minimum is the least disturbed),
+measured from raw texts to ranked results:
+
+* project: ``BM25Retriever(backend="bm25s", cache=False)``: analyze + build + search (the cache is
+  off so the build is timed; a cached second run is timed separately as "project, cache hit");
+* raw bm25s: ``bm25s.tokenize`` (PyStemmer porter, Lucene's 33 stopwords) + ``BM25(k1, b,
+  method="lucene")`` + ``retrieve(k, n_threads=2)``;
+* rank-bm25: ``BM25Retriever(backend="rank-bm25")`` (the same analyzer; BM25Okapi's loop per query);
+* Lucene: Anserini 1.7.1 via benchmarks/lucene_peer.py in its own venv, index + search (its JVM
+  start-up excluded; the collection is written to disk first, also excluded).
+
+Targets (issue 8): project >= 80x faster than rank-bm25, <= 1.15x raw bm25s, >= 5x faster than Lucene.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("DISABLE_TQDM", "1")
+
+
+def time_project(corpus, queries, k, **kw) -> tuple[float, float]:
+    """(index + search seconds, search seconds)."""
+    from retrievers.bm25 import BM25Retriever
+
+    t0 = time.perf_counter()
+    retriever = BM25Retriever(backend="bm25s", **kw)
+    retriever.index(corpus)
+    t1 = time.perf_counter()
+    retriever.search(queries, k)
+    t2 = time.perf_counter()
+    return t2 - t0, t2 - t1
+
+
+def time_raw_bm25s(corpus, queries, k, k1=0.9, b=0.4) -> float:
+    import bm25s
+    import Stemmer
+
+    from retrievers.bm25.analyzer import LUCENE_ENGLISH_STOPWORDS
+
+    t0 = time.perf_counter()
+    stemmer = Stemmer.Stemmer("porter")
+    docs = corpus.contents()
+    tokens = bm25s.tokenize(docs, stopwords=sorted(LUCENE_ENGLISH_STOPWORDS), stemmer=stemmer, show_progress=False)
+    del docs
+    model = bm25s.BM25(k1=k1, b=b, method="lucene")
+    model.index(tokens, show_progress=False)
+    q = bm25s.tokenize(queries.texts, stopwords=sorted(LUCENE_ENGLISH_STOPWORDS), stemmer=stemmer, show_progress=False)
+    model.retrieve(q, k=min(k, len(corpus)), show_progress=False, n_threads=2)
+    return time.perf_counter() - t0
+
+
+def time_rank_bm25(corpus, queries, k) -> tuple[float, float]:
+    from retrievers.bm25 import BM25Retriever
+
+    t0 = time.perf_counter()
+    retriever = BM25Retriever(backend="rank-bm25")
+    retriever.index(corpus)
+    t1 = time.perf_counter()
+    retriever.search(queries, k)
+    t2 = time.perf_counter()
+    return t2 - t0, t2 - t1
+
+
+def time_lucene(python: str, dataset_dir: Path, k: int) -> dict | None:
+    script = Path(__file__).with_name("lucene_peer.py")
+    with tempfile.TemporaryDirectory() as out:
+        proc = subprocess.run([python, str(script), "run", str(dataset_dir), out, "--hits", str(k)],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            print(f"Lucene peer failed: {proc.stderr[-2000:]}", file=sys.stderr)
+            return None
+        return json.loads((Path(out) / "timing.json").read_text())
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--dataset", default="scifact")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--k", type=int, default=1000)
+    parser.add_argument("--rank-bm25-repeats", type=int, default=1, help="rank-bm25 is slow: fewer rounds")
+    parser.add_argument("--pyserini-python", default=None, help="python of a venv with pyserini (optional)")
+    args = parser.parse_args(argv)
+
+    from harness.datasets import load_dataset, resolve
+
+    dataset = load_dataset(args.dataset)
+    corpus, queries = dataset.corpus, dataset.queries
+    print(f"{dataset.name}: {len(corpus)} documents, {len(queries)} queries, depth {args.k}; "
+          f"best of {args.repeats} rounds")
+
+    best = {"project": float("inf"), "raw bm25s": float("inf"), "rank-bm25": float("inf")}
+    search = {"project": float("inf"), "rank-bm25": float("inf")}
+    for round_ in range(args.repeats):
+        total, searching = time_project(corpus, queries, args.k, cache=False)
+        best["project"], search["project"] = min(best["project"], total), min(search["project"], searching)
+        best["raw bm25s"] = min(best["raw bm25s"], time_raw_bm25s(corpus, queries, args.k))
+        if round_ < args.rank_bm25_repeats:
+            total, searching = time_rank_bm25(corpus, queries, args.k)
+            best["rank-bm25"], search["rank-bm25"] = min(best["rank-bm25"], total), min(search["rank-bm25"], searching)
+
+    with tempfile.TemporaryDirectory() as cache_dir:
+        time_project(corpus, queries, args.k, cache_dir=cache_dir)  # fills the cache
+        best["project, cache hit"] = min(time_project(corpus, queries, args.k, cache_dir=cache_dir)[0]
+                                         for _ in range(args.repeats))
+    lucene = None
+    if args.pyserini_python:
+        lucene = time_lucene(args.pyserini_python, resolve(args.dataset)[1], args.k)
+        if lucene:
+            best["Lucene (Pyserini)"] = lucene["index_and_search_s"]
+
+    project = best["project"]
+    print(f"{'system':24s} {'seconds':>9s} {'vs project':>11s}")
+    for name, seconds in best.items():
+        print(f"{name:24s} {seconds:9.3f} {seconds / project:10.2f}x")
+    print()
+    print(f"rank-bm25 / project = {best['rank-bm25'] / project:.1f}x faster   (target >= 80x); "
+          f"search alone: {search['rank-bm25']:.2f}s / {search['project']:.3f}s = "
+          f"{search['rank-bm25'] / search['project']:.0f}x")
+    print(f"project / raw bm25s = {project / best['raw bm25s']:.3f}x the time   (target <= 1.15x)")
+    if lucene:
+        print(f"Lucene / project    = {best['Lucene (Pyserini)'] / project:.1f}x faster   (target >= 5x; "
+              f"Lucene index {lucene['index_s']:.2f}s + search {lucene['search_s']:.2f}s)")
+
+
+if __name__ == "__main__":
+    main()

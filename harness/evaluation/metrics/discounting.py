@@ -1,0 +1,77 @@
+"""Gain and discount schemes shared by DCG and nDCG.
+
+===========  ==============  ==========================================
+scheme       gain g(rel)     discount d(i) for rank i >= 1
+===========  ==============  ==========================================
+``trec``     rel             log2(i + 1)          (trec_eval, BEIR; the default)
+``exp``      2^rel - 1       log2(i + 1)          (Burges et al.)
+``jarvelin`` rel             max(1, log2(i))      (Järvelin & Kekäläinen: rank 1 undiscounted)
+===========  ==============  ==========================================
+
+DCG@k = sum_{i <= k} g(rel_i) / d(i). Only positive grades gain (a grade <= 0, or an unjudged
+document, adds nothing; trec_eval likewise ignores negative grades). Every scheme's gain is
+increasing in the grade and every discount non-decreasing in the rank, so the ideal ranking is the
+judged grades sorted descending under all three.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from harness.evaluation.judgments import Judgments
+from harness.evaluation.metrics.base import Metric
+
+SCHEMES = ("trec", "exp", "jarvelin")
+
+
+def check_scheme(scheme: str) -> None:
+    if scheme not in SCHEMES:
+        raise ValueError(f"unknown DCG scheme {scheme!r}; choose one of {', '.join(SCHEMES)}")
+
+
+def gain(grades: np.ndarray, scheme: str) -> np.ndarray:
+    """g(rel) of positive grades."""
+    return np.exp2(grades) - 1.0 if scheme == "exp" else grades
+
+
+def discount(ranks: np.ndarray, scheme: str) -> np.ndarray:
+    """d(i) of 1-based ranks."""
+    if scheme == "jarvelin":
+        return np.maximum(np.log2(ranks.astype(np.float64)), 1.0)
+    return np.log2(ranks + 1.0)
+
+
+def dcg(j: Judgments, k: int, scheme: str) -> np.ndarray:
+    """DCG@k of the run, per evaluated query."""
+    gained = (j.hit_rank <= k) & (j.hit_grade > 0)
+    return j.per_query_sum(gained, gain(j.hit_grade, scheme) / discount(j.hit_rank, scheme))
+
+
+def ideal_dcg(j: Judgments, k: int, scheme: str) -> np.ndarray:
+    """IDCG@k: DCG@k of the query's judged positive grades sorted descending (retrieved or not)."""
+    ideal = j.ideal_rank <= k
+    weights = gain(j.ideal_grade[ideal], scheme) / discount(j.ideal_rank[ideal], scheme)
+    return np.bincount(j.ideal_query[ideal], weights=weights, minlength=j.n_queries).astype(np.float64)
+
+
+@dataclass(frozen=True)
+class SchemedMetric(Metric):
+    """Base of the DCG family: a cutoff plus a scheme, named ``FAMILY@k`` or ``FAMILY_<scheme>@k``."""
+
+    scheme: str = "trec"
+    variants = SCHEMES
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_scheme(self.scheme)
+
+    @classmethod
+    def make(cls, k: int | None, variant: str | None = None) -> "SchemedMetric":
+        return cls(k, variant or SCHEMES[0])
+
+    @property
+    def name(self) -> str:
+        suffix = "" if self.scheme == SCHEMES[0] else f"_{self.scheme}"
+        return f"{self.family}{suffix}@{self.k}"

@@ -1,0 +1,142 @@
+"""The fast BM25 backend: bm25s's eager sparse index, Lucene-exact scoring, cached on disk.
+
+index(corpus): hash the corpus (ids, titles, texts) -> cache key with the analyzer and scoring
+parameters -> load the cached index, or stream the corpus (``Corpus`` or ``ArrowCorpus``) through
+the analyzer in batches of ``iter_contents`` (never a second full copy of the texts) and build it
+(sparse_index.py), then save it atomically.
+
+search(queries, k): per query, sum the posting scores of its terms (float64, rounded to float32 as
+Lucene does), keep matched documents with score > 0 and take the top k by score descending, ties
+by document id descending (the evaluator's canonical order). Queries run in batches on a thread
+pool (numpy releases the GIL in the heavy steps).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from concurrent.futures import ThreadPoolExecutor
+from typing import Iterator
+
+import numpy as np
+
+from harness.datasets.corpus import Corpus, Queries
+from harness.run import Run
+from retrievers.bm25 import cache as index_cache
+from retrievers.bm25.analyzer import Analyzer
+from retrievers.bm25.encode import TermEncoder
+from retrievers.bm25.sparse_index import ScoringParams, SparseIndex
+from retrievers.topk import run_from_topk, string_ranks, top_k
+
+log = logging.getLogger(__name__)
+
+CHUNK_DOCS = 20_000
+
+
+def corpus_chunks(corpus: Corpus, size: int = CHUNK_DOCS) -> Iterator[tuple[list[str], list[str], list[str]]]:
+    for start in range(0, len(corpus), size):
+        end = start + size
+        yield corpus.ids[start:end], corpus.titles[start:end], corpus.texts[start:end]
+
+
+def default_threads() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+class BM25sBackend:
+    def __init__(self, scoring: ScoringParams, analyzer: Analyzer, cache: bool = True,
+                 cache_dir: str | os.PathLike | None = None, n_threads: int | None = None,
+                 chunk_docs: int = CHUNK_DOCS):
+        self.scoring, self.analyzer = scoring, analyzer
+        self.use_cache, self.cache_dir = bool(cache), cache_dir
+        self.n_threads = default_threads() if n_threads is None else int(n_threads)
+        if self.n_threads < 1:
+            raise ValueError(f"n_threads must be >= 1, got {n_threads}")
+        self.chunk_docs = int(chunk_docs)
+        self._index: SparseIndex | None = None
+        self.cache_status: str | None = None  # "hit", "built", "rebuilt" or "off" after index()
+
+    def settings(self) -> dict:
+        return {"analyzer": self.analyzer.params(), "scoring": self.scoring.as_dict()}
+
+    # ------------------------------------------------------------------- index
+    def build(self, corpus: Corpus) -> SparseIndex:
+        encoder = TermEncoder(self.analyzer)
+        chunks = (encoder.encode(batch) for batch in corpus.iter_contents(self.chunk_docs))
+        return SparseIndex.build(chunks, encoder.terms, self.scoring)
+
+    def index(self, corpus: Corpus) -> None:
+        self._ids = corpus.id_array
+        self._id_index = corpus.id_index
+        self._rank = string_ranks(self._ids)
+        if not self.use_cache:
+            self._index, self.cache_status = self.build(corpus), "off"
+            self._after_index()
+            return
+        root = index_cache.cache_root(self.cache_dir)
+        settings = self.settings()
+        key = index_cache.cache_key(index_cache.corpus_digest(corpus_chunks(corpus, self.chunk_docs)), settings)
+        status = "built"
+        try:
+            index = index_cache.load(root, key)
+        except index_cache.CacheCorrupt as exc:
+            log.warning("BM25 index cache %s is damaged (%s); rebuilding it", index_cache.entry_dir(root, key), exc)
+            index_cache.discard(root, key)
+            index, status = None, "rebuilt"
+        if index is not None and index.n_docs != len(corpus):
+            index_cache.discard(root, key)
+            index, status = None, "rebuilt"
+        if index is None:
+            index = self.build(corpus)
+            try:
+                index_cache.save(index, root, key, settings)
+            except OSError as exc:  # a read-only or full disk must not stop the run
+                log.warning("could not write the BM25 index cache under %s: %s", root, exc)
+        else:
+            status = "hit"
+        self._index, self.cache_status = index, status
+        self._after_index()
+
+    def _after_index(self) -> None:
+        self._term_index = {t: i for i, t in enumerate(self._index.terms)}
+
+    @property
+    def sparse_index(self) -> SparseIndex:
+        if self._index is None:
+            raise RuntimeError("index() must be called before search()")
+        return self._index
+
+    # ------------------------------------------------------------------- search
+    def query_term_ids(self, text: str) -> list[int]:
+        index = self._term_index
+        return [index[t] for t in self.analyzer(text) if t in index]
+
+    def _search_batch(self, texts: list[str], k: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        index, out = self.sparse_index, []
+        for text in texts:
+            docs, scores = index.search_one(self.query_term_ids(text))
+            positive = scores > 0
+            if not positive.all():
+                docs, scores = docs[positive], scores[positive]
+            if len(docs) > k or len(docs) > 1:
+                (chosen,) = top_k(scores[None, :], k, self._rank[docs])
+                docs, scores = docs[chosen], scores[chosen]
+            out.append((docs, scores.astype(np.float64)))
+        return out
+
+    def search(self, queries: Queries, k: int) -> Run:
+        if k < 1:
+            raise ValueError(f"k must be >= 1, got {k}")
+        texts = list(queries.texts)
+        size = max(1, -(-len(texts) // (self.n_threads * 4)))
+        batches = [texts[i:i + size] for i in range(0, len(texts), size)]
+        if self.n_threads > 1 and len(batches) > 1:
+            with ThreadPoolExecutor(max_workers=self.n_threads) as pool:
+                results = [r for batch in pool.map(lambda b: self._search_batch(b, k), batches) for r in batch]
+        else:
+            results = [r for batch in batches for r in self._search_batch(batch, k)]
+        return run_from_topk(queries.ids, [d for d, _ in results], [s for _, s in results], self._ids,
+                             self._id_index)

@@ -1,0 +1,84 @@
+"""The evaluator's two fast paths in Run, each against the plain path or a plain-Python reference:
+
+* ``Run.codes_of``: id -> code lookup by the built index or by one scan of the vocabulary (taken
+  for large vocabularies when no index is built); the evaluator gives identical values either way.
+* ``Run.canonical``: one padded row sort per query (similar query lengths) or a global lexsort;
+  both must give Python's ``sorted`` by (score desc, doc id desc).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from harness.evaluation import DEFAULT_FAMILIES, Evaluator, metrics_for
+from harness.qrels import Qrels
+from harness.run import Run
+
+
+def _fresh(run: Run) -> Run:
+    """The same run without its id index (as a retriever hands it over)."""
+    return Run.from_arrays(run.query_ids, run.offsets, run.doc_codes, run.scores, run.doc_vocab)
+
+
+def test_codes_of_both_paths():
+    vocab = [f"d{i}" for i in range(100)]
+    run = Run.from_arrays(["q"], [0, 3], [5, 7, 9], [3.0, 2.0, 1.0], vocab)
+    ids = ["d7", "nope", "d0", "d7", "d99"]
+    scanned = run.codes_of(ids)  # 100 > 4 * 5: scans without building the index
+    assert run._vocab_index is None
+    assert scanned.tolist() == [7, -1, 0, 7, 99]
+    run.vocab_index  # build it
+    assert run.codes_of(ids).tolist() == [7, -1, 0, 7, 99]
+    assert Run.from_arrays(["q"], [0, 0], [], [], []).codes_of(["x"]).tolist() == [-1]
+
+
+def test_evaluation_identical_without_index(make_case):
+    # A large vocabulary (most documents retrieved by one query only) forces the scan path.
+    run, qrels = make_case(seed=31, n_queries=30, n_docs=3000, max_depth=800)
+    fresh = _fresh(run)
+    # A few judgments per query: the first 40 judged rows of each of 10 queries.
+    keep_q = set(qrels.queries()[:10])
+    seen: dict[str, int] = {}
+    rows = []
+    for row in zip(qrels.query_ids.tolist(), qrels.doc_ids.tolist(), qrels.grades.tolist()):
+        if row[0] in keep_q and seen.setdefault(row[0], 0) < 40:
+            seen[row[0]] += 1
+            rows.append(row)
+    qrels_small = Qrels.from_rows(rows)
+    assert len(fresh.doc_vocab) > 4 * (fresh.n_queries + len(qrels_small))
+    names = metrics_for((*DEFAULT_FAMILIES, "Success", "Judged", "DCG_exp"), (1, 10, 100)) + ["bpref", "R-Prec", "AP"]
+    scanned = Evaluator(names).evaluate(fresh, qrels_small)
+    assert fresh._vocab_index is None, "the scan path was not taken"
+    run.vocab_index
+    indexed = Evaluator(names).evaluate(run, qrels_small)
+    assert scanned.query_ids.tolist() == indexed.query_ids.tolist() and scanned.n_queries >= 5
+    for name, values in indexed.values.items():
+        assert np.array_equal(scanned.values[name], values), name
+    # Identical ids are dropped on the scan path too.
+    assert len(fresh.without_identical_ids()) == len(run.without_identical_ids()) < len(run)
+
+
+
+def _reference_order(run: Run) -> list[list[str]]:
+    out = []
+    for i in range(run.n_queries):
+        start, end = run.offsets[i], run.offsets[i + 1]
+        pairs = zip(run.scores[start:end].tolist(), run.doc_vocab[run.doc_codes[start:end]].tolist())
+        out.append([d for _, d in sorted(pairs, reverse=True)])
+    return out
+
+
+def test_canonical_order_on_both_sort_paths():
+    rng = np.random.default_rng(41)
+    vocab = [f"d{i}" for i in range(300)]
+    # Same lengths (reshape), similar lengths (padded rows), one long query (global lexsort).
+    for lengths in ([50] * 40, [0, 3, 50, 49, 50, 1, 0, 50], [1, 200] + [2] * 30):
+        offsets = np.concatenate([[0], np.cumsum(lengths)])
+        codes = np.concatenate([rng.choice(300, size=n, replace=False) for n in lengths]).astype(np.int64)
+        scores = rng.integers(-3, 4, size=len(codes)).astype(np.float64)
+        scores[rng.random(len(codes)) < 0.05] = -np.inf
+        scores[rng.random(len(codes)) < 0.05] = np.inf
+        run = Run.from_arrays([f"q{i}" for i in range(len(lengths))], offsets, codes, scores, vocab)
+        canonical = run.canonical()
+        assert canonical.is_canonical()
+        assert [canonical.doc_ids(i) for i in range(run.n_queries)] == _reference_order(run)

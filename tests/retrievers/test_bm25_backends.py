@@ -1,0 +1,137 @@
+"""BM25 scoring on tiny corpora, worked by hand from the formulas in retrievers/bm25/sparse_index.py."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import retrievers
+from harness.datasets.corpus import Corpus, Queries
+from retrievers.bm25 import BM25Retriever
+
+# title + " " + text; analysed: d1 = [appl, banana, appl], d2 = [banana, cherri], d3 = [cherri]
+CORPUS = Corpus(["d1", "d2", "d3"], ["Apple", "", ""], ["banana apples", "banana cherries", "cherry"])
+
+
+def lucene_score(tf, dl, df, n=3, avgdl=2.0, k1=0.9, b=0.4):
+    idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+    return idf * tf / (tf + k1 * (1 - b + b * dl / avgdl))
+
+
+def search(retriever, texts, k=10):
+    retriever.index(CORPUS)
+    run = retriever.search(Queries([f"q{i}" for i in range(len(texts))], texts), k)
+    return [list(zip(run.doc_ids(i), run.scores[run.offsets[i]:run.offsets[i + 1]].tolist())) for i in range(len(texts))]
+
+
+def test_lucene_scores_worked_example(tmp_path):
+    (apple, cherry, both) = search(BM25Retriever(cache_dir=tmp_path), ["apple", "cherry", "apple cherry"])
+    # apple: only d1 (tf 2, length 3, df 1); non-matching documents are left out, as in Lucene
+    assert [d for d, _ in apple] == ["d1"]
+    assert apple[0][1] == pytest.approx(lucene_score(2, 3, 1), rel=1e-6)
+    # cherry: d3 (tf 1, length 1) above d2 (tf 1, length 2), df 2
+    assert [d for d, _ in cherry] == ["d3", "d2"]
+    assert cherry[0][1] == pytest.approx(lucene_score(1, 1, 2), rel=1e-6)
+    assert cherry[1][1] == pytest.approx(lucene_score(1, 2, 2), rel=1e-6)
+    # scores are float32 values (Lucene's precision)
+    assert all(np.float32(s) == s for _, s in apple + cherry)
+    assert dict(both)["d1"] == apple[0][1]
+
+
+def test_repeated_query_term_counts_twice(tmp_path):
+    single, double = search(BM25Retriever(cache=False), ["cherry", "cherry cherry"])
+    assert [s * 2 for _, s in single] == [s for _, s in double]  # exact: x2 is exact in float32
+
+
+def test_ties_broken_by_doc_id_descending_and_k():
+    corpus = Corpus(["a", "c", "b", "z"], ["", "", "", ""], ["same words", "same words", "same words", "other"])
+    r = BM25Retriever(cache=False)
+    r.index(corpus)
+    run = r.search(Queries(["q"], ["same"]), 2)
+    assert run.doc_ids(0) == ["c", "b"]
+    assert run.is_canonical()
+    assert run.scores[0] == run.scores[1]
+    assert r.search(Queries(["q"], ["nothing matches"]), 5).doc_ids(0) == []
+
+
+def test_lossy_lengths_follow_lucene_norms():
+    # one document of 100 distinct terms (scored by Lucene as length 96) and one of 2
+    long_doc = " ".join(f"w{i}" for i in range(100))
+    corpus = Corpus(["long", "short"], ["", ""], [long_doc, "w0 x"])
+    lossy, exact = BM25Retriever(cache=False), BM25Retriever(cache=False, lossy_lengths=False)
+    avgdl = 51.0
+    for retriever, dl in ((lossy, 96), (exact, 100)):
+        retriever.index(corpus)
+        run = retriever.search(Queries(["q"], ["w0"]), 10)
+        scores = dict(zip(run.doc_ids(0), run.scores.tolist()))
+        assert scores["long"] == pytest.approx(lucene_score(1, dl, 2, n=2, avgdl=avgdl), rel=1e-6)
+    assert lossy.params()["lossy_lengths"] is True and exact.params()["lossy_lengths"] is False
+
+
+@pytest.mark.parametrize("method", ["robertson", "atire", "bm25l", "bm25+"])
+def test_other_variants_match_bm25s(method):
+    """The same corpus through raw bm25s with the same tokens gives the same scores (bm25s is the oracle)."""
+    import bm25s
+
+    r = BM25Retriever(cache=False, method=method, k1=1.2, b=0.75)
+    r.index(CORPUS)
+    run = r.search(Queries(["q"], ["banana cherry"]), 10)
+    ours = dict(zip(run.doc_ids(0), run.scores.tolist()))
+    model = bm25s.BM25(k1=1.2, b=0.75, method=method)
+    model.index([r.analyzer(c) for c in CORPUS.contents()], show_progress=False)
+    theirs = model.get_scores(r.analyzer("banana cherry"))
+    for i, doc in enumerate(CORPUS.ids):
+        if doc in ours:
+            assert ours[doc] == pytest.approx(float(theirs[i]), rel=1e-5)
+    assert r.params()["method"] == method
+
+
+def test_params_and_registry():
+    r = retrievers.create("bm25")
+    p = r.params()
+    assert p["backend"] == "bm25s" and p["k1"] == 0.9 and p["b"] == 0.4 and p["method"] == "lucene"
+    assert p["tokenizer"] == "standard" and p["stemmer"] == "porter" and p["stopwords"] == "lucene"
+    with pytest.raises(ValueError, match="backend"):
+        BM25Retriever(backend="nope")
+    with pytest.raises(ValueError, match="method"):
+        BM25Retriever(method="tfidf")
+    with pytest.raises(ValueError, match="k1"):
+        BM25Retriever(k1=-1)
+    with pytest.raises(ValueError, match="bm25s backend only"):
+        BM25Retriever(backend="rank-bm25", method="atire")
+
+
+def test_rank_bm25_backend_still_works():
+    r = BM25Retriever(backend="rank-bm25")
+    r.index(CORPUS)
+    run = r.search(Queries(["q"], ["apple"]), 10)
+    assert run.doc_ids(0) == ["d1"]  # only the matching document has a positive score
+    assert r.params()["backend"] == "rank-bm25"
+
+
+def test_threads_give_the_same_run():
+    queries = Queries([f"q{i}" for i in range(20)], ["apple", "cherry", "banana apple", "banana"] * 5)
+    runs = []
+    for n in (1, 2):
+        r = BM25Retriever(cache=False, n_threads=n)
+        r.index(CORPUS)
+        runs.append(r.search(queries, 3).to_dict())
+    assert runs[0] == runs[1]
+
+
+def test_arrow_corpus_gives_the_same_run(tmp_path):
+    import pyarrow as pa
+
+    from harness.datasets.corpus import ArrowCorpus
+
+    arrow = ArrowCorpus(pa.table({"_id": CORPUS.ids, "title": CORPUS.titles, "text": CORPUS.texts}))
+    queries = Queries(["q1", "q2"], ["apple cherry", "banana"])
+    runs = []
+    for corpus in (CORPUS, arrow):
+        r = BM25Retriever(cache_dir=tmp_path)
+        r.index(corpus)
+        runs.append((r.backend.cache_status, r.search(queries, 10).to_dict()))
+    assert runs[0][1] == runs[1][1]
+    assert [s for s, _ in runs] == ["built", "hit"]  # same content -> same cache key
