@@ -11,22 +11,14 @@ ranks). Queries the run lacks come back empty and score 0. The file's sha256 is 
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import numpy as np
 
+from harness.checksums import sha256
 from harness.datasets.corpus import Corpus, Queries
 from harness.run import Run
 from retrievers.base import Retriever
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 class RunFileRetriever(Retriever):
@@ -45,7 +37,7 @@ class RunFileRetriever(Retriever):
 
     def params(self) -> dict:
         if self._sha256 is None:
-            self._sha256 = _sha256(self.path)
+            self._sha256 = sha256(self.path)
         return {"path": str(self.path), "sha256": self._sha256}
 
     def stats(self) -> dict:

@@ -10,33 +10,28 @@ import typer
 
 from harness.cli import app
 from harness.cli.display import print_metrics
-from harness.cli.options import METRIC_HELP, parse_k, parse_metrics
+from harness.cli.options import (K_OPTION, KEEP_IDENTICAL_IDS_OPTION, METRIC_OPTION, RELEVANCE_THRESHOLD_OPTION,
+                                  build_evaluator)
 
 
 @app.command()
 def evaluate(
     qrels: Path = typer.Option(..., "--qrels", help="Qrels: TREC (qid iter docid grade) or BEIR tsv."),
     run: Path = typer.Option(..., "--run", help="TREC run (qid Q0 docid rank score tag)."),
-    k: Optional[str] = typer.Option(None, "--k", help="Cutoffs, comma-separated (default 1,3,5,10,100,1000)."),
+    k: Optional[str] = K_OPTION,
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write metrics.json here."),
     markdown_out: Optional[Path] = typer.Option(None, "--markdown", help="Write the Markdown table here."),
-    keep_identical_ids: bool = typer.Option(False, "--keep-identical-ids",
-                                            help="Keep hits whose document id equals the query id."),
-    relevance_threshold: float = typer.Option(1.0, "--relevance-threshold",
-                                              help="Grade at or above which a document is relevant "
-                                                   "(binary metrics; any positive number, for float grades)."),
-    metric: Optional[List[str]] = typer.Option(None, "--metric", "-m", help=METRIC_HELP),
+    keep_identical_ids: bool = KEEP_IDENTICAL_IDS_OPTION,
+    relevance_threshold: float = RELEVANCE_THRESHOLD_OPTION,
+    metric: Optional[List[str]] = METRIC_OPTION,
 ) -> None:
     """Evaluate a TREC run file and print the metric table."""
     from harness.atomic import write_json, write_text
-    from harness.datasets.beir import sha256
-    from harness.evaluation import Evaluator
+    from harness.checksums import sha256
     from harness.formats.trec import read_qrels, read_run
     from harness.reports import metrics_document, metrics_table
 
-    k_values = parse_k(k)
-    evaluator = Evaluator(parse_metrics(metric, k_values), k_values=k_values, relevance_threshold=relevance_threshold,
-                          ignore_identical_ids=not keep_identical_ids)
+    evaluator, k_values = build_evaluator(k, metric, relevance_threshold, keep_identical_ids)
     start = time.perf_counter()
     judgments, ranking = read_qrels(qrels), read_run(run)
     loaded = time.perf_counter()

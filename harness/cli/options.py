@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import typer
+
 from harness.errors import HarnessError
 from harness.evaluation import DEFAULT_K
 
@@ -46,3 +48,24 @@ def parse_params(items: list[str] | None) -> dict:
         except json.JSONDecodeError:
             params[key] = value
     return params
+
+
+# ----------------------------------------------------------------------------- evaluation options
+# Shared by every command that evaluates (run, evaluate): one declaration, one behaviour.
+K_OPTION = typer.Option(None, "--k", help="Cutoffs, comma-separated (default 1,3,5,10,100,1000).")
+METRIC_OPTION = typer.Option(None, "--metric", "-m", help=METRIC_HELP)
+KEEP_IDENTICAL_IDS_OPTION = typer.Option(False, "--keep-identical-ids",
+                                         help="Keep hits whose document id equals the query id.")
+RELEVANCE_THRESHOLD_OPTION = typer.Option(1.0, "--relevance-threshold",
+                                          help="Grade at or above which a document is relevant "
+                                               "(binary metrics; any positive number, for float grades).")
+
+
+def build_evaluator(k: str | None, metric: list[str] | None, relevance_threshold: float, keep_identical_ids: bool):
+    """(Evaluator, k list) from the shared evaluation options."""
+    from harness.evaluation import Evaluator
+
+    k_values = parse_k(k)
+    evaluator = Evaluator(parse_metrics(metric, k_values), k_values=k_values,
+                          relevance_threshold=relevance_threshold, ignore_identical_ids=not keep_identical_ids)
+    return evaluator, k_values

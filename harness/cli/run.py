@@ -9,7 +9,8 @@ import typer
 
 from harness.cli import app
 from harness.cli.display import print_metrics
-from harness.cli.options import METRIC_HELP, parse_k, parse_metrics, parse_params
+from harness.cli.options import (K_OPTION, KEEP_IDENTICAL_IDS_OPTION, METRIC_OPTION, RELEVANCE_THRESHOLD_OPTION,
+                                  build_evaluator, parse_params)
 from harness.datasets import DEFAULT_DATASET
 
 
@@ -18,32 +19,26 @@ def run(
     dataset: str = typer.Option(DEFAULT_DATASET, "--dataset", "-d", help="Dataset name or BEIR folder path."),
     retriever: str = typer.Option("bm25", "--retriever", "-r", help="Retriever name or module:Class."),
     param: Optional[List[str]] = typer.Option(None, "--param", "-p", help="Retriever parameter key=value."),
-    k: Optional[str] = typer.Option(None, "--k", help="Cutoffs, comma-separated (default 1,3,5,10,100,1000)."),
+    k: Optional[str] = K_OPTION,
     split: str = typer.Option("test", "--split", help="Qrels split."),
     depth: Optional[int] = typer.Option(None, "--depth", help="Documents retrieved per query (default: max k)."),
     output_dir: Path = typer.Option(Path("results"), "--output-dir", "-o", help="Where result folders go."),
     name: Optional[str] = typer.Option(None, "--name", help="Result folder name (default: retriever name)."),
-    keep_identical_ids: bool = typer.Option(False, "--keep-identical-ids",
-                                            help="Keep hits whose document id equals the query id."),
-    relevance_threshold: float = typer.Option(1.0, "--relevance-threshold",
-                                              help="Grade at or above which a document is relevant "
-                                                   "(binary metrics; any positive number, for float grades)."),
-    metric: Optional[List[str]] = typer.Option(None, "--metric", "-m", help=METRIC_HELP),
+    keep_identical_ids: bool = KEEP_IDENTICAL_IDS_OPTION,
+    relevance_threshold: float = RELEVANCE_THRESHOLD_OPTION,
+    metric: Optional[List[str]] = METRIC_OPTION,
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars or table; print only the output path."),
 ) -> None:
     """Index DATASET with RETRIEVER, search its queries, evaluate and write a result folder."""
     from harness import progress
-    from harness.evaluation import Evaluator
     from harness.experiment import run_experiment
     from retrievers import create
 
     if quiet:
         progress.disable()
-    k_values = parse_k(k)
+    evaluator, k_values = build_evaluator(k, metric, relevance_threshold, keep_identical_ids)
     if depth is not None and depth < 1:
         raise typer.BadParameter("--depth must be >= 1")
-    evaluator = Evaluator(parse_metrics(metric, k_values), k_values=k_values, relevance_threshold=relevance_threshold,
-                          ignore_identical_ids=not keep_identical_ids)
     system = create(retriever, **parse_params(param))
     from harness.datasets import load_dataset
 

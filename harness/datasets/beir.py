@@ -12,11 +12,11 @@ such rows) rather than refused.
 from __future__ import annotations
 
 import gzip
-import hashlib
 import json
 from pathlib import Path
 from typing import Iterator
 
+from harness.checksums import sha256  # noqa: F401  (re-exported: callers use beir.sha256)
 from harness.datasets.corpus import Corpus, Dataset, Queries
 from harness.errors import InputError
 from harness.qrels import Qrels
@@ -27,14 +27,6 @@ def find_file(folder: Path, stem: str) -> Path:
         if (folder / name).is_file():
             return folder / name
     raise InputError(f"no {stem} or {stem}.gz in this dataset folder", folder)
-
-
-def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _open_text(path: Path):

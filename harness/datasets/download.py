@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
-import hashlib
 import json
 import os
 import shutil
@@ -29,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
+from harness.checksums import file_digest
 from harness.datasets import registry
 from harness.errors import HarnessError
 
@@ -228,14 +228,6 @@ def _lock(path: Path) -> Iterator[None]:
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
-def _file_digest(path: Path, algorithm: str) -> str:
-    digest = hashlib.new(algorithm)
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 # --------------------------------------------------------------------------- unpack
 def unpack(zip_path: Path, target: Path, manifest: dict | None = None) -> Path:
     """Unpack ``zip_path`` so that ``target`` holds the dataset, atomically.
@@ -317,7 +309,7 @@ def download(name: str, *, mirror: str | None = None, url: str | None = None, sh
             raise HarnessError(f"{exc}. " + offline_help(base, url)) from None
         manifest = {
             "name": base, "url": url, "known_hash": known_hash, "bytes": zip_path.stat().st_size,
-            "md5": _file_digest(zip_path, "md5"), "sha256": _file_digest(zip_path, "sha256"),
+            "md5": file_digest(zip_path, "md5"), "sha256": file_digest(zip_path, "sha256"),
             "downloaded_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         }
         unpack(zip_path, target, manifest)

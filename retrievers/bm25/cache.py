@@ -24,6 +24,7 @@ from typing import Iterable
 
 import numpy as np
 
+from harness.checksums import sha256
 from retrievers.bm25.sparse_index import SparseIndex
 
 FORMAT_VERSION = 1
@@ -35,13 +36,12 @@ class CacheCorrupt(Exception):
 
 
 def cache_root(cache_dir: str | os.PathLike | None = None) -> Path:
+    """``cache_dir`` when given, else the harness cache root (``$HARNESS_CACHE_DIR`` or the user cache)."""
     if cache_dir is not None:
         return Path(cache_dir).expanduser()
-    env = os.environ.get("HARNESS_CACHE_DIR")
-    if env:
-        return Path(env).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "retrieval-harness"
+    from harness.cache import cache_root as harness_root
+
+    return harness_root()
 
 
 def corpus_digest(chunks: Iterable[tuple[list[str], list[str], list[str]]]) -> str:
@@ -57,14 +57,6 @@ def corpus_digest(chunks: Iterable[tuple[list[str], list[str], list[str]]]) -> s
 def cache_key(corpus_sha256: str, settings: dict) -> str:
     blob = json.dumps({"format": FORMAT_VERSION, "corpus": corpus_sha256, "settings": settings}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
-
-
-def _file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 22), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def entry_dir(root: Path, key: str) -> Path:
@@ -86,7 +78,7 @@ def save(index: SparseIndex, root: Path, key: str, settings: dict) -> Path:
             with open(tmp / f"{name}.npy", "wb") as handle:
                 np.save(handle, array, allow_pickle=False)
         for path in sorted(tmp.iterdir()):
-            files[path.name] = {"bytes": path.stat().st_size, "sha256": _file_sha256(path)}
+            files[path.name] = {"bytes": path.stat().st_size, "sha256": sha256(path)}
         manifest = {"format": FORMAT_VERSION, "key": key, "settings": settings, "n_docs": index.n_docs,
                     "n_terms": index.n_terms, "files": files}
         with open(tmp / "manifest.json", "w", encoding="utf-8") as handle:
@@ -122,7 +114,7 @@ def load(root: Path, key: str) -> SparseIndex | None:
         raise CacheCorrupt(f"files differ from the manifest: {sorted(present ^ set(files))}")
     for name, meta in files.items():
         path = folder / name
-        if path.stat().st_size != meta["bytes"] or _file_sha256(path) != meta["sha256"]:
+        if path.stat().st_size != meta["bytes"] or sha256(path) != meta["sha256"]:
             raise CacheCorrupt(f"{name} does not match its checksum")
     try:
         arrays = {name: np.load(folder / f"{name}.npy", allow_pickle=False)

@@ -29,6 +29,7 @@ from typing import Sequence
 
 import numpy as np
 
+from harness.checksums import sha256
 from harness.atomic import write_json
 from harness.errors import HarnessError
 
@@ -93,11 +94,7 @@ def folder_digest(folder: Path, memo_path: Path | None = None) -> str:
             return entry["digest"]
     outer = hashlib.sha256()
     for path, (rel, _, _) in zip(files, stamp):
-        inner = hashlib.sha256()
-        with open(path, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                inner.update(block)
-        outer.update(f"{rel}\0{inner.hexdigest()}\n".encode())
+        outer.update(f"{rel}\0{sha256(path)}\n".encode())
     digest = outer.hexdigest()
     if memo_path is not None:
         memo[key] = {"files": stamp, "digest": digest}
