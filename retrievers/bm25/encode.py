@@ -1,14 +1,22 @@
-"""Texts -> term ids, a chunk at a time, analysing each distinct candidate string once.
+"""Texts -> term ids, a chunk at a time, analysing each distinct word once.
 
-Per text the only Python-level work is one regex ``findall`` and a C-level dictionary lookup per
-candidate (``map(dict.__getitem__, ...)`` on a dict that numbers new keys itself). New candidates
-are analysed in one batch per chunk (:meth:`Analyzer.analyze_candidates`), and candidate ids are
-expanded to term ids with numpy (a candidate yields 0 terms when it is a stopword, usually 1, and
-more when the exact tokenizer splits it).
+Two levels of memoization, both keyed by strings that analyse the same wherever they occur:
+
+* a *word* is a whitespace-delimited piece of text (``str.split()``, C speed). No candidate of the
+  tokenizer (tokenizer.py) contains whitespace, so a text's candidates are its words' candidates
+  in order, and a text's terms are its words' terms in order.
+* a *candidate* is a tokenizer candidate; its terms come from :meth:`Analyzer.analyze_candidates`.
+
+Per text the only Python-level work is ``str.split()`` and a C-level dictionary lookup per word
+(``map(dict.__getitem__, ...)`` on a dict that numbers new keys itself). New words are cut into
+candidates once, new candidates analysed in one batch per chunk, and word ids are expanded to term
+ids with numpy (a word yields 0 terms when it is a stopword or punctuation, usually 1, and more
+when it holds several candidates or the exact tokenizer splits it).
 """
 
 from __future__ import annotations
 
+from array import array
 from collections import defaultdict
 from itertools import islice
 from typing import Iterable
@@ -16,6 +24,11 @@ from typing import Iterable
 import numpy as np
 
 from retrievers.bm25.analyzer import Analyzer
+from retrievers.bm25.tokenizer import separated_candidate_finder
+
+
+_SEPARATOR = "\n"  # whitespace: no tokenizer candidate holds it
+_SEPARATOR_BYTES = _SEPARATOR.encode()
 
 
 class _Growable:
@@ -39,17 +52,64 @@ class _Growable:
         return self.data[:self.size]
 
 
+def _numbering_dict() -> defaultdict:
+    """A dict that gives a new key the next integer (0, 1, ...) on lookup, at C speed."""
+    ids: defaultdict = defaultdict()
+    ids.default_factory = ids.__len__
+    return ids
+
+
+def _newest(ids: dict, n: int) -> list:
+    """The ``n`` most recently added keys, oldest first (dicts iterate backwards in O(1) a step)."""
+    return list(islice(reversed(ids), n))[::-1] if n else []
+
+
+class _Expansion:
+    """Item id -> its term ids: ``count[i]`` terms starting at ``first[i]`` in ``flat``."""
+
+    def __init__(self) -> None:
+        self.count = _Growable(np.int64)
+        self.first = _Growable(np.int64)
+        self.flat = _Growable(np.int32)
+
+    def __len__(self) -> int:
+        return self.count.size
+
+    def append(self, counts: np.ndarray, term_ids) -> None:
+        """Add items whose term counts are ``counts`` and whose terms, concatenated, are ``term_ids``."""
+        counts = np.asarray(counts, dtype=np.int64)
+        starts = np.cumsum(counts) - counts
+        self.first.extend(self.flat.size + starts)
+        self.count.extend(counts)
+        self.flat.extend(term_ids)
+
+    def expand(self, ids: np.ndarray, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(terms per group, term ids) for item ids ``ids`` cut into consecutive groups of ``groups`` items."""
+        counts = self.count.view()[ids]
+        cum = np.concatenate([[0], np.cumsum(counts)])
+        group_ends = np.cumsum(np.asarray(groups, dtype=np.int64))
+        lengths = np.diff(np.concatenate([[0], cum[group_ends]]))
+        if len(counts) and counts.max() <= 1:
+            term_ids = self.flat.view()[self.first.view()[ids[counts == 1]]]
+        else:
+            total = int(cum[-1])
+            starts = self.first.view()[ids]
+            # position p of the output belongs to item j: flat index = starts[j] + (p - cum[j])
+            term_ids = self.flat.view()[np.repeat(starts - cum[:-1], counts) + np.arange(total)]
+        return lengths, term_ids.astype(np.int32, copy=False)
+
+
 class TermEncoder:
     """Assigns term ids in order of first appearance; ``terms[i]`` is the string of term id ``i``."""
 
     def __init__(self, analyzer: Analyzer) -> None:
         self.analyzer = analyzer
-        self._candidate_ids: defaultdict = defaultdict()
-        self._candidate_ids.default_factory = self._candidate_ids.__len__  # a new key gets the next id
-        self._n_analysed = 0
-        self._count = _Growable(np.int64)  # terms per candidate
-        self._first = _Growable(np.int64)  # start of its terms in _flat
-        self._flat = _Growable(np.int32)   # term ids, candidate after candidate
+        self._word_ids = _numbering_dict()
+        self._words = _Expansion()
+        self._candidate_ids = _numbering_dict()
+        self._candidates = _Expansion()
+        self._candidate_ids[_SEPARATOR] = 0  # candidate 0: the word separator, no terms
+        self._candidates.append([0], [])
         self.term_index: dict[str, int] = {}
         self.terms: list[str] = []
 
@@ -57,54 +117,48 @@ class TermEncoder:
     def n_terms(self) -> int:
         return len(self.terms)
 
-    def _analyse_new(self) -> None:
-        n_new = len(self._candidate_ids) - self._n_analysed
-        if not n_new:
+    def _analyse_new_candidates(self) -> None:
+        new = _newest(self._candidate_ids, len(self._candidate_ids) - len(self._candidates))
+        if not new:
             return
-        # dicts keep insertion order and iterate backwards in O(1) a step: the newest keys last.
-        new = list(islice(reversed(self._candidate_ids), n_new))[::-1]
-        index = self.term_index
+        index, terms = self.term_index, self.terms
         counts, flat = [], []
-        for terms in self.analyzer.analyze_candidates(new):
-            counts.append(len(terms))
-            for term in terms:
+        for analysed in self.analyzer.analyze_candidates(new):
+            counts.append(len(analysed))
+            for term in analysed:
                 tid = index.get(term)
                 if tid is None:
-                    tid = index[term] = len(self.terms)
-                    self.terms.append(term)
+                    tid = index[term] = len(terms)
+                    terms.append(term)
                 flat.append(tid)
-        counts_arr = np.asarray(counts, dtype=np.int64)
-        self._first.extend(self._flat.size + np.concatenate([[0], np.cumsum(counts_arr)[:-1]]))
-        self._count.extend(counts_arr)
-        self._flat.extend(flat)
-        self._n_analysed = len(self._candidate_ids)
+        self._candidates.append(counts, flat)
+
+    def _analyse_new_words(self) -> None:
+        new = _newest(self._word_ids, len(self._word_ids) - len(self._words))
+        if not new:
+            return
+        # One findall over the new words, each followed by the separator (never part of a
+        # candidate, reserved as candidate 0 with no terms): the separators mark the word ends.
+        joined = (_SEPARATOR_BYTES.join(new) + _SEPARATOR_BYTES).decode("utf-8", "surrogatepass")
+        found = separated_candidate_finder(self.analyzer.tokenizer, _SEPARATOR)(joined)
+        cids = np.fromiter(map(self._candidate_ids.__getitem__, found), dtype=np.int64, count=len(found))
+        ends = np.flatnonzero(cids == 0)
+        per_word = np.diff(ends, prepend=-1)  # the word's candidates and its separator
+        self._analyse_new_candidates()
+        counts, term_ids = self._candidates.expand(cids, per_word)
+        self._words.append(counts, term_ids)
 
     def encode(self, texts: Iterable[str]) -> tuple[np.ndarray, np.ndarray]:
         """(number of terms per text as int64, all term ids as int32) for one chunk of texts."""
-        find = self.analyzer.candidates
-        lookup = self._candidate_ids.__getitem__
-        n_candidates: list[int] = []
-        candidate_ids: list[int] = []
+        lookup = self._word_ids.__getitem__
+        n_words: list[int] = []
+        word_ids = array("q")  # C integers: no Python int per occurrence kept
         for text in texts:
-            found = find(text)
-            n_candidates.append(len(found))
-            candidate_ids.extend(map(lookup, found))
-        self._analyse_new()
-        cids = np.asarray(candidate_ids, dtype=np.int64)
-        counts = self._count.view()[cids]
-        ends = np.cumsum(counts)
-        doc_ends = np.cumsum(np.asarray(n_candidates, dtype=np.int64))
-        cum = np.concatenate([[0], ends])
-        lengths = np.diff(np.concatenate([[0], cum[doc_ends]]))
-        if len(counts) and counts.max() <= 1:
-            keep = counts == 1
-            term_ids = self._flat.view()[self._first.view()[cids[keep]]]
-        else:
-            total = int(cum[-1])
-            starts = self._first.view()[cids]
-            # position k of the output belongs to candidate j: flat index = starts[j] + (k - cum[j])
-            term_ids = self._flat.view()[np.repeat(starts - cum[:-1], counts) + np.arange(total)]
-        return lengths, term_ids.astype(np.int32, copy=False)
+            words = text.encode("utf-8", "surrogatepass").split()
+            n_words.append(len(words))
+            word_ids.extend(map(lookup, words))
+        self._analyse_new_words()
+        return self._words.expand(np.frombuffer(word_ids, dtype=np.int64), n_words)
 
     def query_terms(self, text: str) -> list[int]:
         """Term ids of a query's terms that are in the vocabulary (unknown terms match nothing)."""

@@ -75,6 +75,18 @@ def candidate_finder(name: str):
 
 
 @lru_cache(maxsize=None)
+def separated_candidate_finder(name: str, separator: str = "\n"):
+    """As :func:`candidate_finder`, but ``separator`` (a whitespace character, never inside a
+    candidate) is found too, as an item of its own: marks the ends of words joined by it."""
+    if not separator.isspace() or len(separator) != 1:
+        raise ValueError(f"the separator must be one whitespace character, got {separator!r}")
+    pattern = {"standard": LOOSE_PATTERN, "simple": SIMPLE_PATTERN}.get(name)
+    if pattern is None:
+        raise ValueError(f"unknown tokenizer {name!r}; choose one of {', '.join(TOKENIZERS)}")
+    return re.compile(f"{pattern}|{re.escape(separator)}").findall
+
+
+@lru_cache(maxsize=None)
 def _exact():
     import regex  # Unicode Word_Break properties; imported only when the standard tokenizer runs
 
