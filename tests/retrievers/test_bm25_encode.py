@@ -11,6 +11,9 @@ TEXTS = [
     "x" * 600 + " tail",                        # one candidate, three 255-cut tokens
     "",                                         # empty document
     "mice MICE Mice α–β 3.14 e.g. U.S.A.",     # repeats: candidates analysed once
+    "cells,\ncells. (cells) cells",            # one candidate in several words; newline = the separator
+    "a\u00a0b x\u2009y\x1cz",                   # Unicode spaces that bytes.split() keeps inside a word ("a" is a stopword)
+    "bad\ud800surrogate ok",                   # a lone surrogate survives the UTF-8 round trip
 ]
 
 
@@ -21,7 +24,7 @@ def test_encoder_matches_analyzer_across_chunks():
     lengths = np.concatenate([p[0] for p in parts])
     ids = np.concatenate([p[1] for p in parts])
     expected = [analyzer(t) for t in TEXTS]
-    assert lengths.tolist() == [len(e) for e in expected] == [7, 0, 4, 0, 8]
+    assert lengths.tolist() == [len(e) for e in expected] == [7, 0, 4, 0, 8, 4, 4, 3]
     bounds = np.concatenate([[0], np.cumsum(lengths)])
     decoded = [[encoder.terms[i] for i in ids[a:b]] for a, b in zip(bounds[:-1], bounds[1:])]
     assert decoded == expected
