@@ -40,6 +40,25 @@ def top_k(scores: np.ndarray, k: int, id_rank: np.ndarray, min_score: float | No
     return out
 
 
+def top_k_positive(scores: np.ndarray, k: int, id_rank: np.ndarray) -> np.ndarray:
+    """:func:`top_k` for one row of float32 scores that are all > 0 (e.g. BM25's matched documents).
+
+    Positive finite float32 values order as their bit patterns do, so ``bits << 32 | id_rank`` is
+    one int64 key per column ordering (score desc, id desc) as plain integer order; keys are
+    distinct, so the k largest need no tie handling at the boundary.
+    """
+    scores = np.asarray(scores)
+    if scores.dtype != np.float32 or scores.ndim != 1:
+        raise ValueError(f"need a 1-D float32 array, got {scores.dtype} with shape {scores.shape}")
+    if len(scores) and not scores.min() > 0:
+        raise ValueError("every score must be > 0 (filter the rest first)")
+    keys = (scores.view(np.int32).astype(np.int64) << 32) | np.asarray(id_rank, dtype=np.int64)
+    if k < len(keys):
+        top = np.argpartition(keys, len(keys) - k)[len(keys) - k:]
+        return top[np.argsort(keys[top])[::-1]]
+    return np.argsort(keys)[::-1]
+
+
 def run_from_topk(query_ids: list[str], chosen: list[np.ndarray], scores: list[np.ndarray],
                   doc_ids: np.ndarray, id_index: dict | None = None) -> Run:
     """Assemble a Run from per-query document indices (into ``doc_ids``) and their scores."""

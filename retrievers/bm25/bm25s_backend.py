@@ -26,7 +26,7 @@ from retrievers.bm25 import cache as index_cache
 from retrievers.bm25.analyzer import Analyzer
 from retrievers.bm25.encode import TermEncoder
 from retrievers.bm25.sparse_index import ScoringParams, SparseIndex
-from retrievers.topk import run_from_topk, string_ranks, top_k
+from retrievers.topk import run_from_topk, string_ranks, top_k_positive
 
 log = logging.getLogger(__name__)
 
@@ -121,8 +121,8 @@ class BM25sBackend:
             positive = scores > 0
             if not positive.all():
                 docs, scores = docs[positive], scores[positive]
-            if len(docs) > k or len(docs) > 1:
-                (chosen,) = top_k(scores[None, :], k, self._rank[docs])
+            if len(docs) > 1:
+                chosen = top_k_positive(scores, k, self._rank[docs])
                 docs, scores = docs[chosen], scores[chosen]
             out.append((docs, scores.astype(np.float64)))
         return out

@@ -135,3 +135,17 @@ def test_arrow_corpus_gives_the_same_run(tmp_path):
         runs.append((r.backend.cache_status, r.search(queries, 10).to_dict()))
     assert runs[0][1] == runs[1][1]
     assert [s for s, _ in runs] == ["built", "hit"]  # same content -> same cache key
+
+
+def test_top_k_positive_equals_top_k_with_ties():
+    """The int64-key selection BM25 search uses against retrievers.topk.top_k (the reference)."""
+    from retrievers.topk import string_ranks, top_k, top_k_positive
+
+    rng = np.random.default_rng(3)
+    scores = rng.choice(np.array([0.5, 1.25, 2.0, 1e-30, 7.5], dtype=np.float32), size=60)  # many exact ties
+    ids = np.array([f"d{i}" for i in rng.permutation(60)], dtype=object)
+    rank = string_ranks(ids)
+    for k in (1, 3, 12, 59, 60, 1000):
+        np.testing.assert_array_equal(top_k_positive(scores, k, rank), top_k(scores[None, :], k, rank)[0])
+    with pytest.raises(ValueError, match="> 0"):
+        top_k_positive(np.array([1.0, 0.0], dtype=np.float32), 1, np.arange(2))
