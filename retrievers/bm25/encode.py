@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from array import array
 from collections import defaultdict
-from itertools import islice
+from itertools import compress, islice
+from operator import not_
 from typing import Iterable
 
 import numpy as np
@@ -65,12 +66,13 @@ def _newest(ids: dict, n: int) -> list:
 
 
 class _Expansion:
-    """Item id -> its term ids: ``count[i]`` terms starting at ``first[i]`` in ``flat``."""
+    """Item id -> its term ids: ``count[i]`` terms starting at ``first[i]`` in ``flat`` (which
+    several expansions may share, so that items of one may point at another's terms)."""
 
-    def __init__(self) -> None:
+    def __init__(self, flat: _Growable) -> None:
         self.count = _Growable(np.int64)
         self.first = _Growable(np.int64)
-        self.flat = _Growable(np.int32)
+        self.flat = flat
 
     def __len__(self) -> int:
         return self.count.size
@@ -104,10 +106,11 @@ class TermEncoder:
 
     def __init__(self, analyzer: Analyzer) -> None:
         self.analyzer = analyzer
+        flat = _Growable(np.int32)  # term ids of candidates, and of words that are not one candidate
         self._word_ids = _numbering_dict()
-        self._words = _Expansion()
+        self._words = _Expansion(flat)
         self._candidate_ids = _numbering_dict()
-        self._candidates = _Expansion()
+        self._candidates = _Expansion(flat)
         self._candidate_ids[_SEPARATOR] = 0  # candidate 0: the word separator, no terms
         self._candidates.append([0], [])
         self.term_index: dict[str, int] = {}
@@ -137,16 +140,31 @@ class TermEncoder:
         new = _newest(self._word_ids, len(self._word_ids) - len(self._words))
         if not new:
             return
-        # One findall over the new words, each followed by the separator (never part of a
-        # candidate, reserved as candidate 0 with no terms): the separators mark the word ends.
-        joined = (_SEPARATOR_BYTES.join(new) + _SEPARATOR_BYTES).decode("utf-8", "surrogatepass")
-        found = separated_candidate_finder(self.analyzer.tokenizer, _SEPARATOR)(joined)
-        cids = np.fromiter(map(self._candidate_ids.__getitem__, found), dtype=np.int64, count=len(found))
-        ends = np.flatnonzero(cids == 0)
-        per_word = np.diff(ends, prepend=-1)  # the word's candidates and its separator
+        # A word that is all ASCII letters and digits is one candidate, itself: it shares the
+        # candidate's terms. The others go through one findall over them all, each followed by
+        # the separator (never part of a candidate; candidate 0, no terms), marking word ends.
+        plain = list(map(bytes.isalnum, new))
+        plain_words = list(compress(new, plain))
+        other_words = list(compress(new, map(not_, plain)))
+        lookup = self._candidate_ids.__getitem__
+        plain_cids = np.fromiter(map(lookup, _SEPARATOR_BYTES.join(plain_words).decode("ascii").split(_SEPARATOR))
+                                 if plain_words else (), dtype=np.int64, count=len(plain_words))
+        joined = (_SEPARATOR_BYTES.join(other_words) + _SEPARATOR_BYTES).decode("utf-8", "surrogatepass")
+        found = separated_candidate_finder(self.analyzer.tokenizer, _SEPARATOR)(joined) if other_words else []
+        other_cids = np.fromiter(map(lookup, found), dtype=np.int64, count=len(found))
+        per_word = np.diff(np.flatnonzero(other_cids == 0), prepend=-1)  # its candidates and its separator
         self._analyse_new_candidates()
-        counts, term_ids = self._candidates.expand(cids, per_word)
-        self._words.append(counts, term_ids)
+        other_counts, other_terms = self._candidates.expand(other_cids, per_word)
+        is_plain = np.asarray(plain, dtype=bool)
+        counts = np.empty(len(new), dtype=np.int64)
+        first = np.empty(len(new), dtype=np.int64)
+        counts[is_plain] = self._candidates.count.view()[plain_cids]
+        first[is_plain] = self._candidates.first.view()[plain_cids]
+        counts[~is_plain] = other_counts
+        first[~is_plain] = self._words.flat.size + np.cumsum(other_counts) - other_counts
+        self._words.flat.extend(other_terms)
+        self._words.count.extend(counts)
+        self._words.first.extend(first)
 
     def encode(self, texts: Iterable[str]) -> tuple[np.ndarray, np.ndarray]:
         """(number of terms per text as int64, all term ids as int32) for one chunk of texts."""

@@ -29,3 +29,15 @@ def test_encoder_matches_analyzer_across_chunks():
     decoded = [[encoder.terms[i] for i in ids[a:b]] for a, b in zip(bounds[:-1], bounds[1:])]
     assert decoded == expected
     assert encoder.query_terms("mice of α") == [encoder.term_index["mice"], encoder.term_index["α"]]
+
+
+def test_encoder_chunks_with_only_plain_or_only_other_words():
+    """Chunks whose new words are all plain ASCII alphanumerics, all not, or none at all."""
+    analyzer = Analyzer()
+    encoder = TermEncoder(analyzer)
+    chunks = [["cells mice"], ["(cells), mice's"], [""], ["cells (cells)"]]
+    for chunk in chunks:
+        lengths, ids = encoder.encode(chunk)
+        assert lengths.tolist() == [len(analyzer(t)) for t in chunk]
+        assert [encoder.terms[i] for i in ids] == [t for text in chunk for t in analyzer(text)]
+    assert encoder.terms == ["cell", "mice"]
