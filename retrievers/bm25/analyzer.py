@@ -20,7 +20,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from retrievers.bm25.tokenizer import MAX_TOKEN_LENGTH, TOKENIZERS, candidate_finder, split_candidate
+from retrievers.bm25.tokenizer import (MAX_TOKEN_LENGTH, TOKENIZERS, candidate_finder, split_candidate,
+                                       split_candidates)
 
 # Lucene's EnglishAnalyzer.ENGLISH_STOP_WORDS_SET, 33 words.
 LUCENE_ENGLISH_STOPWORDS = frozenset(
@@ -123,19 +124,23 @@ class Analyzer:
     def candidates(self, text: str) -> list[str]:
         return self._find(text)
 
-    def _tokens(self, candidate: str) -> list[str]:
-        """Tokens of one candidate after possessive removal, lowercasing and stopword removal."""
-        tokens = split_candidate(self.tokenizer, candidate)
+    def _filter(self, tokens: list[str]) -> list[str]:
+        """Possessive removal, lowercasing and stopword removal on one candidate's tokens."""
         if self.possessive:
             tokens = [strip_possessive(t) for t in tokens]
         if self.lowercase:
             tokens = [java_lower(t) for t in tokens]
         return [t for t in tokens if t and t not in self.stopwords]
 
+    def _tokens(self, candidate: str) -> list[str]:
+        """Tokens of one candidate after possessive removal, lowercasing and stopword removal."""
+        return self._filter(split_candidate(self.tokenizer, candidate))
+
     def analyze_candidates(self, candidates: list[str]) -> list[list[str]]:
         """The terms of each candidate string (usually one; none for stopwords; several when split)."""
-        per_candidate: list[int] = []
+        per_candidate: list[int] = []  # terms of each candidate; -1: not plain, analysed after the loop
         flat: list[str] = []
+        others: list[str] = []
         stop, lowercase = self.stopwords, self.lowercase
         for cand in candidates:
             if cand.isascii() and cand.isalnum() and len(cand) <= MAX_TOKEN_LENGTH:
@@ -147,15 +152,25 @@ class Analyzer:
                     per_candidate.append(1)
                     flat.append(token)
             else:
-                tokens = self._tokens(cand)
-                per_candidate.append(len(tokens))
-                flat.extend(tokens)
+                per_candidate.append(-1)
+                others.append(cand)
+        n_plain = len(flat)
+        other_counts = []
+        for tokens in split_candidates(self.tokenizer, others):  # one regex call for them all
+            tokens = self._filter(tokens)
+            other_counts.append(len(tokens))
+            flat.extend(tokens)
         if self.stemmer_name is not None and flat:
             flat = self._stem(flat)
-        out, pos = [], 0
+        out, pos, other_pos, other_count = [], 0, n_plain, iter(other_counts)
         for n in per_candidate:
-            out.append(flat[pos:pos + n])
-            pos += n
+            if n < 0:
+                n = next(other_count)
+                out.append(flat[other_pos:other_pos + n])
+                other_pos += n
+            else:
+                out.append(flat[pos:pos + n])
+                pos += n
         return out
 
     def _stem(self, tokens: list[str]) -> list[str]:

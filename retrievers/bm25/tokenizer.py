@@ -106,6 +106,35 @@ def split_candidate(name: str, candidate: str) -> list[str]:
     return tokens
 
 
+@lru_cache(maxsize=None)
+def _exact_separated():
+    import regex
+
+    return regex.compile(f"{EXACT_PATTERN}|\n", regex.V0).findall
+
+
+def split_candidates(name: str, candidates: list[str]) -> list[list[str]]:
+    """:func:`split_candidate` of each candidate, with one regex call for them all.
+
+    Candidates never hold whitespace, so they are joined by newlines (which no exact token holds
+    either) and the newlines found mark their ends.
+    """
+    joined = "\n".join(candidates) + "\n"
+    if name == "simple" or joined.count("\n") != len(candidates):  # not candidates: one at a time
+        return [split_candidate(name, c) for c in candidates]
+    out: list[list[str]] = []
+    tokens: list[str] = []
+    for token in _exact_separated()(joined):
+        if token == "\n":
+            out.append(tokens)
+            tokens = []
+        elif len(token) > MAX_TOKEN_LENGTH:
+            tokens.extend(token[i:i + MAX_TOKEN_LENGTH] for i in range(0, len(token), MAX_TOKEN_LENGTH))
+        else:
+            tokens.append(token)
+    return out
+
+
 def tokenize(text: str, name: str = "standard") -> list[str]:
     """All tokens of ``text`` (slow path: for queries, tests and checks)."""
     return [t for c in candidate_finder(name)(text) for t in split_candidate(name, c)]
