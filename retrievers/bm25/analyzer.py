@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+import numpy as np
+
 from retrievers.bm25.tokenizer import (MAX_TOKEN_LENGTH, TOKENIZERS, candidate_finder, split_candidate,
                                        split_candidates)
 
@@ -136,8 +138,10 @@ class Analyzer:
         """Tokens of one candidate after possessive removal, lowercasing and stopword removal."""
         return self._filter(split_candidate(self.tokenizer, candidate))
 
-    def analyze_candidates(self, candidates: list[str]) -> list[list[str]]:
-        """The terms of each candidate string (usually one; none for stopwords; several when split)."""
+    def analyze_flat(self, candidates: list[str]) -> tuple[np.ndarray, np.ndarray, list[str]]:
+        """The terms of a batch of candidate strings, flat: ``(counts, first, terms)`` with candidate
+        i's terms at ``terms[first[i]:first[i] + counts[i]]`` (usually one; none for stopwords;
+        several when split)."""
         per_candidate: list[int] = []  # terms of each candidate; -1: not plain, analysed after the loop
         flat: list[str] = []
         others: list[str] = []
@@ -162,16 +166,19 @@ class Analyzer:
             flat.extend(tokens)
         if self.stemmer_name is not None and flat:
             flat = self._stem(flat)
-        out, pos, other_pos, other_count = [], 0, n_plain, iter(other_counts)
-        for n in per_candidate:
-            if n < 0:
-                n = next(other_count)
-                out.append(flat[other_pos:other_pos + n])
-                other_pos += n
-            else:
-                out.append(flat[pos:pos + n])
-                pos += n
-        return out
+        # the plain candidates' terms come first in ``flat``, then the others'
+        counts = np.asarray(per_candidate, dtype=np.int64)
+        other = counts < 0
+        counts[other] = other_counts
+        plain_counts = np.where(other, 0, counts)
+        other_counts = np.where(other, counts, 0)
+        first = np.where(other, n_plain + np.cumsum(other_counts) - other_counts, np.cumsum(plain_counts) - plain_counts)
+        return counts, first, flat
+
+    def analyze_candidates(self, candidates: list[str]) -> list[list[str]]:
+        """The terms of each candidate string (usually one; none for stopwords; several when split)."""
+        counts, first, flat = self.analyze_flat(candidates)
+        return [flat[f:f + n] for f, n in zip(first.tolist(), counts.tolist())]
 
     def _stem(self, tokens: list[str]) -> list[str]:
         stemmer = _stemmer(self.stemmer_name)

@@ -77,11 +77,13 @@ class _Expansion:
     def __len__(self) -> int:
         return self.count.size
 
-    def append(self, counts: np.ndarray, term_ids) -> None:
-        """Add items whose term counts are ``counts`` and whose terms, concatenated, are ``term_ids``."""
+    def append(self, counts: np.ndarray, term_ids, first: np.ndarray | None = None) -> None:
+        """Add items with ``counts[i]`` terms each, at ``term_ids[first[i]:first[i] + counts[i]]``
+        (``first`` defaults to the items' terms being ``term_ids`` in item order)."""
         counts = np.asarray(counts, dtype=np.int64)
-        starts = np.cumsum(counts) - counts
-        self.first.extend(self.flat.size + starts)
+        if first is None:
+            first = np.cumsum(counts) - counts
+        self.first.extend(self.flat.size + np.asarray(first, dtype=np.int64))
         self.count.extend(counts)
         self.flat.extend(term_ids)
 
@@ -113,28 +115,26 @@ class TermEncoder:
         self._candidates = _Expansion(flat)
         self._candidate_ids[_SEPARATOR] = 0  # candidate 0: the word separator, no terms
         self._candidates.append([0], [])
-        self.term_index: dict[str, int] = {}
-        self.terms: list[str] = []
+        self._term_ids = _numbering_dict()
+        self.terms: list[str] = []  # grows in place as chunks are encoded
 
     @property
     def n_terms(self) -> int:
         return len(self.terms)
 
+    @property
+    def term_index(self) -> dict[str, int]:
+        """Term -> id (a copy)."""
+        return dict(self._term_ids)
+
     def _analyse_new_candidates(self) -> None:
         new = _newest(self._candidate_ids, len(self._candidate_ids) - len(self._candidates))
         if not new:
             return
-        index, terms = self.term_index, self.terms
-        counts, flat = [], []
-        for analysed in self.analyzer.analyze_candidates(new):
-            counts.append(len(analysed))
-            for term in analysed:
-                tid = index.get(term)
-                if tid is None:
-                    tid = index[term] = len(terms)
-                    terms.append(term)
-                flat.append(tid)
-        self._candidates.append(counts, flat)
+        counts, first, flat = self.analyzer.analyze_flat(new)
+        term_ids = np.fromiter(map(self._term_ids.__getitem__, flat), dtype=np.int32, count=len(flat))
+        self.terms.extend(_newest(self._term_ids, len(self._term_ids) - len(self.terms)))
+        self._candidates.append(counts, term_ids, first)
 
     def _analyse_new_words(self) -> None:
         new = _newest(self._word_ids, len(self._word_ids) - len(self._words))
@@ -180,5 +180,5 @@ class TermEncoder:
 
     def query_terms(self, text: str) -> list[int]:
         """Term ids of a query's terms that are in the vocabulary (unknown terms match nothing)."""
-        index = self.term_index
+        index = self._term_ids
         return [index[t] for t in self.analyzer(text) if t in index]
