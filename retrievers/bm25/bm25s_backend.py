@@ -110,14 +110,21 @@ class BM25sBackend:
         return self._index
 
     # ------------------------------------------------------------------- search
-    def query_term_ids(self, text: str) -> list[int]:
+    def queries_term_ids(self, texts: list[str]) -> list[list[int]]:
+        """Term ids of each query's terms that are in the vocabulary (unknown terms match nothing; a
+        repeated term repeats), analysing each distinct candidate once for all the queries."""
+        per_query = [self.analyzer.candidates(text) for text in texts]
+        distinct = list(dict.fromkeys(c for found in per_query for c in found))
+        counts, first, terms = self.analyzer.analyze_flat(distinct)
         index = self._term_index
-        return [index[t] for t in self.analyzer(text) if t in index]
+        ids_of = {cand: [index[t] for t in terms[f:f + n] if t in index]
+                  for cand, f, n in zip(distinct, first.tolist(), counts.tolist())}
+        return [[i for cand in found for i in ids_of[cand]] for found in per_query]
 
-    def _search_batch(self, texts: list[str], k: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    def _search_batch(self, term_ids: list[list[int]], k: int) -> list[tuple[np.ndarray, np.ndarray]]:
         index, out = self.sparse_index, []
-        for text in texts:
-            docs, scores = index.search_one(self.query_term_ids(text))
+        for ids in term_ids:
+            docs, scores = index.search_one(ids)
             positive = scores > 0
             if not positive.all():
                 docs, scores = docs[positive], scores[positive]
@@ -130,9 +137,9 @@ class BM25sBackend:
     def search(self, queries: Queries, k: int) -> Run:
         if k < 1:
             raise ValueError(f"k must be >= 1, got {k}")
-        texts = list(queries.texts)
-        size = max(1, -(-len(texts) // (self.n_threads * 4)))
-        batches = [texts[i:i + size] for i in range(0, len(texts), size)]
+        term_ids = self.queries_term_ids(list(queries.texts))
+        size = max(1, -(-len(term_ids) // (self.n_threads * 4)))
+        batches = [term_ids[i:i + size] for i in range(0, len(term_ids), size)]
         if self.n_threads > 1 and len(batches) > 1:
             with ThreadPoolExecutor(max_workers=self.n_threads) as pool:
                 results = [r for batch in pool.map(lambda b: self._search_batch(b, k), batches) for r in batch]
