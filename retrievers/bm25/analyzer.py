@@ -19,6 +19,7 @@ candidates to their terms, and :class:`retrievers.bm25.encode.TermEncoder` memoi
 from __future__ import annotations
 
 from functools import lru_cache
+from itertools import repeat
 
 import numpy as np
 
@@ -183,10 +184,12 @@ class Analyzer:
     def _stem(self, tokens: list[str]) -> list[str]:
         stemmer = _stemmer(self.stemmer_name)
         stemmed = stemmer.stemWords(tokens)
-        if self.stemmer_name == "porter":
-            for i, (word, stem) in enumerate(zip(tokens, stemmed)):
-                if len(word) <= 2 or stem.endswith(("bli", "logi")):
-                    stemmed[i] = lucene_porter_fixup(word, stem, stemmer)
+        if self.stemmer_name == "porter":  # the few words lucene_porter_fixup may change, found at C speed
+            n = len(tokens)
+            short = np.fromiter(map(len, tokens), dtype=np.int64, count=n) <= 2
+            ending = np.fromiter(map(str.endswith, stemmed, repeat(("bli", "logi"))), dtype=bool, count=n)
+            for i in np.flatnonzero(short | ending).tolist():
+                stemmed[i] = lucene_porter_fixup(tokens[i], stemmed[i], stemmer)
         return stemmed
 
     def __call__(self, text: str) -> list[str]:
