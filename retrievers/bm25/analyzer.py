@@ -177,14 +177,42 @@ class Analyzer:
         return counts, first, flat
 
     def analyze_candidates(self, candidates: list[str]) -> list[list[str]]:
-        """The terms of each candidate string (usually one; none for stopwords; several when split)."""
-        counts, first, flat = self.analyze_flat(candidates)
-        return [flat[f:f + n] for f, n in zip(first.tolist(), counts.tolist())]
+        """The terms of each candidate string (usually one; none for stopwords; several when split).
+
+        One candidate at a time: the light path for a single text (:meth:`__call__`); batches of
+        many candidates go through :meth:`analyze_flat`, which gives the same terms."""
+        per_candidate: list[int] = []
+        flat: list[str] = []
+        stop, lowercase = self.stopwords, self.lowercase
+        for cand in candidates:
+            if cand.isascii() and cand.isalnum() and len(cand) <= MAX_TOKEN_LENGTH:
+                # The common case: one plain ASCII word, no possessive, nothing to split.
+                token = cand.lower() if lowercase else cand
+                if token in stop:
+                    per_candidate.append(0)
+                else:
+                    per_candidate.append(1)
+                    flat.append(token)
+            else:
+                tokens = self._tokens(cand)
+                per_candidate.append(len(tokens))
+                flat.extend(tokens)
+        if self.stemmer_name is not None and flat:
+            flat = self._stem(flat)
+        out, pos = [], 0
+        for n in per_candidate:
+            out.append(flat[pos:pos + n])
+            pos += n
+        return out
 
     def _stem(self, tokens: list[str]) -> list[str]:
         stemmer = _stemmer(self.stemmer_name)
         stemmed = stemmer.stemWords(tokens)
-        if self.stemmer_name == "porter":  # the few words lucene_porter_fixup may change, found at C speed
+        if self.stemmer_name == "porter" and len(tokens) < 4096:  # one text's words
+            for i, (word, stem) in enumerate(zip(tokens, stemmed)):
+                if len(word) <= 2 or stem.endswith(("bli", "logi")):
+                    stemmed[i] = lucene_porter_fixup(word, stem, stemmer)
+        elif self.stemmer_name == "porter":  # a batch: find the few words the fix-up may change at C speed
             n = len(tokens)
             short = np.fromiter(map(len, tokens), dtype=np.int64, count=n) <= 2
             ending = np.fromiter(map(str.endswith, stemmed, repeat(("bli", "logi"))), dtype=bool, count=n)
