@@ -60,3 +60,16 @@ def test_options():
         Analyzer(stemmer="klingon")
     with pytest.raises(ValueError, match="stopword"):
         Analyzer(stopwords="french-ish")
+
+
+@pytest.mark.parametrize("options", [{}, {"tokenizer": "simple"}, {"stemmer": None, "lowercase": False},
+                                     {"stopwords": None, "possessive": False}])
+def test_batch_analysis_equals_one_at_a_time(options):
+    """analyze_flat (the encoder's batch path) gives analyze_candidates' terms (main's per-text path)."""
+    analyzer = Analyzer(**options)
+    candidates = [c for text, _ in LUCENE for c in analyzer.candidates(text)]
+    candidates += ["assembly", "Pathology", "is", "IS", "x" * 600, "John's", "ab", "The", "3.14", "α–β"]
+    counts, first, terms = analyzer.analyze_flat(candidates)
+    flat = [terms[f:f + n] for f, n in zip(first.tolist(), counts.tolist())]
+    assert flat == analyzer.analyze_candidates(candidates)
+    assert sum(map(len, flat)) > len(candidates) // 2  # not vacuous: most candidates give terms
