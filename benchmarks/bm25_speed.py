@@ -2,7 +2,7 @@
 (vs Lucene through Pyserini when its venv is given), in one run.
 
     PYTHONPATH=. python benchmarks/bm25_speed.py [--dataset scifact] [--repeats 3] [--k 1000]
-        [--pyserini-python /work/venv-pyserini/bin/python]
+        [--pyserini-python /work/venv-pyserini/bin/python] [--breakdown]
 
 Every system gets the same corpus (title + " " + text), queries and depth; times are the best of
 ``--repeats`` interleaved rounds (the machine is shared, so the minimum is the least disturbed),
@@ -17,6 +17,8 @@ measured from raw texts to ranked results:
   start-up excluded; the collection is written to disk first, also excluded).
 
 Targets (issue 8): project >= 80x faster than rank-bm25, <= 1.15x raw bm25s, >= 5x faster than Lucene.
+``--breakdown`` also times the project's phases (encode, build, search) and the floor of any
+per-word memoizing tokenizer in Python (split every text, number every word occurrence).
 """
 
 from __future__ import annotations
@@ -76,6 +78,57 @@ def time_rank_bm25(corpus, queries, k) -> tuple[float, float]:
     return t2 - t0, t2 - t1
 
 
+def breakdown(corpus, queries, k, repeats) -> None:
+    """Where the project's cold time goes, best of ``repeats`` each, next to the floor of any
+    tokenizer that memoizes by word in Python: cutting every text into words (bytes.split) and
+    numbering every word occurrence with a dict (one C-level lookup each)."""
+    from array import array
+    from collections import defaultdict
+
+    from retrievers.bm25 import BM25Retriever
+    from retrievers.bm25.encode import TermEncoder
+    from retrievers.bm25.sparse_index import SparseIndex
+
+    def best(fn):
+        out = float("inf")
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            fn()
+            out = min(out, time.perf_counter() - t0)
+        return out
+
+    def split_words():
+        for text in corpus.contents():
+            text.encode("utf-8", "surrogatepass").split()
+
+    def number_words():
+        ids = defaultdict()
+        ids.default_factory = ids.__len__
+        out = array("q")
+        for text in corpus.contents():
+            out.extend(map(ids.__getitem__, text.encode("utf-8", "surrogatepass").split()))
+
+    retriever = BM25Retriever(backend="bm25s", cache=False)
+    backend = retriever.backend
+    encoder = TermEncoder(backend.analyzer)
+    chunks = [encoder.encode(batch) for batch in corpus.iter_contents(backend.chunk_docs)]
+    retriever.index(corpus)
+
+    def encode():
+        e = TermEncoder(backend.analyzer)
+        for batch in corpus.iter_contents(backend.chunk_docs):
+            e.encode(batch)
+
+    rows = [("floor: bytes.split of every text", split_words),
+            ("floor: split + number every word", number_words),
+            ("encode: texts -> term ids", encode),
+            ("build: postings -> CSC scores", lambda: SparseIndex.build(iter(chunks), list(encoder.terms), backend.scoring)),
+            ("search: all queries", lambda: retriever.search(queries, k))]
+    print("\nbreakdown of the project's cold time (best of %d):" % repeats)
+    for name, fn in rows:
+        print(f"  {name:36s} {best(fn):7.3f} s")
+
+
 def time_lucene(python: str, dataset_dir: Path, k: int) -> dict | None:
     script = Path(__file__).with_name("lucene_peer.py")
     with tempfile.TemporaryDirectory() as out:
@@ -94,6 +147,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--k", type=int, default=1000)
     parser.add_argument("--rank-bm25-repeats", type=int, default=1, help="rank-bm25 is slow: fewer rounds")
     parser.add_argument("--pyserini-python", default=None, help="python of a venv with pyserini (optional)")
+    parser.add_argument("--breakdown", action="store_true", help="also time the project's phases and the "
+                        "word-splitting floor")
     args = parser.parse_args(argv)
 
     from harness.datasets import load_dataset, resolve
@@ -135,6 +190,8 @@ def main(argv: list[str] | None = None) -> None:
     if lucene:
         print(f"Lucene / project    = {best['Lucene (Pyserini)'] / project:.1f}x faster   (target >= 5x; "
               f"Lucene index {lucene['index_s']:.2f}s + search {lucene['search_s']:.2f}s)")
+    if args.breakdown:
+        breakdown(corpus, queries, args.k, args.repeats)
 
 
 if __name__ == "__main__":
