@@ -113,3 +113,10 @@ def test_canonical_order_matches_a_reference_sort(distinct_scores):
     for i, qid in enumerate(run.query_ids.tolist()):
         expected = sorted(results[qid], key=lambda d: (results[qid][d], d), reverse=True)
         assert run.doc_ids(i) == expected
+
+
+def test_ties_among_non_ascii_ids_follow_python_string_order():
+    # Code-point order, as trec_eval's strcmp on UTF-8 bytes: "é" (U+00E9) > "z" > "Z" > "B" > "9" > "10".
+    ids = ["10", "9", "B", "Z", "z", "é", "ab", "a"]
+    run = Run.from_dict({"q": {d: 1.0 for d in ids}}).canonical()
+    assert run.doc_ids(0) == sorted(ids, reverse=True) == ["é", "z", "ab", "a", "Z", "B", "9", "10"]
