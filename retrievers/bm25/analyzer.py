@@ -139,6 +139,14 @@ class Analyzer:
         """Tokens of one candidate after possessive removal, lowercasing and stopword removal."""
         return self._filter(split_candidate(self.tokenizer, candidate))
 
+    def _plain_term(self, cand: str) -> str | None:
+        """The term of a plain ASCII word ('' for a stopword); None when the candidate needs the full
+        analysis. The common case: no possessive, nothing to split."""
+        if cand.isascii() and cand.isalnum() and len(cand) <= MAX_TOKEN_LENGTH:
+            term = cand.lower() if self.lowercase else cand
+            return "" if term in self.stopwords else term
+        return None
+
     def analyze_flat(self, candidates: list[str]) -> tuple[np.ndarray, np.ndarray, list[str]]:
         """The terms of a batch of candidate strings, flat: ``(counts, first, terms)`` with candidate
         i's terms at ``terms[first[i]:first[i] + counts[i]]`` (usually one; none for stopwords;
@@ -146,16 +154,13 @@ class Analyzer:
         per_candidate: list[int] = []  # terms of each candidate; -1: not plain, analysed after the loop
         flat: list[str] = []
         others: list[str] = []
-        stop, lowercase = self.stopwords, self.lowercase
         for cand in candidates:
-            if cand.isascii() and cand.isalnum() and len(cand) <= MAX_TOKEN_LENGTH:
-                # The common case: one plain ASCII word, no possessive, nothing to split.
-                token = cand.lower() if lowercase else cand
-                if token in stop:
-                    per_candidate.append(0)
-                else:
-                    per_candidate.append(1)
-                    flat.append(token)
+            term = self._plain_term(cand)
+            if term:
+                per_candidate.append(1)
+                flat.append(term)
+            elif term is not None:  # a stopword
+                per_candidate.append(0)
             else:
                 per_candidate.append(-1)
                 others.append(cand)
@@ -183,16 +188,13 @@ class Analyzer:
         many candidates go through :meth:`analyze_flat`, which gives the same terms."""
         per_candidate: list[int] = []
         flat: list[str] = []
-        stop, lowercase = self.stopwords, self.lowercase
         for cand in candidates:
-            if cand.isascii() and cand.isalnum() and len(cand) <= MAX_TOKEN_LENGTH:
-                # The common case: one plain ASCII word, no possessive, nothing to split.
-                token = cand.lower() if lowercase else cand
-                if token in stop:
-                    per_candidate.append(0)
-                else:
-                    per_candidate.append(1)
-                    flat.append(token)
+            term = self._plain_term(cand)
+            if term:
+                per_candidate.append(1)
+                flat.append(term)
+            elif term is not None:  # a stopword
+                per_candidate.append(0)
             else:
                 tokens = self._tokens(cand)
                 per_candidate.append(len(tokens))
