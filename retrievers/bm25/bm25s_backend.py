@@ -23,6 +23,7 @@ import numpy as np
 from harness.datasets.corpus import Corpus, Queries
 from harness.run import Run
 from retrievers.bm25 import cache as index_cache
+from retrievers.bm25 import compiled
 from retrievers.bm25.analyzer import Analyzer
 from retrievers.bm25.encode import TermEncoder
 from retrievers.bm25.sparse_index import ScoringParams, SparseIndex
@@ -64,9 +65,15 @@ class BM25sBackend:
 
     # ------------------------------------------------------------------- index
     def build(self, corpus: Corpus) -> SparseIndex:
-        encoder = TermEncoder(self.analyzer)
+        if compiled.supports(self.analyzer):
+            encoder = compiled.CompiledTermEncoder(self.analyzer)
+        else:
+            encoder = TermEncoder(self.analyzer)
         chunks = (encoder.encode(batch) for batch in corpus.iter_contents(self.chunk_docs))
-        return SparseIndex.build(chunks, encoder.terms, self.scoring)
+        index = SparseIndex.build(chunks, encoder.terms, self.scoring)
+        if isinstance(encoder, compiled.CompiledTermEncoder):
+            self._query_encoder = encoder.freeze()  # its vocabulary is the index's
+        return index
 
     def index(self, corpus: Corpus) -> None:
         self._ids = corpus.id_array
@@ -101,7 +108,20 @@ class BM25sBackend:
         self._after_index()
 
     def _after_index(self) -> None:
-        self._term_index = {t: i for i, t in enumerate(self._index.terms)}
+        self._term_index = None  # built when a query needs it (Python path)
+        self._doc_of_rank = np.empty(len(self._rank), dtype=np.int64)  # inverse of the id ranks
+        self._doc_of_rank[self._rank] = np.arange(len(self._rank))
+
+    def _query_term_encoder(self) -> "compiled.CompiledTermEncoder | None":
+        """The compiled encoder frozen on the index's vocabulary, when it serves this analyzer."""
+        if not compiled.supports(self.analyzer):
+            return None
+        encoder = getattr(self, "_query_encoder", None)
+        if encoder is None or encoder.terms is not self.sparse_index.terms:
+            encoder = compiled.CompiledTermEncoder(self.analyzer, self.sparse_index.terms).freeze()
+            encoder.terms = self.sparse_index.terms
+            self._query_encoder = encoder
+        return encoder
 
     @property
     def sparse_index(self) -> SparseIndex:
@@ -116,6 +136,8 @@ class BM25sBackend:
         per_query = [self.analyzer.candidates(text) for text in texts]
         distinct = list(dict.fromkeys(c for found in per_query for c in found))
         counts, first, terms = self.analyzer.analyze_flat(distinct)
+        if self._term_index is None:
+            self._term_index = {t: i for i, t in enumerate(self.sparse_index.terms)}
         index = self._term_index
         ids_of = {cand: [index[t] for t in terms[f:f + n] if t in index]
                   for cand, f, n in zip(distinct, first.tolist(), counts.tolist())}
@@ -134,9 +156,45 @@ class BM25sBackend:
             out.append((docs, scores.astype(np.float64)))
         return out
 
+    def _search_compiled(self, queries: Queries, k: int) -> Run | None:
+        encoder = self._query_term_encoder() if compiled.available() else None
+        if encoder is None:
+            return None
+        index = self.sparse_index
+        offsets, term_ids = encoder.query_terms(list(queries.texts))
+        constants = None
+        if index.nonoccurrence is not None:  # BM25L / BM25+: every matched document gets a constant
+            constants = np.zeros(len(queries), dtype=np.float32)
+            for q in range(len(queries)):
+                uniq, boost = np.unique(term_ids[offsets[q]:offsets[q + 1]], return_counts=True)
+                constants[q] = np.float32((index.nonoccurrence[uniq].astype(np.float64) * boost).sum())
+        n = len(queries)
+        size = max(1, -(-n // self.n_threads))
+        bounds = [(a, min(a + size, n)) for a in range(0, n, size)]
+
+        def one(bound):
+            a, b = bound
+            return compiled.search(index.indptr, index.indices, index.data, index.n_docs, offsets[a:b + 1],
+                                   term_ids, k, self._rank, self._doc_of_rank,
+                                   None if constants is None else constants[a:b])
+
+        if self.n_threads > 1 and len(bounds) > 1:
+            with ThreadPoolExecutor(max_workers=self.n_threads) as pool:
+                parts = list(pool.map(one, bounds))
+        else:
+            parts = [one(b) for b in bounds]
+        hits = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.int64)
+        docs = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, np.int64)
+        scores = np.concatenate([p[2] for p in parts]) if parts else np.zeros(0, np.float32)
+        return Run.from_arrays(queries.ids, np.concatenate([[0], np.cumsum(hits)]), docs,
+                               scores.astype(np.float64), self._ids, self._id_index)
+
     def search(self, queries: Queries, k: int) -> Run:
         if k < 1:
             raise ValueError(f"k must be >= 1, got {k}")
+        run = self._search_compiled(queries, k)
+        if run is not None:
+            return run
         term_ids = self.queries_term_ids(list(queries.texts))
         size = max(1, -(-len(term_ids) // (self.n_threads * 4)))
         batches = [term_ids[i:i + size] for i in range(0, len(term_ids), size)]

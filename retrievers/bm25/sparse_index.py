@@ -35,6 +35,7 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
+from retrievers.bm25 import compiled
 from retrievers.bm25.lucene_norms import LENGTH_TABLE, int_to_byte4, quantize_lengths
 
 METHODS = ("lucene", "robertson", "atire", "bm25l", "bm25+")
@@ -175,7 +176,10 @@ class SparseIndex:
         frequencies), the second computes each chunk's scores and scatters them straight into
         their CSC slots (a counting sort), freeing the chunk as it goes. Peak memory is about the
         chunk postings (10 bytes each) plus the final arrays (8 bytes each), with no global sort.
+        With the compiled extension the postings are gathered in C instead (:meth:`_build_compiled`).
         """
+        if compiled.available():
+            return cls._build_compiled(chunks, terms, params)
         parts = []  # (first doc, lengths, term, doc, tf) per chunk
         n_docs = 0
         df = np.zeros(0, dtype=np.int64)
@@ -214,6 +218,22 @@ class SparseIndex:
             del term, doc, tf, dest
         return cls(terms=terms, indptr=indptr, indices=indices, data=data, doc_lengths=doc_lengths.astype(np.int32),
                    nonoccurrence=scorer.nonoccurrence, n_docs=n_docs)
+
+    @classmethod
+    def _build_compiled(cls, chunks: Iterable[tuple[np.ndarray, np.ndarray]], terms: list[str],
+                        params: ScoringParams) -> "SparseIndex":
+        """:meth:`build` with the postings gathered in C (document-major, 8 bytes each, then one
+        counting sort into CSC order) and scored in one vectorised pass: the same arrays."""
+        indptr, indices, tf, doc_lengths = compiled.build_postings(chunks, lambda: len(terms))
+        df = np.diff(indptr)
+        n_with_terms = int(np.count_nonzero(doc_lengths))  # Lucene's docCount
+        total = int(doc_lengths.sum(dtype=np.int64))
+        idf = _idf(params.idf, df, max(n_with_terms, 1))
+        scorer = _PostingScorer(params, idf, doc_lengths.astype(np.int64), total, n_with_terms)
+        term = np.repeat(np.arange(len(terms), dtype=np.int32), df)
+        data = scorer(term, indices, tf)
+        return cls(terms=terms, indptr=indptr, indices=indices, data=data, doc_lengths=doc_lengths,
+                   nonoccurrence=scorer.nonoccurrence, n_docs=len(doc_lengths))
 
     # ------------------------------------------------------------------- search
     def search_one(self, term_ids: list[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -1,0 +1,1015 @@
+/* retrievers.bm25._fastbm25: the compiled hot loops of the bm25s backend.
+ *
+ * Three pieces, each equal to the pure-Python path it replaces (tests/retrievers/test_bm25_native.py
+ * checks them against it):
+ *
+ *   Encoder         texts -> term ids. Splits each text into whitespace words (the ASCII whitespace
+ *                   of bytes.split()). A word that is all ASCII is cut into tokens by Lucene's
+ *                   StandardTokenizer rules restricted to ASCII (tokenizer.py states them), then
+ *                   possessive removal, lowercasing, stopwords and Lucene's Porter stemmer
+ *                   (porter.h) run here, memoized per distinct lowercased token. A word holding any
+ *                   non-ASCII byte is handed to a Python callable (the analyzer's exact
+ *                   Unicode path), once per distinct word and in one batch per call.
+ *   PostingsBuilder (terms per document, term ids) chunks -> term-major CSC postings with term
+ *                   frequencies; documents ascend within each term.
+ *   search          per query: sum the float32 posting scores of its terms in double (a term
+ *                   repeated q times weighs q, multiplied in float32), round to float32, keep
+ *                   scores > 0, top k by (score desc, document id desc) through one int64 key.
+ *                   Runs without the GIL.
+ *
+ * Arrays cross the boundary as bytes (out) and buffer-protocol objects (in); no numpy C API.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "porter.h"
+
+#define MAX_TOKEN 255 /* Lucene's default maxTokenLength: longer tokens are cut into pieces */
+
+/* ------------------------------------------------------------------ growable arrays */
+typedef struct { int32_t *a; Py_ssize_t n, cap; } VecI32;
+typedef struct { int64_t *a; Py_ssize_t n, cap; } VecI64;
+
+static int grow(void **a, Py_ssize_t *cap, Py_ssize_t need, size_t item) {
+    if (need <= *cap) return 0;
+    Py_ssize_t cap2 = *cap ? *cap : 256;
+    while (cap2 < need) cap2 *= 2;
+    void *b = realloc(*a, (size_t)cap2 * item);
+    if (!b) return -1;
+    *a = b;
+    *cap = cap2;
+    return 0;
+}
+static inline int push32(VecI32 *v, int32_t x) {
+    if (v->n == v->cap && grow((void **)&v->a, &v->cap, v->n + 1, sizeof(int32_t))) return -1;
+    v->a[v->n++] = x;
+    return 0;
+}
+static inline int push64(VecI64 *v, int64_t x) {
+    if (v->n == v->cap && grow((void **)&v->a, &v->cap, v->n + 1, sizeof(int64_t))) return -1;
+    v->a[v->n++] = x;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ string -> int32 hash map
+ * Open addressing; each slot holds the key's hash tag, place in the arena, length and value, so a
+ * lookup touches one slot and the key bytes. Entries (keys in insertion order) are kept for terms(). */
+typedef struct { uint32_t tag; uint32_t off; int32_t len; int32_t val; } Slot; /* len -1: empty */
+
+typedef struct {
+    Slot *slots;
+    size_t mask;
+    uint32_t *eoff; /* per entry: key offset, length */
+    int32_t *elen;
+    Py_ssize_t n, ecap;
+    char *arena;
+    Py_ssize_t asize, acap;
+} StrMap;
+
+static inline uint64_t hash_bytes(const char *s, Py_ssize_t n) {
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)n;
+    while (n >= 8) {
+        uint64_t x;
+        memcpy(&x, s, 8);
+        h = (h ^ x) * 0xbf58476d1ce4e5b9ULL;
+        h ^= h >> 31;
+        s += 8;
+        n -= 8;
+    }
+    if (n) {
+        uint64_t x = 0;
+        memcpy(&x, s, (size_t)n);
+        h = (h ^ x) * 0xbf58476d1ce4e5b9ULL;
+    }
+    h ^= h >> 29;
+    h *= 0x94d049bb133111ebULL;
+    h ^= h >> 32;
+    return h;
+}
+
+static inline int same_bytes(const char *a, const char *b, Py_ssize_t n) {
+    while (n >= 8) {
+        uint64_t x, y;
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+        if (x != y) return 0;
+        a += 8; b += 8; n -= 8;
+    }
+    while (n--) if (*a++ != *b++) return 0;
+    return 1;
+}
+
+static void map_free(StrMap *m) {
+    free(m->slots); free(m->eoff); free(m->elen); free(m->arena);
+    memset(m, 0, sizeof(*m));
+}
+
+static Slot *new_slots(size_t cap) {
+    Slot *slots = malloc(cap * sizeof(Slot));
+    if (slots) for (size_t i = 0; i < cap; i++) slots[i].len = -1;
+    return slots;
+}
+
+static int map_init(StrMap *m) {
+    memset(m, 0, sizeof(*m));
+    m->slots = new_slots(1024);
+    if (!m->slots) return -1;
+    m->mask = 1023;
+    return 0;
+}
+
+/* The slot holding key s[0..n), or NULL. */
+static inline Slot *map_find(const StrMap *m, const char *s, Py_ssize_t n, uint64_t h) {
+    size_t i = h & m->mask;
+    uint32_t tag = (uint32_t)(h >> 32);
+    for (;;) {
+        Slot *slot = m->slots + i;
+        if (slot->len < 0) return NULL;
+        if (slot->tag == tag && slot->len == n && same_bytes(m->arena + slot->off, s, n)) return slot;
+        i = (i + 1) & m->mask;
+    }
+}
+
+static int map_rehash(StrMap *m, size_t cap) {
+    Slot *slots = new_slots(cap);
+    if (!slots) return -1;
+    for (size_t j = 0; j <= m->mask; j++) {
+        Slot *old = m->slots + j;
+        if (old->len < 0) continue;
+        uint64_t h = hash_bytes(m->arena + old->off, old->len);
+        size_t i = h & (cap - 1);
+        while (slots[i].len >= 0) i = (i + 1) & (cap - 1);
+        slots[i] = *old;
+    }
+    free(m->slots);
+    m->slots = slots;
+    m->mask = cap - 1;
+    return 0;
+}
+
+/* Adds a key known to be absent with its value; returns its entry number or -1 (out of memory). */
+static Py_ssize_t map_add(StrMap *m, const char *s, Py_ssize_t n, uint64_t h, int32_t val) {
+    if (m->n >= INT32_MAX - 1 || (uint64_t)m->asize + (uint64_t)n > UINT32_MAX) return -1;
+    if ((size_t)(m->n + 1) * 2 > m->mask + 1 && map_rehash(m, (m->mask + 1) * 2)) return -1;
+    if (m->n == m->ecap) {
+        Py_ssize_t c = m->ecap;
+        if (grow((void **)&m->eoff, &c, m->n + 1, sizeof(uint32_t))) return -1;
+        c = m->ecap;
+        if (grow((void **)&m->elen, &c, m->n + 1, sizeof(int32_t))) return -1;
+        m->ecap = c;
+    }
+    if (grow((void **)&m->arena, &m->acap, m->asize + n + 1, 1)) return -1;
+    memcpy(m->arena + m->asize, s, (size_t)n);
+    Py_ssize_t e = m->n++;
+    m->eoff[e] = (uint32_t)m->asize;
+    m->elen[e] = (int32_t)n;
+    size_t i = h & m->mask;
+    while (m->slots[i].len >= 0) i = (i + 1) & m->mask;
+    m->slots[i].tag = (uint32_t)(h >> 32);
+    m->slots[i].off = (uint32_t)m->asize;
+    m->slots[i].len = (int32_t)n;
+    m->slots[i].val = val;
+    m->asize += n;
+    return e;
+}
+
+/* ------------------------------------------------------------------ character classes (ASCII) */
+enum { C_ALPHA = 1, C_DIGIT = 2, C_UNDER = 4, C_MIDLETTER = 8, C_MIDNUM = 16, C_SPACE = 32, C_HIGH = 64 };
+static unsigned char CLS[256];
+
+static void init_classes(void) {
+    for (int c = 0; c < 256; c++) {
+        unsigned char k = 0;
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) k |= C_ALPHA;
+        if (c >= '0' && c <= '9') k |= C_DIGIT;
+        if (c == '_') k |= C_UNDER;                          /* ExtendNumLet */
+        if (c == ':' || c == '.' || c == '\'') k |= C_MIDLETTER; /* MidLetter, MidNumLet, Single_Quote */
+        if (c == ',' || c == ';' || c == '.' || c == '\'') k |= C_MIDNUM; /* MidNum, MidNumLet, Single_Quote */
+        if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\x0b' || c == '\x0c') k |= C_SPACE;
+        if (c >= 0x80) k |= C_HIGH;
+        CLS[c] = k;
+    }
+}
+
+/* ------------------------------------------------------------------ Encoder */
+#define CACHE_BITS 15
+typedef struct { uint64_t k0, k1; int32_t len; int32_t val; } CacheEntry; /* len 0: empty */
+
+typedef struct {
+    PyObject_HEAD
+    StrMap tokens;  /* lowercased ASCII token -> term id, or -1 (stopword / unknown when frozen) */
+    StrMap terms;   /* term -> id (= entry number) */
+    StrMap stop;    /* stopwords */
+    StrMap words;   /* non-ASCII word -> its number in cw_* */
+    VecI64 cw_first;
+    VecI32 cw_count; /* -1 while the word waits for the analyzer */
+    VecI32 cw_terms;
+    CacheEntry *cache;       /* direct-mapped cache of token -> value for tokens of <= 16 bytes */
+    int possessive, stem, frozen, broken;
+    PyObject *analyze_words; /* list[str] -> list[list[str]] */
+} Encoder;
+
+static void Encoder_dealloc(Encoder *e) {
+    map_free(&e->tokens); map_free(&e->terms); map_free(&e->stop); map_free(&e->words);
+    free(e->cache);
+    free(e->cw_first.a); free(e->cw_count.a); free(e->cw_terms.a);
+    Py_XDECREF(e->analyze_words);
+    Py_TYPE(e)->tp_free((PyObject *)e);
+}
+
+/* UTF-8 of a str; surrogates pass through (as "surrogatepass" encodes them). *keep holds a new
+ * reference when a bytes object had to be made. */
+static const char *utf8_of(PyObject *s, Py_ssize_t *n, PyObject **keep) {
+    *keep = NULL;
+    if (!PyUnicode_Check(s)) {
+        PyErr_Format(PyExc_TypeError, "expected str, got %.80s", Py_TYPE(s)->tp_name);
+        return NULL;
+    }
+    const char *p = PyUnicode_AsUTF8AndSize(s, n);
+    if (p) return p;
+    if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) return NULL;
+    PyErr_Clear();
+    *keep = PyUnicode_AsEncodedString(s, "utf-8", "surrogatepass");
+    if (!*keep) return NULL;
+    *n = PyBytes_GET_SIZE(*keep);
+    return PyBytes_AS_STRING(*keep);
+}
+
+/* Term id of a term string: found, added (unless frozen), or -1. -2: out of memory. */
+static int32_t term_id(Encoder *e, const char *s, Py_ssize_t n) {
+    uint64_t h = hash_bytes(s, n);
+    Slot *slot = map_find(&e->terms, s, n, h);
+    if (slot) return slot->val;
+    if (e->frozen) return -1;
+    Py_ssize_t t = map_add(&e->terms, s, n, h, (int32_t)e->terms.n);
+    return t < 0 ? -2 : (int32_t)t;
+}
+
+static int Encoder_init(Encoder *e, PyObject *args, PyObject *kw) {
+    static char *names[] = {"stopwords", "possessive", "stem", "analyze_words", NULL};
+    PyObject *stopwords, *analyze;
+    int possessive, stem;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OppO", names, &stopwords, &possessive, &stem, &analyze)) return -1;
+    if (!PyCallable_Check(analyze)) {
+        PyErr_SetString(PyExc_TypeError, "analyze_words must be callable");
+        return -1;
+    }
+    if (e->tokens.slots) { /* __init__ called twice */
+        PyErr_SetString(PyExc_RuntimeError, "Encoder is already initialised");
+        return -1;
+    }
+    e->cache = calloc((size_t)1 << CACHE_BITS, sizeof(CacheEntry));
+    if (!e->cache || map_init(&e->tokens) || map_init(&e->terms) || map_init(&e->stop) || map_init(&e->words)) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    PyObject *it = PyObject_GetIter(stopwords);
+    if (!it) return -1;
+    PyObject *w;
+    while ((w = PyIter_Next(it))) {
+        PyObject *keep;
+        Py_ssize_t n;
+        const char *s = utf8_of(w, &n, &keep);
+        if (s) {
+            uint64_t h = hash_bytes(s, n);
+            if (!map_find(&e->stop, s, n, h) && map_add(&e->stop, s, n, h, 0) < 0) {
+                PyErr_NoMemory();
+                s = NULL;
+            }
+        }
+        Py_XDECREF(keep);
+        Py_DECREF(w);
+        if (!s) { Py_DECREF(it); return -1; }
+    }
+    Py_DECREF(it);
+    if (PyErr_Occurred()) return -1;
+    e->possessive = possessive;
+    e->stem = stem;
+    Py_INCREF(analyze);
+    e->analyze_words = analyze;
+    return 0;
+}
+
+/* The term id of one lowercased token (memoized): -1 when it has none. -2: out of memory. */
+static int32_t token_value(Encoder *e, const char *tok, int n) {
+    uint64_t h = hash_bytes(tok, n);
+    Slot *slot = map_find(&e->tokens, tok, n, h);
+    if (slot) return slot->val;
+    int32_t val;
+    if (map_find(&e->stop, tok, n, h)) {
+        val = -1;
+    } else if (e->stem) {
+        char buf[MAX_TOKEN + 1];
+        memcpy(buf, tok, (size_t)n);
+        int m = porter_stem(buf, n);
+        val = term_id(e, buf, m);
+    } else {
+        val = term_id(e, tok, n);
+    }
+    if (val == -2) return -2;
+    if (map_add(&e->tokens, tok, n, h, val) < 0) return -2;
+    return val;
+}
+
+/* One exact token (raw text): cut to pieces of MAX_TOKEN, possessive, lowercase, look up. */
+/* Lowercase the ASCII bytes of x (SWAR: 'A'..'Z' get bit 0x20). */
+static inline uint64_t lower8(uint64_t x) {
+    const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+    uint64_t heptets = x & ~high;
+    uint64_t ge_a = heptets + (0x80 - 'A') * ones;      /* high bit set where byte >= 'A' */
+    uint64_t gt_z = heptets + (0x80 - 'Z' - 1) * ones;  /* high bit set where byte > 'Z' */
+    uint64_t upper = ge_a & ~gt_z & ~x & high;
+    return x | (upper >> 2);
+}
+
+static inline uint64_t low_bytes(uint64_t x, int n) { /* keep the first n (0..8) bytes */
+    return n >= 8 ? x : (n <= 0 ? 0 : x & ((1ULL << (8 * n)) - 1));
+}
+
+/* The value of one lowercased token through the small direct-mapped cache (tokens <= 16 bytes,
+ * zero-padded in words[0..1]); misses go to the memo map. */
+static inline int32_t cached_value(Encoder *e, const uint64_t *words, int n) {
+    uint64_t h = (words[0] * 0x9E3779B97F4A7C15ULL) ^ (words[1] * 0xC2B2AE3D27D4EB4FULL) ^ (uint64_t)n;
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ULL;
+    CacheEntry *c = e->cache + (h >> (64 - CACHE_BITS));
+    if (c->len == n && c->k0 == words[0] && c->k1 == words[1]) return c->val;
+    int32_t v = token_value(e, (const char *)words, n);
+    if (v >= -1) {
+        c->k0 = words[0];
+        c->k1 = words[1];
+        c->len = n;
+        c->val = v;
+    }
+    return v;
+}
+
+/* One exact token t[0..len) (raw text; bytes up to `end` may be read): cut to pieces of MAX_TOKEN,
+ * possessive, lowercase, look up, append its term id to out. */
+static int emit_token(Encoder *e, const unsigned char *t, Py_ssize_t len, const unsigned char *end, VecI32 *out) {
+    if (len <= 16 && t + 16 <= end) { /* the common case: two 8-byte loads, no byte loop */
+        int n = (int)len;
+        uint64_t words[3];
+        memcpy(&words[0], t, 8);
+        memcpy(&words[1], t + 8, 8);
+        words[0] = lower8(low_bytes(words[0], n));
+        words[1] = lower8(low_bytes(words[1], n - 8));
+        words[2] = 0;
+        if (e->possessive && n >= 2) {
+            const unsigned char *b = (const unsigned char *)words;
+            if (b[n - 1] == 's' && b[n - 2] == '\'') {
+                n -= 2;
+                words[0] = low_bytes(words[0], n);
+                words[1] = low_bytes(words[1], n - 8);
+            }
+        }
+        if (n == 0) return 0;
+        int32_t v = cached_value(e, words, n);
+        return (v == -2 || (v >= 0 && push32(out, v))) ? -1 : 0;
+    }
+    for (Py_ssize_t p = 0; p < len; p += MAX_TOKEN) {
+        int n = (int)(len - p < MAX_TOKEN ? len - p : MAX_TOKEN);
+        uint64_t words[(MAX_TOKEN + 8) / 8 + 1]; /* lowercased copy; zero-padded to 16 bytes */
+        words[0] = words[1] = words[2] = 0;
+        unsigned char *buf = (unsigned char *)words;
+        for (int i = 0; i < n; i++) {
+            unsigned char c = t[p + i];
+            buf[i] = (unsigned char)(c + (((unsigned)(c - 'A') < 26u) << 5));
+        }
+        if (e->possessive && n >= 2 && buf[n - 1] == 's' && buf[n - 2] == '\'') {
+            n -= 2;
+            buf[n] = buf[n + 1] = 0;
+        }
+        if (n == 0) continue;
+        int32_t v = n <= 16 ? cached_value(e, words, n) : token_value(e, (const char *)buf, n);
+        if (v == -2 || (v >= 0 && push32(out, v))) return -1;
+    }
+    return 0;
+}
+
+/* The exact tokens of an all-ASCII word w[0..n):
+ *   token   = X* unit (X* unit)* X*          X = '_' (ExtendNumLet)
+ *   unit    = A+ (ML A+)*  |  N+ (MN N+)*    A letter, N digit, ML = : . '  MN = , ; . '
+ * scanned left to right, each match as long as it goes (the regex of tokenizer.py on ASCII). */
+static int tokenize_ascii(Encoder *e, const unsigned char *w, Py_ssize_t n, const unsigned char *end, VecI32 *out) {
+    Py_ssize_t i = 0;
+    while (i < n) {
+        if (!(CLS[w[i]] & (C_ALPHA | C_DIGIT | C_UNDER))) { i++; continue; }
+        Py_ssize_t start = i, j = i;
+        while (j < n && w[j] == '_') j++;
+        if (j >= n || !(CLS[w[j]] & (C_ALPHA | C_DIGIT))) { i = j; continue; }
+        for (;;) {
+            if (CLS[w[j]] & C_ALPHA) {
+                while (j < n && (CLS[w[j]] & C_ALPHA)) j++;
+                while (j + 1 < n && (CLS[w[j]] & C_MIDLETTER) && (CLS[w[j + 1]] & C_ALPHA)) {
+                    j++;
+                    while (j < n && (CLS[w[j]] & C_ALPHA)) j++;
+                }
+            } else {
+                while (j < n && (CLS[w[j]] & C_DIGIT)) j++;
+                while (j + 1 < n && (CLS[w[j]] & C_MIDNUM) && (CLS[w[j + 1]] & C_DIGIT)) {
+                    j++;
+                    while (j < n && (CLS[w[j]] & C_DIGIT)) j++;
+                }
+            }
+            Py_ssize_t k = j;
+            while (k < n && w[k] == '_') k++;
+            j = k;
+            if (!(k < n && (CLS[w[k]] & (C_ALPHA | C_DIGIT)))) break;
+        }
+        if (emit_token(e, w + start, j - start, end, out)) return -1;
+        i = j;
+    }
+    return 0;
+}
+
+/* Hands the words waiting since word number `first` to the Python analyzer and records their terms. */
+static int define_words(Encoder *e, PyObject *words, Py_ssize_t first) {
+    PyObject *result = PyObject_CallOneArg(e->analyze_words, words);
+    if (!result) return -1;
+    PyObject *seq = PySequence_Fast(result, "analyze_words must return a list of term lists");
+    Py_DECREF(result);
+    if (!seq) return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    if (n != PyList_GET_SIZE(words)) {
+        Py_DECREF(seq);
+        PyErr_SetString(PyExc_ValueError, "analyze_words returned a different number of term lists");
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *terms = PySequence_Fast(PySequence_Fast_GET_ITEM(seq, i), "a term list must be a sequence");
+        if (!terms) { Py_DECREF(seq); return -1; }
+        Py_ssize_t start = e->cw_terms.n, m = PySequence_Fast_GET_SIZE(terms);
+        for (Py_ssize_t j = 0; j < m; j++) {
+            PyObject *keep;
+            Py_ssize_t len;
+            const char *s = utf8_of(PySequence_Fast_GET_ITEM(terms, j), &len, &keep);
+            int32_t id = s ? term_id(e, s, len) : -3;
+            Py_XDECREF(keep);
+            if (id == -2 || (id >= 0 && push32(&e->cw_terms, id))) PyErr_NoMemory();
+            if (id < -1 || PyErr_Occurred()) { Py_DECREF(terms); Py_DECREF(seq); return -1; }
+        }
+        Py_DECREF(terms);
+        e->cw_first.a[first + i] = start;
+        e->cw_count.a[first + i] = (int32_t)(e->cw_terms.n - start);
+    }
+    Py_DECREF(seq);
+    return 0;
+}
+
+static PyObject *bytes_of(const void *p, Py_ssize_t n) { return PyBytes_FromStringAndSize(p ? p : "", n); }
+
+/* encode(texts) -> (terms per text as int64 bytes, term ids as int32 bytes) */
+static PyObject *Encoder_encode(Encoder *e, PyObject *texts_arg) {
+    if (!e->tokens.slots) {
+        PyErr_SetString(PyExc_RuntimeError, "Encoder.__init__ was not called");
+        return NULL;
+    }
+    if (e->broken) {
+        PyErr_SetString(PyExc_RuntimeError, "this Encoder failed earlier; make a new one");
+        return NULL;
+    }
+    PyObject *texts = PySequence_Fast(texts_arg, "texts must be a sequence of str");
+    if (!texts) return NULL;
+    Py_ssize_t n_texts = PySequence_Fast_GET_SIZE(texts);
+    int64_t *counts = malloc((size_t)(n_texts ? n_texts : 1) * sizeof(int64_t));
+    VecI32 out = {0}, out2 = {0};
+    PyObject *new_words = PyList_New(0), *ret = NULL;
+    Py_ssize_t first_new = e->cw_count.n, placeholders = 0;
+    if (!counts || !new_words) { PyErr_NoMemory(); goto done; }
+    for (Py_ssize_t t = 0; t < n_texts; t++) {
+        PyObject *keep;
+        Py_ssize_t n;
+        const unsigned char *s = (const unsigned char *)utf8_of(PySequence_Fast_GET_ITEM(texts, t), &n, &keep);
+        if (!s) goto done;
+        Py_ssize_t before = out.n, i = 0;
+        int failed = 0;
+        if (!keep && PyUnicode_IS_ASCII(PySequence_Fast_GET_ITEM(texts, t))) {
+            /* all ASCII: whitespace separates tokens like any other non-token character */
+            failed = tokenize_ascii(e, s, n, s + n, &out);
+            i = n;
+        }
+        while (i < n && !failed) {
+            while (i < n && (CLS[s[i]] & C_SPACE)) i++;
+            Py_ssize_t w = i;
+            int high = 0;
+            while (i < n && !(CLS[s[i]] & C_SPACE)) high |= CLS[s[i++]] & C_HIGH;
+            if (i == w) break;
+            if (!high) {
+                failed = tokenize_ascii(e, s + w, i - w, s + n, &out);
+                continue;
+            }
+            uint64_t h = hash_bytes((const char *)s + w, i - w);
+            Slot *found = map_find(&e->words, (const char *)s + w, i - w, h);
+            int32_t cw;
+            if (!found) {
+                cw = (int32_t)e->cw_count.n;
+                PyObject *word = PyUnicode_DecodeUTF8((const char *)s + w, i - w, "surrogatepass");
+                if (!word || PyList_Append(new_words, word)) { Py_XDECREF(word); failed = 1; break; }
+                Py_DECREF(word);
+                if (map_add(&e->words, (const char *)s + w, i - w, h, cw) < 0 || push64(&e->cw_first, 0) ||
+                    push32(&e->cw_count, -1)) { PyErr_NoMemory(); failed = 1; break; }
+            } else {
+                cw = found->val;
+            }
+            if (e->cw_count.a[cw] < 0) {
+                failed = push32(&out, -(cw + 1));
+                placeholders++;
+            } else {
+                for (int32_t j = 0; j < e->cw_count.a[cw] && !failed; j++)
+                    failed = push32(&out, e->cw_terms.a[e->cw_first.a[cw] + j]);
+            }
+        }
+        Py_XDECREF(keep);
+        if (failed) {
+            if (!PyErr_Occurred()) PyErr_NoMemory();
+            goto done;
+        }
+        counts[t] = out.n - before;
+    }
+    if (PyList_GET_SIZE(new_words) && define_words(e, new_words, first_new)) goto done;
+    if (placeholders) { /* expand each waiting word into its terms */
+        Py_ssize_t pos = 0;
+        for (Py_ssize_t t = 0; t < n_texts; t++) {
+            Py_ssize_t before = out2.n;
+            for (Py_ssize_t j = pos; j < pos + counts[t]; j++) {
+                int32_t v = out.a[j];
+                if (v >= 0) {
+                    if (push32(&out2, v)) { PyErr_NoMemory(); goto done; }
+                    continue;
+                }
+                int32_t cw = -v - 1;
+                for (int32_t q = 0; q < e->cw_count.a[cw]; q++)
+                    if (push32(&out2, e->cw_terms.a[e->cw_first.a[cw] + q])) { PyErr_NoMemory(); goto done; }
+            }
+            pos += counts[t];
+            counts[t] = out2.n - before;
+        }
+        free(out.a);
+        out = out2;
+        out2.a = NULL;
+    }
+    {
+        PyObject *c = bytes_of(counts, n_texts * (Py_ssize_t)sizeof(int64_t));
+        PyObject *ids = c ? bytes_of(out.a, out.n * (Py_ssize_t)sizeof(int32_t)) : NULL;
+        if (c && ids) ret = PyTuple_Pack(2, c, ids);
+        Py_XDECREF(c);
+        Py_XDECREF(ids);
+    }
+done:
+    if (!ret && e->cw_count.n > first_new) e->broken = 1; /* words left waiting: do not reuse */
+    free(counts);
+    free(out.a);
+    free(out2.a);
+    Py_XDECREF(new_words);
+    Py_DECREF(texts);
+    return ret;
+}
+
+/* add_terms(terms): intern terms in order (a cached index's vocabulary); ids must come out 0, 1, ... */
+static PyObject *Encoder_add_terms(Encoder *e, PyObject *terms_arg) {
+    if (!e->terms.slots) {
+        PyErr_SetString(PyExc_RuntimeError, "Encoder.__init__ was not called");
+        return NULL;
+    }
+    PyObject *terms = PySequence_Fast(terms_arg, "terms must be a sequence of str");
+    if (!terms) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(terms);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *keep;
+        Py_ssize_t len;
+        const char *s = utf8_of(PySequence_Fast_GET_ITEM(terms, i), &len, &keep);
+        if (!s) { Py_DECREF(terms); return NULL; }
+        uint64_t h = hash_bytes(s, len);
+        Slot *found = map_find(&e->terms, s, len, h);
+        Py_ssize_t id = found ? -1 : map_add(&e->terms, s, len, h, (int32_t)e->terms.n);
+        Py_XDECREF(keep);
+        if (found) {
+            Py_DECREF(terms);
+            return PyErr_Format(PyExc_ValueError, "term %zd is a repeat of term %d", i, found->val);
+        }
+        if (id < 0) { Py_DECREF(terms); return PyErr_NoMemory(); }
+    }
+    Py_DECREF(terms);
+    Py_RETURN_NONE;
+}
+
+static PyObject *Encoder_freeze(Encoder *e, PyObject *unused) {
+    e->frozen = 1;
+    Py_RETURN_NONE;
+}
+
+/* terms(start=0) -> list[str]: the term strings of ids start, start + 1, ... */
+static PyObject *Encoder_terms(Encoder *e, PyObject *args) {
+    Py_ssize_t start = 0;
+    if (!PyArg_ParseTuple(args, "|n", &start)) return NULL;
+    if (start < 0 || start > e->terms.n) return PyErr_Format(PyExc_IndexError, "start %zd out of range", start);
+    PyObject *out = PyList_New(e->terms.n - start);
+    if (!out) return NULL;
+    for (Py_ssize_t i = start; i < e->terms.n; i++) {
+        PyObject *s = PyUnicode_DecodeUTF8(e->terms.arena + e->terms.eoff[i], e->terms.elen[i], "surrogatepass");
+        if (!s) { Py_DECREF(out); return NULL; }
+        PyList_SET_ITEM(out, i - start, s);
+    }
+    return out;
+}
+
+static PyObject *Encoder_n_terms(Encoder *e, void *unused) { return PyLong_FromSsize_t(e->terms.n); }
+static PyObject *Encoder_frozen(Encoder *e, void *unused) { return PyBool_FromLong(e->frozen); }
+
+static PyMethodDef Encoder_methods[] = {
+    {"encode", (PyCFunction)Encoder_encode, METH_O,
+     "encode(texts) -> (int64 bytes: terms per text, int32 bytes: term ids)"},
+    {"add_terms", (PyCFunction)Encoder_add_terms, METH_O, "add_terms(terms): intern terms as ids n_terms, ..."},
+    {"freeze", (PyCFunction)Encoder_freeze, METH_NOARGS, "freeze(): no new terms from now on (unknown ones are dropped)"},
+    {"terms", (PyCFunction)Encoder_terms, METH_VARARGS, "terms(start=0) -> the term strings from id start on"},
+    {NULL}};
+
+static PyGetSetDef Encoder_getset[] = {
+    {"n_terms", (getter)Encoder_n_terms, NULL, "number of terms", NULL},
+    {"frozen", (getter)Encoder_frozen, NULL, "whether new terms are refused", NULL},
+    {NULL}};
+
+static PyTypeObject EncoderType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "retrievers.bm25._fastbm25.Encoder",
+    .tp_basicsize = sizeof(Encoder),
+    .tp_dealloc = (destructor)Encoder_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Encoder(stopwords, possessive, stem, analyze_words): texts -> term ids (see the module doc)",
+    .tp_methods = Encoder_methods,
+    .tp_getset = Encoder_getset,
+    .tp_init = (initproc)Encoder_init,
+    .tp_new = PyType_GenericNew,
+};
+
+/* ------------------------------------------------------------------ PostingsBuilder */
+typedef struct {
+    PyObject_HEAD
+    VecI32 term;    /* document-major postings: term, tf */
+    VecI32 tf;
+    VecI64 doc_end; /* end of each document's postings */
+    VecI32 doc_len; /* terms in each document */
+    int64_t *last;  /* per term: the last document it was seen in */
+    int64_t *slot;  /* per term: its posting in that document */
+    Py_ssize_t scratch;
+} Builder;
+
+static void Builder_dealloc(Builder *b) {
+    free(b->term.a); free(b->tf.a); free(b->doc_end.a); free(b->doc_len.a); free(b->last); free(b->slot);
+    Py_TYPE(b)->tp_free((PyObject *)b);
+}
+
+static int get_buffer(PyObject *o, Py_buffer *view, Py_ssize_t item, const char *what) {
+    if (PyObject_GetBuffer(o, view, PyBUF_SIMPLE)) return -1;
+    if (view->len % item) {
+        PyErr_Format(PyExc_ValueError, "%s: buffer of %zd bytes is not a whole number of %zd-byte items", what,
+                     view->len, item);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    return 0;
+}
+
+/* add(counts, term_ids): documents with counts[d] terms each (int64), their term ids (int32) in order */
+static PyObject *Builder_add(Builder *b, PyObject *args) {
+    PyObject *co, *io;
+    if (!PyArg_ParseTuple(args, "OO", &co, &io)) return NULL;
+    Py_buffer cb, ib;
+    if (get_buffer(co, &cb, 8, "counts")) return NULL;
+    if (get_buffer(io, &ib, 4, "term_ids")) { PyBuffer_Release(&cb); return NULL; }
+    const int64_t *counts = cb.buf;
+    const int32_t *ids = ib.buf;
+    Py_ssize_t n_docs = cb.len / 8, n_ids = ib.len / 4, pos = 0;
+    PyObject *ret = NULL;
+    for (Py_ssize_t d = 0; d < n_docs; d++) {
+        if (counts[d] < 0 || counts[d] > n_ids - pos || counts[d] > INT32_MAX) {
+            PyErr_SetString(PyExc_ValueError, "counts do not add up to the number of term ids");
+            goto done;
+        }
+        int64_t doc = b->doc_len.n;
+        for (Py_ssize_t j = pos; j < pos + counts[d]; j++) {
+            int32_t t = ids[j];
+            if (t < 0) { PyErr_SetString(PyExc_ValueError, "negative term id"); goto done; }
+            if (t >= b->scratch) {
+                Py_ssize_t old = b->scratch, cap = b->scratch, cap2 = b->scratch;
+                if (grow((void **)&b->last, &cap, (Py_ssize_t)t + 1, sizeof(int64_t)) ||
+                    grow((void **)&b->slot, &cap2, (Py_ssize_t)t + 1, sizeof(int64_t))) { PyErr_NoMemory(); goto done; }
+                b->scratch = cap < cap2 ? cap : cap2;
+                for (Py_ssize_t q = old; q < b->scratch; q++) b->last[q] = -1;
+            }
+            if (b->last[t] != doc) {
+                b->last[t] = doc;
+                b->slot[t] = b->term.n;
+                if (push32(&b->term, t) || push32(&b->tf, 1)) { PyErr_NoMemory(); goto done; }
+            } else {
+                b->tf.a[b->slot[t]]++;
+            }
+        }
+        if (push64(&b->doc_end, b->term.n) || push32(&b->doc_len, (int32_t)counts[d])) { PyErr_NoMemory(); goto done; }
+        pos += counts[d];
+    }
+    if (pos != n_ids) {
+        PyErr_SetString(PyExc_ValueError, "counts do not add up to the number of term ids");
+        goto done;
+    }
+    Py_INCREF(Py_None);
+    ret = Py_None;
+done:
+    PyBuffer_Release(&cb);
+    PyBuffer_Release(&ib);
+    return ret;
+}
+
+/* finish(n_terms) -> (indptr int64, indices int32, tf int32, doc_lengths int32) as bytes; frees the builder's memory */
+static PyObject *Builder_finish(Builder *b, PyObject *args) {
+    Py_ssize_t n_terms;
+    if (!PyArg_ParseTuple(args, "n", &n_terms)) return NULL;
+    Py_ssize_t n_post = b->term.n;
+    for (Py_ssize_t p = 0; p < n_post; p++)
+        if (b->term.a[p] >= n_terms) return PyErr_Format(PyExc_ValueError, "term id %d >= n_terms %zd", b->term.a[p], n_terms);
+    PyObject *indptr_b = PyBytes_FromStringAndSize(NULL, (n_terms + 1) * 8);
+    PyObject *indices_b = PyBytes_FromStringAndSize(NULL, n_post * 4);
+    PyObject *tf_b = PyBytes_FromStringAndSize(NULL, n_post * 4);
+    PyObject *len_b = bytes_of(b->doc_len.a, b->doc_len.n * 4);
+    PyObject *ret = NULL;
+    int64_t *fill = malloc((size_t)(n_terms ? n_terms : 1) * sizeof(int64_t));
+    if (!indptr_b || !indices_b || !tf_b || !len_b || !fill) {
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        goto done;
+    }
+    int64_t *indptr = (int64_t *)PyBytes_AS_STRING(indptr_b);
+    int32_t *indices = (int32_t *)PyBytes_AS_STRING(indices_b), *tf = (int32_t *)PyBytes_AS_STRING(tf_b);
+    memset(indptr, 0, (size_t)(n_terms + 1) * 8);
+    for (Py_ssize_t p = 0; p < n_post; p++) indptr[b->term.a[p] + 1]++;
+    for (Py_ssize_t t = 0; t < n_terms; t++) indptr[t + 1] += indptr[t];
+    memcpy(fill, indptr, (size_t)n_terms * 8);
+    Py_ssize_t p = 0;
+    for (Py_ssize_t d = 0; d < b->doc_end.n; d++) {
+        for (; p < b->doc_end.a[d]; p++) {
+            int64_t dest = fill[b->term.a[p]]++;
+            indices[dest] = (int32_t)d;
+            tf[dest] = b->tf.a[p];
+        }
+    }
+    ret = PyTuple_Pack(4, indptr_b, indices_b, tf_b, len_b);
+    free(b->term.a); free(b->tf.a); free(b->doc_end.a); free(b->doc_len.a); free(b->last); free(b->slot);
+    memset(&b->term, 0, sizeof(b->term)); memset(&b->tf, 0, sizeof(b->tf));
+    memset(&b->doc_end, 0, sizeof(b->doc_end)); memset(&b->doc_len, 0, sizeof(b->doc_len));
+    b->last = b->slot = NULL;
+    b->scratch = 0;
+done:
+    free(fill);
+    Py_XDECREF(indptr_b); Py_XDECREF(indices_b); Py_XDECREF(tf_b); Py_XDECREF(len_b);
+    return ret;
+}
+
+static PyMethodDef Builder_methods[] = {
+    {"add", (PyCFunction)Builder_add, METH_VARARGS, "add(counts, term_ids): append documents"},
+    {"finish", (PyCFunction)Builder_finish, METH_VARARGS,
+     "finish(n_terms) -> (indptr, indices, tf, doc_lengths) as bytes (int64, int32, int32, int32)"},
+    {NULL}};
+
+static PyTypeObject BuilderType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "retrievers.bm25._fastbm25.PostingsBuilder",
+    .tp_basicsize = sizeof(Builder),
+    .tp_dealloc = (destructor)Builder_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "PostingsBuilder(): documents' term ids -> term-major postings with term frequencies",
+    .tp_methods = Builder_methods,
+    .tp_new = PyType_GenericNew,
+};
+
+/* ------------------------------------------------------------------ search */
+static inline void swap64(int64_t *a, int64_t *b) { int64_t t = *a; *a = *b; *b = t; }
+
+/* Sort a[0..n) descending (distinct keys): quicksort with insertion sort for short runs. */
+static void sort_desc(int64_t *a, Py_ssize_t n) {
+    while (n > 16) {
+        int64_t x = a[0], y = a[n / 2], z = a[n - 1], pivot;
+        pivot = (x < y) ? ((y < z) ? y : (x < z ? z : x)) : ((x < z) ? x : (y < z ? z : y));
+        Py_ssize_t i = 0, j = n - 1;
+        for (;;) {
+            while (a[i] > pivot) i++;
+            while (a[j] < pivot) j--;
+            if (i >= j) break;
+            swap64(a + i, a + j);
+            i++;
+            j--;
+        }
+        /* a[0..j] >= pivot >= a[j+1..n) */
+        if (j + 1 < n - j - 1) { sort_desc(a, j + 1); a += j + 1; n -= j + 1; }
+        else { sort_desc(a + j + 1, n - j - 1); n = j + 1; }
+    }
+    for (Py_ssize_t i = 1; i < n; i++) {
+        int64_t v = a[i];
+        Py_ssize_t j = i;
+        while (j > 0 && a[j - 1] < v) { a[j] = a[j - 1]; j--; }
+        a[j] = v;
+    }
+}
+
+static int cmp_i32(const void *a, const void *b) {
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+static void sort_i32(int32_t *a, Py_ssize_t n) {
+    if (n > 32) { qsort(a, (size_t)n, 4, cmp_i32); return; }
+    for (Py_ssize_t i = 1; i < n; i++) {
+        int32_t v = a[i];
+        Py_ssize_t j = i;
+        while (j > 0 && a[j - 1] > v) { a[j] = a[j - 1]; j--; }
+        a[j] = v;
+    }
+}
+
+/* Rearrange a[0..n) so that a[0..k) holds the k largest keys (distinct), 0 < k < n. */
+static void select_top(int64_t *a, Py_ssize_t n, Py_ssize_t k) {
+    Py_ssize_t lo = 0, hi = n - 1;
+    while (hi > lo) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        int64_t x = a[lo], y = a[mid], z = a[hi], pivot;
+        pivot = (x < y) ? ((y < z) ? y : (x < z ? z : x)) : ((x < z) ? x : (y < z ? z : y));
+        Py_ssize_t i = lo, j = hi;
+        for (;;) {
+            while (a[i] > pivot) i++;
+            while (a[j] < pivot) j--;
+            if (i >= j) break;
+            swap64(a + i, a + j);
+            i++;
+            j--;
+        }
+        /* a[lo..j] >= pivot >= a[j+1..hi] */
+        if (k - 1 <= j) hi = j;
+        else lo = j + 1;
+    }
+}
+
+/* search(indptr, indices, data, n_docs, query_offsets, query_terms, k, id_rank, doc_of_rank, constants)
+ *   -> (int64 bytes: hits per query, int64 bytes: documents, float32 bytes: scores)
+ * constants: None, or a float32 per query added (in float32) to every matched document's score
+ * (BM25L / BM25+'s non-occurrence score). */
+static PyObject *search(PyObject *self, PyObject *args) {
+    PyObject *o[9];
+    Py_ssize_t n_docs, k;
+    if (!PyArg_ParseTuple(args, "OOOnOOnOOO", &o[0], &o[1], &o[2], &n_docs, &o[3], &o[4], &k, &o[5], &o[6], &o[7]))
+        return NULL;
+    Py_buffer v[8];
+    static const Py_ssize_t item[8] = {8, 4, 4, 8, 4, 8, 8, 4};
+    static const char *what[8] = {"indptr", "indices", "data", "query_offsets", "query_terms", "id_rank",
+                                  "doc_of_rank", "constants"};
+    int n_views = 0;
+    PyObject *ret = NULL;
+    int64_t *hits = NULL, *keys = NULL, *docs_out = NULL;
+    float *scores_out = NULL;
+    double *acc = NULL;
+    int32_t *touched = NULL, *qbuf = NULL, *uniq = NULL;
+    float *boosts = NULL;
+    unsigned char *seen = NULL;
+    int has_const = o[7] != Py_None;
+    for (int i = 0; i < 8; i++) {
+        if (i == 7 && !has_const) break;
+        if (get_buffer(o[i], &v[i], item[i], what[i])) goto done;
+        n_views++;
+    }
+    const int64_t *indptr = v[0].buf, *qoff = v[3].buf, *rank = v[5].buf, *order = v[6].buf;
+    const int32_t *indices = v[1].buf, *qterms = v[4].buf;
+    const float *data = v[2].buf, *consts = has_const ? v[7].buf : NULL;
+    Py_ssize_t n_terms = v[0].len / 8 - 1, n_post = v[1].len / 4, n_q = v[3].len / 8 - 1, n_qt = v[4].len / 4;
+    if (k < 1 || n_docs < 0 || n_terms < 0 || v[2].len / 4 != n_post || v[5].len / 8 != n_docs ||
+        v[6].len / 8 != n_docs || n_q < 0 || (has_const && v[7].len / 4 != n_q) || indptr[n_terms] != n_post) {
+        PyErr_SetString(PyExc_ValueError, "search: array sizes do not fit together");
+        goto done;
+    }
+    for (Py_ssize_t q = 0; q < n_q; q++)
+        if (qoff[q] < 0 || qoff[q] > qoff[q + 1] || qoff[q + 1] > n_qt) {
+            PyErr_SetString(PyExc_ValueError, "search: bad query offsets");
+            goto done;
+        }
+    for (Py_ssize_t i = 0; i < n_qt; i++)
+        if (qterms[i] < 0 || qterms[i] >= n_terms) {
+            PyErr_SetString(PyExc_ValueError, "search: query term id out of range");
+            goto done;
+        }
+    Py_ssize_t kk = k < n_docs ? k : n_docs;
+    hits = malloc((size_t)(n_q ? n_q : 1) * 8);
+    docs_out = malloc((size_t)(n_q && kk ? n_q * kk : 1) * 8);
+    scores_out = malloc((size_t)(n_q && kk ? n_q * kk : 1) * 4);
+    acc = calloc((size_t)(n_docs ? n_docs : 1), sizeof(double));
+    seen = calloc((size_t)(n_docs ? n_docs : 1), 1);
+    touched = malloc((size_t)(n_docs ? n_docs : 1) * 4);
+    keys = malloc((size_t)(n_docs ? n_docs : 1) * 8);
+    Py_ssize_t longest = 1;
+    for (Py_ssize_t q = 0; q < n_q; q++)
+        if (qoff[q + 1] - qoff[q] > longest) longest = qoff[q + 1] - qoff[q];
+    qbuf = malloc((size_t)longest * 4);
+    uniq = malloc((size_t)longest * 4);
+    boosts = malloc((size_t)longest * sizeof(float));
+    if (!hits || !docs_out || !scores_out || !acc || !seen || !touched || !keys || !qbuf || !uniq || !boosts) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t total = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t q = 0; q < n_q; q++) {
+        /* the query's distinct terms in ascending id order (as np.unique), each with its count */
+        Py_ssize_t m = qoff[q + 1] - qoff[q], nt = 0;
+        memcpy(qbuf, qterms + qoff[q], (size_t)m * 4);
+        sort_i32(qbuf, m);
+        for (Py_ssize_t i = 0; i < m; i++) {
+            if (nt && uniq[nt - 1] == qbuf[i]) { boosts[nt - 1] += 1.0f; continue; }
+            uniq[nt] = qbuf[i];
+            boosts[nt++] = 1.0f;
+        }
+        Py_ssize_t n_touched = 0;
+        for (Py_ssize_t u = 0; u < nt; u++) {
+            int32_t t = uniq[u];
+            float boost = boosts[u];
+            for (int64_t p = indptr[t]; p < indptr[t + 1]; p++) {
+                int32_t d = indices[p];
+                float val = boost == 1.0f ? data[p] : data[p] * boost;
+                acc[d] += (double)val;
+                if (!seen[d]) { seen[d] = 1; touched[n_touched++] = d; }
+            }
+        }
+        Py_ssize_t n_keys = 0;
+        float c = consts ? consts[q] : 0.0f;
+        for (Py_ssize_t i = 0; i < n_touched; i++) {
+            int32_t d = touched[i];
+            float s = (float)acc[d];
+            if (consts) s = s + c;
+            acc[d] = 0.0;
+            seen[d] = 0;
+            if (s > 0) {
+                int32_t bits;
+                memcpy(&bits, &s, 4);
+                keys[n_keys++] = ((int64_t)bits << 32) | rank[d];
+            }
+        }
+        Py_ssize_t h = n_keys < kk ? n_keys : kk;
+        if (h < n_keys) select_top(keys, n_keys, h);
+        sort_desc(keys, h);
+        for (Py_ssize_t i = 0; i < h; i++) {
+            int32_t bits = (int32_t)(keys[i] >> 32);
+            float s;
+            memcpy(&s, &bits, 4);
+            docs_out[total + i] = order[keys[i] & 0xFFFFFFFF];
+            scores_out[total + i] = s;
+        }
+        hits[q] = h;
+        total += h;
+    }
+    Py_END_ALLOW_THREADS
+    {
+        PyObject *a = bytes_of(hits, n_q * 8), *b = bytes_of(docs_out, total * 8), *s = bytes_of(scores_out, total * 4);
+        if (a && b && s) ret = PyTuple_Pack(3, a, b, s);
+        Py_XDECREF(a); Py_XDECREF(b); Py_XDECREF(s);
+    }
+done:
+    for (int i = 0; i < n_views; i++) PyBuffer_Release(&v[i]);
+    free(hits); free(keys); free(docs_out); free(scores_out); free(acc); free(touched); free(seen);
+    free(qbuf); free(uniq); free(boosts);
+    return ret;
+}
+
+/* stem(word) -> Lucene's Porter stem of a lowercase ASCII word (for tests) */
+static PyObject *stem(PyObject *self, PyObject *arg) {
+    Py_ssize_t n;
+    const char *s = PyUnicode_AsUTF8AndSize(arg, &n);
+    if (!s) return NULL;
+    if (n > MAX_TOKEN) return PyErr_Format(PyExc_ValueError, "words longer than %d bytes are cut before stemming", MAX_TOKEN);
+    char buf[MAX_TOKEN + 1];
+    memcpy(buf, s, (size_t)n);
+    int m = porter_stem(buf, (int)n);
+    return PyUnicode_DecodeUTF8(buf, m, "strict");
+}
+
+static PyMethodDef module_methods[] = {
+    {"search", search, METH_VARARGS,
+     "search(indptr, indices, data, n_docs, query_offsets, query_terms, k, id_rank, doc_of_rank, constants)"
+     " -> (hits per query, documents, scores) as bytes (int64, int64, float32)"},
+    {"stem", stem, METH_O, "stem(word) -> Lucene's Porter stem of a lowercase ASCII word"},
+    {NULL}};
+
+static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "_fastbm25", "Compiled hot loops of the bm25s backend.",
+                                       -1, module_methods};
+
+PyMODINIT_FUNC PyInit__fastbm25(void) {
+    init_classes();
+    if (PyType_Ready(&EncoderType) < 0 || PyType_Ready(&BuilderType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&moduledef);
+    if (!m) return NULL;
+    Py_INCREF(&EncoderType);
+    Py_INCREF(&BuilderType);
+    if (PyModule_AddObject(m, "Encoder", (PyObject *)&EncoderType) ||
+        PyModule_AddObject(m, "PostingsBuilder", (PyObject *)&BuilderType)) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
