@@ -7,9 +7,14 @@
 * possessives: a trailing ``'s`` / ``'S`` (apostrophe U+0027, U+2019 or U+FF07) is removed.
 * lowercasing per code point (Java's ``Character.toLowerCase``: no final-sigma rule, ``İ`` -> ``i``).
 * stopwords: Lucene's English set (33 words); ``stopwords=None`` keeps everything.
-* stemming: Porter (PyStemmer's ``porter``, i.e. Porter's original algorithm, as Lucene's
-  PorterStemFilter), with Lucene's rule that words of one or two characters are left as they are;
-  any other PyStemmer algorithm may be named, or ``None`` for none.
+* stemming: Porter as Lucene's PorterStemFilter does it (Porter's reference implementation: words of
+  one or two characters are left as they are, ``-bli -> -ble``, ``-logi -> -log``, any double
+  consonant but l, s, z undoubled in step 1b). ASCII words go to the compiled stemmer
+  (retrievers/bm25/native/porter.h, checked against Lucene's own); other words, and every word when
+  the extension is not built, to PyStemmer's ``porter`` (the published algorithm) corrected by
+  :func:`lucene_porter_fixup` -- which covers the differences that occur in SciFact and NFCorpus but
+  not all (``trekking``: Lucene ``trek``, PyStemmer ``trekk``). Any other PyStemmer algorithm may be
+  named, or ``None`` for none.
 
 The analysis of a candidate string (see tokenizer.py) depends only on that string, so a corpus is
 analysed once per *distinct* candidate: :meth:`Analyzer.analyze_candidates` maps a batch of new
@@ -33,6 +38,16 @@ LUCENE_ENGLISH_STOPWORDS = frozenset(
 )
 
 _APOSTROPHES = ("'", "\u2019", "\uff07")
+
+try:  # Lucene's Porter stemmer for ASCII words, compiled (retrievers/bm25/native/porter.h)
+    from retrievers.bm25._fastbm25 import stem_ascii as _stem_ascii
+except ImportError:  # extension not built: PyStemmer + lucene_porter_fixup for every word
+    _stem_ascii = None
+
+
+def porter_implementation() -> str:
+    """Which Porter stemmer serves ASCII words: ``lucene-c`` (compiled) or ``snowball+fixup``."""
+    return "lucene-c" if _stem_ascii is not None else "snowball+fixup"
 
 
 @lru_cache(maxsize=None)
@@ -209,12 +224,26 @@ class Analyzer:
 
     def _stem(self, tokens: list[str]) -> list[str]:
         stemmer = _stemmer(self.stemmer_name)
+        if self.stemmer_name == "porter" and _stem_ascii is not None:
+            stemmed = _stem_ascii(tokens)
+            others = [i for i, s in enumerate(stemmed) if s is None]  # non-ASCII words
+            if others:
+                for i, s in zip(others, self._snowball_porter([tokens[i] for i in others], stemmer)):
+                    stemmed[i] = s
+            return stemmed
+        if self.stemmer_name == "porter":
+            return self._snowball_porter(tokens, stemmer)
+        return stemmer.stemWords(tokens)
+
+    @staticmethod
+    def _snowball_porter(tokens: list[str], stemmer) -> list[str]:
+        """PyStemmer's porter corrected towards Lucene's (see :func:`lucene_porter_fixup`)."""
         stemmed = stemmer.stemWords(tokens)
-        if self.stemmer_name == "porter" and len(tokens) < 4096:  # one text's words
+        if len(tokens) < 4096:  # one text's words
             for i, (word, stem) in enumerate(zip(tokens, stemmed)):
                 if len(word) <= 2 or stem.endswith(("bli", "logi")):
                     stemmed[i] = lucene_porter_fixup(word, stem, stemmer)
-        elif self.stemmer_name == "porter":  # a batch: find the few words the fix-up may change at C speed
+        else:  # a batch: find the few words the fix-up may change at C speed
             n = len(tokens)
             short = np.fromiter(map(len, tokens), dtype=np.int64, count=n) <= 2
             ending = np.fromiter(map(str.endswith, stemmed, repeat(("bli", "logi"))), dtype=bool, count=n)

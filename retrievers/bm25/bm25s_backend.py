@@ -24,7 +24,7 @@ from harness.datasets.corpus import Corpus, Queries
 from harness.run import Run
 from retrievers.bm25 import cache as index_cache
 from retrievers.bm25 import compiled
-from retrievers.bm25.analyzer import Analyzer
+from retrievers.bm25.analyzer import Analyzer, porter_implementation
 from retrievers.bm25.encode import TermEncoder
 from retrievers.bm25.sparse_index import ScoringParams, SparseIndex
 from retrievers.topk import run_from_topk, string_ranks, top_k_positive
@@ -61,7 +61,10 @@ class BM25sBackend:
         self.cache_status: str | None = None  # "hit", "built", "rebuilt" or "off" after index()
 
     def settings(self) -> dict:
-        return {"analyzer": self.analyzer.params(), "scoring": self.scoring.as_dict()}
+        out = {"analyzer": self.analyzer.params(), "scoring": self.scoring.as_dict()}
+        if self.analyzer.stemmer_name == "porter":  # compiled Lucene stemmer or the PyStemmer fallback
+            out["porter"] = porter_implementation()
+        return out
 
     # ------------------------------------------------------------------- index
     def build(self, corpus: Corpus) -> SparseIndex:

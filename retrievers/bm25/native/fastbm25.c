@@ -989,7 +989,41 @@ static PyObject *stem(PyObject *self, PyObject *arg) {
     return PyUnicode_DecodeUTF8(buf, m, "strict");
 }
 
+/* stem_ascii(words) -> list: Lucene's Porter stem of each all-ASCII word of <= 255 bytes (lowercase
+ * expected), None for any other word (the caller stems those its own way). */
+static PyObject *stem_ascii(PyObject *self, PyObject *arg) {
+    PyObject *words = PySequence_Fast(arg, "words must be a sequence of str");
+    if (!words) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(words);
+    PyObject *out = PyList_New(n);
+    if (!out) { Py_DECREF(words); return NULL; }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *w = PySequence_Fast_GET_ITEM(words, i), *r;
+        if (!PyUnicode_Check(w)) {
+            Py_DECREF(out); Py_DECREF(words);
+            return PyErr_Format(PyExc_TypeError, "expected str, got %.80s", Py_TYPE(w)->tp_name);
+        }
+        if (PyUnicode_IS_ASCII(w) && PyUnicode_GET_LENGTH(w) <= MAX_TOKEN) {
+            Py_ssize_t len = PyUnicode_GET_LENGTH(w);
+            char buf[MAX_TOKEN + 1];
+            memcpy(buf, PyUnicode_DATA(w), (size_t)len);
+            int m = porter_stem(buf, (int)len);
+            int same = m == len && memcmp(buf, PyUnicode_DATA(w), (size_t)len) == 0;
+            r = same ? (Py_INCREF(w), w) : PyUnicode_FromStringAndSize(buf, m);
+            if (!r) { Py_DECREF(out); Py_DECREF(words); return NULL; }
+        } else {
+            Py_INCREF(Py_None);
+            r = Py_None;
+        }
+        PyList_SET_ITEM(out, i, r);
+    }
+    Py_DECREF(words);
+    return out;
+}
+
 static PyMethodDef module_methods[] = {
+    {"stem_ascii", stem_ascii, METH_O,
+     "stem_ascii(words) -> Lucene's Porter stem of each all-ASCII word of <= 255 bytes, None for the others"},
     {"search", search, METH_VARARGS,
      "search(indptr, indices, data, n_docs, query_offsets, query_terms, k, id_rank, doc_of_rank, constants)"
      " -> (hits per query, documents, scores) as bytes (int64, int64, float32)"},
