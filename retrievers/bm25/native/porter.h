@@ -107,15 +107,22 @@ static int porter_cvc(const porter_word *w, int i)
     return w->b[i] != 'w' && w->b[i] != 'x' && w->b[i] != 'y';
 }
 
-/* Does the word b[0..k] end with the suffix s? If so, set j to the end of the stem before it. */
-static int porter_ends(porter_word *w, const char *s)
+/* Does the word b[0..k] end with the suffix s (n bytes)? If so, set j to the end of the stem
+ * before it. The last byte is compared first: most tries fail there. */
+static int porter_ends_n(porter_word *w, const char *s, int n)
 {
-    int n = (int)strlen(s);
-    if (n > w->k + 1 || memcmp(w->b + w->k - n + 1, s, (size_t)n) != 0)
+    if (n > w->k + 1 || w->b[w->k] != s[n - 1] || memcmp(w->b + w->k - n + 1, s, (size_t)n) != 0)
         return 0;
     w->j = w->k - n;
     return 1;
 }
+
+/* porter_ends(w, "literal") */
+#define porter_ends(w, lit) porter_ends_n((w), (lit), (int)sizeof(lit) - 1)
+
+/* A suffix rule with the lengths of its strings. */
+typedef struct { const char *suffix; int n; const char *repl; } porter_rule;
+#define PORTER_RULE(a, b) {(a), (int)sizeof(a) - 1, (b)}
 
 /* Replace the suffix b[j+1..k] with s. */
 static void porter_set_to(porter_word *w, const char *s)
@@ -211,21 +218,23 @@ static void porter_step1c(porter_word *w)
  */
 static void porter_step2(porter_word *w)
 {
-    static const char *const rules[][2] = {
-        {"ational", "ate"}, {"tional", "tion"},
-        {"enci", "ence"}, {"anci", "ance"},
-        {"izer", "ize"},
-        {"bli", "ble"}, {"alli", "al"}, {"entli", "ent"}, {"eli", "e"}, {"ousli", "ous"},
-        {"ization", "ize"}, {"ation", "ate"}, {"ator", "ate"},
-        {"alism", "al"}, {"iveness", "ive"}, {"fulness", "ful"}, {"ousness", "ous"},
-        {"aliti", "al"}, {"iviti", "ive"}, {"biliti", "ble"},
-        {"logi", "log"},
+    static const porter_rule rules[] = {
+        PORTER_RULE("ational", "ate"), PORTER_RULE("tional", "tion"),
+        PORTER_RULE("enci", "ence"), PORTER_RULE("anci", "ance"),
+        PORTER_RULE("izer", "ize"),
+        PORTER_RULE("bli", "ble"), PORTER_RULE("alli", "al"), PORTER_RULE("entli", "ent"), PORTER_RULE("eli", "e"),
+        PORTER_RULE("ousli", "ous"),
+        PORTER_RULE("ization", "ize"), PORTER_RULE("ation", "ate"), PORTER_RULE("ator", "ate"),
+        PORTER_RULE("alism", "al"), PORTER_RULE("iveness", "ive"), PORTER_RULE("fulness", "ful"),
+        PORTER_RULE("ousness", "ous"),
+        PORTER_RULE("aliti", "al"), PORTER_RULE("iviti", "ive"), PORTER_RULE("biliti", "ble"),
+        PORTER_RULE("logi", "log"),
     };
     if (w->k == 0)
         return;
     for (size_t r = 0; r < sizeof rules / sizeof rules[0]; r++) {
-        if (porter_ends(w, rules[r][0])) {   /* no two suffixes above match the same word */
-            porter_replace_m0(w, rules[r][1]);
+        if (porter_ends_n(w, rules[r].suffix, rules[r].n)) { /* no two suffixes above match the same word */
+            porter_replace_m0(w, rules[r].repl);
             return;
         }
     }
@@ -242,13 +251,13 @@ static void porter_step2(porter_word *w)
  */
 static void porter_step3(porter_word *w)
 {
-    static const char *const rules[][2] = {
-        {"icate", "ic"}, {"ative", ""}, {"alize", "al"}, {"iciti", "ic"},
-        {"ical", "ic"}, {"ful", ""}, {"ness", ""},
+    static const porter_rule rules[] = {
+        PORTER_RULE("icate", "ic"), PORTER_RULE("ative", ""), PORTER_RULE("alize", "al"), PORTER_RULE("iciti", "ic"),
+        PORTER_RULE("ical", "ic"), PORTER_RULE("ful", ""), PORTER_RULE("ness", ""),
     };
     for (size_t r = 0; r < sizeof rules / sizeof rules[0]; r++) {
-        if (porter_ends(w, rules[r][0])) {   /* no two suffixes above match the same word */
-            porter_replace_m0(w, rules[r][1]);
+        if (porter_ends_n(w, rules[r].suffix, rules[r].n)) { /* no two suffixes above match the same word */
+            porter_replace_m0(w, rules[r].repl);
             return;
         }
     }
@@ -268,15 +277,18 @@ static void porter_step3(porter_word *w)
  */
 static void porter_step4(porter_word *w)
 {
-    static const char *const suffixes[] = {
-        "al", "ance", "ence", "er", "ic", "able", "ible", "ant", "ement", "ment", "ent",
-        "ion", "ou", "ism", "ate", "iti", "ous", "ive", "ize",
+    static const porter_rule suffixes[] = {
+        PORTER_RULE("al", ""), PORTER_RULE("ance", ""), PORTER_RULE("ence", ""), PORTER_RULE("er", ""),
+        PORTER_RULE("ic", ""), PORTER_RULE("able", ""), PORTER_RULE("ible", ""), PORTER_RULE("ant", ""),
+        PORTER_RULE("ement", ""), PORTER_RULE("ment", ""), PORTER_RULE("ent", ""), PORTER_RULE("ion", ""),
+        PORTER_RULE("ou", ""), PORTER_RULE("ism", ""), PORTER_RULE("ate", ""), PORTER_RULE("iti", ""),
+        PORTER_RULE("ous", ""), PORTER_RULE("ive", ""), PORTER_RULE("ize", ""),
     };
     if (w->k == 0)
         return;
     for (size_t r = 0; r < sizeof suffixes / sizeof suffixes[0]; r++) {
-        if (porter_ends(w, suffixes[r])) {
-            if (suffixes[r][0] == 'i' && suffixes[r][1] == 'o') {      /* ION */
+        if (porter_ends_n(w, suffixes[r].suffix, suffixes[r].n)) {
+            if (suffixes[r].suffix[0] == 'i' && suffixes[r].suffix[1] == 'o') { /* ION */
                 if (w->j < 0 || (w->b[w->j] != 's' && w->b[w->j] != 't'))
                     return;
             }
