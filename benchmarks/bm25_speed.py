@@ -9,7 +9,9 @@ Every system gets the same corpus (title + " " + text), queries and depth; times
 measured from raw texts to ranked results:
 
 * project: ``BM25Retriever(backend="bm25s", cache=False)``: analyze + build + search (the cache is
-  off so the build is timed; a cached second run is timed separately as "project, cache hit");
+  off so the build is timed; a cached second run is timed separately as "project, cache hit"),
+  on the compiled path (retrievers/bm25/native/), and again with ``HARNESS_BM25_COMPILED=0``
+  ("project, Python path");
 * raw bm25s: ``bm25s.tokenize`` (PyStemmer porter, Lucene's 33 stopwords) + ``BM25(k1, b,
   method="lucene")`` + ``retrieve(k, n_threads=2)``;
 * rank-bm25: ``BM25Retriever(backend="rank-bm25")`` (the same analyzer; BM25Okapi's loop per query);
@@ -17,8 +19,7 @@ measured from raw texts to ranked results:
   start-up excluded; the collection is written to disk first, also excluded).
 
 Targets (issue 8): project >= 80x faster than rank-bm25, <= 1.15x raw bm25s, >= 5x faster than Lucene.
-``--breakdown`` also times the project's phases (encode, build, search) and the floor of any
-per-word memoizing tokenizer in Python (split every text, number every word occurrence).
+``--breakdown`` also times the project's phases (texts, encode, build, search).
 """
 
 from __future__ import annotations
@@ -35,8 +36,17 @@ from pathlib import Path
 os.environ.setdefault("DISABLE_TQDM", "1")
 
 
-def time_project(corpus, queries, k, **kw) -> tuple[float, float]:
-    """(index + search seconds, search seconds)."""
+def time_project(corpus, queries, k, python_path: bool = False, **kw) -> tuple[float, float]:
+    """(index + search seconds, search seconds); ``python_path`` turns the compiled extension off."""
+    if python_path:
+        os.environ["HARNESS_BM25_COMPILED"] = "0"
+    try:
+        return _time_project(corpus, queries, k, **kw)
+    finally:
+        os.environ.pop("HARNESS_BM25_COMPILED", None)
+
+
+def _time_project(corpus, queries, k, **kw) -> tuple[float, float]:
     from retrievers.bm25 import BM25Retriever
 
     t0 = time.perf_counter()
@@ -79,13 +89,10 @@ def time_rank_bm25(corpus, queries, k) -> tuple[float, float]:
 
 
 def breakdown(corpus, queries, k, repeats) -> None:
-    """Where the project's cold time goes, best of ``repeats`` each, next to the floor of any
-    tokenizer that memoizes by word in Python: cutting every text into words (bytes.split) and
-    numbering every word occurrence with a dict (one C-level lookup each)."""
-    from array import array
-    from collections import defaultdict
-
-    from retrievers.bm25 import BM25Retriever
+    """Where the project's cold time goes (the compiled path when it is built), best of ``repeats``
+    each: building the documents' texts, encoding them to term ids, building the scored index,
+    searching."""
+    from retrievers.bm25 import BM25Retriever, compiled
     from retrievers.bm25.encode import TermEncoder
     from retrievers.bm25.sparse_index import SparseIndex
 
@@ -97,34 +104,30 @@ def breakdown(corpus, queries, k, repeats) -> None:
             out = min(out, time.perf_counter() - t0)
         return out
 
-    def split_words():
-        for text in corpus.contents():
-            text.encode("utf-8", "surrogatepass").split()
-
-    def number_words():
-        ids = defaultdict()
-        ids.default_factory = ids.__len__
-        out = array("q")
-        for text in corpus.contents():
-            out.extend(map(ids.__getitem__, text.encode("utf-8", "surrogatepass").split()))
-
     retriever = BM25Retriever(backend="bm25s", cache=False)
     backend = retriever.backend
-    encoder = TermEncoder(backend.analyzer)
-    chunks = [encoder.encode(batch) for batch in corpus.iter_contents(backend.chunk_docs)]
+
+    def new_encoder():
+        if compiled.supports(backend.analyzer):
+            return compiled.CompiledTermEncoder(backend.analyzer)
+        return TermEncoder(backend.analyzer)
+
+    batches = list(corpus.iter_contents(backend.chunk_docs))
+    encoder = new_encoder()
+    chunks = [encoder.encode(batch) for batch in batches]
     retriever.index(corpus)
 
     def encode():
-        e = TermEncoder(backend.analyzer)
-        for batch in corpus.iter_contents(backend.chunk_docs):
+        e = new_encoder()
+        for batch in batches:
             e.encode(batch)
 
-    rows = [("floor: bytes.split of every text", split_words),
-            ("floor: split + number every word", number_words),
+    rows = [("texts: title + ' ' + text", lambda: list(corpus.iter_contents(backend.chunk_docs))),
             ("encode: texts -> term ids", encode),
             ("build: postings -> CSC scores", lambda: SparseIndex.build(iter(chunks), list(encoder.terms), backend.scoring)),
             ("search: all queries", lambda: retriever.search(queries, k))]
-    print("\nbreakdown of the project's cold time (best of %d):" % repeats)
+    path = "compiled" if compiled.supports(backend.analyzer) else "pure Python"
+    print(f"\nbreakdown of the project's cold time ({path} path, best of {repeats}):")
     for name, fn in rows:
         print(f"  {name:36s} {best(fn):7.3f} s")
 
@@ -147,8 +150,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--k", type=int, default=1000)
     parser.add_argument("--rank-bm25-repeats", type=int, default=1, help="rank-bm25 is slow: fewer rounds")
     parser.add_argument("--pyserini-python", default=None, help="python of a venv with pyserini (optional)")
-    parser.add_argument("--breakdown", action="store_true", help="also time the project's phases and the "
-                        "word-splitting floor")
+    parser.add_argument("--breakdown", action="store_true", help="also time the project's phases")
     args = parser.parse_args(argv)
 
     from harness.datasets import load_dataset, resolve
@@ -158,11 +160,18 @@ def main(argv: list[str] | None = None) -> None:
     print(f"{dataset.name}: {len(corpus)} documents, {len(queries)} queries, depth {args.k}; "
           f"best of {args.repeats} rounds")
 
-    best = {"project": float("inf"), "raw bm25s": float("inf"), "rank-bm25": float("inf")}
+    from retrievers.bm25 import compiled
+
+    if not compiled.available():
+        print("note: the compiled extension is not built (pip install -e . compiles it); timing the Python path")
+    best = {"project": float("inf"), "project, Python path": float("inf"), "raw bm25s": float("inf"),
+            "rank-bm25": float("inf")}
     search = {"project": float("inf"), "rank-bm25": float("inf")}
     for round_ in range(args.repeats):
         total, searching = time_project(corpus, queries, args.k, cache=False)
         best["project"], search["project"] = min(best["project"], total), min(search["project"], searching)
+        best["project, Python path"] = min(best["project, Python path"],
+                                           time_project(corpus, queries, args.k, python_path=True, cache=False)[0])
         best["raw bm25s"] = min(best["raw bm25s"], time_raw_bm25s(corpus, queries, args.k))
         if round_ < args.rank_bm25_repeats:
             total, searching = time_rank_bm25(corpus, queries, args.k)
