@@ -11,7 +11,6 @@ from functools import partial
 import numpy as np
 import pytest
 
-from harness.datasets.corpus import Corpus, Queries
 from retrievers.bm25 import BM25Retriever, compiled
 from retrievers.bm25.analyzer import Analyzer, lucene_porter_fixup
 from retrievers.bm25.encode import TermEncoder
@@ -104,9 +103,11 @@ def _long_run(rng: random.Random) -> str:
         pos = rng.randint(240, min(n, 270))
         return word[:pos] + "'s" + word[pos:]
     if kind == 2:  # digits joined by MidNum characters
-        return "".join(rng.choice("0123456789") + rng.choice(["", "", ",", ".", ";", "'"]) for _ in range(rng.randint(130, 300))) + "1"
+        n = rng.randint(130, 300)
+        return "".join(rng.choice("0123456789") + rng.choice(["", "", ",", ".", ";", "'"]) for _ in range(n)) + "1"
     if kind == 3:  # letters joined by MidLetter characters, and underscores
-        return "".join(rng.choice("abcdefghij") + rng.choice(["", "", ".", ":", "'", "_"]) for _ in range(rng.randint(130, 300))) + "z"
+        n = rng.randint(130, 300)
+        return "".join(rng.choice("abcdefghij") + rng.choice(["", "", ".", ":", "'", "_"]) for _ in range(n)) + "z"
     return "".join(rng.choices(_CHARS[:62] + ["_", "'", "."], k=rng.randint(256, 700)))  # letters and digits
 
 
@@ -126,8 +127,9 @@ def random_text(rng: random.Random) -> str:
 
 # Words with non-ASCII characters: they go, once per distinct word, to the Python analyzer.
 _NON_ASCII = [
-    "α–β", "café", "CAFÉ's", "citizens’", "citizen’s", "5′UTR", "“quoted”", "«guillemets»", "😀", "👍🏽x", "日本語テキストです",
-    "bad\ud800surrogate", "\ud800", "a\u00a0b", "x\u2009y", "naïve", "Straße", "İstanbul", "ΑΣ", "β-cell", "ＡＢＣ",
+    "α–β", "café", "CAFÉ's", "citizens’", "citizen’s", "5′UTR", "“quoted”", "«guillemets»", "😀", "👍🏽x",
+    "日本語テキストです", "bad\ud800surrogate", "\ud800", "a\u00a0b", "x\u2009y", "naïve", "Straße", "İstanbul", "ΑΣ",
+    "β-cell", "ＡＢＣ",
     "e\u0301tude", "a\u200db", "x²", "½", "µg/ml", "10\u2009000", "ŉ", "I\u0307", "\u00ad", "word\u0085next", "ℌ",
 ]
 
@@ -145,7 +147,8 @@ def test_tokenizer_fuzz_matches_the_python_path(compiled_on):
         for _ in range(rng.randint(1, 4)):
             words.insert(rng.randint(0, len(words)), rng.choice(_NON_ASCII) + rng.choice(["", "s", "'s", ".", "x"]))
         mixed.append(rng.choice([" ", "\t", "\x1c", "\u00a0"]).join(words))
-    analyzers = [Analyzer(), Analyzer(stopwords=None, possessive=False), Analyzer(stemmer=None)]
+    analyzers = [Analyzer(), Analyzer(stopwords=None, possessive=False), Analyzer(stemmer=None),
+                 Analyzer(stopwords=["cells", "s", "x", "don't", "e.g", "1,000", "_x_"])]
     for analyzer in analyzers:
         expected = [analyzer(t) for t in texts + mixed]
         assert sum(map(len, expected)) > 20_000
@@ -313,6 +316,26 @@ def test_scifact_compiled_equals_python(monkeypatch, scifact, params):
     assert np.diff(py_runs[len(scifact.corpus) + 17].offsets).max() > 1000
 
 
+@needs_extension
+def test_scifact_index_cached_by_the_python_path_searched_by_the_compiled_one(monkeypatch, scifact, tmp_path):
+    """A cached index built by the Python path is searched through the compiled encoder made from its
+    vocabulary (CompiledTermEncoder(analyzer, terms)): the same runs as the Python search."""
+    monkeypatch.setenv("HARNESS_BM25_COMPILED", "0")
+    python = BM25Retriever(cache_dir=tmp_path)
+    python.index(scifact.corpus)
+    expected = python.search(scifact.queries, 100)
+    monkeypatch.delenv("HARNESS_BM25_COMPILED")
+    fast = BM25Retriever(cache_dir=tmp_path)
+    fast.index(scifact.corpus)
+    assert (python.backend.cache_status, fast.backend.cache_status) == ("built", "hit")
+    got = fast.search(scifact.queries, 100)
+    assert isinstance(fast.backend._query_encoder, compiled.CompiledTermEncoder)
+    assert fast.backend._query_encoder.terms is fast.backend.sparse_index.terms
+    for name in ("offsets", "doc_codes", "scores"):
+        np.testing.assert_array_equal(getattr(got, name), getattr(expected, name), err_msg=name)
+    assert len(got.scores) > 25_000
+
+
 # ------------------------------------------------------------------ 5. encoder API edge cases
 @needs_extension
 def test_encoder_empty_inputs(compiled_on):
@@ -463,7 +486,8 @@ def test_search_with_constants_adds_them(small_index):
     _, docs2, scores2 = _search(index, rank, doc_of_rank, [q], 100, constants=np.array([0.25], np.float32))
     assert sorted(docs.tolist()) == sorted(docs2.tolist())
     by_doc = dict(zip(docs.tolist(), scores.tolist()))
-    assert {d: np.float32(by_doc[d]) + np.float32(0.25) for d in docs2.tolist()} == dict(zip(docs2.tolist(), scores2.tolist()))
+    expected = {d: np.float32(by_doc[d]) + np.float32(0.25) for d in docs2.tolist()}
+    assert expected == dict(zip(docs2.tolist(), scores2.tolist()))
     # a negative constant larger than every score leaves no hit (scores > 0 only)
     hits, _, _ = _search(index, rank, doc_of_rank, [q], 100, constants=np.array([-100], np.float32))
     assert hits.tolist() == [0]
@@ -568,3 +592,47 @@ def test_postings_builder_rejects_bad_input():
     indptr, indices, tf, lengths = _finish(b, 5)  # the builder is intact after the refusal
     assert indptr.tolist() == [0, 1, 1, 1, 1, 2] and indices.tolist() == [0, 0] and tf.tolist() == [1, 2]
     assert lengths.tolist() == [3]
+
+
+@needs_extension
+def test_postings_builder_refused_input_adds_nothing():
+    b = compiled._fastbm25.PostingsBuilder()
+    b.add(np.array([2], np.int64), np.array([1, 1], np.int32))
+    with pytest.raises(ValueError, match="add up"):
+        b.add(np.array([1, -1, 0], np.int64), np.array([0], np.int32))  # a bad count after a good one
+    with pytest.raises(ValueError, match="negative"):
+        b.add(np.array([1, 1], np.int64), np.array([0, -1], np.int32))  # a bad id after a good one
+    with pytest.raises(ValueError, match="n_terms must be >= 0"):
+        b.finish(-1)
+    indptr, indices, tf, lengths = _finish(b, 2)
+    assert indptr.tolist() == [0, 0, 1] and indices.tolist() == [0] and tf.tolist() == [2]
+    assert lengths.tolist() == [2]
+
+
+def test_frozen_encoder_refuses_new_terms(compiled_on):
+    encoder = compiled.CompiledTermEncoder(Analyzer(), ["cell"]).freeze()
+    assert encoder.encode(["cells mice"])[1].tolist() == [0]
+    with pytest.raises(RuntimeError, match="frozen"):
+        encoder._encoder.add_terms(["mice"])
+
+
+def test_search_rejects_damaged_index_arrays(small_index):
+    """A damaged index raises instead of reading out of bounds."""
+    index, tid, rank, doc_of_rank = small_index
+    ok = [[tid["apple"]]]
+    bad_indptr = index.indptr.copy()
+    bad_indptr[1], bad_indptr[2] = bad_indptr[2] + 1, bad_indptr[1]
+    with pytest.raises(ValueError, match="ascending"):
+        _search(index, rank, doc_of_rank, ok, 5, indptr=bad_indptr)
+    shifted = index.indptr + 1
+    shifted[-1] = index.indptr[-1]
+    with pytest.raises(ValueError):
+        _search(index, rank, doc_of_rank, ok, 5, indptr=shifted)
+    bad_indices = index.indices.copy()
+    bad_indices[0] = index.n_docs
+    with pytest.raises(ValueError, match="out of range"):
+        _search(index, rank, doc_of_rank, ok, 5, indices=bad_indices)
+    bad_rank = rank.copy()
+    bad_rank[0] = index.n_docs + 7
+    with pytest.raises(ValueError, match="id_rank"):
+        _search(index, bad_rank, doc_of_rank, ok, 5)

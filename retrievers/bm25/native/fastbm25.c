@@ -208,7 +208,7 @@ typedef struct {
     VecI32 cw_count; /* -1 while the word waits for the analyzer */
     VecI32 cw_terms;
     CacheEntry *cache;       /* direct-mapped cache of token -> value for tokens of <= 16 bytes */
-    int possessive, stem, frozen, broken;
+    int possessive, stem, frozen, broken, busy;
     PyObject *analyze_words; /* list[str] -> list[list[str]] */
 } Encoder;
 
@@ -462,6 +462,8 @@ static int define_words(Encoder *e, PyObject *words, Py_ssize_t first) {
 
 static PyObject *bytes_of(const void *p, Py_ssize_t n) { return PyBytes_FromStringAndSize(p ? p : "", n); }
 
+static PyObject *Encoder_encode_locked(Encoder *e, PyObject *texts_arg);
+
 /* encode(texts) -> (terms per text as int64 bytes, term ids as int32 bytes) */
 static PyObject *Encoder_encode(Encoder *e, PyObject *texts_arg) {
     if (!e->tokens.slots) {
@@ -472,6 +474,17 @@ static PyObject *Encoder_encode(Encoder *e, PyObject *texts_arg) {
         PyErr_SetString(PyExc_RuntimeError, "this Encoder failed earlier; make a new one");
         return NULL;
     }
+    if (e->busy) { /* the analyze_words callback may let another thread in */
+        PyErr_SetString(PyExc_RuntimeError, "Encoder.encode is already running (one call at a time)");
+        return NULL;
+    }
+    e->busy = 1;
+    PyObject *ret = Encoder_encode_locked(e, texts_arg);
+    e->busy = 0;
+    return ret;
+}
+
+static PyObject *Encoder_encode_locked(Encoder *e, PyObject *texts_arg) {
     PyObject *texts = PySequence_Fast(texts_arg, "texts must be a sequence of str");
     if (!texts) return NULL;
     Py_ssize_t n_texts = PySequence_Fast_GET_SIZE(texts);
@@ -571,8 +584,16 @@ done:
 
 /* add_terms(terms): intern terms in order (a cached index's vocabulary); ids must come out 0, 1, ... */
 static PyObject *Encoder_add_terms(Encoder *e, PyObject *terms_arg) {
+    if (e->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "Encoder.encode is running");
+        return NULL;
+    }
     if (!e->terms.slots) {
         PyErr_SetString(PyExc_RuntimeError, "Encoder.__init__ was not called");
+        return NULL;
+    }
+    if (e->frozen) { /* frozen encoders remember unknown tokens as having no term */
+        PyErr_SetString(PyExc_RuntimeError, "add_terms on a frozen Encoder; make a new one");
         return NULL;
     }
     PyObject *terms = PySequence_Fast(terms_arg, "terms must be a sequence of str");
@@ -685,6 +706,19 @@ static PyObject *Builder_add(Builder *b, PyObject *args) {
     const int32_t *ids = ib.buf;
     Py_ssize_t n_docs = cb.len / 8, n_ids = ib.len / 4, pos = 0;
     PyObject *ret = NULL;
+    /* check everything first, so that refused input adds nothing */
+    int bad = 0;
+    for (Py_ssize_t d = 0; d < n_docs && !bad; d++) {
+        bad = counts[d] < 0 || counts[d] > n_ids - pos || counts[d] > INT32_MAX;
+        if (!bad) pos += counts[d];
+    }
+    if (bad || pos != n_ids) {
+        PyErr_SetString(PyExc_ValueError, "counts do not add up to the number of term ids");
+        goto done;
+    }
+    for (Py_ssize_t j = 0; j < n_ids; j++)
+        if (ids[j] < 0) { PyErr_SetString(PyExc_ValueError, "negative term id"); goto done; }
+    pos = 0;
     for (Py_ssize_t d = 0; d < n_docs; d++) {
         if (counts[d] < 0 || counts[d] > n_ids - pos || counts[d] > INT32_MAX) {
             PyErr_SetString(PyExc_ValueError, "counts do not add up to the number of term ids");
@@ -728,6 +762,7 @@ done:
 static PyObject *Builder_finish(Builder *b, PyObject *args) {
     Py_ssize_t n_terms;
     if (!PyArg_ParseTuple(args, "n", &n_terms)) return NULL;
+    if (n_terms < 0) return PyErr_Format(PyExc_ValueError, "n_terms must be >= 0, got %zd", n_terms);
     Py_ssize_t n_post = b->term.n;
     for (Py_ssize_t p = 0; p < n_post; p++)
         if (b->term.a[p] >= n_terms) return PyErr_Format(PyExc_ValueError, "term id %d >= n_terms %zd", b->term.a[p], n_terms);
@@ -877,6 +912,10 @@ static PyObject *search(PyObject *self, PyObject *args) {
         if (get_buffer(o[i], &v[i], item[i], what[i])) goto done;
         n_views++;
     }
+    if (v[0].len < 8 || v[3].len < 8) {
+        PyErr_SetString(PyExc_ValueError, "search: indptr and query_offsets need at least one entry");
+        goto done;
+    }
     const int64_t *indptr = v[0].buf, *qoff = v[3].buf, *rank = v[5].buf, *order = v[6].buf;
     const int32_t *indices = v[1].buf, *qterms = v[4].buf;
     const float *data = v[2].buf, *consts = has_const ? v[7].buf : NULL;
@@ -886,6 +925,26 @@ static PyObject *search(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "search: array sizes do not fit together");
         goto done;
     }
+    /* everything an index is read at is checked first: bad arrays raise, never read out of bounds */
+    for (Py_ssize_t t = 0; t < n_terms; t++)
+        if (indptr[t] > indptr[t + 1]) {
+            PyErr_SetString(PyExc_ValueError, "search: indptr is not ascending");
+            goto done;
+        }
+    if (indptr[0] != 0) {
+        PyErr_SetString(PyExc_ValueError, "search: indptr must start at 0");
+        goto done;
+    }
+    for (Py_ssize_t p = 0; p < n_post; p++)
+        if (indices[p] < 0 || indices[p] >= n_docs) {
+            PyErr_SetString(PyExc_ValueError, "search: a posting's document is out of range");
+            goto done;
+        }
+    for (Py_ssize_t d = 0; d < n_docs; d++)
+        if (rank[d] < 0 || rank[d] >= n_docs) {
+            PyErr_SetString(PyExc_ValueError, "search: id_rank values must lie in [0, n_docs)");
+            goto done;
+        }
     for (Py_ssize_t q = 0; q < n_q; q++)
         if (qoff[q] < 0 || qoff[q] > qoff[q + 1] || qoff[q + 1] > n_qt) {
             PyErr_SetString(PyExc_ValueError, "search: bad query offsets");
