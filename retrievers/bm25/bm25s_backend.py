@@ -69,7 +69,7 @@ class BM25sBackend:
     # ------------------------------------------------------------------- index
     def build(self, corpus: Corpus) -> SparseIndex:
         if compiled.supports(self.analyzer):
-            encoder = compiled.CompiledTermEncoder(self.analyzer)
+            encoder = compiled.CompiledTermEncoder(self.analyzer, n_threads=self.n_threads)
         else:
             encoder = TermEncoder(self.analyzer)
         chunks = (encoder.encode(batch) for batch in corpus.iter_contents(self.chunk_docs))

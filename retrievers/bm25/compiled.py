@@ -68,10 +68,11 @@ class CompiledTermEncoder:
     """Same interface and terms as :class:`retrievers.bm25.encode.TermEncoder` (term ids may be
     numbered in another order): ``encode(texts) -> (terms per text, term ids)``, ``terms``."""
 
-    def __init__(self, analyzer: Analyzer, terms: list[str] | None = None):
+    def __init__(self, analyzer: Analyzer, terms: list[str] | None = None, n_threads: int = 1):
         if not supports(analyzer):
             raise ValueError(f"the compiled encoder does not support the analyzer {analyzer.params()}")
         self.analyzer = analyzer
+        self.n_threads = int(n_threads)  # texts of a large chunk are tokenized on this many threads
         self._encoder = _fastbm25.Encoder(sorted(analyzer.stopwords), analyzer.possessive,
                                           analyzer.stemmer_name == "porter", partial(analyze_words, analyzer))
         self.terms: list[str] = []  # grows in place as chunks are encoded
@@ -85,7 +86,7 @@ class CompiledTermEncoder:
 
     def encode(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """(number of terms per text as int64, all term ids as int32) for one chunk of texts."""
-        counts, ids = self._encoder.encode(texts)
+        counts, ids = self._encoder.encode(texts, self.n_threads)
         if self._encoder.n_terms > len(self.terms):
             self.terms.extend(self._encoder.terms(len(self.terms)))
         return np.frombuffer(counts, dtype=np.int64), np.frombuffer(ids, dtype=np.int32)

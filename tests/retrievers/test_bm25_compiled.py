@@ -636,3 +636,46 @@ def test_search_rejects_damaged_index_arrays(small_index):
     bad_rank[0] = index.n_docs + 7
     with pytest.raises(ValueError, match="id_rank"):
         _search(index, bad_rank, doc_of_rank, ok, 5)
+
+
+# --------------------------------------------------------------------------- parallel encoding
+def _encode_all(analyzer, chunks, **kw):
+    encoder = raw_encoder(analyzer)
+    outs = [encoder.encode(chunk, **kw) for chunk in chunks]
+    return outs, encoder.terms()
+
+
+@needs_extension
+@pytest.mark.parametrize("n_threads", [2, 3, 5])
+def test_parallel_encoding_equals_sequential_on_scifact(scifact, n_threads):
+    """Texts tokenized on several threads give the same counts, term ids and vocabulary, bit for bit."""
+    analyzer = Analyzer()
+    texts = scifact.corpus.contents()
+    chunks = [texts[:3000], texts[3000:], texts[:100] + ["α–β naïve cells"]]
+    sequential = _encode_all(analyzer, chunks)
+    parallel = _encode_all(analyzer, chunks, n_threads=n_threads, parallel_min_bytes=0)
+    assert parallel == sequential
+    assert len(sequential[1]) > 20_000
+
+
+@needs_extension
+def test_parallel_encoding_equals_sequential_on_random_texts():
+    rng = random.Random(11)
+    texts = [random_text(rng) for _ in range(600)] + ["café’s α-helix", "\ud800 lone", "", "the of and"]
+    rng.shuffle(texts)
+    for analyzer in (Analyzer(), Analyzer(stemmer=None), Analyzer(stopwords=None, possessive=False)):
+        chunks = [texts[:300], texts[300:]]
+        assert _encode_all(analyzer, chunks, n_threads=4, parallel_min_bytes=0) == _encode_all(analyzer, chunks)
+
+
+@needs_extension
+def test_parallel_encoding_frozen_drops_unknown_terms():
+    analyzer = Analyzer()
+    texts = ["cells mice", "rats cells café", "mice α"] * 50
+    a, b = raw_encoder(analyzer), raw_encoder(analyzer)
+    a.add_terms(["cell", "mice"])
+    b.add_terms(["cell", "mice"])
+    a.freeze()
+    b.freeze()
+    assert a.encode(texts, n_threads=3, parallel_min_bytes=0) == b.encode(texts)
+    assert a.terms() == ["cell", "mice"]

@@ -27,7 +27,17 @@
 
 #include "porter.h"
 
+#ifdef _WIN32 /* no pthreads: parts run one after the other */
+typedef int pthread_t;
+static int pthread_create(pthread_t *t, void *attr, void *(*f)(void *), void *arg) { (void)t; (void)attr; (void)f; (void)arg; return -1; }
+static int pthread_join(pthread_t t, void **r) { (void)t; (void)r; return 0; }
+#else
+#include <pthread.h>
+#endif
+
 #define MAX_TOKEN 255 /* Lucene's default maxTokenLength: longer tokens are cut into pieces */
+#define MAX_THREADS 64
+#define PARALLEL_MIN_BYTES (1 << 20) /* below this a chunk is encoded on one thread */
 
 /* ------------------------------------------------------------------ growable arrays */
 typedef struct { int32_t *a; Py_ssize_t n, cap; } VecI32;
@@ -329,16 +339,40 @@ static inline uint64_t low_bytes(uint64_t x, int n) { /* keep the first n (0..8)
     return n >= 8 ? x : (n <= 0 ? 0 : x & ((1ULL << (8 * n)) - 1));
 }
 
-/* The value of one lowercased token through the small direct-mapped cache (tokens <= 16 bytes,
- * zero-padded in words[0..1]); misses go to the memo map. */
-static inline int32_t cached_value(Encoder *e, const uint64_t *words, int n) {
+/* Where tokens go. Sequential encoding (part == NULL) reads and writes the encoder's tables and
+ * appends term ids to out. A parallel part (see encode_parallel) only reads the encoder's tables:
+ * tokens it has not seen go to its own table of pending tokens, stemmed there, and are appended as
+ * PENDING(p); words holding non-ASCII bytes are appended as COMPLEX and listed in order. */
+typedef struct Part Part;
+typedef struct {
+    Encoder *e;
+    Part *part;
+    VecI32 *out;
+    CacheEntry *cache;
+    PyObject *new_words;     /* sequential: the new non-ASCII words of this call */
+    Py_ssize_t placeholders; /* sequential: non-ASCII words appended as -(cw + 1), waiting for their terms */
+} Sink;
+
+#define COMPLEX INT32_MIN
+#define PENDING(p) (-3 - (int32_t)(p))
+
+static int32_t part_lookup(Part *part, const char *tok, int n);
+
+static inline int32_t sink_lookup(Sink *k, const char *tok, int n) {
+    return k->part ? part_lookup(k->part, tok, n) : token_value(k->e, tok, n);
+}
+
+/* The value of one lowercased token through the sink's direct-mapped cache (tokens <= 16 bytes,
+ * zero-padded in words[0..1]); misses go to sink_lookup. Values: a term id, -1 (no term),
+ * PENDING(p), or -2 (out of memory). */
+static inline int32_t cached_value(Sink *k, const uint64_t *words, int n) {
     uint64_t h = (words[0] * 0x9E3779B97F4A7C15ULL) ^ (words[1] * 0xC2B2AE3D27D4EB4FULL) ^ (uint64_t)n;
     h ^= h >> 29;
     h *= 0xbf58476d1ce4e5b9ULL;
-    CacheEntry *c = e->cache + (h >> (64 - CACHE_BITS));
+    CacheEntry *c = k->cache + (h >> (64 - CACHE_BITS));
     if (c->len == n && c->k0 == words[0] && c->k1 == words[1]) return c->val;
-    int32_t v = token_value(e, (const char *)words, n);
-    if (v >= -1) {
+    int32_t v = sink_lookup(k, (const char *)words, n);
+    if (v != -2) {
         c->k0 = words[0];
         c->k1 = words[1];
         c->len = n;
@@ -347,9 +381,15 @@ static inline int32_t cached_value(Encoder *e, const uint64_t *words, int n) {
     return v;
 }
 
+static inline int append_value(Sink *k, int32_t v) {
+    if (v == -2) return -1;
+    if (v == -1) return 0;
+    return push32(k->out, v);
+}
+
 /* One exact token t[0..len) (raw text; bytes up to `end` may be read): cut to pieces of MAX_TOKEN,
- * possessive, lowercase, look up, append its term id to out. */
-static int emit_token(Encoder *e, const unsigned char *t, Py_ssize_t len, const unsigned char *end, VecI32 *out) {
+ * possessive, lowercase, look up, append. */
+static int emit_token(Sink *k, const unsigned char *t, Py_ssize_t len, const unsigned char *end) {
     if (len <= 16 && t + 16 <= end) { /* the common case: two 8-byte loads, no byte loop */
         int n = (int)len;
         uint64_t words[3];
@@ -358,7 +398,7 @@ static int emit_token(Encoder *e, const unsigned char *t, Py_ssize_t len, const 
         words[0] = lower8(low_bytes(words[0], n));
         words[1] = lower8(low_bytes(words[1], n - 8));
         words[2] = 0;
-        if (e->possessive && n >= 2) {
+        if (k->e->possessive && n >= 2) {
             const unsigned char *b = (const unsigned char *)words;
             if (b[n - 1] == 's' && b[n - 2] == '\'') {
                 n -= 2;
@@ -367,8 +407,7 @@ static int emit_token(Encoder *e, const unsigned char *t, Py_ssize_t len, const 
             }
         }
         if (n == 0) return 0;
-        int32_t v = cached_value(e, words, n);
-        return (v == -2 || (v >= 0 && push32(out, v))) ? -1 : 0;
+        return append_value(k, cached_value(k, words, n));
     }
     for (Py_ssize_t p = 0; p < len; p += MAX_TOKEN) {
         int n = (int)(len - p < MAX_TOKEN ? len - p : MAX_TOKEN);
@@ -379,13 +418,12 @@ static int emit_token(Encoder *e, const unsigned char *t, Py_ssize_t len, const 
             unsigned char c = t[p + i];
             buf[i] = (unsigned char)(c + (((unsigned)(c - 'A') < 26u) << 5));
         }
-        if (e->possessive && n >= 2 && buf[n - 1] == 's' && buf[n - 2] == '\'') {
+        if (k->e->possessive && n >= 2 && buf[n - 1] == 's' && buf[n - 2] == '\'') {
             n -= 2;
             buf[n] = buf[n + 1] = 0;
         }
         if (n == 0) continue;
-        int32_t v = n <= 16 ? cached_value(e, words, n) : token_value(e, (const char *)buf, n);
-        if (v == -2 || (v >= 0 && push32(out, v))) return -1;
+        if (append_value(k, n <= 16 ? cached_value(k, words, n) : sink_lookup(k, (const char *)buf, n))) return -1;
     }
     return 0;
 }
@@ -394,7 +432,7 @@ static int emit_token(Encoder *e, const unsigned char *t, Py_ssize_t len, const 
  *   token   = X* unit (X* unit)* X*          X = '_' (ExtendNumLet)
  *   unit    = A+ (ML A+)*  |  N+ (MN N+)*    A letter, N digit, ML = : . '  MN = , ; . '
  * scanned left to right, each match as long as it goes (the regex of tokenizer.py on ASCII). */
-static int tokenize_ascii(Encoder *e, const unsigned char *w, Py_ssize_t n, const unsigned char *end, VecI32 *out) {
+static int tokenize_ascii(Sink *k, const unsigned char *w, Py_ssize_t n, const unsigned char *end) {
     Py_ssize_t i = 0;
     while (i < n) {
         if (!(CLS[w[i]] & (C_ALPHA | C_DIGIT | C_UNDER))) { i++; continue; }
@@ -420,7 +458,7 @@ static int tokenize_ascii(Encoder *e, const unsigned char *w, Py_ssize_t n, cons
             j = k;
             if (!(k < n && (CLS[w[k]] & (C_ALPHA | C_DIGIT)))) break;
         }
-        if (emit_token(e, w + start, j - start, end, out)) return -1;
+        if (emit_token(k, w + start, j - start, end)) return -1;
         i = j;
     }
     return 0;
@@ -462,10 +500,17 @@ static int define_words(Encoder *e, PyObject *words, Py_ssize_t first) {
 
 static PyObject *bytes_of(const void *p, Py_ssize_t n) { return PyBytes_FromStringAndSize(p ? p : "", n); }
 
-static PyObject *Encoder_encode_locked(Encoder *e, PyObject *texts_arg);
+static PyObject *Encoder_encode_locked(Encoder *e, PyObject *texts_arg, int n_threads, Py_ssize_t min_bytes);
 
-/* encode(texts) -> (terms per text as int64 bytes, term ids as int32 bytes) */
-static PyObject *Encoder_encode(Encoder *e, PyObject *texts_arg) {
+/* encode(texts, n_threads=1) -> (terms per text as int64 bytes, term ids as int32 bytes) */
+static PyObject *Encoder_encode(Encoder *e, PyObject *args, PyObject *kw) {
+    static char *names[] = {"texts", "n_threads", "parallel_min_bytes", NULL};
+    PyObject *texts_arg;
+    int n_threads = 1;
+    Py_ssize_t min_bytes = PARALLEL_MIN_BYTES;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|in", names, &texts_arg, &n_threads, &min_bytes)) return NULL;
+    if (n_threads < 1) return PyErr_Format(PyExc_ValueError, "n_threads must be >= 1, got %d", n_threads);
+    if (n_threads > MAX_THREADS) n_threads = MAX_THREADS;
     if (!e->tokens.slots) {
         PyErr_SetString(PyExc_RuntimeError, "Encoder.__init__ was not called");
         return NULL;
@@ -479,94 +524,162 @@ static PyObject *Encoder_encode(Encoder *e, PyObject *texts_arg) {
         return NULL;
     }
     e->busy = 1;
-    PyObject *ret = Encoder_encode_locked(e, texts_arg);
+    PyObject *ret = Encoder_encode_locked(e, texts_arg, n_threads, min_bytes);
     e->busy = 0;
     return ret;
 }
 
-static PyObject *Encoder_encode_locked(Encoder *e, PyObject *texts_arg) {
-    PyObject *texts = PySequence_Fast(texts_arg, "texts must be a sequence of str");
-    if (!texts) return NULL;
-    Py_ssize_t n_texts = PySequence_Fast_GET_SIZE(texts);
-    int64_t *counts = malloc((size_t)(n_texts ? n_texts : 1) * sizeof(int64_t));
-    VecI32 out = {0}, out2 = {0};
-    PyObject *new_words = PyList_New(0), *ret = NULL;
-    Py_ssize_t first_new = e->cw_count.n, placeholders = 0;
-    if (!counts || !new_words) { PyErr_NoMemory(); goto done; }
-    for (Py_ssize_t t = 0; t < n_texts; t++) {
-        PyObject *keep;
-        Py_ssize_t n;
-        const unsigned char *s = (const unsigned char *)utf8_of(PySequence_Fast_GET_ITEM(texts, t), &n, &keep);
-        if (!s) goto done;
-        Py_ssize_t before = out.n, i = 0;
-        int failed = 0;
-        if (!keep && PyUnicode_IS_ASCII(PySequence_Fast_GET_ITEM(texts, t))) {
-            /* all ASCII: whitespace separates tokens like any other non-token character */
-            failed = tokenize_ascii(e, s, n, s + n, &out);
-            i = n;
+/* A non-ASCII word w[0..n), sequential encoding: its terms when known, else a placeholder
+ * -(cw + 1) until the analyzer has seen it (a new word is listed for it). */
+static int complex_word_seq(Sink *k, const unsigned char *w, Py_ssize_t n) {
+    Encoder *e = k->e;
+    uint64_t h = hash_bytes((const char *)w, n);
+    Slot *found = map_find(&e->words, (const char *)w, n, h);
+    int32_t cw;
+    if (!found) {
+        cw = (int32_t)e->cw_count.n;
+        PyObject *word = PyUnicode_DecodeUTF8((const char *)w, n, "surrogatepass");
+        if (!word || PyList_Append(k->new_words, word)) { Py_XDECREF(word); return -1; }
+        Py_DECREF(word);
+        if (map_add(&e->words, (const char *)w, n, h, cw) < 0 || push64(&e->cw_first, 0) || push32(&e->cw_count, -1)) {
+            PyErr_NoMemory();
+            return -1;
         }
-        while (i < n && !failed) {
-            while (i < n && (CLS[s[i]] & C_SPACE)) i++;
-            Py_ssize_t w = i;
-            int high = 0;
-            while (i < n && !(CLS[s[i]] & C_SPACE)) high |= CLS[s[i++]] & C_HIGH;
-            if (i == w) break;
-            if (!high) {
-                failed = tokenize_ascii(e, s + w, i - w, s + n, &out);
+    } else {
+        cw = found->val;
+    }
+    if (e->cw_count.a[cw] < 0) {
+        k->placeholders++;
+        return push32(k->out, -(cw + 1));
+    }
+    for (int32_t j = 0; j < e->cw_count.a[cw]; j++)
+        if (push32(k->out, e->cw_terms.a[e->cw_first.a[cw] + j])) return -1;
+    return 0;
+}
+
+static int complex_word_part(Part *part, const unsigned char *w, Py_ssize_t n);
+
+/* One text s[0..n): an all-ASCII text in one pass (whitespace separates tokens like any other
+ * non-token byte); otherwise word by word, non-ASCII words set aside for the analyzer. */
+static int scan_text(Sink *k, const unsigned char *s, Py_ssize_t n, int ascii) {
+    if (ascii) return tokenize_ascii(k, s, n, s + n);
+    Py_ssize_t i = 0;
+    while (i < n) {
+        while (i < n && (CLS[s[i]] & C_SPACE)) i++;
+        Py_ssize_t w = i;
+        int high = 0;
+        while (i < n && !(CLS[s[i]] & C_SPACE)) high |= CLS[s[i++]] & C_HIGH;
+        if (i == w) break;
+        int failed = !high ? tokenize_ascii(k, s + w, i - w, s + n)
+                           : (k->part ? complex_word_part(k->part, s + w, i - w) : complex_word_seq(k, s + w, i - w));
+        if (failed) return -1;
+    }
+    return 0;
+}
+
+/* The texts' UTF-8: pointers, lengths, whether all ASCII; `keep` holds the bytes objects made for
+ * texts with lone surrogates. */
+typedef struct {
+    Py_ssize_t n;
+    const unsigned char **ptr;
+    Py_ssize_t *len;
+    unsigned char *ascii;
+    PyObject *keep;
+    Py_ssize_t total;
+} Texts;
+
+static void texts_free(Texts *x) {
+    free(x->ptr); free(x->len); free(x->ascii);
+    Py_XDECREF(x->keep);
+}
+
+static int texts_load(Texts *x, PyObject *texts) {
+    memset(x, 0, sizeof(*x));
+    x->n = PySequence_Fast_GET_SIZE(texts);
+    size_t m = (size_t)(x->n ? x->n : 1);
+    x->ptr = malloc(m * sizeof(*x->ptr));
+    x->len = malloc(m * sizeof(*x->len));
+    x->ascii = malloc(m);
+    x->keep = PyList_New(0);
+    if (!x->ptr || !x->len || !x->ascii || !x->keep) {
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t t = 0; t < x->n; t++) {
+        PyObject *text = PySequence_Fast_GET_ITEM(texts, t), *keep;
+        const char *p = utf8_of(text, &x->len[t], &keep);
+        if (!p) return -1;
+        if (keep) {
+            int bad = PyList_Append(x->keep, keep);
+            Py_DECREF(keep); /* the list holds it */
+            if (bad) return -1;
+        }
+        x->ptr[t] = (const unsigned char *)p;
+        x->ascii[t] = !keep && PyUnicode_IS_ASCII(text);
+        x->total += x->len[t];
+    }
+    return 0;
+}
+
+/* Replace each placeholder -(cw + 1) of out by the terms of word cw; counts[t] entries per text. */
+static int expand_placeholders(Encoder *e, VecI32 *out, int64_t *counts, Py_ssize_t n_texts) {
+    VecI32 out2 = {0};
+    Py_ssize_t pos = 0;
+    for (Py_ssize_t t = 0; t < n_texts; t++) {
+        Py_ssize_t before = out2.n;
+        for (Py_ssize_t j = pos; j < pos + counts[t]; j++) {
+            int32_t v = out->a[j];
+            if (v >= 0) {
+                if (push32(&out2, v)) goto oom;
                 continue;
             }
-            uint64_t h = hash_bytes((const char *)s + w, i - w);
-            Slot *found = map_find(&e->words, (const char *)s + w, i - w, h);
-            int32_t cw;
-            if (!found) {
-                cw = (int32_t)e->cw_count.n;
-                PyObject *word = PyUnicode_DecodeUTF8((const char *)s + w, i - w, "surrogatepass");
-                if (!word || PyList_Append(new_words, word)) { Py_XDECREF(word); failed = 1; break; }
-                Py_DECREF(word);
-                if (map_add(&e->words, (const char *)s + w, i - w, h, cw) < 0 || push64(&e->cw_first, 0) ||
-                    push32(&e->cw_count, -1)) { PyErr_NoMemory(); failed = 1; break; }
-            } else {
-                cw = found->val;
-            }
-            if (e->cw_count.a[cw] < 0) {
-                failed = push32(&out, -(cw + 1));
-                placeholders++;
-            } else {
-                for (int32_t j = 0; j < e->cw_count.a[cw] && !failed; j++)
-                    failed = push32(&out, e->cw_terms.a[e->cw_first.a[cw] + j]);
-            }
+            int32_t cw = -v - 1;
+            for (int32_t q = 0; q < e->cw_count.a[cw]; q++)
+                if (push32(&out2, e->cw_terms.a[e->cw_first.a[cw] + q])) goto oom;
         }
-        Py_XDECREF(keep);
-        if (failed) {
-            if (!PyErr_Occurred()) PyErr_NoMemory();
-            goto done;
-        }
-        counts[t] = out.n - before;
+        pos += counts[t];
+        counts[t] = out2.n - before;
     }
-    if (PyList_GET_SIZE(new_words) && define_words(e, new_words, first_new)) goto done;
-    if (placeholders) { /* expand each waiting word into its terms */
-        Py_ssize_t pos = 0;
-        for (Py_ssize_t t = 0; t < n_texts; t++) {
-            Py_ssize_t before = out2.n;
-            for (Py_ssize_t j = pos; j < pos + counts[t]; j++) {
-                int32_t v = out.a[j];
-                if (v >= 0) {
-                    if (push32(&out2, v)) { PyErr_NoMemory(); goto done; }
-                    continue;
-                }
-                int32_t cw = -v - 1;
-                for (int32_t q = 0; q < e->cw_count.a[cw]; q++)
-                    if (push32(&out2, e->cw_terms.a[e->cw_first.a[cw] + q])) { PyErr_NoMemory(); goto done; }
+    free(out->a);
+    *out = out2;
+    return 0;
+oom:
+    free(out2.a);
+    PyErr_NoMemory();
+    return -1;
+}
+
+static int encode_parallel(Encoder *e, Texts *x, int n_threads, int64_t *counts, VecI32 *out, PyObject *new_words);
+
+static PyObject *Encoder_encode_locked(Encoder *e, PyObject *texts_arg, int n_threads, Py_ssize_t min_bytes) {
+    /* a tuple of our own: the texts stay alive while other threads run (their UTF-8 is read without the GIL) */
+    PyObject *texts = PySequence_Tuple(texts_arg);
+    if (!texts) return NULL;
+    Texts x;
+    int loaded = texts_load(&x, texts) == 0;
+    int64_t *counts = malloc((size_t)(x.n ? x.n : 1) * sizeof(int64_t));
+    VecI32 out = {0};
+    PyObject *new_words = PyList_New(0), *ret = NULL;
+    Py_ssize_t first_new = e->cw_count.n;
+    Sink k = {e, NULL, &out, e->cache, new_words, 0};
+    if (!loaded) goto done;
+    if (!counts || !new_words) { PyErr_NoMemory(); goto done; }
+    if (n_threads > 1 && x.total >= min_bytes && x.n >= n_threads) {
+        if (encode_parallel(e, &x, n_threads, counts, &out, new_words)) goto done;
+    } else {
+        for (Py_ssize_t t = 0; t < x.n; t++) {
+            Py_ssize_t before = out.n;
+            if (scan_text(&k, x.ptr[t], x.len[t], x.ascii[t])) {
+                if (!PyErr_Occurred()) PyErr_NoMemory();
+                goto done;
             }
-            pos += counts[t];
-            counts[t] = out2.n - before;
+            counts[t] = out.n - before;
         }
-        free(out.a);
-        out = out2;
-        out2.a = NULL;
+        if (PyList_GET_SIZE(new_words) && define_words(e, new_words, first_new)) goto done;
+        if (k.placeholders && expand_placeholders(e, &out, counts, x.n)) goto done;
     }
     {
-        PyObject *c = bytes_of(counts, n_texts * (Py_ssize_t)sizeof(int64_t));
+        PyObject *c = bytes_of(counts, x.n * (Py_ssize_t)sizeof(int64_t));
         PyObject *ids = c ? bytes_of(out.a, out.n * (Py_ssize_t)sizeof(int32_t)) : NULL;
         if (c && ids) ret = PyTuple_Pack(2, c, ids);
         Py_XDECREF(c);
@@ -574,12 +687,187 @@ static PyObject *Encoder_encode_locked(Encoder *e, PyObject *texts_arg) {
     }
 done:
     if (!ret && e->cw_count.n > first_new) e->broken = 1; /* words left waiting: do not reuse */
+    texts_free(&x);
     free(counts);
     free(out.a);
-    free(out2.a);
     Py_XDECREF(new_words);
     Py_DECREF(texts);
     return ret;
+}
+
+/* ------------------------------------------------------------------ parallel encoding
+ * Phase 1, one thread per part (a run of consecutive texts, parts of about equal bytes), without
+ * the GIL: tokenize, look tokens up in the encoder's tables (read only), set new tokens aside in
+ * the part's own table, stemmed there. Phase 2, in part order, with the GIL: add the new tokens to
+ * the encoder's tables, the non-ASCII words too (the analyzer sees the new ones in one batch), then
+ * replace the placeholders. New tokens are added in order of first appearance, part after part,
+ * which is text order: term ids come out as from sequential encoding. */
+struct Part {
+    Encoder *e;
+    const Texts *x;
+    Py_ssize_t t0, t1;
+    VecI32 out;
+    int64_t *counts;
+    CacheEntry *cache;
+    StrMap pend;          /* new token -> its pending number */
+    VecI32 stem_off;      /* per pending token: its stem in stems, -1 for a stopword */
+    VecI32 stem_len;
+    char *stems;
+    Py_ssize_t ssize, scap;
+    VecI64 cw_ptr;        /* non-ASCII word occurrences, in order: address and length */
+    VecI64 cw_len;
+    int failed;
+};
+
+static int32_t part_lookup(Part *part, const char *tok, int n) {
+    Encoder *e = part->e;
+    uint64_t h = hash_bytes(tok, n);
+    Slot *slot = map_find(&e->tokens, tok, n, h);
+    if (slot) return slot->val;
+    slot = map_find(&part->pend, tok, n, h);
+    if (slot) return PENDING(slot->val);
+    if (part->pend.n >= INT32_MAX / 2) return -2;
+    int32_t p = (int32_t)part->pend.n, off = -1, len = 0;
+    if (!map_find(&e->stop, tok, n, h)) {
+        char buf[MAX_TOKEN + 1];
+        memcpy(buf, tok, (size_t)n);
+        len = e->stem ? porter_stem(buf, n) : n;
+        if (part->ssize + len >= INT32_MAX || grow((void **)&part->stems, &part->scap, part->ssize + len, 1)) return -2;
+        memcpy(part->stems + part->ssize, buf, (size_t)len);
+        off = (int32_t)part->ssize;
+        part->ssize += len;
+    }
+    if (map_add(&part->pend, tok, n, h, p) < 0 || push32(&part->stem_off, off) || push32(&part->stem_len, len)) return -2;
+    return PENDING(p);
+}
+
+static int complex_word_part(Part *part, const unsigned char *w, Py_ssize_t n) {
+    if (push64(&part->cw_ptr, (int64_t)(intptr_t)w) || push64(&part->cw_len, n)) return -1;
+    return push32(&part->out, COMPLEX);
+}
+
+static void *part_run(void *arg) {
+    Part *part = arg;
+    Sink k = {part->e, part, &part->out, part->cache, NULL, 0};
+    for (Py_ssize_t t = part->t0; t < part->t1; t++) {
+        Py_ssize_t before = part->out.n;
+        if (scan_text(&k, part->x->ptr[t], part->x->len[t], part->x->ascii[t])) {
+            part->failed = 1;
+            break;
+        }
+        part->counts[t] = part->out.n - before;
+    }
+    return NULL;
+}
+
+static void part_free(Part *part) {
+    free(part->out.a); free(part->cache); map_free(&part->pend); free(part->stem_off.a); free(part->stem_len.a);
+    free(part->stems); free(part->cw_ptr.a); free(part->cw_len.a);
+}
+
+static int encode_parallel(Encoder *e, Texts *x, int n_threads, int64_t *counts, VecI32 *out, PyObject *new_words) {
+    Part *parts = calloc((size_t)n_threads, sizeof(Part));
+    int32_t **resolved = calloc((size_t)n_threads, sizeof(int32_t *));
+    int32_t **cw_of = calloc((size_t)n_threads, sizeof(int32_t *));
+    Py_ssize_t first_new = e->cw_count.n;
+    int ok = 0;
+    if (!parts || !resolved || !cw_of) { PyErr_NoMemory(); goto done; }
+    Py_ssize_t t = 0, acc = 0;
+    for (int i = 0; i < n_threads; i++) { /* consecutive texts, about total / n_threads bytes each */
+        Part *part = parts + i;
+        part->e = e;
+        part->x = x;
+        part->counts = counts;
+        part->t0 = t;
+        Py_ssize_t goal = x->total / n_threads * (i + 1);
+        while (t < x->n && (i == n_threads - 1 || acc < goal)) acc += x->len[t++];
+        part->t1 = t;
+        part->cache = calloc((size_t)1 << CACHE_BITS, sizeof(CacheEntry));
+        if (!part->cache || map_init(&part->pend)) { PyErr_NoMemory(); goto done; }
+    }
+    {
+        pthread_t threads[MAX_THREADS];
+        int started[MAX_THREADS] = {0};
+        Py_BEGIN_ALLOW_THREADS
+        for (int i = 1; i < n_threads; i++) started[i] = pthread_create(&threads[i], NULL, part_run, parts + i) == 0;
+        part_run(parts);
+        for (int i = 1; i < n_threads; i++) {
+            if (started[i]) pthread_join(threads[i], NULL);
+            else part_run(parts + i); /* no thread to be had: run it here */
+        }
+        Py_END_ALLOW_THREADS
+    }
+    for (int i = 0; i < n_threads; i++)
+        if (parts[i].failed) { PyErr_NoMemory(); goto done; }
+    /* phase 2: the new tokens and non-ASCII words, part after part */
+    for (int i = 0; i < n_threads; i++) {
+        Part *part = parts + i;
+        resolved[i] = malloc((size_t)(part->pend.n ? part->pend.n : 1) * sizeof(int32_t));
+        cw_of[i] = malloc((size_t)(part->cw_ptr.n ? part->cw_ptr.n : 1) * sizeof(int32_t));
+        if (!resolved[i] || !cw_of[i]) { PyErr_NoMemory(); goto done; }
+        for (Py_ssize_t q = 0; q < part->pend.n; q++) {
+            const char *key = part->pend.arena + part->pend.eoff[q];
+            int n = part->pend.elen[q];
+            uint64_t h = hash_bytes(key, n);
+            Slot *slot = map_find(&e->tokens, key, n, h);
+            int32_t v;
+            if (slot) {
+                v = slot->val;
+            } else {
+                v = part->stem_off.a[q] < 0 ? -1 : term_id(e, part->stems + part->stem_off.a[q], part->stem_len.a[q]);
+                if (v == -2 || map_add(&e->tokens, key, n, h, v) < 0) { PyErr_NoMemory(); goto done; }
+            }
+            resolved[i][q] = v;
+        }
+        Sink k = {e, NULL, NULL, NULL, new_words, 0};
+        for (Py_ssize_t c = 0; c < part->cw_ptr.n; c++) {
+            const unsigned char *w = (const unsigned char *)(intptr_t)part->cw_ptr.a[c];
+            Py_ssize_t n = part->cw_len.a[c];
+            uint64_t h = hash_bytes((const char *)w, n);
+            Slot *found = map_find(&e->words, (const char *)w, n, h);
+            if (found) {
+                cw_of[i][c] = found->val;
+                continue;
+            }
+            VecI32 none = {0};
+            k.out = &none;
+            if (complex_word_seq(&k, w, n)) { free(none.a); goto done; } /* adds the word, waiting */
+            free(none.a);
+            cw_of[i][c] = (int32_t)(e->cw_count.n - 1); /* the word just added */
+        }
+    }
+    if (PyList_GET_SIZE(new_words) && define_words(e, new_words, first_new)) goto done;
+    for (int i = 0; i < n_threads; i++) { /* the final term ids, text by text */
+        Part *part = parts + i;
+        Py_ssize_t pos = 0, c = 0;
+        for (Py_ssize_t t = part->t0; t < part->t1; t++) {
+            Py_ssize_t before = out->n;
+            for (Py_ssize_t j = pos; j < pos + counts[t]; j++) {
+                int32_t v = part->out.a[j];
+                if (v >= 0) {
+                    if (push32(out, v)) { PyErr_NoMemory(); goto done; }
+                } else if (v == COMPLEX) {
+                    int32_t cw = cw_of[i][c++];
+                    for (int32_t q = 0; q < e->cw_count.a[cw]; q++)
+                        if (push32(out, e->cw_terms.a[e->cw_first.a[cw] + q])) { PyErr_NoMemory(); goto done; }
+                } else {
+                    int32_t r = resolved[i][-3 - v];
+                    if (r >= 0 && push32(out, r)) { PyErr_NoMemory(); goto done; }
+                }
+            }
+            pos += counts[t];
+            counts[t] = out->n - before;
+        }
+    }
+    ok = 1;
+done:
+    for (int i = 0; parts && i < n_threads; i++) {
+        part_free(parts + i);
+        if (resolved) free(resolved[i]);
+        if (cw_of) free(cw_of[i]);
+    }
+    free(parts); free(resolved); free(cw_of);
+    return ok ? 0 : -1;
 }
 
 /* add_terms(terms): intern terms in order (a cached index's vocabulary); ids must come out 0, 1, ... */
@@ -619,6 +907,10 @@ static PyObject *Encoder_add_terms(Encoder *e, PyObject *terms_arg) {
 }
 
 static PyObject *Encoder_freeze(Encoder *e, PyObject *unused) {
+    if (e->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "Encoder.encode is running");
+        return NULL;
+    }
     e->frozen = 1;
     Py_RETURN_NONE;
 }
@@ -642,8 +934,9 @@ static PyObject *Encoder_n_terms(Encoder *e, void *unused) { return PyLong_FromS
 static PyObject *Encoder_frozen(Encoder *e, void *unused) { return PyBool_FromLong(e->frozen); }
 
 static PyMethodDef Encoder_methods[] = {
-    {"encode", (PyCFunction)Encoder_encode, METH_O,
-     "encode(texts) -> (int64 bytes: terms per text, int32 bytes: term ids)"},
+    {"encode", (PyCFunction)(void (*)(void))Encoder_encode, METH_VARARGS | METH_KEYWORDS,
+     "encode(texts, n_threads=1, parallel_min_bytes=1 MiB) -> (int64 bytes: terms per text, int32 bytes: term ids);"
+     " texts of at least parallel_min_bytes are tokenized on n_threads threads, with the same result"},
     {"add_terms", (PyCFunction)Encoder_add_terms, METH_O, "add_terms(terms): intern terms as ids n_terms, ..."},
     {"freeze", (PyCFunction)Encoder_freeze, METH_NOARGS, "freeze(): no new terms from now on (unknown ones are dropped)"},
     {"terms", (PyCFunction)Encoder_terms, METH_VARARGS, "terms(start=0) -> the term strings from id start on"},
