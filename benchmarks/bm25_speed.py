@@ -109,7 +109,7 @@ def breakdown(corpus, queries, k, repeats) -> None:
 
     def new_encoder():
         if compiled.supports(backend.analyzer):
-            return compiled.CompiledTermEncoder(backend.analyzer)
+            return compiled.CompiledTermEncoder(backend.analyzer, n_threads=backend.n_threads)
         return TermEncoder(backend.analyzer)
 
     batches = list(corpus.iter_contents(backend.chunk_docs))

@@ -160,6 +160,13 @@ static int map_rehash(StrMap *m, size_t cap) {
     return 0;
 }
 
+/* Room for `more` keys without growing (one rehash now rather than several while adding). */
+static int map_reserve(StrMap *m, Py_ssize_t more) {
+    size_t cap = m->mask + 1;
+    while ((size_t)(m->n + more) * 2 > cap) cap *= 2;
+    return cap > m->mask + 1 ? map_rehash(m, cap) : 0;
+}
+
 /* Adds a key known to be absent with its value; returns its entry number or -1 (out of memory). */
 static Py_ssize_t map_add(StrMap *m, const char *s, Py_ssize_t n, uint64_t h, int32_t val) {
     if (m->n >= INT32_MAX - 1 || (uint64_t)m->asize + (uint64_t)n > UINT32_MAX) return -1;
@@ -800,6 +807,16 @@ static int encode_parallel(Encoder *e, Texts *x, int n_threads, int64_t *counts,
     for (int i = 0; i < n_threads; i++)
         if (parts[i].failed) { PyErr_NoMemory(); goto done; }
     /* phase 2: the new tokens and non-ASCII words, part after part */
+    Py_ssize_t n_pending = 0, n_final = 0;
+    for (int i = 0; i < n_threads; i++) {
+        n_pending += parts[i].pend.n;
+        n_final += parts[i].out.n;
+    }
+    if (map_reserve(&e->tokens, n_pending) || (!e->frozen && map_reserve(&e->terms, n_pending)) ||
+        grow((void **)&out->a, &out->cap, out->n + n_final, sizeof(int32_t))) {
+        PyErr_NoMemory();
+        goto done;
+    }
     for (int i = 0; i < n_threads; i++) {
         Part *part = parts + i;
         resolved[i] = malloc((size_t)(part->pend.n ? part->pend.n : 1) * sizeof(int32_t));
@@ -845,7 +862,8 @@ static int encode_parallel(Encoder *e, Texts *x, int n_threads, int64_t *counts,
             for (Py_ssize_t j = pos; j < pos + counts[t]; j++) {
                 int32_t v = part->out.a[j];
                 if (v >= 0) {
-                    if (push32(out, v)) { PyErr_NoMemory(); goto done; }
+                    if (out->n < out->cap) out->a[out->n++] = v; /* room reserved above, unless words expanded */
+                    else if (push32(out, v)) { PyErr_NoMemory(); goto done; }
                 } else if (v == COMPLEX) {
                     int32_t cw = cw_of[i][c++];
                     for (int32_t q = 0; q < e->cw_count.a[cw]; q++)
