@@ -1,15 +1,16 @@
 /* retrievers.bm25._fastbm25: the compiled hot loops of the bm25s backend.
  *
- * Three pieces, each equal to the pure-Python path it replaces (tests/retrievers/test_bm25_native.py
+ * Three pieces, each equal to the pure-Python path it replaces (tests/retrievers/test_bm25_compiled.py
  * checks them against it):
  *
- *   Encoder         texts -> term ids. Splits each text into whitespace words (the ASCII whitespace
- *                   of bytes.split()). A word that is all ASCII is cut into tokens by Lucene's
- *                   StandardTokenizer rules restricted to ASCII (tokenizer.py states them), then
- *                   possessive removal, lowercasing, stopwords and Lucene's Porter stemmer
+ *   Encoder         texts -> term ids. An all-ASCII text is cut into tokens in one pass by Lucene's
+ *                   StandardTokenizer rules restricted to ASCII (tokenizer.py states them); other
+ *                   texts are split into whitespace words (the ASCII whitespace of bytes.split())
+ *                   first. Possessive removal, lowercasing, stopwords and Lucene's Porter stemmer
  *                   (porter.h) run here, memoized per distinct lowercased token. A word holding any
- *                   non-ASCII byte is handed to a Python callable (the analyzer's exact
- *                   Unicode path), once per distinct word and in one batch per call.
+ *                   non-ASCII byte is handed to a Python callable (the analyzer's exact Unicode
+ *                   path), once per distinct word and in one batch per call. Large calls are
+ *                   tokenized on several threads with the same result (see encode_parallel).
  *   PostingsBuilder (terms per document, term ids) chunks -> term-major CSC postings with term
  *                   frequencies; documents ascend within each term.
  *   search          per query: sum the float32 posting scores of its terms in double (a term
