@@ -537,25 +537,29 @@ static PyObject *Encoder_encode(Encoder *e, PyObject *args, PyObject *kw) {
     return ret;
 }
 
-/* A non-ASCII word w[0..n), sequential encoding: its terms when known, else a placeholder
- * -(cw + 1) until the analyzer has seen it (a new word is listed for it). */
-static int complex_word_seq(Sink *k, const unsigned char *w, Py_ssize_t n) {
-    Encoder *e = k->e;
+/* The number of the non-ASCII word w[0..n) in the encoder's word table; a new word is added,
+ * waiting for its terms (cw_count -1), and listed in new_words for the analyzer. -1: error. */
+static int32_t word_number(Encoder *e, const unsigned char *w, Py_ssize_t n, PyObject *new_words) {
     uint64_t h = hash_bytes((const char *)w, n);
     Slot *found = map_find(&e->words, (const char *)w, n, h);
-    int32_t cw;
-    if (!found) {
-        cw = (int32_t)e->cw_count.n;
-        PyObject *word = PyUnicode_DecodeUTF8((const char *)w, n, "surrogatepass");
-        if (!word || PyList_Append(k->new_words, word)) { Py_XDECREF(word); return -1; }
-        Py_DECREF(word);
-        if (map_add(&e->words, (const char *)w, n, h, cw) < 0 || push64(&e->cw_first, 0) || push32(&e->cw_count, -1)) {
-            PyErr_NoMemory();
-            return -1;
-        }
-    } else {
-        cw = found->val;
+    if (found) return found->val;
+    int32_t cw = (int32_t)e->cw_count.n;
+    PyObject *word = PyUnicode_DecodeUTF8((const char *)w, n, "surrogatepass");
+    if (!word || PyList_Append(new_words, word)) { Py_XDECREF(word); return -1; }
+    Py_DECREF(word);
+    if (map_add(&e->words, (const char *)w, n, h, cw) < 0 || push64(&e->cw_first, 0) || push32(&e->cw_count, -1)) {
+        PyErr_NoMemory();
+        return -1;
     }
+    return cw;
+}
+
+/* A non-ASCII word, sequential encoding: its terms when known, else a placeholder -(cw + 1) until
+ * the analyzer has seen it. */
+static int complex_word_seq(Sink *k, const unsigned char *w, Py_ssize_t n) {
+    Encoder *e = k->e;
+    int32_t cw = word_number(e, w, n, k->new_words);
+    if (cw < 0) return -1;
     if (e->cw_count.a[cw] < 0) {
         k->placeholders++;
         return push32(k->out, -(cw + 1));
@@ -837,21 +841,9 @@ static int encode_parallel(Encoder *e, Texts *x, int n_threads, int64_t *counts,
             }
             resolved[i][q] = v;
         }
-        Sink k = {e, NULL, NULL, NULL, new_words, 0};
         for (Py_ssize_t c = 0; c < part->cw_ptr.n; c++) {
-            const unsigned char *w = (const unsigned char *)(intptr_t)part->cw_ptr.a[c];
-            Py_ssize_t n = part->cw_len.a[c];
-            uint64_t h = hash_bytes((const char *)w, n);
-            Slot *found = map_find(&e->words, (const char *)w, n, h);
-            if (found) {
-                cw_of[i][c] = found->val;
-                continue;
-            }
-            VecI32 none = {0};
-            k.out = &none;
-            if (complex_word_seq(&k, w, n)) { free(none.a); goto done; } /* adds the word, waiting */
-            free(none.a);
-            cw_of[i][c] = (int32_t)(e->cw_count.n - 1); /* the word just added */
+            cw_of[i][c] = word_number(e, (const unsigned char *)(intptr_t)part->cw_ptr.a[c], part->cw_len.a[c], new_words);
+            if (cw_of[i][c] < 0) goto done;
         }
     }
     if (PyList_GET_SIZE(new_words) && define_words(e, new_words, first_new)) goto done;
