@@ -119,11 +119,12 @@ class BM25sBackend:
         self._doc_of_rank[self._rank] = np.arange(len(self._rank))
 
     def _query_term_encoder(self) -> "compiled.CompiledTermEncoder | None":
-        """The compiled encoder frozen on the index's vocabulary, when it serves this analyzer."""
+        """The compiled encoder frozen on the index's vocabulary, when it serves this analyzer: the
+        one that built the index, else (a cached index) one made from its terms."""
         if not compiled.supports(self.analyzer):
             return None
-        encoder = getattr(self, "_query_encoder", None)
-        if encoder is None or encoder.terms is not self.sparse_index.terms:
+        encoder = getattr(self, "_query_encoder", None)  # set by build()
+        if encoder is None or encoder.terms is not self.sparse_index.terms:  # a cached index: from its terms
             encoder = compiled.CompiledTermEncoder(self.analyzer, self.sparse_index.terms).freeze()
             encoder.terms = self.sparse_index.terms
             self._query_encoder = encoder
@@ -162,6 +163,13 @@ class BM25sBackend:
             out.append((docs, scores.astype(np.float64)))
         return out
 
+    def _map_batches(self, fn, batches: list) -> list:
+        """``[fn(b) for b in batches]``, on a thread pool of n_threads when there is more than one."""
+        if self.n_threads > 1 and len(batches) > 1:
+            with ThreadPoolExecutor(max_workers=self.n_threads) as pool:
+                return list(pool.map(fn, batches))
+        return [fn(b) for b in batches]
+
     def _search_compiled(self, queries: Queries, k: int) -> Run | None:
         encoder = self._query_term_encoder() if compiled.available() else None
         if encoder is None:
@@ -184,11 +192,7 @@ class BM25sBackend:
                                    term_ids, k, self._rank, self._doc_of_rank,
                                    None if constants is None else constants[a:b])
 
-        if self.n_threads > 1 and len(bounds) > 1:
-            with ThreadPoolExecutor(max_workers=self.n_threads) as pool:
-                parts = list(pool.map(one, bounds))
-        else:
-            parts = [one(b) for b in bounds]
+        parts = self._map_batches(one, bounds)
         hits = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.int64)
         docs = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, np.int64)
         scores = np.concatenate([p[2] for p in parts]) if parts else np.zeros(0, np.float32)
@@ -204,10 +208,6 @@ class BM25sBackend:
         term_ids = self.queries_term_ids(list(queries.texts))
         size = max(1, -(-len(term_ids) // (self.n_threads * 4)))
         batches = [term_ids[i:i + size] for i in range(0, len(term_ids), size)]
-        if self.n_threads > 1 and len(batches) > 1:
-            with ThreadPoolExecutor(max_workers=self.n_threads) as pool:
-                results = [r for batch in pool.map(lambda b: self._search_batch(b, k), batches) for r in batch]
-        else:
-            results = [r for batch in batches for r in self._search_batch(batch, k)]
+        results = [r for batch in self._map_batches(lambda b: self._search_batch(b, k), batches) for r in batch]
         return run_from_topk(queries.ids, [d for d, _ in results], [s for _, s in results], self._ids,
                              self._id_index)
