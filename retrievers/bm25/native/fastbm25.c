@@ -311,22 +311,22 @@ static int Encoder_init(Encoder *e, PyObject *args, PyObject *kw) {
     return 0;
 }
 
+/* The term of one lowercased token (hash h), written to buf: its length, or -1 for a stopword.
+ * Reads the encoder's tables only (safe from several threads). */
+static int token_term(const Encoder *e, const char *tok, int n, uint64_t h, char *buf) {
+    if (map_find(&e->stop, tok, n, h)) return -1;
+    memcpy(buf, tok, (size_t)n);
+    return e->stem ? porter_stem(buf, n) : n;
+}
+
 /* The term id of one lowercased token (memoized): -1 when it has none. -2: out of memory. */
 static int32_t token_value(Encoder *e, const char *tok, int n) {
     uint64_t h = hash_bytes(tok, n);
     Slot *slot = map_find(&e->tokens, tok, n, h);
     if (slot) return slot->val;
-    int32_t val;
-    if (map_find(&e->stop, tok, n, h)) {
-        val = -1;
-    } else if (e->stem) {
-        char buf[MAX_TOKEN + 1];
-        memcpy(buf, tok, (size_t)n);
-        int m = porter_stem(buf, n);
-        val = term_id(e, buf, m);
-    } else {
-        val = term_id(e, tok, n);
-    }
+    char buf[MAX_TOKEN + 1];
+    int m = token_term(e, tok, n, h, buf);
+    int32_t val = m < 0 ? -1 : term_id(e, buf, m);
     if (val == -2) return -2;
     if (map_add(&e->tokens, tok, n, h, val) < 0) return -2;
     return val;
@@ -739,11 +739,12 @@ static int32_t part_lookup(Part *part, const char *tok, int n) {
     slot = map_find(&part->pend, tok, n, h);
     if (slot) return PENDING(slot->val);
     if (part->pend.n >= INT32_MAX / 2) return -2;
-    int32_t p = (int32_t)part->pend.n, off = -1, len = 0;
-    if (!map_find(&e->stop, tok, n, h)) {
-        char buf[MAX_TOKEN + 1];
-        memcpy(buf, tok, (size_t)n);
-        len = e->stem ? porter_stem(buf, n) : n;
+    int32_t p = (int32_t)part->pend.n, off = -1;
+    char buf[MAX_TOKEN + 1];
+    int len = token_term(e, tok, n, h, buf);
+    if (len < 0) {
+        len = 0;
+    } else {
         if (part->ssize + len >= INT32_MAX || grow((void **)&part->stems, &part->scap, part->ssize + len, 1)) return -2;
         memcpy(part->stems + part->ssize, buf, (size_t)len);
         off = (int32_t)part->ssize;
