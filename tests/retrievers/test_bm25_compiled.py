@@ -482,6 +482,35 @@ def test_search_matches_search_one(small_index):
 
 
 @needs_extension
+def test_search_top_k_with_many_documents_and_ties(compiled_on):
+    """The compiled top k (a histogram of the keys' top bits, then a radix sort) against
+    search_one + top_k_positive, on 3,000 documents over 6 words: scores tie in large groups, so
+    the k-th score's group is cut by document id; k below, at and above the number of hits."""
+    rng = random.Random(5)
+    words = ["ant", "bee", "cat", "dog", "eel", "fox"]
+    texts = [" ".join(rng.choice(words) for _ in range(rng.randint(1, 6))) for _ in range(3000)]
+    encoder = TermEncoder(Analyzer(stemmer=None))
+    index = SparseIndex.build([encoder.encode(texts)], encoder.terms, ScoringParams())
+    ids = np.array([f"doc{rng.randrange(10**6)}-{i}" for i in range(len(texts))])
+    rank = string_ranks(ids)
+    doc_of_rank = np.empty_like(rank)
+    doc_of_rank[rank] = np.arange(len(rank))
+    tid = {t: i for i, t in enumerate(index.terms)}
+    queries = [[tid[w] for w in rng.sample(words, rng.randint(1, 4))] for _ in range(20)]
+    checked_cut = 0
+    for k in (1, 7, 300, 1000, 2999, 5000):
+        hits, docs, scores = _search(index, rank, doc_of_rank, queries, k)
+        pos = 0
+        for q, h in zip(queries, hits.tolist()):
+            exp_docs, exp_scores = _python_search(index, rank, q, k)
+            assert docs[pos:pos + h].tolist() == exp_docs.tolist()
+            np.testing.assert_array_equal(scores[pos:pos + h], exp_scores)
+            checked_cut += 256 < h < int((index.search_one(q)[1] > 0).sum())
+            pos += h
+    assert checked_cut > 20  # the histogram cut ran, with more hits than k
+
+
+@needs_extension
 def test_search_with_constants_adds_them(small_index):
     index, tid, rank, doc_of_rank = small_index
     q = [tid["apple"], tid["cherry"]]

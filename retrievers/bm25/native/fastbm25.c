@@ -25,6 +25,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "porter.h"
 
@@ -34,6 +37,14 @@ static int pthread_create(pthread_t *t, void *attr, void *(*f)(void *), void *ar
 static int pthread_join(pthread_t t, void **r) { (void)t; (void)r; return 0; }
 #else
 #include <pthread.h>
+#endif
+
+#ifdef FASTBM25_TIMING
+#include <time.h>
+static double now_s(void) { struct timespec ts; clock_gettime(CLOCK_MONOTONIC, &ts); return ts.tv_sec + ts.tv_nsec * 1e-9; }
+#define TICK(name) do { double t_ = now_s(); fprintf(stderr, "%s %.4f\n", name, t_ - tick_); tick_ = t_; } while (0)
+#else
+#define TICK(name) do {} while (0)
 #endif
 
 #define MAX_TOKEN 255 /* Lucene's default maxTokenLength: longer tokens are cut into pieces */
@@ -216,6 +227,9 @@ static void init_classes(void) {
 #define CACHE_BITS 15
 typedef struct { uint64_t k0, k1; int32_t len; int32_t val; } CacheEntry; /* len 0: empty */
 
+/* New tokens of a parallel encode call, kept as a memo until the next call: token -> term id or -1 */
+typedef struct { StrMap pend; int32_t *resolved; } Deferred;
+
 typedef struct {
     PyObject_HEAD
     StrMap tokens;  /* lowercased ASCII token -> term id, or -1 (stopword / unknown when frozen) */
@@ -228,9 +242,38 @@ typedef struct {
     CacheEntry *cache;       /* direct-mapped cache of token -> value for tokens of <= 16 bytes */
     int possessive, stem, frozen, broken, busy;
     PyObject *analyze_words; /* list[str] -> list[list[str]] */
+    Deferred deferred[MAX_THREADS]; /* memo entries not yet in tokens (see flush_deferred) */
+    int n_deferred;
 } Encoder;
 
+/* The deferred memo: a parallel encode call leaves its new tokens in its parts' tables; a later call
+ * adds them to `tokens` first (flush), or, when the encoder is frozen, drops them: the memo only saves
+ * work (a token missing from it is stemmed and looked up again, with the same result). */
+static void drop_deferred(Encoder *e) {
+    for (int i = 0; i < e->n_deferred; i++) {
+        map_free(&e->deferred[i].pend);
+        free(e->deferred[i].resolved);
+    }
+    e->n_deferred = 0;
+}
+
+static int flush_deferred(Encoder *e) {
+    for (int i = 0; i < e->n_deferred; i++) {
+        Deferred *d = &e->deferred[i];
+        if (map_reserve(&e->tokens, d->pend.n)) return -1;
+        for (Py_ssize_t q = 0; q < d->pend.n; q++) {
+            const char *key = d->pend.arena + d->pend.eoff[q];
+            int n = d->pend.elen[q];
+            uint64_t h = hash_bytes(key, n);
+            if (!map_find(&e->tokens, key, n, h) && map_add(&e->tokens, key, n, h, d->resolved[q]) < 0) return -1;
+        }
+    }
+    drop_deferred(e);
+    return 0;
+}
+
 static void Encoder_dealloc(Encoder *e) {
+    drop_deferred(e);
     map_free(&e->tokens); map_free(&e->terms); map_free(&e->stop); map_free(&e->words);
     free(e->cache);
     free(e->cw_first.a); free(e->cw_count.a); free(e->cw_terms.a);
@@ -436,6 +479,25 @@ static int emit_token(Sink *k, const unsigned char *t, Py_ssize_t len, const uns
     return 0;
 }
 
+/* The end of the run of ASCII letters from w[j] on (j <= n): the first j' >= j with w[j'] not a
+ * letter, or n. Bytes up to `end` may be read. */
+static inline Py_ssize_t alpha_end(const unsigned char *w, Py_ssize_t j, Py_ssize_t n, const unsigned char *end) {
+#ifdef __SSE2__
+    const __m128i lower = _mm_set1_epi8(0x20), shift = _mm_set1_epi8((char)(0x80 - 'a')), limit = _mm_set1_epi8((char)(-128 + 26));
+    while (j < n && w + j + 16 <= end) {
+        __m128i v = _mm_or_si128(_mm_loadu_si128((const __m128i *)(w + j)), lower);
+        unsigned mask = (unsigned)_mm_movemask_epi8(_mm_cmplt_epi8(_mm_add_epi8(v, shift), limit));
+        if (mask != 0xFFFF) {
+            j += __builtin_ctz(~mask);
+            return j < n ? j : n;
+        }
+        j += 16;
+    }
+#endif
+    while (j < n && (CLS[w[j]] & C_ALPHA)) j++;
+    return j < n ? j : n;
+}
+
 /* The exact tokens of an all-ASCII word w[0..n):
  *   token   = X* unit (X* unit)* X*          X = '_' (ExtendNumLet)
  *   unit    = A+ (ML A+)*  |  N+ (MN N+)*    A letter, N digit, ML = : . '  MN = , ; . '
@@ -443,7 +505,16 @@ static int emit_token(Sink *k, const unsigned char *t, Py_ssize_t len, const uns
 static int tokenize_ascii(Sink *k, const unsigned char *w, Py_ssize_t n, const unsigned char *end) {
     Py_ssize_t i = 0;
     while (i < n) {
-        if (!(CLS[w[i]] & (C_ALPHA | C_DIGIT | C_UNDER))) { i++; continue; }
+        unsigned char c = CLS[w[i]];
+        if (!(c & (C_ALPHA | C_DIGIT | C_UNDER))) { i++; continue; }
+        if (c & C_ALPHA) { /* the common case: letters, then a byte that cannot continue the token */
+            Py_ssize_t j = alpha_end(w, i + 1, n, end);
+            if (j >= n || !(CLS[w[j]] & (C_ALPHA | C_DIGIT | C_UNDER | C_MIDLETTER))) {
+                if (emit_token(k, w + i, j - i, end)) return -1;
+                i = j + 1; /* w[j] (if any) is not part of a token */
+                continue;
+            }
+        }
         Py_ssize_t start = i, j = i;
         while (j < n && w[j] == '_') j++;
         if (j >= n || !(CLS[w[j]] & (C_ALPHA | C_DIGIT))) { i = j; continue; }
@@ -472,12 +543,10 @@ static int tokenize_ascii(Sink *k, const unsigned char *w, Py_ssize_t n, const u
     return 0;
 }
 
-/* Hands the words waiting since word number `first` to the Python analyzer and records their terms. */
-static int define_words(Encoder *e, PyObject *words, Py_ssize_t first) {
-    PyObject *result = PyObject_CallOneArg(e->analyze_words, words);
-    if (!result) return -1;
+/* Records the terms of the words waiting since word number `first` from the analyzer's result
+ * (one term list per word of `words`). */
+static int define_words(Encoder *e, PyObject *words, Py_ssize_t first, PyObject *result) {
     PyObject *seq = PySequence_Fast(result, "analyze_words must return a list of term lists");
-    Py_DECREF(result);
     if (!seq) return -1;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
     if (n != PyList_GET_SIZE(words)) {
@@ -506,6 +575,15 @@ static int define_words(Encoder *e, PyObject *words, Py_ssize_t first) {
     return 0;
 }
 
+/* Hands the words waiting since word number `first` to the Python analyzer and records their terms. */
+static int analyze_and_define(Encoder *e, PyObject *words, Py_ssize_t first) {
+    PyObject *result = PyObject_CallOneArg(e->analyze_words, words);
+    if (!result) return -1;
+    int failed = define_words(e, words, first, result);
+    Py_DECREF(result);
+    return failed;
+}
+
 static PyObject *bytes_of(const void *p, Py_ssize_t n) { return PyBytes_FromStringAndSize(p ? p : "", n); }
 
 static PyObject *Encoder_encode_locked(Encoder *e, PyObject *texts_arg, int n_threads, Py_ssize_t min_bytes);
@@ -530,6 +608,11 @@ static PyObject *Encoder_encode(Encoder *e, PyObject *args, PyObject *kw) {
     if (e->busy) { /* the analyze_words callback may let another thread in */
         PyErr_SetString(PyExc_RuntimeError, "Encoder.encode is already running (one call at a time)");
         return NULL;
+    }
+    if (e->frozen) drop_deferred(e);
+    else if (flush_deferred(e)) {
+        e->broken = 1;
+        return PyErr_NoMemory();
     }
     e->busy = 1;
     PyObject *ret = Encoder_encode_locked(e, texts_arg, n_threads, min_bytes);
@@ -687,7 +770,7 @@ static PyObject *Encoder_encode_locked(Encoder *e, PyObject *texts_arg, int n_th
             }
             counts[t] = out.n - before;
         }
-        if (PyList_GET_SIZE(new_words) && define_words(e, new_words, first_new)) goto done;
+        if (PyList_GET_SIZE(new_words) && analyze_and_define(e, new_words, first_new)) goto done;
         if (k.placeholders && expand_placeholders(e, &out, counts, x.n)) goto done;
     }
     {
@@ -708,17 +791,23 @@ done:
 }
 
 /* ------------------------------------------------------------------ parallel encoding
+ * Term ids come out exactly as from sequential encoding: new ASCII tokens' terms numbered in order of
+ * first appearance in the texts, then the new non-ASCII words' terms, word by word.
+ *
  * Phase 1, one thread per part (a run of consecutive texts, parts of about equal bytes), without
- * the GIL: tokenize, look tokens up in the encoder's tables (read only), set new tokens aside in
- * the part's own table, stemmed there. Phase 2, in part order, with the GIL: add the new tokens to
- * the encoder's tables, the non-ASCII words too (the analyzer sees the new ones in one batch), then
- * replace the placeholders. New tokens are added in order of first appearance, part after part,
- * which is text order: term ids come out as from sequential encoding. */
+ * the GIL: tokenize, look tokens up in the encoder's tables (read only), set new tokens aside in the
+ * part's own table (stemmed there); non-ASCII words are listed. Meanwhile the calling thread, with
+ * the GIL, finds the new non-ASCII words of the texts and has the analyzer split them (their terms
+ * are numbered later, in phase 2).
+ * Phase 2: number the parts' new tokens' terms, part after part (a token new to a part may have been
+ * new to an earlier part: other threads find those meanwhile), then the non-ASCII words' terms.
+ * Phase 3, one thread per part: each part's final term ids; the caller's thread joins them.
+ * The parts' tables of new tokens are kept as the encoder's deferred memo (see flush_deferred). */
 struct Part {
     Encoder *e;
     const Texts *x;
     Py_ssize_t t0, t1;
-    VecI32 out;
+    VecI32 out;           /* phase 1: term ids, PENDING(p) and COMPLEX */
     int64_t *counts;
     CacheEntry *cache;
     StrMap pend;          /* new token -> its pending number */
@@ -728,7 +817,12 @@ struct Part {
     Py_ssize_t ssize, scap;
     VecI64 cw_ptr;        /* non-ASCII word occurrences, in order: address and length */
     VecI64 cw_len;
-    int failed;
+    Part *earlier;        /* phase 2: the parts before this one ... */
+    int index;            /* ... this many */
+    int32_t *resolved;    /* per pending token: its term id or -1 */
+    const int32_t **src;  /* phase 2: per pending token, where an earlier part resolved it, or NULL */
+    VecI32 final;         /* phase 3: the final term ids */
+    int failed;           /* 1: out of memory; 2: a non-ASCII word missing from the word table */
 };
 
 static int32_t part_lookup(Part *part, const char *tok, int n) {
@@ -759,7 +853,7 @@ static int complex_word_part(Part *part, const unsigned char *w, Py_ssize_t n) {
     return push32(&part->out, COMPLEX);
 }
 
-static void *part_run(void *arg) {
+static void *part_scan(void *arg) { /* phase 1 */
     Part *part = arg;
     Sink k = {part->e, part, &part->out, part->cache, NULL, 0};
     for (Py_ssize_t t = part->t0; t < part->t1; t++) {
@@ -773,112 +867,224 @@ static void *part_run(void *arg) {
     return NULL;
 }
 
+static void *part_match(void *arg) { /* phase 2: the pending tokens an earlier part has too */
+    Part *part = arg;
+    for (Py_ssize_t q = 0; q < part->pend.n; q++) {
+        const char *key = part->pend.arena + part->pend.eoff[q];
+        int n = part->pend.elen[q];
+        uint64_t h = hash_bytes(key, n);
+        part->src[q] = NULL;
+        for (int j = 0; j < part->index; j++) {
+            Slot *slot = map_find(&part->earlier[j].pend, key, n, h);
+            if (slot) { part->src[q] = part->earlier[j].resolved + slot->val; break; }
+        }
+    }
+    return NULL;
+}
+
+static void *part_final(void *arg) { /* phase 3 */
+    Part *part = arg;
+    Encoder *e = part->e;
+    Py_ssize_t pos = 0, c = 0;
+    if (grow((void **)&part->final.a, &part->final.cap, part->out.n, sizeof(int32_t))) { part->failed = 1; return NULL; }
+    for (Py_ssize_t t = part->t0; t < part->t1; t++) {
+        Py_ssize_t before = part->final.n;
+        for (Py_ssize_t j = pos; j < pos + part->counts[t]; j++) {
+            int32_t v = part->out.a[j];
+            if (v == COMPLEX) {
+                const char *w = (const char *)(intptr_t)part->cw_ptr.a[c];
+                Py_ssize_t n = part->cw_len.a[c++];
+                Slot *slot = map_find(&e->words, w, n, hash_bytes(w, n));
+                if (!slot || e->cw_count.a[slot->val] < 0) { part->failed = 2; return NULL; }
+                const int32_t *terms = e->cw_terms.a + e->cw_first.a[slot->val];
+                for (int32_t q = 0; q < e->cw_count.a[slot->val]; q++)
+                    if (push32(&part->final, terms[q])) { part->failed = 1; return NULL; }
+                continue;
+            }
+            if (v < 0) v = part->resolved[-3 - v];
+            if (v < 0) continue;
+            if (part->final.n < part->final.cap) part->final.a[part->final.n++] = v;
+            else if (push32(&part->final, v)) { part->failed = 1; return NULL; }
+        }
+        pos += part->counts[t];
+        part->counts[t] = part->final.n - before;
+    }
+    return NULL;
+}
+
 static void part_free(Part *part) {
     free(part->out.a); free(part->cache); map_free(&part->pend); free(part->stem_off.a); free(part->stem_len.a);
-    free(part->stems); free(part->cw_ptr.a); free(part->cw_len.a);
+    free(part->stems); free(part->cw_ptr.a); free(part->cw_len.a); free(part->resolved); free((void *)part->src);
+    free(part->final.a);
+}
+
+/* Run fn on each part: parts 1.. on threads of their own, part 0 (and any part no thread could be
+ * had for) on the calling thread, which must not hold the GIL. */
+static void run_parts(Part *parts, int n_parts, void *(*fn)(void *)) {
+    pthread_t threads[MAX_THREADS];
+    int started[MAX_THREADS] = {0};
+    for (int i = 1; i < n_parts; i++) started[i] = pthread_create(&threads[i], NULL, fn, parts + i) == 0;
+    fn(parts);
+    for (int i = 1; i < n_parts; i++) {
+        if (started[i]) pthread_join(threads[i], NULL);
+        else fn(parts + i);
+    }
+}
+
+/* The new non-ASCII words of the texts (split as scan_text does), numbered in order of first
+ * appearance and listed in new_words. */
+static int find_new_words(Encoder *e, const Texts *x, PyObject *new_words) {
+    for (Py_ssize_t t = 0; t < x->n; t++) {
+        if (x->ascii[t]) continue;
+        const unsigned char *s = x->ptr[t];
+        Py_ssize_t n = x->len[t], i = 0;
+        while (i < n) {
+            while (i < n && (CLS[s[i]] & C_SPACE)) i++;
+            Py_ssize_t w = i;
+            int high = 0;
+            while (i < n && !(CLS[s[i]] & C_SPACE)) high |= CLS[s[i++]] & C_HIGH;
+            if (high && word_number(e, s + w, i - w, new_words) < 0) return -1;
+        }
+    }
+    return 0;
+}
+
+/* Phase 1: every part on a thread of its own (the caller's thread has the new words analysed meanwhile) */
+typedef struct { Part *parts; int n; int started[MAX_THREADS]; pthread_t threads[MAX_THREADS]; } Phase1;
+
+static void phase1_start(Phase1 *p) {
+    for (int i = 0; i < p->n; i++) p->started[i] = pthread_create(&p->threads[i], NULL, part_scan, p->parts + i) == 0;
+}
+
+static void phase1_join(Phase1 *p) { /* without the GIL */
+    for (int i = 0; i < p->n; i++) {
+        if (p->started[i]) pthread_join(p->threads[i], NULL);
+        else part_scan(p->parts + i);
+    }
 }
 
 static int encode_parallel(Encoder *e, Texts *x, int n_threads, int64_t *counts, VecI32 *out, PyObject *new_words) {
+#ifdef FASTBM25_TIMING
+    double tick_ = now_s();
+#endif
     Part *parts = calloc((size_t)n_threads, sizeof(Part));
-    int32_t **resolved = calloc((size_t)n_threads, sizeof(int32_t *));
-    int32_t **cw_of = calloc((size_t)n_threads, sizeof(int32_t *));
     Py_ssize_t first_new = e->cw_count.n;
+    PyObject *analysed = NULL;
     int ok = 0;
-    if (!parts || !resolved || !cw_of) { PyErr_NoMemory(); goto done; }
+    if (!parts) { PyErr_NoMemory(); return -1; }
     Py_ssize_t t = 0, acc = 0;
     for (int i = 0; i < n_threads; i++) { /* consecutive texts, about total / n_threads bytes each */
         Part *part = parts + i;
         part->e = e;
         part->x = x;
         part->counts = counts;
+        part->earlier = parts;
+        part->index = i;
         part->t0 = t;
-        Py_ssize_t goal = x->total / n_threads * (i + 1);
+        Py_ssize_t goal = x->total / n_threads * (i + 1), start = acc;
         while (t < x->n && (i == n_threads - 1 || acc < goal)) acc += x->len[t++];
         part->t1 = t;
         part->cache = calloc((size_t)1 << CACHE_BITS, sizeof(CacheEntry));
-        if (!part->cache || map_init(&part->pend)) { PyErr_NoMemory(); goto done; }
+        /* room for the new tokens of text this size, about one in 128 bytes (SciFact: 1 in 150) */
+        if (!part->cache || map_init(&part->pend) || map_reserve(&part->pend, (acc - start) / 128)) {
+            PyErr_NoMemory();
+            goto done;
+        }
     }
     {
-        pthread_t threads[MAX_THREADS];
-        int started[MAX_THREADS] = {0};
-        Py_BEGIN_ALLOW_THREADS
-        for (int i = 1; i < n_threads; i++) started[i] = pthread_create(&threads[i], NULL, part_run, parts + i) == 0;
-        part_run(parts);
-        for (int i = 1; i < n_threads; i++) {
-            if (started[i]) pthread_join(threads[i], NULL);
-            else part_run(parts + i); /* no thread to be had: run it here */
+        Phase1 p1;
+        p1.parts = parts;
+        p1.n = n_threads;
+        phase1_start(&p1);
+        int failed = find_new_words(e, x, new_words);
+        if (!failed && PyList_GET_SIZE(new_words)) {
+            analysed = PyObject_CallOneArg(e->analyze_words, new_words);
+            failed = !analysed;
         }
+        Py_BEGIN_ALLOW_THREADS
+        phase1_join(&p1);
         Py_END_ALLOW_THREADS
+        if (failed) goto done;
     }
+    TICK("scan");
     for (int i = 0; i < n_threads; i++)
         if (parts[i].failed) { PyErr_NoMemory(); goto done; }
-    /* phase 2: the new tokens and non-ASCII words, part after part */
-    Py_ssize_t n_pending = 0, n_final = 0;
-    for (int i = 0; i < n_threads; i++) {
-        n_pending += parts[i].pend.n;
-        n_final += parts[i].out.n;
-    }
-    if (map_reserve(&e->tokens, n_pending) || (!e->frozen && map_reserve(&e->terms, n_pending)) ||
-        grow((void **)&out->a, &out->cap, out->n + n_final, sizeof(int32_t))) {
-        PyErr_NoMemory();
-        goto done;
-    }
+    /* phase 2 */
+    Py_ssize_t n_pending = 0;
     for (int i = 0; i < n_threads; i++) {
         Part *part = parts + i;
-        resolved[i] = malloc((size_t)(part->pend.n ? part->pend.n : 1) * sizeof(int32_t));
-        cw_of[i] = malloc((size_t)(part->cw_ptr.n ? part->cw_ptr.n : 1) * sizeof(int32_t));
-        if (!resolved[i] || !cw_of[i]) { PyErr_NoMemory(); goto done; }
-        for (Py_ssize_t q = 0; q < part->pend.n; q++) {
-            const char *key = part->pend.arena + part->pend.eoff[q];
-            int n = part->pend.elen[q];
-            uint64_t h = hash_bytes(key, n);
-            Slot *slot = map_find(&e->tokens, key, n, h);
-            int32_t v;
-            if (slot) {
-                v = slot->val;
-            } else {
-                v = part->stem_off.a[q] < 0 ? -1 : term_id(e, part->stems + part->stem_off.a[q], part->stem_len.a[q]);
-                if (v == -2 || map_add(&e->tokens, key, n, h, v) < 0) { PyErr_NoMemory(); goto done; }
-            }
-            resolved[i][q] = v;
-        }
-        for (Py_ssize_t c = 0; c < part->cw_ptr.n; c++) {
-            cw_of[i][c] = word_number(e, (const unsigned char *)(intptr_t)part->cw_ptr.a[c], part->cw_len.a[c], new_words);
-            if (cw_of[i][c] < 0) goto done;
-        }
+        n_pending += part->pend.n;
+        part->resolved = malloc((size_t)(part->pend.n ? part->pend.n : 1) * sizeof(int32_t));
+        part->src = malloc((size_t)(part->pend.n ? part->pend.n : 1) * sizeof(int32_t *));
+        if (!part->resolved || !part->src) { PyErr_NoMemory(); goto done; }
     }
-    if (PyList_GET_SIZE(new_words) && define_words(e, new_words, first_new)) goto done;
-    for (int i = 0; i < n_threads; i++) { /* the final term ids, text by text */
-        Part *part = parts + i;
-        Py_ssize_t pos = 0, c = 0;
-        for (Py_ssize_t t = part->t0; t < part->t1; t++) {
-            Py_ssize_t before = out->n;
-            for (Py_ssize_t j = pos; j < pos + counts[t]; j++) {
-                int32_t v = part->out.a[j];
-                if (v >= 0) {
-                    if (out->n < out->cap) out->a[out->n++] = v; /* room reserved above, unless words expanded */
-                    else if (push32(out, v)) { PyErr_NoMemory(); goto done; }
-                } else if (v == COMPLEX) {
-                    int32_t cw = cw_of[i][c++];
-                    for (int32_t q = 0; q < e->cw_count.a[cw]; q++)
-                        if (push32(out, e->cw_terms.a[e->cw_first.a[cw] + q])) { PyErr_NoMemory(); goto done; }
-                } else {
-                    int32_t r = resolved[i][-3 - v];
-                    if (r >= 0 && push32(out, r)) { PyErr_NoMemory(); goto done; }
-                }
+    if (!e->frozen && map_reserve(&e->terms, n_pending)) { PyErr_NoMemory(); goto done; }
+    {
+        int failed = 0;
+        Py_BEGIN_ALLOW_THREADS
+        pthread_t threads[MAX_THREADS];
+        int started[MAX_THREADS] = {0};
+        for (int i = 1; i < n_threads; i++) started[i] = pthread_create(&threads[i], NULL, part_match, parts + i) == 0;
+        for (int i = 0; i < n_threads; i++) {
+            Part *part = parts + i;
+            if (i > 0) {
+                if (started[i]) pthread_join(threads[i], NULL);
+                else part_match(part);
             }
-            pos += counts[t];
-            counts[t] = out->n - before;
+            for (Py_ssize_t q = 0; q < part->pend.n && !failed; q++) {
+                int32_t v;
+                if (i > 0 && part->src[q]) v = *part->src[q];
+                else if (part->stem_off.a[q] < 0) v = -1;
+                else v = term_id(e, part->stems + part->stem_off.a[q], part->stem_len.a[q]);
+                failed = v == -2;
+                part->resolved[q] = v;
+            }
+            if (failed) { /* still join the rest */
+                for (int j = i + 1; j < n_threads; j++) if (started[j]) pthread_join(threads[j], NULL);
+                break;
+            }
         }
+        Py_END_ALLOW_THREADS
+        if (failed) { PyErr_NoMemory(); goto done; }
+    }
+    TICK("resolve");
+    if (analysed && define_words(e, new_words, first_new, analysed)) goto done;
+    TICK("python");
+    /* phase 3 */
+    Py_BEGIN_ALLOW_THREADS
+    run_parts(parts, n_threads, part_final);
+    Py_END_ALLOW_THREADS
+    Py_ssize_t total = 0;
+    for (int i = 0; i < n_threads; i++) {
+        if (parts[i].failed == 2) {
+            PyErr_SetString(PyExc_RuntimeError, "internal error: a non-ASCII word was not analysed");
+            goto done;
+        }
+        if (parts[i].failed) { PyErr_NoMemory(); goto done; }
+        total += parts[i].final.n;
+    }
+    if (grow((void **)&out->a, &out->cap, out->n + total, sizeof(int32_t))) { PyErr_NoMemory(); goto done; }
+    for (int i = 0; i < n_threads; i++) {
+        memcpy(out->a + out->n, parts[i].final.a, (size_t)parts[i].final.n * sizeof(int32_t));
+        out->n += parts[i].final.n;
     }
     ok = 1;
-done:
-    for (int i = 0; parts && i < n_threads; i++) {
-        part_free(parts + i);
-        if (resolved) free(resolved[i]);
-        if (cw_of) free(cw_of[i]);
+    TICK("final");
+    if (!e->frozen) { /* keep the parts' new tokens as the memo of the next call */
+        for (int i = 0; i < n_threads && ok; i++) {
+            if (e->n_deferred == MAX_THREADS) break;
+            Deferred *d = &e->deferred[e->n_deferred];
+            d->pend = parts[i].pend;
+            d->resolved = parts[i].resolved;
+            memset(&parts[i].pend, 0, sizeof(StrMap));
+            parts[i].resolved = NULL;
+            e->n_deferred++;
+        }
     }
-    free(parts); free(resolved); free(cw_of);
+done:
+    Py_XDECREF(analysed);
+    for (int i = 0; i < n_threads; i++) part_free(parts + i);
+    free(parts);
     return ok ? 0 : -1;
 }
 
@@ -924,6 +1130,7 @@ static PyObject *Encoder_freeze(Encoder *e, PyObject *unused) {
         return NULL;
     }
     e->frozen = 1;
+    drop_deferred(e);
     Py_RETURN_NONE;
 }
 
@@ -931,6 +1138,10 @@ static PyObject *Encoder_freeze(Encoder *e, PyObject *unused) {
 static PyObject *Encoder_terms(Encoder *e, PyObject *args) {
     Py_ssize_t start = 0;
     if (!PyArg_ParseTuple(args, "|n", &start)) return NULL;
+    if (e->busy) { /* encode may be changing the tables without the GIL */
+        PyErr_SetString(PyExc_RuntimeError, "Encoder.encode is running");
+        return NULL;
+    }
     if (start < 0 || start > e->terms.n) return PyErr_Format(PyExc_IndexError, "start %zd out of range", start);
     PyObject *out = PyList_New(e->terms.n - start);
     if (!out) return NULL;
@@ -1168,26 +1379,49 @@ static void sort_i32(int32_t *a, Py_ssize_t n) {
     }
 }
 
-/* Rearrange a[0..n) so that a[0..k) holds the k largest keys (distinct), 0 < k < n. */
-static void select_top(int64_t *a, Py_ssize_t n, Py_ssize_t k) {
-    Py_ssize_t lo = 0, hi = n - 1;
-    while (hi > lo) {
-        Py_ssize_t mid = lo + (hi - lo) / 2;
-        int64_t x = a[lo], y = a[mid], z = a[hi], pivot;
-        pivot = (x < y) ? ((y < z) ? y : (x < z ? z : x)) : ((x < z) ? x : (y < z ? z : y));
-        Py_ssize_t i = lo, j = hi;
-        for (;;) {
-            while (a[i] > pivot) i++;
-            while (a[j] < pivot) j--;
-            if (i >= j) break;
-            swap64(a + i, a + j);
-            i++;
-            j--;
-        }
-        /* a[lo..j] >= pivot >= a[j+1..hi] */
-        if (k - 1 <= j) hi = j;
-        else lo = j + 1;
+/* Sort a[0..n) descending (distinct keys), tmp[0..n) as scratch: LSD radix sort by bytes, passes
+ * over a byte that all keys share skipped. The result is in a (the data may move to tmp and back). */
+static void radix_desc(int64_t *a, int64_t *tmp, Py_ssize_t n) {
+    if (n <= 48) { sort_desc(a, n); return; }
+    uint32_t hist[8][256];
+    memset(hist, 0, sizeof(hist));
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint64_t x = (uint64_t)a[i];
+        for (int b = 0; b < 8; b++) hist[b][255 - ((x >> (8 * b)) & 255)]++; /* 255 - byte: descending */
     }
+    int64_t *src = a, *dst = tmp;
+    for (int b = 0; b < 8; b++) {
+        uint32_t *h = hist[b];
+        if (h[255 - (((uint64_t)src[0] >> (8 * b)) & 255)] == (uint32_t)n) continue; /* one value: nothing moves */
+        uint32_t sum = 0;
+        for (int d = 0; d < 256; d++) { uint32_t c = h[d]; h[d] = sum; sum += c; }
+        for (Py_ssize_t i = 0; i < n; i++) {
+            uint64_t x = (uint64_t)src[i];
+            dst[h[255 - ((x >> (8 * b)) & 255)]++] = (int64_t)x;
+        }
+        int64_t *t = src; src = dst; dst = t;
+    }
+    if (src != a) memcpy(a, src, (size_t)n * sizeof(int64_t));
+}
+
+#define TOP_BITS 12
+/* The k largest of the distinct keys a[0..n) (non-negative: positive float bits << 32 | rank),
+ * sorted descending, in a[0..k); 0 < k <= n. A histogram of the keys' top bits finds the bucket
+ * the k-th largest falls in; only keys from that bucket up are sorted. tmp: scratch of n keys. */
+static void top_sorted(int64_t *a, int64_t *tmp, Py_ssize_t n, Py_ssize_t k) {
+    if (k >= n || n <= 256) { radix_desc(a, tmp, n); return; }
+    static const int shift = 63 - TOP_BITS; /* bit 63 (the sign) is 0 */
+    uint32_t hist[1 << TOP_BITS];
+    memset(hist, 0, sizeof(hist));
+    for (Py_ssize_t i = 0; i < n; i++) hist[(uint64_t)a[i] >> shift]++;
+    Py_ssize_t above = 0;
+    int cut = (1 << TOP_BITS) - 1;
+    while (above + hist[cut] < k) above += hist[cut--]; /* keys in buckets > cut: above < k */
+    Py_ssize_t m = 0;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if ((int)((uint64_t)a[i] >> shift) >= cut) tmp[m++] = a[i];
+    memcpy(a, tmp, (size_t)m * sizeof(int64_t));
+    radix_desc(a, tmp, m);
 }
 
 /* search(indptr, indices, data, n_docs, query_offsets, query_terms, k, id_rank, doc_of_rank, constants)
@@ -1205,7 +1439,7 @@ static PyObject *search(PyObject *self, PyObject *args) {
                                   "doc_of_rank", "constants"};
     int n_views = 0;
     PyObject *ret = NULL;
-    int64_t *hits = NULL, *keys = NULL, *docs_out = NULL;
+    int64_t *hits = NULL, *keys = NULL, *scratch = NULL, *docs_out = NULL;
     float *scores_out = NULL;
     double *acc = NULL;
     int32_t *touched = NULL, *qbuf = NULL, *uniq = NULL;
@@ -1268,13 +1502,14 @@ static PyObject *search(PyObject *self, PyObject *args) {
     seen = calloc((size_t)(n_docs ? n_docs : 1), 1);
     touched = malloc((size_t)(n_docs ? n_docs : 1) * 4);
     keys = malloc((size_t)(n_docs ? n_docs : 1) * 8);
+    scratch = malloc((size_t)(n_docs ? n_docs : 1) * 8);
     Py_ssize_t longest = 1;
     for (Py_ssize_t q = 0; q < n_q; q++)
         if (qoff[q + 1] - qoff[q] > longest) longest = qoff[q + 1] - qoff[q];
     qbuf = malloc((size_t)longest * 4);
     uniq = malloc((size_t)longest * 4);
     boosts = malloc((size_t)longest * sizeof(float));
-    if (!hits || !docs_out || !scores_out || !acc || !seen || !touched || !keys || !qbuf || !uniq || !boosts) {
+    if (!hits || !docs_out || !scores_out || !acc || !seen || !touched || !keys || !scratch || !qbuf || !uniq || !boosts) {
         PyErr_NoMemory();
         goto done;
     }
@@ -1316,8 +1551,7 @@ static PyObject *search(PyObject *self, PyObject *args) {
             }
         }
         Py_ssize_t h = n_keys < kk ? n_keys : kk;
-        if (h < n_keys) select_top(keys, n_keys, h);
-        sort_desc(keys, h);
+        if (h) top_sorted(keys, scratch, n_keys, h);
         for (Py_ssize_t i = 0; i < h; i++) {
             int32_t bits = (int32_t)(keys[i] >> 32);
             float s;
@@ -1336,7 +1570,7 @@ static PyObject *search(PyObject *self, PyObject *args) {
     }
 done:
     for (int i = 0; i < n_views; i++) PyBuffer_Release(&v[i]);
-    free(hits); free(keys); free(docs_out); free(scores_out); free(acc); free(touched); free(seen);
+    free(hits); free(keys); free(scratch); free(docs_out); free(scores_out); free(acc); free(touched); free(seen);
     free(qbuf); free(uniq); free(boosts);
     return ret;
 }
