@@ -104,6 +104,18 @@ class CompiledTermEncoder:
             self.terms.extend(self._encoder.terms(len(self.terms)))
         return np.frombuffer(counts, dtype=np.int64), np.frombuffer(ids, dtype=np.int32)
 
+    def encode_postings(self, texts: list[str], titles: list[str] | None = None
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The chunk as document-major postings: (terms per text int64, postings per text int64,
+        term int32, tf int32), each text's distinct terms in order of first appearance. On several
+        threads these are counted by the threads that map the texts' final term ids. ``titles``
+        (one per text) are read as ``title + " " + text`` without building those strings."""
+        counts, pcounts, terms, tfs = self._encoder.encode(texts, self.n_threads, postings=True, titles=titles)
+        if self._encoder.n_terms > len(self.terms):
+            self.terms.extend(self._encoder.terms(len(self.terms)))
+        return (np.frombuffer(counts, dtype=np.int64), np.frombuffer(pcounts, dtype=np.int64),
+                np.frombuffer(terms, dtype=np.int32), np.frombuffer(tfs, dtype=np.int32))
+
     def freeze(self) -> "CompiledTermEncoder":
         """No new terms from now on: unknown terms are dropped (for queries)."""
         self._encoder.freeze()
@@ -118,13 +130,30 @@ class CompiledTermEncoder:
 
 def build_postings(chunks, n_terms_after) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(indptr int64, indices int32, tf int32, doc_lengths int32) of (terms per document, term ids)
-    chunks: term-major postings, documents ascending within a term. ``n_terms_after()`` gives the
-    number of terms once the chunks are consumed (the vocabulary grows while they stream)."""
+    chunks, or of document-major posting chunks (:meth:`CompiledTermEncoder.encode_postings`):
+    term-major postings, documents ascending within a term. ``n_terms_after()`` gives the number of
+    terms once the chunks are consumed (the vocabulary grows while they stream)."""
     builder = _fastbm25.PostingsBuilder()
-    for lengths, term_ids in chunks:
-        builder.add(np.ascontiguousarray(lengths, dtype=np.int64), np.ascontiguousarray(term_ids, dtype=np.int32))
+    for chunk in chunks:
+        if len(chunk) == 4:
+            lengths, pcounts, terms, tfs = chunk
+            builder.add_postings(np.ascontiguousarray(lengths, dtype=np.int64), np.ascontiguousarray(pcounts, dtype=np.int64),
+                                 np.ascontiguousarray(terms, dtype=np.int32), np.ascontiguousarray(tfs, dtype=np.int32))
+        else:
+            lengths, term_ids = chunk
+            builder.add(np.ascontiguousarray(lengths, dtype=np.int64), np.ascontiguousarray(term_ids, dtype=np.int32))
     raw = builder.finish(n_terms_after())
     return tuple(np.frombuffer(b, dtype=t) for b, t in zip(raw, (np.int64, np.int32, np.int32, np.int32)))
+
+
+def score_lucene(indptr: np.ndarray, indices: np.ndarray, tf: np.ndarray, idf32: np.ndarray,
+                 inv: np.ndarray) -> np.ndarray:
+    """float32 score of each posting, ``w - w / (1 + tf * inv[doc])`` with ``w = idf32[term]``, in
+    float32 operations: the same values as the numpy expression of ``_PostingScorer``."""
+    c = lambda a, t: np.ascontiguousarray(a, dtype=t)  # noqa: E731
+    raw = _fastbm25.score_lucene(c(indptr, np.int64), c(indices, np.int32), c(tf, np.int32), c(idf32, np.float32),
+                                 c(inv, np.float32))
+    return np.frombuffer(raw, dtype=np.float32)
 
 
 def search(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, n_docs: int, offsets: np.ndarray,

@@ -220,18 +220,22 @@ class SparseIndex:
                    nonoccurrence=scorer.nonoccurrence, n_docs=n_docs)
 
     @classmethod
-    def _build_compiled(cls, chunks: Iterable[tuple[np.ndarray, np.ndarray]], terms: list[str],
+    def _build_compiled(cls, chunks: Iterable[tuple[np.ndarray, ...]], terms: list[str],
                         params: ScoringParams) -> "SparseIndex":
         """:meth:`build` with the postings gathered in C (document-major, 8 bytes each, then one
-        counting sort into CSC order) and scored in one vectorised pass: the same arrays."""
+        counting sort into CSC order) and scored in one pass (in C for Lucene's BM25, vectorised
+        otherwise): the same arrays. Chunks may also be the compiled encoder's document-major
+        postings (:meth:`CompiledTermEncoder.encode_postings <retrievers.bm25.compiled.CompiledTermEncoder.encode_postings>`)."""
         indptr, indices, tf, doc_lengths = compiled.build_postings(chunks, lambda: len(terms))
         df = np.diff(indptr)
         n_with_terms = int(np.count_nonzero(doc_lengths))  # Lucene's docCount
         total = int(doc_lengths.sum(dtype=np.int64))
         idf = _idf(params.idf, df, max(n_with_terms, 1))
         scorer = _PostingScorer(params, idf, doc_lengths.astype(np.int64), total, n_with_terms)
-        term = np.repeat(np.arange(len(terms), dtype=np.int32), df)
-        data = scorer(term, indices, tf)
+        if params.method == "lucene":  # one pass in C, the same float32 operations
+            data = compiled.score_lucene(indptr, indices, tf, scorer.idf32, scorer.inv)
+        else:
+            data = scorer(np.repeat(np.arange(len(terms), dtype=np.int32), df), indices, tf)
         return cls(terms=terms, indptr=indptr, indices=indices, data=data, doc_lengths=doc_lengths,
                    nonoccurrence=scorer.nonoccurrence, n_docs=len(doc_lengths))
 

@@ -641,6 +641,48 @@ def test_postings_builder_refused_input_adds_nothing():
     assert lengths.tolist() == [2]
 
 
+@needs_extension
+def test_postings_builder_add_postings_equals_add_and_refuses_bad_postings():
+    rng = np.random.default_rng(3)
+    lengths = rng.integers(0, 30, size=200).astype(np.int64)
+    ids = (rng.zipf(1.5, size=int(lengths.sum())) % 50).astype(np.int32)
+    pcounts, terms, tfs, pos = [], [], [], 0
+    for n in lengths.tolist():  # each document's distinct terms, first appearance first, with counts
+        doc = ids[pos:pos + n].tolist()
+        pos += n
+        seen = {t: doc.count(t) for t in dict.fromkeys(doc)}
+        pcounts.append(len(seen))
+        terms += list(seen)
+        tfs += list(seen.values())
+    args = (lengths, np.array(pcounts, np.int64), np.array(terms, np.int32), np.array(tfs, np.int32))
+    a, b = compiled._fastbm25.PostingsBuilder(), compiled._fastbm25.PostingsBuilder()
+    a.add(lengths, ids)
+    b.add_postings(*args)
+    b.add_postings(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int32))
+    for x, y in zip(_finish(a, 50), _finish(b, 50)):
+        np.testing.assert_array_equal(x, y)
+    one = lambda *v: tuple(np.array(x, t) for x, t in zip(v, (np.int64, np.int64, np.int32, np.int32)))  # noqa: E731
+    b = compiled._fastbm25.PostingsBuilder()
+    b.add_postings(*one([3], [2], [0, 1], [2, 1]))
+    bad = [(one([3], [2], [0, 0], [2, 1]), "repeats"),          # a term twice in one document
+           (one([3], [2], [0, -1], [2, 1]), "negative"),
+           (one([3], [2], [0, 1], [3, 0]), "tf < 1"),
+           (one([3], [2], [0, 1], [1, 1]), "add up to its count"),  # tfs 2, count 3
+           (one([3, 1], [2], [0, 1], [2, 1]), "equal lengths"),
+           (one([3], [3], [0, 1], [2, 1]), "add up"),            # 3 postings counted, 2 given
+           (one([1, 3], [1, 2], [0, 0, 1], [1, 2, 1]), None)]   # fine: the same term in two documents
+    for args, message in bad:
+        if message is None:
+            b.add_postings(*args)
+        else:
+            with pytest.raises(ValueError, match=message):
+                b.add_postings(*args)
+    indptr, indices, tf, doc_lengths = _finish(b, 2)  # refused calls added nothing
+    # term 0 in documents 0, 1, 2 (tf 2, 1, 2); term 1 in documents 0, 2 (tf 1, 1)
+    assert indptr.tolist() == [0, 3, 5] and indices.tolist() == [0, 1, 2, 0, 2] and tf.tolist() == [2, 1, 2, 1, 1]
+    assert doc_lengths.tolist() == [3, 1, 3]
+
+
 def test_frozen_encoder_refuses_new_terms(compiled_on):
     encoder = compiled.CompiledTermEncoder(Analyzer(), ["cell"]).freeze()
     assert encoder.encode(["cells mice"])[1].tolist() == [0]
@@ -688,6 +730,31 @@ def test_parallel_encoding_equals_sequential_on_scifact(scifact, n_threads):
     parallel = _encode_all(analyzer, chunks, n_threads=n_threads, parallel_min_bytes=0)
     assert parallel == sequential
     assert len(sequential[1]) > 20_000
+
+
+@needs_extension
+@pytest.mark.parametrize("n_threads", [1, 2, 3])
+def test_titles_read_as_title_space_text_and_postings_match_ids(scifact, n_threads):
+    """encode(texts, titles=...) equals encode of Corpus.contents() (title + " " + text, stripped),
+    and postings=True gives each text's distinct terms in first-appearance order with their counts."""
+    corpus = scifact.corpus
+    titles, texts = list(corpus.titles[:1500]) + ["", "  ", "α title"], list(corpus.texts[:1500]) + ["text", "x", "β"]
+    joined = [f"{t} {x}".strip() if t else x for t, x in zip(titles, texts)]
+    a, b = raw_encoder(Analyzer()), raw_encoder(Analyzer())
+    kw = dict(n_threads=n_threads, parallel_min_bytes=0)
+    counts, ids = a.encode(joined, **kw)
+    counts2, pcounts, pterms, tfs = b.encode(texts, titles=titles, postings=True, **kw)
+    assert a.terms() == b.terms() and counts == counts2
+    counts, ids = np.frombuffer(counts, np.int64), np.frombuffer(ids, np.int32)
+    pcounts, pterms, tfs = (np.frombuffer(x, t) for x, t in ((pcounts, np.int64), (pterms, np.int32), (tfs, np.int32)))
+    starts, pstarts = np.cumsum(counts) - counts, np.cumsum(pcounts) - pcounts
+    for d in range(len(texts)):
+        doc = ids[starts[d]:starts[d] + counts[d]].tolist()
+        expected = {t: doc.count(t) for t in dict.fromkeys(doc)}
+        got = dict(zip(pterms[pstarts[d]:pstarts[d] + pcounts[d]].tolist(), tfs[pstarts[d]:pstarts[d] + pcounts[d]].tolist()))
+        assert list(got) == list(expected) and got == expected
+    with pytest.raises(ValueError, match="same length"):
+        b.encode(texts, titles=titles[:-1])
 
 
 @needs_extension

@@ -586,15 +586,60 @@ static int analyze_and_define(Encoder *e, PyObject *words, Py_ssize_t first) {
 
 static PyObject *bytes_of(const void *p, Py_ssize_t n) { return PyBytes_FromStringAndSize(p ? p : "", n); }
 
-static PyObject *Encoder_encode_locked(Encoder *e, PyObject *texts_arg, int n_threads, Py_ssize_t min_bytes);
+/* Document-major postings: each text's distinct terms in order of first appearance, with their tf. */
+typedef struct { VecI32 term, tf; } Postings;
+
+static void postings_free(Postings *p) { free(p->term.a); free(p->tf.a); memset(p, 0, sizeof(*p)); }
+
+/* The postings of n_texts texts with counts[d] term ids each (ids < n_terms), appended to out;
+ * pcounts[d]: text d's number of postings. -1: out of memory. */
+static int ids_to_postings(const int32_t *ids, const int64_t *counts, Py_ssize_t n_texts, Py_ssize_t n_terms,
+                           Postings *out, int64_t *pcounts) {
+    Py_ssize_t total = 0;
+    for (Py_ssize_t d = 0; d < n_texts; d++) total += counts[d];
+    int64_t *last = malloc((size_t)(n_terms ? n_terms : 1) * sizeof(int64_t));
+    int64_t *slot = malloc((size_t)(n_terms ? n_terms : 1) * sizeof(int64_t));
+    if (!last || !slot || grow((void **)&out->term.a, &out->term.cap, out->term.n + total, 4) ||
+        grow((void **)&out->tf.a, &out->tf.cap, out->tf.n + total, 4)) {
+        free(last); free(slot);
+        return -1;
+    }
+    for (Py_ssize_t t = 0; t < n_terms; t++) last[t] = -1;
+    Py_ssize_t pos = 0;
+    int32_t *term = out->term.a, *tf = out->tf.a;
+    Py_ssize_t n = out->term.n;
+    for (Py_ssize_t d = 0; d < n_texts; d++) {
+        Py_ssize_t before = n;
+        for (Py_ssize_t j = pos; j < pos + counts[d]; j++) {
+            int32_t t = ids[j];
+            if (last[t] != d) {
+                last[t] = d;
+                slot[t] = n;
+                term[n] = t;
+                tf[n++] = 1;
+            } else {
+                tf[slot[t]]++;
+            }
+        }
+        pos += counts[d];
+        pcounts[d] = n - before;
+    }
+    out->term.n = out->tf.n = n;
+    free(last); free(slot);
+    return 0;
+}
+
+static PyObject *Encoder_encode_locked(Encoder *e, PyObject *texts_arg, PyObject *titles_arg, int n_threads,
+                                       Py_ssize_t min_bytes, int postings);
 
 /* encode(texts, n_threads=1) -> (terms per text as int64 bytes, term ids as int32 bytes) */
 static PyObject *Encoder_encode(Encoder *e, PyObject *args, PyObject *kw) {
-    static char *names[] = {"texts", "n_threads", "parallel_min_bytes", NULL};
-    PyObject *texts_arg;
-    int n_threads = 1;
+    static char *names[] = {"texts", "n_threads", "parallel_min_bytes", "postings", "titles", NULL};
+    PyObject *texts_arg, *titles_arg = Py_None;
+    int n_threads = 1, postings = 0;
     Py_ssize_t min_bytes = PARALLEL_MIN_BYTES;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|in", names, &texts_arg, &n_threads, &min_bytes)) return NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|inpO", names, &texts_arg, &n_threads, &min_bytes, &postings, &titles_arg))
+        return NULL;
     if (n_threads < 1) return PyErr_Format(PyExc_ValueError, "n_threads must be >= 1, got %d", n_threads);
     if (n_threads > MAX_THREADS) n_threads = MAX_THREADS;
     if (!e->tokens.slots) {
@@ -615,7 +660,7 @@ static PyObject *Encoder_encode(Encoder *e, PyObject *args, PyObject *kw) {
         return PyErr_NoMemory();
     }
     e->busy = 1;
-    PyObject *ret = Encoder_encode_locked(e, texts_arg, n_threads, min_bytes);
+    PyObject *ret = Encoder_encode_locked(e, texts_arg, titles_arg == Py_None ? NULL : titles_arg, n_threads, min_bytes, postings);
     e->busy = 0;
     return ret;
 }
@@ -672,15 +717,16 @@ static int scan_text(Sink *k, const unsigned char *s, Py_ssize_t n, int ascii) {
     return 0;
 }
 
-/* The texts' UTF-8: pointers, lengths, whether all ASCII; `keep` holds the bytes objects made for
- * texts with lone surrogates. */
+/* The texts' UTF-8: pointers, lengths, whether all ASCII, two segments per text (a title, or
+ * nothing, then the text: a text with a title reads as title + " " + text); `keep` holds the bytes
+ * objects made for strings with lone surrogates. */
 typedef struct {
-    Py_ssize_t n;
-    const unsigned char **ptr;
+    Py_ssize_t n;                /* texts */
+    const unsigned char **ptr;   /* segments 2t, 2t + 1 */
     Py_ssize_t *len;
     unsigned char *ascii;
     PyObject *keep;
-    Py_ssize_t total;
+    Py_ssize_t total;            /* bytes */
 } Texts;
 
 static void texts_free(Texts *x) {
@@ -688,10 +734,17 @@ static void texts_free(Texts *x) {
     Py_XDECREF(x->keep);
 }
 
-static int texts_load(Texts *x, PyObject *texts) {
+static Py_ssize_t text_bytes(const Texts *x, Py_ssize_t t) { return x->len[2 * t] + x->len[2 * t + 1]; }
+
+/* titles: NULL, or a sequence as long as texts. */
+static int texts_load(Texts *x, PyObject *texts, PyObject *titles) {
     memset(x, 0, sizeof(*x));
     x->n = PySequence_Fast_GET_SIZE(texts);
-    size_t m = (size_t)(x->n ? x->n : 1);
+    if (titles && PySequence_Fast_GET_SIZE(titles) != x->n) {
+        PyErr_SetString(PyExc_ValueError, "titles and texts must have the same length");
+        return -1;
+    }
+    size_t m = (size_t)(x->n ? 2 * x->n : 1);
     x->ptr = malloc(m * sizeof(*x->ptr));
     x->len = malloc(m * sizeof(*x->len));
     x->ascii = malloc(m);
@@ -700,19 +753,32 @@ static int texts_load(Texts *x, PyObject *texts) {
         if (!PyErr_Occurred()) PyErr_NoMemory();
         return -1;
     }
-    for (Py_ssize_t t = 0; t < x->n; t++) {
-        PyObject *text = PySequence_Fast_GET_ITEM(texts, t), *keep;
-        const char *p = utf8_of(text, &x->len[t], &keep);
+    for (Py_ssize_t i = 0; i < 2 * x->n; i++) {
+        if (i % 2 == 0 && !titles) {
+            x->ptr[i] = (const unsigned char *)"";
+            x->len[i] = 0;
+            x->ascii[i] = 1;
+            continue;
+        }
+        PyObject *text = PySequence_Fast_GET_ITEM(i % 2 ? texts : titles, i / 2), *keep;
+        const char *p = utf8_of(text, &x->len[i], &keep);
         if (!p) return -1;
         if (keep) {
             int bad = PyList_Append(x->keep, keep);
             Py_DECREF(keep); /* the list holds it */
             if (bad) return -1;
         }
-        x->ptr[t] = (const unsigned char *)p;
-        x->ascii[t] = !keep && PyUnicode_IS_ASCII(text);
-        x->total += x->len[t];
+        x->ptr[i] = (const unsigned char *)p;
+        x->ascii[i] = !keep && PyUnicode_IS_ASCII(text);
+        x->total += x->len[i];
     }
+    return 0;
+}
+
+/* Scan text t (its title, then its text: whitespace between them separates like any other). */
+static int scan_doc(Sink *k, const Texts *x, Py_ssize_t t) {
+    for (Py_ssize_t i = 2 * t; i < 2 * t + 2; i++)
+        if (x->len[i] && scan_text(k, x->ptr[i], x->len[i], x->ascii[i])) return -1;
     return 0;
 }
 
@@ -744,27 +810,33 @@ oom:
     return -1;
 }
 
-static int encode_parallel(Encoder *e, Texts *x, int n_threads, int64_t *counts, VecI32 *out, PyObject *new_words);
+static int encode_parallel(Encoder *e, Texts *x, int n_threads, int64_t *counts, VecI32 *out, PyObject *new_words,
+                           Postings *post, int64_t *pcounts);
 
-static PyObject *Encoder_encode_locked(Encoder *e, PyObject *texts_arg, int n_threads, Py_ssize_t min_bytes) {
-    /* a tuple of our own: the texts stay alive while other threads run (their UTF-8 is read without the GIL) */
+static PyObject *Encoder_encode_locked(Encoder *e, PyObject *texts_arg, PyObject *titles_arg, int n_threads,
+                                       Py_ssize_t min_bytes, int postings) {
+    /* tuples of our own: the strings stay alive while other threads run (their UTF-8 is read without the GIL) */
     PyObject *texts = PySequence_Tuple(texts_arg);
     if (!texts) return NULL;
+    PyObject *titles = titles_arg ? PySequence_Tuple(titles_arg) : NULL;
+    if (titles_arg && !titles) { Py_DECREF(texts); return NULL; }
     Texts x;
-    int loaded = texts_load(&x, texts) == 0;
+    int loaded = texts_load(&x, texts, titles) == 0;
     int64_t *counts = malloc((size_t)(x.n ? x.n : 1) * sizeof(int64_t));
+    int64_t *pcounts = postings ? malloc((size_t)(x.n ? x.n : 1) * sizeof(int64_t)) : NULL;
     VecI32 out = {0};
+    Postings post = {0};
     PyObject *new_words = PyList_New(0), *ret = NULL;
     Py_ssize_t first_new = e->cw_count.n;
     Sink k = {e, NULL, &out, e->cache, new_words, 0};
     if (!loaded) goto done;
-    if (!counts || !new_words) { PyErr_NoMemory(); goto done; }
+    if (!counts || !new_words || (postings && !pcounts)) { PyErr_NoMemory(); goto done; }
     if (n_threads > 1 && x.total >= min_bytes && x.n >= n_threads) {
-        if (encode_parallel(e, &x, n_threads, counts, &out, new_words)) goto done;
+        if (encode_parallel(e, &x, n_threads, counts, &out, new_words, postings ? &post : NULL, pcounts)) goto done;
     } else {
         for (Py_ssize_t t = 0; t < x.n; t++) {
             Py_ssize_t before = out.n;
-            if (scan_text(&k, x.ptr[t], x.len[t], x.ascii[t])) {
+            if (scan_doc(&k, &x, t)) {
                 if (!PyErr_Occurred()) PyErr_NoMemory();
                 goto done;
             }
@@ -772,21 +844,32 @@ static PyObject *Encoder_encode_locked(Encoder *e, PyObject *texts_arg, int n_th
         }
         if (PyList_GET_SIZE(new_words) && analyze_and_define(e, new_words, first_new)) goto done;
         if (k.placeholders && expand_placeholders(e, &out, counts, x.n)) goto done;
+        if (postings && ids_to_postings(out.a, counts, x.n, e->terms.n, &post, pcounts)) { PyErr_NoMemory(); goto done; }
     }
     {
-        PyObject *c = bytes_of(counts, x.n * (Py_ssize_t)sizeof(int64_t));
-        PyObject *ids = c ? bytes_of(out.a, out.n * (Py_ssize_t)sizeof(int32_t)) : NULL;
-        if (c && ids) ret = PyTuple_Pack(2, c, ids);
-        Py_XDECREF(c);
-        Py_XDECREF(ids);
+        PyObject *items[4] = {NULL, NULL, NULL, NULL};
+        items[0] = bytes_of(counts, x.n * (Py_ssize_t)sizeof(int64_t));
+        if (postings) {
+            items[1] = bytes_of(pcounts, x.n * (Py_ssize_t)sizeof(int64_t));
+            items[2] = bytes_of(post.term.a, post.term.n * (Py_ssize_t)sizeof(int32_t));
+            items[3] = bytes_of(post.tf.a, post.tf.n * (Py_ssize_t)sizeof(int32_t));
+            if (items[0] && items[1] && items[2] && items[3]) ret = PyTuple_Pack(4, items[0], items[1], items[2], items[3]);
+        } else {
+            items[1] = bytes_of(out.a, out.n * (Py_ssize_t)sizeof(int32_t));
+            if (items[0] && items[1]) ret = PyTuple_Pack(2, items[0], items[1]);
+        }
+        for (int i = 0; i < 4; i++) Py_XDECREF(items[i]);
     }
 done:
     if (!ret && e->cw_count.n > first_new) e->broken = 1; /* words left waiting: do not reuse */
     texts_free(&x);
     free(counts);
+    free(pcounts);
     free(out.a);
+    postings_free(&post);
     Py_XDECREF(new_words);
     Py_DECREF(texts);
+    Py_XDECREF(titles);
     return ret;
 }
 
@@ -822,6 +905,8 @@ struct Part {
     int32_t *resolved;    /* per pending token: its term id or -1 */
     const int32_t **src;  /* phase 2: per pending token, where an earlier part resolved it, or NULL */
     VecI32 final;         /* phase 3: the final term ids */
+    Postings post;        /* phase 3, when postings are asked for: the part's postings ... */
+    int64_t *pcounts;     /* ... and its texts' numbers of postings (NULL: ids only) */
     int failed;           /* 1: out of memory; 2: a non-ASCII word missing from the word table */
 };
 
@@ -858,7 +943,7 @@ static void *part_scan(void *arg) { /* phase 1 */
     Sink k = {part->e, part, &part->out, part->cache, NULL, 0};
     for (Py_ssize_t t = part->t0; t < part->t1; t++) {
         Py_ssize_t before = part->out.n;
-        if (scan_text(&k, part->x->ptr[t], part->x->len[t], part->x->ascii[t])) {
+        if (scan_doc(&k, part->x, t)) {
             part->failed = 1;
             break;
         }
@@ -909,13 +994,20 @@ static void *part_final(void *arg) { /* phase 3 */
         pos += part->counts[t];
         part->counts[t] = part->final.n - before;
     }
+    if (part->pcounts) {
+        Py_ssize_t n = part->t1 - part->t0;
+        if (ids_to_postings(part->final.a, part->counts + part->t0, n, e->terms.n, &part->post, part->pcounts + part->t0))
+            part->failed = 1;
+        free(part->final.a);
+        memset(&part->final, 0, sizeof(part->final));
+    }
     return NULL;
 }
 
 static void part_free(Part *part) {
     free(part->out.a); free(part->cache); map_free(&part->pend); free(part->stem_off.a); free(part->stem_len.a);
     free(part->stems); free(part->cw_ptr.a); free(part->cw_len.a); free(part->resolved); free((void *)part->src);
-    free(part->final.a);
+    free(part->final.a); postings_free(&part->post);
 }
 
 /* Run fn on each part: parts 1.. on threads of their own, part 0 (and any part no thread could be
@@ -934,7 +1026,7 @@ static void run_parts(Part *parts, int n_parts, void *(*fn)(void *)) {
 /* The new non-ASCII words of the texts (split as scan_text does), numbered in order of first
  * appearance and listed in new_words. */
 static int find_new_words(Encoder *e, const Texts *x, PyObject *new_words) {
-    for (Py_ssize_t t = 0; t < x->n; t++) {
+    for (Py_ssize_t t = 0; t < 2 * x->n; t++) { /* segments */
         if (x->ascii[t]) continue;
         const unsigned char *s = x->ptr[t];
         Py_ssize_t n = x->len[t], i = 0;
@@ -963,7 +1055,8 @@ static void phase1_join(Phase1 *p) { /* without the GIL */
     }
 }
 
-static int encode_parallel(Encoder *e, Texts *x, int n_threads, int64_t *counts, VecI32 *out, PyObject *new_words) {
+static int encode_parallel(Encoder *e, Texts *x, int n_threads, int64_t *counts, VecI32 *out, PyObject *new_words,
+                           Postings *post, int64_t *pcounts) {
 #ifdef FASTBM25_TIMING
     double tick_ = now_s();
 #endif
@@ -978,11 +1071,12 @@ static int encode_parallel(Encoder *e, Texts *x, int n_threads, int64_t *counts,
         part->e = e;
         part->x = x;
         part->counts = counts;
+        part->pcounts = pcounts;
         part->earlier = parts;
         part->index = i;
         part->t0 = t;
         Py_ssize_t goal = x->total / n_threads * (i + 1), start = acc;
-        while (t < x->n && (i == n_threads - 1 || acc < goal)) acc += x->len[t++];
+        while (t < x->n && (i == n_threads - 1 || acc < goal)) acc += text_bytes(x, t++);
         part->t1 = t;
         part->cache = calloc((size_t)1 << CACHE_BITS, sizeof(CacheEntry));
         /* room for the new tokens of text this size, about one in 128 bytes (SciFact: 1 in 150) */
@@ -1061,12 +1155,16 @@ static int encode_parallel(Encoder *e, Texts *x, int n_threads, int64_t *counts,
             goto done;
         }
         if (parts[i].failed) { PyErr_NoMemory(); goto done; }
-        total += parts[i].final.n;
+        total += post ? parts[i].post.term.n : parts[i].final.n;
     }
-    if (grow((void **)&out->a, &out->cap, out->n + total, sizeof(int32_t))) { PyErr_NoMemory(); goto done; }
-    for (int i = 0; i < n_threads; i++) {
-        memcpy(out->a + out->n, parts[i].final.a, (size_t)parts[i].final.n * sizeof(int32_t));
-        out->n += parts[i].final.n;
+    VecI32 *dst[2] = {post ? &post->term : out, post ? &post->tf : NULL};
+    for (int v = 0; v < 2 && dst[v]; v++) {
+        if (grow((void **)&dst[v]->a, &dst[v]->cap, dst[v]->n + total, sizeof(int32_t))) { PyErr_NoMemory(); goto done; }
+        for (int i = 0; i < n_threads; i++) {
+            const VecI32 *src = post ? (v ? &parts[i].post.tf : &parts[i].post.term) : &parts[i].final;
+            memcpy(dst[v]->a + dst[v]->n, src->a, (size_t)src->n * sizeof(int32_t));
+            dst[v]->n += src->n;
+        }
     }
     ok = 1;
     TICK("final");
@@ -1158,8 +1256,11 @@ static PyObject *Encoder_frozen(Encoder *e, void *unused) { return PyBool_FromLo
 
 static PyMethodDef Encoder_methods[] = {
     {"encode", (PyCFunction)(void (*)(void))Encoder_encode, METH_VARARGS | METH_KEYWORDS,
-     "encode(texts, n_threads=1, parallel_min_bytes=1 MiB) -> (int64 bytes: terms per text, int32 bytes: term ids);"
-     " texts of at least parallel_min_bytes are tokenized on n_threads threads, with the same result"},
+     "encode(texts, n_threads=1, parallel_min_bytes=1 MiB, postings=False, titles=None) -> (int64 bytes: terms per"
+     " text, int32 bytes: term ids), or with postings=True (int64 bytes: terms per text, int64 bytes: postings per"
+     " text, int32 bytes: term of each posting, int32 bytes: its tf), each text's distinct terms in order of first"
+     " appearance; titles: one per text, read as title + ' ' + text; texts of at least parallel_min_bytes are"
+     " tokenized on n_threads threads, with the same result"},
     {"add_terms", (PyCFunction)Encoder_add_terms, METH_O, "add_terms(terms): intern terms as ids n_terms, ..."},
     {"freeze", (PyCFunction)Encoder_freeze, METH_NOARGS, "freeze(): no new terms from now on (unknown ones are dropped)"},
     {"terms", (PyCFunction)Encoder_terms, METH_VARARGS, "terms(start=0) -> the term strings from id start on"},
@@ -1274,6 +1375,93 @@ done:
     return ret;
 }
 
+/* add_postings(counts, posting_counts, terms, tfs): documents with counts[d] terms (int64) and
+ * posting_counts[d] postings (int64) each, their postings (int32 term, int32 tf) document after
+ * document: what Encoder.encode(postings=True) returns. */
+static PyObject *Builder_add_postings(Builder *b, PyObject *args) {
+    PyObject *o[4];
+    if (!PyArg_ParseTuple(args, "OOOO", &o[0], &o[1], &o[2], &o[3])) return NULL;
+    Py_buffer v[4];
+    static const Py_ssize_t item[4] = {8, 8, 4, 4};
+    static const char *what[4] = {"counts", "posting_counts", "terms", "tfs"};
+    int n_views = 0;
+    PyObject *ret = NULL;
+    for (int i = 0; i < 4; i++) {
+        if (get_buffer(o[i], &v[i], item[i], what[i])) goto done;
+        n_views++;
+    }
+    const int64_t *counts = v[0].buf, *pcounts = v[1].buf;
+    const int32_t *terms = v[2].buf, *tfs = v[3].buf;
+    Py_ssize_t n_docs = v[0].len / 8, n_post = v[2].len / 4;
+    if (v[1].len / 8 != n_docs || v[3].len / 4 != n_post) {
+        PyErr_SetString(PyExc_ValueError, "add_postings: counts and posting_counts, terms and tfs must have equal lengths");
+        goto done;
+    }
+    /* check everything first, so that refused input adds nothing: each document's postings hold
+     * distinct terms >= 0, tfs >= 1 adding up to its count */
+    Py_ssize_t pos = 0;
+    for (Py_ssize_t d = 0; d < n_docs; d++) {
+        if (pcounts[d] < 0 || pcounts[d] > n_post - pos || counts[d] < 0 || counts[d] > INT32_MAX) {
+            PyErr_SetString(PyExc_ValueError, "add_postings: posting counts do not add up to the number of postings");
+            goto done;
+        }
+        int64_t sum = 0;
+        for (Py_ssize_t j = pos; j < pos + pcounts[d]; j++) {
+            int32_t t = terms[j];
+            if (t < 0 || tfs[j] < 1) {
+                PyErr_SetString(PyExc_ValueError, t < 0 ? "add_postings: negative term id" : "add_postings: tf < 1");
+                goto done;
+            }
+            if (t >= b->scratch) {
+                Py_ssize_t old = b->scratch, cap = b->scratch, cap2 = b->scratch;
+                if (grow((void **)&b->last, &cap, (Py_ssize_t)t + 1, sizeof(int64_t)) ||
+                    grow((void **)&b->slot, &cap2, (Py_ssize_t)t + 1, sizeof(int64_t))) { PyErr_NoMemory(); goto done; }
+                b->scratch = cap < cap2 ? cap : cap2;
+                for (Py_ssize_t q = old; q < b->scratch; q++) b->last[q] = -1;
+            }
+            /* b->last holds -1 or documents numbered below b->doc_len.n: mark with -(2 + d) here */
+            if (b->last[t] == -2 - (int64_t)d) {
+                PyErr_SetString(PyExc_ValueError, "add_postings: a term repeats within a document's postings");
+                goto done;
+            }
+            b->last[t] = -2 - (int64_t)d;
+            sum += tfs[j];
+        }
+        if (sum != counts[d]) {
+            PyErr_SetString(PyExc_ValueError, "add_postings: a document's tfs do not add up to its count");
+            goto done;
+        }
+        pos += pcounts[d];
+    }
+    if (pos != n_post) {
+        PyErr_SetString(PyExc_ValueError, "add_postings: posting counts do not add up to the number of postings");
+        goto done;
+    }
+    if (grow((void **)&b->term.a, &b->term.cap, b->term.n + n_post, 4) || grow((void **)&b->tf.a, &b->tf.cap, b->tf.n + n_post, 4) ||
+        grow((void **)&b->doc_end.a, &b->doc_end.cap, b->doc_end.n + n_docs, 8) ||
+        grow((void **)&b->doc_len.a, &b->doc_len.cap, b->doc_len.n + n_docs, 4)) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    memcpy(b->term.a + b->term.n, terms, (size_t)n_post * 4);
+    memcpy(b->tf.a + b->tf.n, tfs, (size_t)n_post * 4);
+    pos = b->term.n;
+    for (Py_ssize_t d = 0; d < n_docs; d++) {
+        pos += pcounts[d];
+        b->doc_end.a[b->doc_end.n++] = pos;
+        b->doc_len.a[b->doc_len.n++] = (int32_t)counts[d];
+    }
+    b->term.n += n_post;
+    b->tf.n += n_post;
+    Py_INCREF(Py_None);
+    ret = Py_None;
+done:
+    if (b->last) /* undo the marks: -1 again where they were set (those are the only negatives below -1) */
+        for (Py_ssize_t t = 0; t < b->scratch; t++) if (b->last[t] < -1) b->last[t] = -1;
+    for (int i = 0; i < n_views; i++) PyBuffer_Release(&v[i]);
+    return ret;
+}
+
 /* finish(n_terms) -> (indptr int64, indices int32, tf int32, doc_lengths int32) as bytes; frees the builder's memory */
 static PyObject *Builder_finish(Builder *b, PyObject *args) {
     Py_ssize_t n_terms;
@@ -1320,6 +1508,8 @@ done:
 
 static PyMethodDef Builder_methods[] = {
     {"add", (PyCFunction)Builder_add, METH_VARARGS, "add(counts, term_ids): append documents"},
+    {"add_postings", (PyCFunction)Builder_add_postings, METH_VARARGS,
+     "add_postings(counts, posting_counts, terms, tfs): append documents given as postings (Encoder.encode(postings=True))"},
     {"finish", (PyCFunction)Builder_finish, METH_VARARGS,
      "finish(n_terms) -> (indptr, indices, tf, doc_lengths) as bytes (int64, int32, int32, int32)"},
     {NULL}};
@@ -1575,6 +1765,54 @@ done:
     return ret;
 }
 
+/* score_lucene(indptr, indices, tf, idf, inv) -> float32 bytes: posting p of term t in document d
+ * scores  w - w / (1 + tf * inv[d])  with w = idf[t], in float32 operations (Lucene's BM25
+ * similarity; inv[d] = 1 / (k1 (1 - b + b dl/avgdl)), precomputed per document). */
+static PyObject *score_lucene(PyObject *self, PyObject *args) {
+    PyObject *o[5];
+    if (!PyArg_ParseTuple(args, "OOOOO", &o[0], &o[1], &o[2], &o[3], &o[4])) return NULL;
+    Py_buffer v[5];
+    static const Py_ssize_t item[5] = {8, 4, 4, 4, 4};
+    static const char *what[5] = {"indptr", "indices", "tf", "idf", "inv"};
+    int n_views = 0;
+    PyObject *ret = NULL;
+    for (int i = 0; i < 5; i++) {
+        if (get_buffer(o[i], &v[i], item[i], what[i])) goto done;
+        n_views++;
+    }
+    const int64_t *indptr = v[0].buf;
+    const int32_t *indices = v[1].buf, *tf = v[2].buf;
+    const float *idf = v[3].buf, *inv = v[4].buf;
+    Py_ssize_t n_terms = v[0].len / 8 - 1, n_post = v[1].len / 4, n_docs = v[4].len / 4;
+    if (n_terms < 0 || v[2].len / 4 != n_post || v[3].len / 4 != n_terms || indptr[0] != 0 || indptr[n_terms] != n_post) {
+        PyErr_SetString(PyExc_ValueError, "score_lucene: array sizes do not fit together");
+        goto done;
+    }
+    for (Py_ssize_t t = 0; t < n_terms; t++)
+        if (indptr[t] > indptr[t + 1]) { PyErr_SetString(PyExc_ValueError, "score_lucene: indptr is not ascending"); goto done; }
+    for (Py_ssize_t p = 0; p < n_post; p++)
+        if (indices[p] < 0 || indices[p] >= n_docs) {
+            PyErr_SetString(PyExc_ValueError, "score_lucene: a posting's document is out of range");
+            goto done;
+        }
+    ret = PyBytes_FromStringAndSize(NULL, n_post * 4);
+    if (!ret) goto done;
+    float *data = (float *)PyBytes_AS_STRING(ret);
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t t = 0; t < n_terms; t++) {
+        float w = idf[t];
+        for (int64_t p = indptr[t]; p < indptr[t + 1]; p++) {
+            float x = (float)tf[p] * inv[indices[p]];
+            x = 1.0f + x;
+            data[p] = w - w / x;
+        }
+    }
+    Py_END_ALLOW_THREADS
+done:
+    for (int i = 0; i < n_views; i++) PyBuffer_Release(&v[i]);
+    return ret;
+}
+
 /* stem(word) -> Lucene's Porter stem of a lowercase ASCII word (for tests) */
 static PyObject *stem(PyObject *self, PyObject *arg) {
     Py_ssize_t n;
@@ -1625,6 +1863,8 @@ static PyMethodDef module_methods[] = {
     {"search", search, METH_VARARGS,
      "search(indptr, indices, data, n_docs, query_offsets, query_terms, k, id_rank, doc_of_rank, constants)"
      " -> (hits per query, documents, scores) as bytes (int64, int64, float32)"},
+    {"score_lucene", score_lucene, METH_VARARGS,
+     "score_lucene(indptr, indices, tf, idf, inv) -> float32 bytes: w - w / (1 + tf inv[doc]), w = idf[term], in float32"},
     {"stem", stem, METH_O, "stem(word) -> Lucene's Porter stem of a lowercase ASCII word"},
     {NULL}};
 
