@@ -52,6 +52,15 @@ _EMOJI = (r"(?:\p{Regional_Indicator}{2}|[\p{Extended_Pictographic}\u2605])"
 
 EXACT_PATTERN = f"{_WORD}|{_KATAKANA}|{_SINGLE}|{_SOUTHEAST_ASIAN}|{_EMOJI}"
 
+# Every character an exact token can hold is one of these (the classes EXACT_PATTERN is built from);
+# any other character -- a *separator*: spaces, most punctuation and symbols -- is in no token, so a
+# text may be cut at it without changing its tokens. (The compiled encoder cuts words at the
+# separators of retrievers/bm25/native/separators.h, generated from this by gen_separators.py.)
+TOKEN_CHAR = (r"[\p{WB=ALetter}\p{WB=Hebrew_Letter}\p{WB=Numeric}\p{WB=ExtendNumLet}\p{WB=Katakana}"
+              r"\p{WB=Extend}\p{WB=Format}\p{WB=ZWJ}\p{WB=MidLetter}\p{WB=MidNumLet}\p{WB=MidNum}"
+              r"\p{WB=Single_Quote}\p{Script=Han}\p{Script=Hiragana}\p{Line_Break=Complex_Context}"
+              r"\p{Regional_Indicator}\p{Extended_Pictographic}\u2605\p{Emoji_Modifier}\u200D]")
+
 # Loose candidates: runs of anything but whitespace and ASCII punctuation (the joiners excepted),
 # joined by ASCII joiners. A superset cut: exact tokens never cross a candidate's edge.
 _JOINERS = ".',;:\""

@@ -193,8 +193,37 @@ def test_ascii_texts_never_call_the_python_analyzer(compiled_on):
     encoder.encode(["Plain ASCII text, with (punctuation) & x" * 3, "e.g. John's 3.14"])
     assert seen == []
     counts, ids = encoder.encode(["café café x", "CAFÉ café\u00a0y"])
-    assert seen == [["café", "CAFÉ", "café\u00a0y"]]  # once per distinct word, one batch per call
-    assert np.frombuffer(counts, dtype=np.int64).tolist() == [3, 3]  # U+00A0 splits: café, y
+    # once per distinct piece, one batch per call; U+00A0 is a separator: café + y, and y is ASCII
+    assert seen == [["café", "CAFÉ"]]
+    assert np.frombuffer(counts, dtype=np.int64).tolist() == [3, 3]
+    # words are cut at separators (ASCII punctuation, U+2013, U+00B1): only the non-ASCII pieces go
+    counts, ids = encoder.encode(["α–β-cells (IL-1β) ±5 naïve’s x·y"])
+    assert seen[1:] == [["α", "β", "1β", "naïve’s", "x·y"]]
+    terms = encoder.terms()
+    assert [terms[i] for i in np.frombuffer(ids, dtype=np.int32)] == ["α", "β", "cell", "il", "1β", "5", "naïv", "x·y"]
+    assert analyzer("α–β-cells (IL-1β) ±5 naïve’s x·y") == ["α", "β", "cell", "il", "1β", "5", "naïv", "x·y"]
+
+
+@needs_extension
+def test_separators_hold_no_token_so_words_may_be_cut_there():
+    """Every code point the encoder cuts words at (ASCII punctuation; separators.h, generated from
+    tokenizer.TOKEN_CHAR) splits tokens under the Python tokenizer too: tokens(X + c + Y) ==
+    tokens(X) + tokens(Y), for neighbours that every joining rule would act on."""
+    import regex
+
+    from retrievers.bm25.tokenizer import TOKEN_CHAR, tokenize
+
+    points = [cp for cp in range(0x10000) if not 0xD800 <= cp < 0xE000]
+    seps = [chr(cp) for cp in points if compiled._fastbm25.is_separator(cp)]
+    assert len(seps) > 11_000 and {"–", "−", "±", "≥", "×", "“", "°", "\u00a0", "-", "(", '"'} <= set(seps)
+    assert not {"’", "·", "_", ".", ",", "α", "é", "\u0301", "\u200d", "ア", "中", "©", "a", "1"} & set(seps)
+    ascii_seps = {c for c in map(chr, range(0x80)) if compiled._fastbm25.is_separator(ord(c))}
+    assert ascii_seps == {c for c in map(chr, range(0x80)) if not regex.match(TOKEN_CHAR, c)}
+    for x, y in [("ab", "cd"), ("1", "2"), ("a", "1"), ("x.", "y"), ("a_", "_b"), ("ア", "ア"), ("😀", "\u0301x"),
+                 ("\U0001F1EB", "\U0001F1F7"), ("ก", "ข")]:
+        expected = tokenize(x) + tokenize(y)
+        got = tokenize(" ".join(x + c + y for c in seps))
+        assert got == expected * len(seps), next(c for c in seps if tokenize(x + c + y) != expected)
 
 
 # ------------------------------------------------------------------------------- 3. stemmer

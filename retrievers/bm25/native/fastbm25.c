@@ -30,6 +30,7 @@
 #endif
 
 #include "porter.h"
+#include "separators.h"
 
 #ifdef _WIN32 /* no pthreads: parts run one after the other */
 typedef int pthread_t;
@@ -206,7 +207,7 @@ static Py_ssize_t map_add(StrMap *m, const char *s, Py_ssize_t n, uint64_t h, in
 }
 
 /* ------------------------------------------------------------------ character classes (ASCII) */
-enum { C_ALPHA = 1, C_DIGIT = 2, C_UNDER = 4, C_MIDLETTER = 8, C_MIDNUM = 16, C_SPACE = 32, C_HIGH = 64 };
+enum { C_ALPHA = 1, C_DIGIT = 2, C_UNDER = 4, C_MIDLETTER = 8, C_MIDNUM = 16, C_SPACE = 32, C_HIGH = 64, C_SEP = 128 };
 static unsigned char CLS[256];
 
 static void init_classes(void) {
@@ -219,8 +220,73 @@ static void init_classes(void) {
         if (c == ',' || c == ';' || c == '.' || c == '\'') k |= C_MIDNUM; /* MidNum, MidNumLet, Single_Quote */
         if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\x0b' || c == '\x0c') k |= C_SPACE;
         if (c >= 0x80) k |= C_HIGH;
+        if (c < 0x80 && !(k & (C_ALPHA | C_DIGIT | C_UNDER | C_MIDLETTER | C_MIDNUM))) k |= C_SEP; /* in no token */
         CLS[c] = k;
     }
+}
+
+/* Whether code point cp (>= 0x80) is in no token: separators.h (the Basic Multilingual Plane; others
+ * count as token characters, which only sends their words to the analyzer). */
+static int is_separator_cp(uint32_t cp) {
+    if (cp > 0xFFFF) return 0;
+    int lo = 0, hi = N_SEPARATOR_RANGES - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        if (cp < SEPARATOR_RANGES[mid][0]) hi = mid - 1;
+        else if (cp > SEPARATOR_RANGES[mid][1]) lo = mid + 1;
+        else return 1;
+    }
+    return 0;
+}
+
+/* The length of the character at w[0] (w[0] >= 0x80, n >= 1 bytes left) and whether it is a
+ * separator; a malformed sequence counts as a one-byte token character. */
+static inline int high_char(const unsigned char *w, Py_ssize_t n, int *sep) {
+    unsigned char b = w[0];
+    int len = b >= 0xF0 && b <= 0xF4 ? 4 : b >= 0xE0 ? (b <= 0xEF ? 3 : 0) : b >= 0xC2 ? 2 : 0;
+    *sep = 0;
+    if (!len || len > n) return 1;
+    uint32_t cp = b & (0x7F >> len);
+    for (int i = 1; i < len; i++) {
+        if ((w[i] & 0xC0) != 0x80) return 1;
+        cp = (cp << 6) | (w[i] & 0x3F);
+    }
+    *sep = is_separator_cp(cp);
+    return len;
+}
+
+/* The next piece of the word w[0..n) from *i on -- a maximal run of characters that are not
+ * separators -- as [*start, *i); *high: whether it holds a non-ASCII character. 0: no piece left.
+ * No token crosses a separator, so a word's tokens are its pieces' tokens, in order. */
+static int next_piece(const unsigned char *w, Py_ssize_t n, Py_ssize_t *i, Py_ssize_t *start, int *high) {
+    Py_ssize_t p = *i;
+    int sep;
+    while (p < n) {
+        if (w[p] < 0x80) {
+            if (!(CLS[w[p]] & C_SEP)) break;
+            p++;
+        } else {
+            int len = high_char(w + p, n - p, &sep);
+            if (!sep) break;
+            p += len;
+        }
+    }
+    if (p >= n) return 0;
+    *start = p;
+    *high = 0;
+    while (p < n) {
+        if (w[p] < 0x80) {
+            if (CLS[w[p]] & C_SEP) break;
+            p++;
+        } else {
+            int len = high_char(w + p, n - p, &sep);
+            if (sep) break;
+            *high = 1;
+            p += len;
+        }
+    }
+    *i = p;
+    return 1;
 }
 
 /* ------------------------------------------------------------------ Encoder */
@@ -699,20 +765,40 @@ static int complex_word_seq(Sink *k, const unsigned char *w, Py_ssize_t n) {
 
 static int complex_word_part(Part *part, const unsigned char *w, Py_ssize_t n);
 
+/* The position of the first byte >= 0x80 in s[i..n), or n. */
+static inline Py_ssize_t next_high(const unsigned char *s, Py_ssize_t i, Py_ssize_t n) {
+#ifdef __SSE2__
+    for (; i + 16 <= n; i += 16) {
+        unsigned mask = (unsigned)_mm_movemask_epi8(_mm_loadu_si128((const __m128i *)(s + i)));
+        if (mask) return i + __builtin_ctz(mask);
+    }
+#endif
+    while (i < n && s[i] < 0x80) i++;
+    return i;
+}
+
 /* One text s[0..n): an all-ASCII text in one pass (whitespace separates tokens like any other
- * non-token byte); otherwise word by word, non-ASCII words set aside for the analyzer. */
+ * non-token byte); otherwise the same, but each word (between whitespace) holding a byte >= 0x80 is
+ * set aside for the analyzer. */
 static int scan_text(Sink *k, const unsigned char *s, Py_ssize_t n, int ascii) {
     if (ascii) return tokenize_ascii(k, s, n, s + n);
     Py_ssize_t i = 0;
     while (i < n) {
-        while (i < n && (CLS[s[i]] & C_SPACE)) i++;
-        Py_ssize_t w = i;
-        int high = 0;
-        while (i < n && !(CLS[s[i]] & C_SPACE)) high |= CLS[s[i++]] & C_HIGH;
-        if (i == w) break;
-        int failed = !high ? tokenize_ascii(k, s + w, i - w, s + n)
-                           : (k->part ? complex_word_part(k->part, s + w, i - w) : complex_word_seq(k, s + w, i - w));
-        if (failed) return -1;
+        Py_ssize_t h = next_high(s, i, n);
+        if (h == n) return tokenize_ascii(k, s + i, n - i, s + n);
+        Py_ssize_t w = h, e = h + 1; /* the word around s[h]: between whitespace */
+        while (w > i && !(CLS[s[w - 1]] & C_SPACE)) w--;
+        while (e < n && !(CLS[s[e]] & C_SPACE)) e++;
+        if (w > i && tokenize_ascii(k, s + i, w - i, s + n)) return -1; /* all-ASCII words before it */
+        Py_ssize_t at = 0, start;
+        int high;
+        while (next_piece(s + w, e - w, &at, &start, &high)) {
+            const unsigned char *piece = s + w + start;
+            Py_ssize_t len = at - start;
+            if (!high ? tokenize_ascii(k, piece, len, s + n)
+                      : (k->part ? complex_word_part(k->part, piece, len) : complex_word_seq(k, piece, len))) return -1;
+        }
+        i = e;
     }
     return 0;
 }
@@ -810,8 +896,8 @@ oom:
     return -1;
 }
 
-static int encode_parallel(Encoder *e, Texts *x, int n_threads, int64_t *counts, VecI32 *out, PyObject *new_words,
-                           Postings *post, int64_t *pcounts);
+static int encode_parallel(Encoder *e, Texts *x, int n_threads, int64_t *counts, PyObject *new_words,
+                           int64_t *pcounts, PyObject **made);
 
 static PyObject *Encoder_encode_locked(Encoder *e, PyObject *texts_arg, PyObject *titles_arg, int n_threads,
                                        Py_ssize_t min_bytes, int postings) {
@@ -826,13 +912,13 @@ static PyObject *Encoder_encode_locked(Encoder *e, PyObject *texts_arg, PyObject
     int64_t *pcounts = postings ? malloc((size_t)(x.n ? x.n : 1) * sizeof(int64_t)) : NULL;
     VecI32 out = {0};
     Postings post = {0};
-    PyObject *new_words = PyList_New(0), *ret = NULL;
+    PyObject *new_words = PyList_New(0), *ret = NULL, *made[2] = {NULL, NULL}; /* made: by encode_parallel */
     Py_ssize_t first_new = e->cw_count.n;
     Sink k = {e, NULL, &out, e->cache, new_words, 0};
     if (!loaded) goto done;
     if (!counts || !new_words || (postings && !pcounts)) { PyErr_NoMemory(); goto done; }
     if (n_threads > 1 && x.total >= min_bytes && x.n >= n_threads) {
-        if (encode_parallel(e, &x, n_threads, counts, &out, new_words, postings ? &post : NULL, pcounts)) goto done;
+        if (encode_parallel(e, &x, n_threads, counts, new_words, pcounts, made)) goto done;
     } else {
         for (Py_ssize_t t = 0; t < x.n; t++) {
             Py_ssize_t before = out.n;
@@ -851,11 +937,11 @@ static PyObject *Encoder_encode_locked(Encoder *e, PyObject *texts_arg, PyObject
         items[0] = bytes_of(counts, x.n * (Py_ssize_t)sizeof(int64_t));
         if (postings) {
             items[1] = bytes_of(pcounts, x.n * (Py_ssize_t)sizeof(int64_t));
-            items[2] = bytes_of(post.term.a, post.term.n * (Py_ssize_t)sizeof(int32_t));
-            items[3] = bytes_of(post.tf.a, post.tf.n * (Py_ssize_t)sizeof(int32_t));
+            items[2] = made[0] ? (Py_INCREF(made[0]), made[0]) : bytes_of(post.term.a, post.term.n * (Py_ssize_t)sizeof(int32_t));
+            items[3] = made[1] ? (Py_INCREF(made[1]), made[1]) : bytes_of(post.tf.a, post.tf.n * (Py_ssize_t)sizeof(int32_t));
             if (items[0] && items[1] && items[2] && items[3]) ret = PyTuple_Pack(4, items[0], items[1], items[2], items[3]);
         } else {
-            items[1] = bytes_of(out.a, out.n * (Py_ssize_t)sizeof(int32_t));
+            items[1] = made[0] ? (Py_INCREF(made[0]), made[0]) : bytes_of(out.a, out.n * (Py_ssize_t)sizeof(int32_t));
             if (items[0] && items[1]) ret = PyTuple_Pack(2, items[0], items[1]);
         }
         for (int i = 0; i < 4; i++) Py_XDECREF(items[i]);
@@ -868,6 +954,8 @@ done:
     free(out.a);
     postings_free(&post);
     Py_XDECREF(new_words);
+    Py_XDECREF(made[0]);
+    Py_XDECREF(made[1]);
     Py_DECREF(texts);
     Py_XDECREF(titles);
     return ret;
@@ -968,39 +1056,74 @@ static void *part_match(void *arg) { /* phase 2: the pending tokens an earlier p
 }
 
 static void *part_final(void *arg) { /* phase 3 */
+#ifdef FASTBM25_TIMING
+    double tick_ = now_s();
+#endif
     Part *part = arg;
     Encoder *e = part->e;
-    Py_ssize_t pos = 0, c = 0;
-    if (grow((void **)&part->final.a, &part->final.cap, part->out.n, sizeof(int32_t))) { part->failed = 1; return NULL; }
+    Py_ssize_t pos = 0, c = 0, n_terms = e->terms.n;
+    int32_t *last = NULL, *slot = NULL;     /* postings: per term, the last text it was seen in, its posting there */
+    Postings *post = &part->post;
+    if (part->pcounts) {                     /* postings: final ids one text at a time, in part->final */
+        last = malloc((size_t)(n_terms ? n_terms : 1) * sizeof(int32_t));
+        slot = malloc((size_t)(n_terms ? n_terms : 1) * sizeof(int32_t));
+        if (!last || !slot || grow((void **)&post->term.a, &post->term.cap, part->out.n, 4) ||
+            grow((void **)&post->tf.a, &post->tf.cap, part->out.n, 4)) goto oom;
+        for (Py_ssize_t q = 0; q < n_terms; q++) last[q] = -1;
+    } else if (grow((void **)&part->final.a, &part->final.cap, part->out.n, sizeof(int32_t))) {
+        goto oom;
+    }
     for (Py_ssize_t t = part->t0; t < part->t1; t++) {
+        if (last) part->final.n = 0;
         Py_ssize_t before = part->final.n;
         for (Py_ssize_t j = pos; j < pos + part->counts[t]; j++) {
             int32_t v = part->out.a[j];
             if (v == COMPLEX) {
                 const char *w = (const char *)(intptr_t)part->cw_ptr.a[c];
                 Py_ssize_t n = part->cw_len.a[c++];
-                Slot *slot = map_find(&e->words, w, n, hash_bytes(w, n));
-                if (!slot || e->cw_count.a[slot->val] < 0) { part->failed = 2; return NULL; }
-                const int32_t *terms = e->cw_terms.a + e->cw_first.a[slot->val];
-                for (int32_t q = 0; q < e->cw_count.a[slot->val]; q++)
-                    if (push32(&part->final, terms[q])) { part->failed = 1; return NULL; }
+                Slot *found = map_find(&e->words, w, n, hash_bytes(w, n));
+                if (!found || e->cw_count.a[found->val] < 0) { part->failed = 2; goto out; }
+                const int32_t *terms = e->cw_terms.a + e->cw_first.a[found->val];
+                for (int32_t q = 0; q < e->cw_count.a[found->val]; q++)
+                    if (push32(&part->final, terms[q])) goto oom;
                 continue;
             }
             if (v < 0) v = part->resolved[-3 - v];
             if (v < 0) continue;
             if (part->final.n < part->final.cap) part->final.a[part->final.n++] = v;
-            else if (push32(&part->final, v)) { part->failed = 1; return NULL; }
+            else if (push32(&part->final, v)) goto oom;
         }
         pos += part->counts[t];
         part->counts[t] = part->final.n - before;
+        if (last) { /* this text's postings: distinct terms in order of first appearance, with their tf */
+            int32_t d = (int32_t)(t - part->t0);
+            Py_ssize_t n0 = post->term.n;
+            if (grow((void **)&post->term.a, &post->term.cap, n0 + part->final.n, 4) ||
+                grow((void **)&post->tf.a, &post->tf.cap, n0 + part->final.n, 4)) goto oom;
+            int32_t *pt = post->term.a, *pf = post->tf.a;
+            Py_ssize_t np = n0;
+            for (Py_ssize_t j = 0; j < part->final.n; j++) {
+                int32_t term = part->final.a[j];
+                if (last[term] != d) {
+                    last[term] = d;
+                    slot[term] = (int32_t)(np - n0);
+                    pt[np] = term;
+                    pf[np++] = 1;
+                } else {
+                    pf[n0 + slot[term]]++;
+                }
+            }
+            post->term.n = post->tf.n = np;
+            part->pcounts[t] = np - n0;
+        }
     }
-    if (part->pcounts) {
-        Py_ssize_t n = part->t1 - part->t0;
-        if (ids_to_postings(part->final.a, part->counts + part->t0, n, e->terms.n, &part->post, part->pcounts + part->t0))
-            part->failed = 1;
-        free(part->final.a);
-        memset(&part->final, 0, sizeof(part->final));
-    }
+    goto out;
+oom:
+    part->failed = 1;
+out:
+    free(last);
+    free(slot);
+    TICK("  part_final");
     return NULL;
 }
 
@@ -1035,7 +1158,11 @@ static int find_new_words(Encoder *e, const Texts *x, PyObject *new_words) {
             Py_ssize_t w = i;
             int high = 0;
             while (i < n && !(CLS[s[i]] & C_SPACE)) high |= CLS[s[i++]] & C_HIGH;
-            if (high && word_number(e, s + w, i - w, new_words) < 0) return -1;
+            if (!high) continue;
+            Py_ssize_t at = 0, start;
+            int piece_high;
+            while (next_piece(s + w, i - w, &at, &start, &piece_high))
+                if (piece_high && word_number(e, s + w + start, at - start, new_words) < 0) return -1;
         }
     }
     return 0;
@@ -1055,8 +1182,11 @@ static void phase1_join(Phase1 *p) { /* without the GIL */
     }
 }
 
-static int encode_parallel(Encoder *e, Texts *x, int n_threads, int64_t *counts, VecI32 *out, PyObject *new_words,
-                           Postings *post, int64_t *pcounts) {
+/* made[0]: the term ids (bytes), or with pcounts (postings asked for) made[0], made[1]: the
+ * postings' terms and tfs (bytes). */
+static int encode_parallel(Encoder *e, Texts *x, int n_threads, int64_t *counts, PyObject *new_words,
+                           int64_t *pcounts, PyObject **made) {
+    int post = pcounts != NULL;
 #ifdef FASTBM25_TIMING
     double tick_ = now_s();
 #endif
@@ -1148,6 +1278,7 @@ static int encode_parallel(Encoder *e, Texts *x, int n_threads, int64_t *counts,
     Py_BEGIN_ALLOW_THREADS
     run_parts(parts, n_threads, part_final);
     Py_END_ALLOW_THREADS
+    TICK("phase3 threads");
     Py_ssize_t total = 0;
     for (int i = 0; i < n_threads; i++) {
         if (parts[i].failed == 2) {
@@ -1157,13 +1288,14 @@ static int encode_parallel(Encoder *e, Texts *x, int n_threads, int64_t *counts,
         if (parts[i].failed) { PyErr_NoMemory(); goto done; }
         total += post ? parts[i].post.term.n : parts[i].final.n;
     }
-    VecI32 *dst[2] = {post ? &post->term : out, post ? &post->tf : NULL};
-    for (int v = 0; v < 2 && dst[v]; v++) {
-        if (grow((void **)&dst[v]->a, &dst[v]->cap, dst[v]->n + total, sizeof(int32_t))) { PyErr_NoMemory(); goto done; }
+    for (int v = 0; v < (post ? 2 : 1); v++) { /* the parts' outputs joined in a bytes object each */
+        made[v] = PyBytes_FromStringAndSize(NULL, total * (Py_ssize_t)sizeof(int32_t));
+        if (!made[v]) goto done;
+        char *dst = PyBytes_AS_STRING(made[v]);
         for (int i = 0; i < n_threads; i++) {
             const VecI32 *src = post ? (v ? &parts[i].post.tf : &parts[i].post.term) : &parts[i].final;
-            memcpy(dst[v]->a + dst[v]->n, src->a, (size_t)src->n * sizeof(int32_t));
-            dst[v]->n += src->n;
+            memcpy(dst, src->a, (size_t)src->n * sizeof(int32_t));
+            dst += src->n * sizeof(int32_t);
         }
     }
     ok = 1;
@@ -1813,6 +1945,14 @@ done:
     return ret;
 }
 
+/* is_separator(code_point) -> whether the encoder cuts words at it (for tests) */
+static PyObject *is_separator(PyObject *self, PyObject *arg) {
+    long cp = PyLong_AsLong(arg);
+    if (cp == -1 && PyErr_Occurred()) return NULL;
+    if (cp < 0 || cp > 0x10FFFF) return PyErr_Format(PyExc_ValueError, "not a code point: %ld", cp);
+    return PyBool_FromLong(cp < 0x80 ? (CLS[cp] & C_SEP) != 0 : is_separator_cp((uint32_t)cp));
+}
+
 /* stem(word) -> Lucene's Porter stem of a lowercase ASCII word (for tests) */
 static PyObject *stem(PyObject *self, PyObject *arg) {
     Py_ssize_t n;
@@ -1865,6 +2005,7 @@ static PyMethodDef module_methods[] = {
      " -> (hits per query, documents, scores) as bytes (int64, int64, float32)"},
     {"score_lucene", score_lucene, METH_VARARGS,
      "score_lucene(indptr, indices, tf, idf, inv) -> float32 bytes: w - w / (1 + tf inv[doc]), w = idf[term], in float32"},
+    {"is_separator", is_separator, METH_O, "is_separator(code_point) -> whether no token holds it (words are cut there)"},
     {"stem", stem, METH_O, "stem(word) -> Lucene's Porter stem of a lowercase ASCII word"},
     {NULL}};
 
