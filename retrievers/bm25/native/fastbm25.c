@@ -1073,27 +1073,38 @@ static void *part_final(void *arg) { /* phase 3 */
     } else if (grow((void **)&part->final.a, &part->final.cap, part->out.n, sizeof(int32_t))) {
         goto oom;
     }
+    const int32_t *in = part->out.a, *resolved = part->resolved;
     for (Py_ssize_t t = part->t0; t < part->t1; t++) {
         if (last) part->final.n = 0;
-        Py_ssize_t before = part->final.n;
-        for (Py_ssize_t j = pos; j < pos + part->counts[t]; j++) {
-            int32_t v = part->out.a[j];
-            if (v == COMPLEX) {
-                const char *w = (const char *)(intptr_t)part->cw_ptr.a[c];
-                Py_ssize_t n = part->cw_len.a[c++];
-                Slot *found = map_find(&e->words, w, n, hash_bytes(w, n));
-                if (!found || e->cw_count.a[found->val] < 0) { part->failed = 2; goto out; }
-                const int32_t *terms = e->cw_terms.a + e->cw_first.a[found->val];
-                for (int32_t q = 0; q < e->cw_count.a[found->val]; q++)
-                    if (push32(&part->final, terms[q])) goto oom;
+        Py_ssize_t before = part->final.n, end = pos + part->counts[t];
+        for (Py_ssize_t j = pos; j < end;) {
+            /* the plain values up to the next non-ASCII piece, with the final array in locals */
+            int32_t *fa = part->final.a;
+            Py_ssize_t fn = part->final.n, fcap = part->final.cap;
+            for (; j < end && fn < fcap; j++) {
+                int32_t v = in[j];
+                if (v == COMPLEX) break;
+                if (v < 0) v = resolved[-3 - v];
+                fa[fn] = v;
+                fn += v >= 0;
+            }
+            part->final.n = fn;
+            if (j == end) break;
+            int32_t v = in[j++];
+            if (v != COMPLEX) { /* the final array is full */
+                if (v < 0) v = resolved[-3 - v];
+                if (v >= 0 && push32(&part->final, v)) goto oom;
                 continue;
             }
-            if (v < 0) v = part->resolved[-3 - v];
-            if (v < 0) continue;
-            if (part->final.n < part->final.cap) part->final.a[part->final.n++] = v;
-            else if (push32(&part->final, v)) goto oom;
+            const char *w = (const char *)(intptr_t)part->cw_ptr.a[c];
+            Py_ssize_t n = part->cw_len.a[c++];
+            Slot *found = map_find(&e->words, w, n, hash_bytes(w, n));
+            if (!found || e->cw_count.a[found->val] < 0) { part->failed = 2; goto out; }
+            const int32_t *terms = e->cw_terms.a + e->cw_first.a[found->val];
+            for (int32_t q = 0; q < e->cw_count.a[found->val]; q++)
+                if (push32(&part->final, terms[q])) goto oom;
         }
-        pos += part->counts[t];
+        pos = end;
         part->counts[t] = part->final.n - before;
         if (last) { /* this text's postings: distinct terms in order of first appearance, with their tf */
             int32_t d = (int32_t)(t - part->t0);
