@@ -184,22 +184,10 @@ class BM25sBackend:
             for q in range(len(queries)):
                 uniq, boost = np.unique(term_ids[offsets[q]:offsets[q + 1]], return_counts=True)
                 constants[q] = np.float32((index.nonoccurrence[uniq].astype(np.float64) * boost).sum())
-        n = len(queries)
-        size = max(1, -(-n // self.n_threads))
-        bounds = [(a, min(a + size, n)) for a in range(0, n, size)]
-
-        def one(bound):
-            a, b = bound
-            return compiled.search(index.indptr, index.indices, index.data, index.n_docs, offsets[a:b + 1],
-                                   term_ids, k, self._rank, self._doc_of_rank,
-                                   None if constants is None else constants[a:b])
-
-        parts = self._map_batches(one, bounds)
-        hits = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.int64)
-        docs = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, np.int64)
-        scores = np.concatenate([p[2] for p in parts]) if parts else np.zeros(0, np.float32)
-        return Run.from_arrays(queries.ids, np.concatenate([[0], np.cumsum(hits)]), docs,
-                               scores.astype(np.float64), self._ids, self._id_index)
+        hits, docs, scores = compiled.search(index.indptr, index.indices, index.data, index.n_docs, offsets, term_ids, k,
+                                             self._rank, self._doc_of_rank, constants, n_threads=self.n_threads)
+        return Run.from_arrays(queries.ids, np.concatenate([[0], np.cumsum(hits)]), docs, scores, self._ids,
+                               self._id_index)
 
     def search(self, queries: Queries, k: int) -> Run:
         if k < 1:

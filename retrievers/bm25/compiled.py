@@ -158,16 +158,17 @@ def score_lucene(indptr: np.ndarray, indices: np.ndarray, tf: np.ndarray, idf32:
 
 def search(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, n_docs: int, offsets: np.ndarray,
            term_ids: np.ndarray, k: int, id_rank: np.ndarray, doc_of_rank: np.ndarray,
-           constants: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(hits per query int64, documents int64, float32 scores) for queries ``offsets``/``term_ids``:
-    score desc, document id desc (``id_rank``), scores > 0 only, at most ``k`` per query."""
+           constants: np.ndarray | None = None, n_threads: int = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(hits per query int64, documents int64, scores float64 holding float32 values) for queries
+    ``offsets``/``term_ids``: score desc, document id desc (``id_rank``), scores > 0 only, at most
+    ``k`` per query. The queries are split among ``n_threads`` threads, without the GIL."""
     c = lambda a, t: np.ascontiguousarray(a, dtype=t)  # noqa: E731
     hits, docs, scores = _fastbm25.search(
         c(indptr, np.int64), c(indices, np.int32), c(data, np.float32), int(n_docs), c(offsets, np.int64),
         c(term_ids, np.int32), int(k), c(id_rank, np.int64), c(doc_of_rank, np.int64),
-        None if constants is None else c(constants, np.float32))
+        None if constants is None else c(constants, np.float32), int(n_threads))
     return (np.frombuffer(hits, dtype=np.int64), np.frombuffer(docs, dtype=np.int64),
-            np.frombuffer(scores, dtype=np.float32))
+            np.frombuffer(scores, dtype=np.float64))
 
 
 def stem(word: str) -> str:

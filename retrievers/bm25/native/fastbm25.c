@@ -1757,27 +1757,104 @@ static void top_sorted(int64_t *a, int64_t *tmp, Py_ssize_t n, Py_ssize_t k) {
     radix_desc(a, tmp, m);
 }
 
-/* search(indptr, indices, data, n_docs, query_offsets, query_terms, k, id_rank, doc_of_rank, constants)
- *   -> (int64 bytes: hits per query, int64 bytes: documents, float32 bytes: scores)
+/* One thread's share of search: queries q0..q1, each written at q * kk of the outputs. */
+typedef struct {
+    const int64_t *indptr, *qoff, *rank, *order;
+    const int32_t *indices, *qterms;
+    const float *data, *consts;
+    Py_ssize_t n_docs, kk, longest, q0, q1;
+    int64_t *hits, *docs_out;
+    double *scores_out;
+    int failed;
+} SearchJob;
+
+static void *search_run(void *arg) {
+    SearchJob *j = arg;
+    Py_ssize_t n_docs = j->n_docs ? j->n_docs : 1, kk = j->kk;
+    double *acc = calloc((size_t)n_docs, sizeof(double));
+    unsigned char *seen = calloc((size_t)n_docs, 1);
+    int32_t *touched = malloc((size_t)n_docs * 4), *qbuf = malloc((size_t)j->longest * 4), *uniq = malloc((size_t)j->longest * 4);
+    int64_t *keys = malloc((size_t)n_docs * 8), *scratch = malloc((size_t)n_docs * 8);
+    float *boosts = malloc((size_t)j->longest * sizeof(float));
+    if (!acc || !seen || !touched || !qbuf || !uniq || !keys || !scratch || !boosts) {
+        j->failed = 1;
+        goto done;
+    }
+    const int64_t *indptr = j->indptr, *qoff = j->qoff, *rank = j->rank, *order = j->order;
+    const int32_t *indices = j->indices;
+    const float *data = j->data;
+    for (Py_ssize_t q = j->q0; q < j->q1; q++) {
+        /* the query's distinct terms in ascending id order (as np.unique), each with its count */
+        Py_ssize_t m = qoff[q + 1] - qoff[q], nt = 0;
+        memcpy(qbuf, j->qterms + qoff[q], (size_t)m * 4);
+        sort_i32(qbuf, m);
+        for (Py_ssize_t i = 0; i < m; i++) {
+            if (nt && uniq[nt - 1] == qbuf[i]) { boosts[nt - 1] += 1.0f; continue; }
+            uniq[nt] = qbuf[i];
+            boosts[nt++] = 1.0f;
+        }
+        Py_ssize_t n_touched = 0;
+        for (Py_ssize_t u = 0; u < nt; u++) {
+            int32_t t = uniq[u];
+            float boost = boosts[u];
+            for (int64_t p = indptr[t]; p < indptr[t + 1]; p++) {
+                int32_t d = indices[p];
+                float val = boost == 1.0f ? data[p] : data[p] * boost;
+                acc[d] += (double)val;
+                if (!seen[d]) { seen[d] = 1; touched[n_touched++] = d; }
+            }
+        }
+        Py_ssize_t n_keys = 0;
+        float c = j->consts ? j->consts[q] : 0.0f;
+        for (Py_ssize_t i = 0; i < n_touched; i++) {
+            int32_t d = touched[i];
+            float s = (float)acc[d];
+            if (j->consts) s = s + c;
+            acc[d] = 0.0;
+            seen[d] = 0;
+            if (s > 0) {
+                int32_t bits;
+                memcpy(&bits, &s, 4);
+                keys[n_keys++] = ((int64_t)bits << 32) | rank[d];
+            }
+        }
+        Py_ssize_t h = n_keys < kk ? n_keys : kk;
+        if (h) top_sorted(keys, scratch, n_keys, h);
+        int64_t *docs_q = j->docs_out + q * kk;
+        double *scores_q = j->scores_out + q * kk;
+        for (Py_ssize_t i = 0; i < h; i++) {
+            int32_t bits = (int32_t)(keys[i] >> 32);
+            float s;
+            memcpy(&s, &bits, 4);
+            docs_q[i] = order[keys[i] & 0xFFFFFFFF];
+            scores_q[i] = s;
+        }
+        j->hits[q] = h;
+    }
+done:
+    free(acc); free(seen); free(touched); free(qbuf); free(uniq); free(keys); free(scratch); free(boosts);
+    return NULL;
+}
+
+/* search(indptr, indices, data, n_docs, query_offsets, query_terms, k, id_rank, doc_of_rank, constants, n_threads=1)
+ *   -> (int64 bytes: hits per query, int64 bytes: documents, float64 bytes: scores (float32 values))
  * constants: None, or a float32 per query added (in float32) to every matched document's score
- * (BM25L / BM25+'s non-occurrence score). */
+ * (BM25L / BM25+'s non-occurrence score). Queries are split among n_threads threads (without the GIL). */
 static PyObject *search(PyObject *self, PyObject *args) {
     PyObject *o[9];
     Py_ssize_t n_docs, k;
-    if (!PyArg_ParseTuple(args, "OOOnOOnOOO", &o[0], &o[1], &o[2], &n_docs, &o[3], &o[4], &k, &o[5], &o[6], &o[7]))
+    int n_threads = 1;
+    if (!PyArg_ParseTuple(args, "OOOnOOnOOO|i", &o[0], &o[1], &o[2], &n_docs, &o[3], &o[4], &k, &o[5], &o[6], &o[7],
+                          &n_threads))
         return NULL;
+    if (n_threads < 1) n_threads = 1;
+    if (n_threads > MAX_THREADS) n_threads = MAX_THREADS;
     Py_buffer v[8];
     static const Py_ssize_t item[8] = {8, 4, 4, 8, 4, 8, 8, 4};
     static const char *what[8] = {"indptr", "indices", "data", "query_offsets", "query_terms", "id_rank",
                                   "doc_of_rank", "constants"};
     int n_views = 0;
-    PyObject *ret = NULL;
-    int64_t *hits = NULL, *keys = NULL, *scratch = NULL, *docs_out = NULL;
-    float *scores_out = NULL;
-    double *acc = NULL;
-    int32_t *touched = NULL, *qbuf = NULL, *uniq = NULL;
-    float *boosts = NULL;
-    unsigned char *seen = NULL;
+    PyObject *ret = NULL, *hits_b = NULL, *docs_b = NULL, *scores_b = NULL;
     int has_const = o[7] != Py_None;
     for (int i = 0; i < 8; i++) {
         if (i == 7 && !has_const) break;
@@ -1828,83 +1905,51 @@ static PyObject *search(PyObject *self, PyObject *args) {
             goto done;
         }
     Py_ssize_t kk = k < n_docs ? k : n_docs;
-    hits = malloc((size_t)(n_q ? n_q : 1) * 8);
-    docs_out = malloc((size_t)(n_q && kk ? n_q * kk : 1) * 8);
-    scores_out = malloc((size_t)(n_q && kk ? n_q * kk : 1) * 4);
-    acc = calloc((size_t)(n_docs ? n_docs : 1), sizeof(double));
-    seen = calloc((size_t)(n_docs ? n_docs : 1), 1);
-    touched = malloc((size_t)(n_docs ? n_docs : 1) * 4);
-    keys = malloc((size_t)(n_docs ? n_docs : 1) * 8);
-    scratch = malloc((size_t)(n_docs ? n_docs : 1) * 8);
+    if (n_q && kk > PY_SSIZE_T_MAX / 8 / n_q) { PyErr_NoMemory(); goto done; }
+    /* each query's results at q * kk, then moved together */
+    hits_b = PyBytes_FromStringAndSize(NULL, n_q * 8);
+    docs_b = PyBytes_FromStringAndSize(NULL, n_q * kk * 8);
+    scores_b = PyBytes_FromStringAndSize(NULL, n_q * kk * 8);
+    if (!hits_b || !docs_b || !scores_b) goto done;
+    int64_t *hits = (int64_t *)PyBytes_AS_STRING(hits_b), *docs_out = (int64_t *)PyBytes_AS_STRING(docs_b);
+    double *scores_out = (double *)PyBytes_AS_STRING(scores_b);
     Py_ssize_t longest = 1;
     for (Py_ssize_t q = 0; q < n_q; q++)
         if (qoff[q + 1] - qoff[q] > longest) longest = qoff[q + 1] - qoff[q];
-    qbuf = malloc((size_t)longest * 4);
-    uniq = malloc((size_t)longest * 4);
-    boosts = malloc((size_t)longest * sizeof(float));
-    if (!hits || !docs_out || !scores_out || !acc || !seen || !touched || !keys || !scratch || !qbuf || !uniq || !boosts) {
-        PyErr_NoMemory();
-        goto done;
+    if (n_threads > n_q) n_threads = n_q ? (int)n_q : 1;
+    SearchJob jobs[MAX_THREADS];
+    for (int i = 0; i < n_threads; i++) {
+        SearchJob *j = jobs + i;
+        *j = (SearchJob){indptr, qoff, rank, order, indices, qterms, data, consts, n_docs, kk, longest,
+                         n_q * i / n_threads, n_q * (i + 1) / n_threads, hits, docs_out, scores_out, 0};
     }
+    int failed = 0;
     Py_ssize_t total = 0;
     Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t q = 0; q < n_q; q++) {
-        /* the query's distinct terms in ascending id order (as np.unique), each with its count */
-        Py_ssize_t m = qoff[q + 1] - qoff[q], nt = 0;
-        memcpy(qbuf, qterms + qoff[q], (size_t)m * 4);
-        sort_i32(qbuf, m);
-        for (Py_ssize_t i = 0; i < m; i++) {
-            if (nt && uniq[nt - 1] == qbuf[i]) { boosts[nt - 1] += 1.0f; continue; }
-            uniq[nt] = qbuf[i];
-            boosts[nt++] = 1.0f;
-        }
-        Py_ssize_t n_touched = 0;
-        for (Py_ssize_t u = 0; u < nt; u++) {
-            int32_t t = uniq[u];
-            float boost = boosts[u];
-            for (int64_t p = indptr[t]; p < indptr[t + 1]; p++) {
-                int32_t d = indices[p];
-                float val = boost == 1.0f ? data[p] : data[p] * boost;
-                acc[d] += (double)val;
-                if (!seen[d]) { seen[d] = 1; touched[n_touched++] = d; }
-            }
-        }
-        Py_ssize_t n_keys = 0;
-        float c = consts ? consts[q] : 0.0f;
-        for (Py_ssize_t i = 0; i < n_touched; i++) {
-            int32_t d = touched[i];
-            float s = (float)acc[d];
-            if (consts) s = s + c;
-            acc[d] = 0.0;
-            seen[d] = 0;
-            if (s > 0) {
-                int32_t bits;
-                memcpy(&bits, &s, 4);
-                keys[n_keys++] = ((int64_t)bits << 32) | rank[d];
-            }
-        }
-        Py_ssize_t h = n_keys < kk ? n_keys : kk;
-        if (h) top_sorted(keys, scratch, n_keys, h);
-        for (Py_ssize_t i = 0; i < h; i++) {
-            int32_t bits = (int32_t)(keys[i] >> 32);
-            float s;
-            memcpy(&s, &bits, 4);
-            docs_out[total + i] = order[keys[i] & 0xFFFFFFFF];
-            scores_out[total + i] = s;
-        }
-        hits[q] = h;
-        total += h;
+    pthread_t threads[MAX_THREADS];
+    int started[MAX_THREADS] = {0};
+    for (int i = 1; i < n_threads; i++) started[i] = pthread_create(&threads[i], NULL, search_run, jobs + i) == 0;
+    search_run(jobs);
+    for (int i = 1; i < n_threads; i++) {
+        if (started[i]) pthread_join(threads[i], NULL);
+        else search_run(jobs + i);
     }
+    for (int i = 0; i < n_threads; i++) failed |= jobs[i].failed;
+    if (!failed)
+        for (Py_ssize_t q = 0; q < n_q; q++) { /* close the gaps left by queries with fewer than kk hits */
+            if (total != q * kk) {
+                memmove(docs_out + total, docs_out + q * kk, (size_t)hits[q] * 8);
+                memmove(scores_out + total, scores_out + q * kk, (size_t)hits[q] * 8);
+            }
+            total += hits[q];
+        }
     Py_END_ALLOW_THREADS
-    {
-        PyObject *a = bytes_of(hits, n_q * 8), *b = bytes_of(docs_out, total * 8), *s = bytes_of(scores_out, total * 4);
-        if (a && b && s) ret = PyTuple_Pack(3, a, b, s);
-        Py_XDECREF(a); Py_XDECREF(b); Py_XDECREF(s);
-    }
+    if (failed) { PyErr_NoMemory(); goto done; }
+    if (_PyBytes_Resize(&docs_b, total * 8) || _PyBytes_Resize(&scores_b, total * 8)) goto done;
+    ret = PyTuple_Pack(3, hits_b, docs_b, scores_b);
 done:
     for (int i = 0; i < n_views; i++) PyBuffer_Release(&v[i]);
-    free(hits); free(keys); free(scratch); free(docs_out); free(scores_out); free(acc); free(touched); free(seen);
-    free(qbuf); free(uniq); free(boosts);
+    Py_XDECREF(hits_b); Py_XDECREF(docs_b); Py_XDECREF(scores_b);
     return ret;
 }
 
@@ -2012,8 +2057,8 @@ static PyMethodDef module_methods[] = {
     {"stem_ascii", stem_ascii, METH_O,
      "stem_ascii(words) -> Lucene's Porter stem of each all-ASCII word of <= 255 bytes, None for the others"},
     {"search", search, METH_VARARGS,
-     "search(indptr, indices, data, n_docs, query_offsets, query_terms, k, id_rank, doc_of_rank, constants)"
-     " -> (hits per query, documents, scores) as bytes (int64, int64, float32)"},
+     "search(indptr, indices, data, n_docs, query_offsets, query_terms, k, id_rank, doc_of_rank, constants, n_threads=1)"
+     " -> (hits per query, documents, scores) as bytes (int64, int64, float64 holding float32 values)"},
     {"score_lucene", score_lucene, METH_VARARGS,
      "score_lucene(indptr, indices, tf, idf, inv) -> float32 bytes: w - w / (1 + tf inv[doc]), w = idf[term], in float32"},
     {"is_separator", is_separator, METH_O, "is_separator(code_point) -> whether no token holds it (words are cut there)"},
