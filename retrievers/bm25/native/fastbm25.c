@@ -1712,25 +1712,33 @@ static void sort_i32(int32_t *a, Py_ssize_t n) {
     }
 }
 
-/* Sort a[0..n) descending (distinct keys), tmp[0..n) as scratch: LSD radix sort by bytes, passes
- * over a byte that all keys share skipped. The result is in a (the data may move to tmp and back). */
+/* Sort a[0..n) descending (distinct keys), tmp[0..n) as scratch: LSD radix sort by bytes, only
+ * over the bytes in which the keys differ. The result is in a (the data may move to tmp and back). */
 static void radix_desc(int64_t *a, int64_t *tmp, Py_ssize_t n) {
     if (n <= 48) { sort_desc(a, n); return; }
+    uint64_t all_or = 0, all_and = ~(uint64_t)0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        all_or |= (uint64_t)a[i];
+        all_and &= (uint64_t)a[i];
+    }
+    uint64_t differ = all_or ^ all_and;
+    int bytes[8], n_bytes = 0;
+    for (int b = 0; b < 8; b++)
+        if ((differ >> (8 * b)) & 255) bytes[n_bytes++] = b;
     uint32_t hist[8][256];
-    memset(hist, 0, sizeof(hist));
+    memset(hist, 0, sizeof(uint32_t) * 256 * (size_t)n_bytes);
     for (Py_ssize_t i = 0; i < n; i++) {
         uint64_t x = (uint64_t)a[i];
-        for (int b = 0; b < 8; b++) hist[b][255 - ((x >> (8 * b)) & 255)]++; /* 255 - byte: descending */
+        for (int q = 0; q < n_bytes; q++) hist[q][255 - ((x >> (8 * bytes[q])) & 255)]++; /* 255 - byte: descending */
     }
     int64_t *src = a, *dst = tmp;
-    for (int b = 0; b < 8; b++) {
-        uint32_t *h = hist[b];
-        if (h[255 - (((uint64_t)src[0] >> (8 * b)) & 255)] == (uint32_t)n) continue; /* one value: nothing moves */
-        uint32_t sum = 0;
+    for (int q = 0; q < n_bytes; q++) {
+        uint32_t *h = hist[q], sum = 0;
+        int shift = 8 * bytes[q];
         for (int d = 0; d < 256; d++) { uint32_t c = h[d]; h[d] = sum; sum += c; }
         for (Py_ssize_t i = 0; i < n; i++) {
             uint64_t x = (uint64_t)src[i];
-            dst[h[255 - ((x >> (8 * b)) & 255)]++] = (int64_t)x;
+            dst[h[255 - ((x >> shift) & 255)]++] = (int64_t)x;
         }
         int64_t *t = src; src = dst; dst = t;
     }
@@ -1753,8 +1761,8 @@ static void top_sorted(int64_t *a, int64_t *tmp, Py_ssize_t n, Py_ssize_t k) {
     Py_ssize_t m = 0;
     for (Py_ssize_t i = 0; i < n; i++)
         if ((int)((uint64_t)a[i] >> shift) >= cut) tmp[m++] = a[i];
-    memcpy(a, tmp, (size_t)m * sizeof(int64_t));
-    radix_desc(a, tmp, m);
+    radix_desc(tmp, a, m);
+    memcpy(a, tmp, (size_t)k * sizeof(int64_t));
 }
 
 /* One thread's share of search: queries q0..q1, each written at q * kk of the outputs. */
