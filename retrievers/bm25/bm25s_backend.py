@@ -71,14 +71,15 @@ class BM25sBackend:
 
     # ------------------------------------------------------------------- index
     def build(self, corpus: Corpus) -> SparseIndex:
-        if compiled.supports(self.analyzer):  # postings counted by the encoder's threads
+        if compiled.supports(self.analyzer):  # postings counted by the encoder's threads, straight into C
             encoder = compiled.CompiledTermEncoder(self.analyzer, n_threads=self.n_threads)
-            chunks = (encoder.encode_postings(texts, titles=titles)  # title + " " + text, never joined
-                      for _, titles, texts in corpus_chunks(corpus, self.chunk_docs))
+            chunks = ((titles, texts) for _, titles, texts in corpus_chunks(corpus, self.chunk_docs))
+            postings = compiled.index_postings(encoder, chunks)  # title + " " + text, never joined
+            index = SparseIndex.from_postings(*postings, encoder.terms, self.scoring)
         else:
             encoder = TermEncoder(self.analyzer)
             chunks = (encoder.encode(batch) for batch in corpus.iter_contents(self.chunk_docs))
-        index = SparseIndex.build(chunks, encoder.terms, self.scoring)
+            index = SparseIndex.build(chunks, encoder.terms, self.scoring)
         if isinstance(encoder, compiled.CompiledTermEncoder):
             self._query_encoder = encoder.freeze()  # its vocabulary is the index's
         return index

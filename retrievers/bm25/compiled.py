@@ -116,6 +116,13 @@ class CompiledTermEncoder:
         return (np.frombuffer(counts, dtype=np.int64), np.frombuffer(pcounts, dtype=np.int64),
                 np.frombuffer(terms, dtype=np.int32), np.frombuffer(tfs, dtype=np.int32))
 
+    def encode_into(self, builder, texts: list[str], titles: list[str] | None = None) -> None:
+        """:meth:`encode_postings`, appended straight to a ``_fastbm25.PostingsBuilder`` (no arrays
+        in between)."""
+        self._encoder.encode(texts, self.n_threads, titles=titles, into=builder)
+        if self._encoder.n_terms > len(self.terms):
+            self.terms.extend(self._encoder.terms(len(self.terms)))
+
     def freeze(self) -> "CompiledTermEncoder":
         """No new terms from now on: unknown terms are dropped (for queries)."""
         self._encoder.freeze()
@@ -143,6 +150,16 @@ def build_postings(chunks, n_terms_after) -> tuple[np.ndarray, np.ndarray, np.nd
             lengths, term_ids = chunk
             builder.add(np.ascontiguousarray(lengths, dtype=np.int64), np.ascontiguousarray(term_ids, dtype=np.int32))
     raw = builder.finish(n_terms_after())
+    return tuple(np.frombuffer(b, dtype=t) for b, t in zip(raw, (np.int64, np.int32, np.int32, np.int32)))
+
+
+def index_postings(encoder: CompiledTermEncoder, chunks) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(indptr int64, indices int32, tf int32, doc_lengths int32) of (titles, texts) chunks, each
+    encoded straight into one PostingsBuilder; ``encoder.terms`` holds the vocabulary after."""
+    builder = _fastbm25.PostingsBuilder()
+    for titles, texts in chunks:
+        encoder.encode_into(builder, texts, titles)
+    raw = builder.finish(len(encoder.terms))
     return tuple(np.frombuffer(b, dtype=t) for b, t in zip(raw, (np.int64, np.int32, np.int32, np.int32)))
 
 

@@ -226,13 +226,19 @@ class SparseIndex:
         counting sort into CSC order) and scored in one pass (in C for Lucene's BM25, vectorised
         otherwise): the same arrays. Chunks may also be the compiled encoder's document-major
         postings (:meth:`CompiledTermEncoder.encode_postings <retrievers.bm25.compiled.CompiledTermEncoder.encode_postings>`)."""
-        indptr, indices, tf, doc_lengths = compiled.build_postings(chunks, lambda: len(terms))
+        return cls.from_postings(*compiled.build_postings(chunks, lambda: len(terms)), terms, params)
+
+    @classmethod
+    def from_postings(cls, indptr: np.ndarray, indices: np.ndarray, tf: np.ndarray, doc_lengths: np.ndarray,
+                      terms: list[str], params: ScoringParams) -> "SparseIndex":
+        """The index of term-major postings with term frequencies (what the compiled PostingsBuilder
+        finishes with): collection statistics, then each posting's score."""
         df = np.diff(indptr)
         n_with_terms = int(np.count_nonzero(doc_lengths))  # Lucene's docCount
         total = int(doc_lengths.sum(dtype=np.int64))
         idf = _idf(params.idf, df, max(n_with_terms, 1))
         scorer = _PostingScorer(params, idf, doc_lengths.astype(np.int64), total, n_with_terms)
-        if params.method == "lucene":  # one pass in C, the same float32 operations
+        if params.method == "lucene" and compiled.available():  # one pass in C, the same float32 operations
             data = compiled.score_lucene(indptr, indices, tf, scorer.idf32, scorer.inv)
         else:
             data = scorer(np.repeat(np.arange(len(terms), dtype=np.int32), df), indices, tf)

@@ -786,6 +786,17 @@ def test_titles_read_as_title_space_text_and_postings_match_ids(scifact, n_threa
         assert list(got) == list(expected) and got == expected
     with pytest.raises(ValueError, match="same length"):
         b.encode(texts, titles=titles[:-1])
+    # into=builder appends the same postings to a PostingsBuilder as add(ids) does (two chunks)
+    c, r = raw_encoder(Analyzer()), raw_encoder(Analyzer())
+    into, ref = compiled._fastbm25.PostingsBuilder(), compiled._fastbm25.PostingsBuilder()
+    for part in (slice(0, 700), slice(700, None)):
+        assert c.encode(texts[part], titles=titles[part], into=into, **kw) is None
+        ref.add(*r.encode(joined[part], **kw))
+    assert c.terms() == r.terms()
+    for x, y in zip(_finish(ref, len(r.terms())), _finish(into, len(r.terms()))):
+        np.testing.assert_array_equal(x, y)
+    with pytest.raises(TypeError, match="PostingsBuilder"):
+        c.encode(texts, into=[])
 
 
 @needs_extension

@@ -289,6 +289,44 @@ static int next_piece(const unsigned char *w, Py_ssize_t n, Py_ssize_t *i, Py_ss
     return 1;
 }
 
+/* ------------------------------------------------------------------ PostingsBuilder (data) */
+typedef struct {
+    PyObject_HEAD
+    VecI32 term;    /* document-major postings: term, tf */
+    VecI32 tf;
+    VecI64 doc_end; /* end of each document's postings */
+    VecI32 doc_len; /* terms in each document */
+    int64_t *last;  /* per term: the last document it was seen in */
+    int64_t *slot;  /* per term: its posting in that document */
+    Py_ssize_t scratch;
+} Builder;
+
+static PyTypeObject BuilderType;
+
+/* Append documents to b: counts[d] terms and pcounts[d] postings each, their postings (terms, tfs)
+ * in n_pieces consecutive pieces. -1: out of memory (nothing appended). */
+static int builder_append(Builder *b, const int64_t *counts, const int64_t *pcounts, Py_ssize_t n_docs,
+                          const VecI32 **terms, const VecI32 **tfs, int n_pieces) {
+    Py_ssize_t n_post = 0;
+    for (int i = 0; i < n_pieces; i++) n_post += terms[i]->n;
+    if (grow((void **)&b->term.a, &b->term.cap, b->term.n + n_post, 4) || grow((void **)&b->tf.a, &b->tf.cap, b->tf.n + n_post, 4) ||
+        grow((void **)&b->doc_end.a, &b->doc_end.cap, b->doc_end.n + n_docs, 8) ||
+        grow((void **)&b->doc_len.a, &b->doc_len.cap, b->doc_len.n + n_docs, 4)) return -1;
+    Py_ssize_t pos = b->term.n;
+    for (int i = 0; i < n_pieces; i++) {
+        memcpy(b->term.a + b->term.n, terms[i]->a, (size_t)terms[i]->n * 4);
+        memcpy(b->tf.a + b->tf.n, tfs[i]->a, (size_t)tfs[i]->n * 4);
+        b->term.n += terms[i]->n;
+        b->tf.n += tfs[i]->n;
+    }
+    for (Py_ssize_t d = 0; d < n_docs; d++) {
+        pos += pcounts[d];
+        b->doc_end.a[b->doc_end.n++] = pos;
+        b->doc_len.a[b->doc_len.n++] = (int32_t)counts[d];
+    }
+    return 0;
+}
+
 /* ------------------------------------------------------------------ Encoder */
 #define CACHE_BITS 15
 typedef struct { uint64_t k0, k1; int32_t len; int32_t val; } CacheEntry; /* len 0: empty */
@@ -696,16 +734,21 @@ static int ids_to_postings(const int32_t *ids, const int64_t *counts, Py_ssize_t
 }
 
 static PyObject *Encoder_encode_locked(Encoder *e, PyObject *texts_arg, PyObject *titles_arg, int n_threads,
-                                       Py_ssize_t min_bytes, int postings);
+                                       Py_ssize_t min_bytes, int postings, Builder *into);
 
 /* encode(texts, n_threads=1) -> (terms per text as int64 bytes, term ids as int32 bytes) */
 static PyObject *Encoder_encode(Encoder *e, PyObject *args, PyObject *kw) {
-    static char *names[] = {"texts", "n_threads", "parallel_min_bytes", "postings", "titles", NULL};
-    PyObject *texts_arg, *titles_arg = Py_None;
+    static char *names[] = {"texts", "n_threads", "parallel_min_bytes", "postings", "titles", "into", NULL};
+    PyObject *texts_arg, *titles_arg = Py_None, *into = Py_None;
     int n_threads = 1, postings = 0;
     Py_ssize_t min_bytes = PARALLEL_MIN_BYTES;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|inpO", names, &texts_arg, &n_threads, &min_bytes, &postings, &titles_arg))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|inpOO", names, &texts_arg, &n_threads, &min_bytes, &postings, &titles_arg,
+                                     &into))
         return NULL;
+    if (into != Py_None && !PyObject_TypeCheck(into, &BuilderType)) {
+        PyErr_SetString(PyExc_TypeError, "into must be a PostingsBuilder");
+        return NULL;
+    }
     if (n_threads < 1) return PyErr_Format(PyExc_ValueError, "n_threads must be >= 1, got %d", n_threads);
     if (n_threads > MAX_THREADS) n_threads = MAX_THREADS;
     if (!e->tokens.slots) {
@@ -726,7 +769,8 @@ static PyObject *Encoder_encode(Encoder *e, PyObject *args, PyObject *kw) {
         return PyErr_NoMemory();
     }
     e->busy = 1;
-    PyObject *ret = Encoder_encode_locked(e, texts_arg, titles_arg == Py_None ? NULL : titles_arg, n_threads, min_bytes, postings);
+    PyObject *ret = Encoder_encode_locked(e, texts_arg, titles_arg == Py_None ? NULL : titles_arg, n_threads, min_bytes,
+                                          postings, into == Py_None ? NULL : (Builder *)into);
     e->busy = 0;
     return ret;
 }
@@ -897,10 +941,11 @@ oom:
 }
 
 static int encode_parallel(Encoder *e, Texts *x, int n_threads, int64_t *counts, PyObject *new_words,
-                           int64_t *pcounts, PyObject **made);
+                           int64_t *pcounts, PyObject **made, Builder *into);
 
 static PyObject *Encoder_encode_locked(Encoder *e, PyObject *texts_arg, PyObject *titles_arg, int n_threads,
-                                       Py_ssize_t min_bytes, int postings) {
+                                       Py_ssize_t min_bytes, int postings, Builder *into) {
+    if (into) postings = 1;
     /* tuples of our own: the strings stay alive while other threads run (their UTF-8 is read without the GIL) */
     PyObject *texts = PySequence_Tuple(texts_arg);
     if (!texts) return NULL;
@@ -918,7 +963,7 @@ static PyObject *Encoder_encode_locked(Encoder *e, PyObject *texts_arg, PyObject
     if (!loaded) goto done;
     if (!counts || !new_words || (postings && !pcounts)) { PyErr_NoMemory(); goto done; }
     if (n_threads > 1 && x.total >= min_bytes && x.n >= n_threads) {
-        if (encode_parallel(e, &x, n_threads, counts, new_words, pcounts, made)) goto done;
+        if (encode_parallel(e, &x, n_threads, counts, new_words, pcounts, made, into)) goto done;
     } else {
         for (Py_ssize_t t = 0; t < x.n; t++) {
             Py_ssize_t before = out.n;
@@ -931,6 +976,13 @@ static PyObject *Encoder_encode_locked(Encoder *e, PyObject *texts_arg, PyObject
         if (PyList_GET_SIZE(new_words) && analyze_and_define(e, new_words, first_new)) goto done;
         if (k.placeholders && expand_placeholders(e, &out, counts, x.n)) goto done;
         if (postings && ids_to_postings(out.a, counts, x.n, e->terms.n, &post, pcounts)) { PyErr_NoMemory(); goto done; }
+        const VecI32 *terms = &post.term, *tfs = &post.tf;
+        if (into && builder_append(into, counts, pcounts, x.n, &terms, &tfs, 1)) { PyErr_NoMemory(); goto done; }
+    }
+    if (into) {
+        Py_INCREF(Py_None);
+        ret = Py_None;
+        goto done;
     }
     {
         PyObject *items[4] = {NULL, NULL, NULL, NULL};
@@ -1194,9 +1246,9 @@ static void phase1_join(Phase1 *p) { /* without the GIL */
 }
 
 /* made[0]: the term ids (bytes), or with pcounts (postings asked for) made[0], made[1]: the
- * postings' terms and tfs (bytes). */
+ * postings' terms and tfs (bytes), or with into, the postings are appended to that builder. */
 static int encode_parallel(Encoder *e, Texts *x, int n_threads, int64_t *counts, PyObject *new_words,
-                           int64_t *pcounts, PyObject **made) {
+                           int64_t *pcounts, PyObject **made, Builder *into) {
     int post = pcounts != NULL;
 #ifdef FASTBM25_TIMING
     double tick_ = now_s();
@@ -1299,7 +1351,15 @@ static int encode_parallel(Encoder *e, Texts *x, int n_threads, int64_t *counts,
         if (parts[i].failed) { PyErr_NoMemory(); goto done; }
         total += post ? parts[i].post.term.n : parts[i].final.n;
     }
-    for (int v = 0; v < (post ? 2 : 1); v++) { /* the parts' outputs joined in a bytes object each */
+    if (into) {
+        const VecI32 *terms[MAX_THREADS], *tfs[MAX_THREADS];
+        for (int i = 0; i < n_threads; i++) {
+            terms[i] = &parts[i].post.term;
+            tfs[i] = &parts[i].post.tf;
+        }
+        if (builder_append(into, counts, pcounts, x->n, terms, tfs, n_threads)) { PyErr_NoMemory(); goto done; }
+    }
+    for (int v = 0; v < (into ? 0 : post ? 2 : 1); v++) { /* the parts' outputs joined in a bytes object each */
         made[v] = PyBytes_FromStringAndSize(NULL, total * (Py_ssize_t)sizeof(int32_t));
         if (!made[v]) goto done;
         char *dst = PyBytes_AS_STRING(made[v]);
@@ -1428,16 +1488,7 @@ static PyTypeObject EncoderType = {
 };
 
 /* ------------------------------------------------------------------ PostingsBuilder */
-typedef struct {
-    PyObject_HEAD
-    VecI32 term;    /* document-major postings: term, tf */
-    VecI32 tf;
-    VecI64 doc_end; /* end of each document's postings */
-    VecI32 doc_len; /* terms in each document */
-    int64_t *last;  /* per term: the last document it was seen in */
-    int64_t *slot;  /* per term: its posting in that document */
-    Py_ssize_t scratch;
-} Builder;
+/* (the PostingsBuilder type is defined above the Encoder, which can append to one) */
 
 static void Builder_dealloc(Builder *b) {
     free(b->term.a); free(b->tf.a); free(b->doc_end.a); free(b->doc_len.a); free(b->last); free(b->slot);
