@@ -795,6 +795,20 @@ def test_titles_read_as_title_space_text_and_postings_match_ids(scifact, n_threa
     assert c.terms() == r.terms()
     for x, y in zip(_finish(ref, len(r.terms())), _finish(into, len(r.terms()))):
         np.testing.assert_array_equal(x, y)
+    # mixed in one builder: add(ids), then into=, then add_postings, then into= again
+    c, r = raw_encoder(Analyzer()), raw_encoder(Analyzer())
+    mixed, ref = compiled._fastbm25.PostingsBuilder(), compiled._fastbm25.PostingsBuilder()
+    for i, part in enumerate((slice(0, 300), slice(300, 900), slice(900, 1200), slice(1200, None))):
+        ref.add(*r.encode(joined[part], **kw))
+        if i == 0:
+            mixed.add(*c.encode(joined[part], **kw))
+        elif i == 2:
+            mixed.add_postings(*c.encode(texts[part], titles=titles[part], postings=True, **kw))
+        else:
+            c.encode(texts[part], titles=titles[part], into=mixed, **kw)
+    assert c.terms() == r.terms()
+    for x, y in zip(_finish(ref, len(r.terms())), _finish(mixed, len(r.terms()))):
+        np.testing.assert_array_equal(x, y)
     with pytest.raises(TypeError, match="PostingsBuilder"):
         c.encode(texts, into=[])
 

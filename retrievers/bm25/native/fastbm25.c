@@ -290,11 +290,16 @@ static int next_piece(const unsigned char *w, Py_ssize_t n, Py_ssize_t *i, Py_ss
 }
 
 /* ------------------------------------------------------------------ PostingsBuilder (data) */
+typedef struct { int32_t *term, *tf; Py_ssize_t n; } Segment; /* postings handed over whole (see builder_append) */
+
 typedef struct {
     PyObject_HEAD
-    VecI32 term;    /* document-major postings: term, tf */
+    Segment *sealed; /* document-major postings: the sealed segments, then term/tf */
+    int n_sealed, cap_sealed;
+    Py_ssize_t sealed_n; /* postings in the sealed segments */
+    VecI32 term;    /* document-major postings (after the sealed ones): term, tf */
     VecI32 tf;
-    VecI64 doc_end; /* end of each document's postings */
+    VecI64 doc_end; /* end of each document's postings (counted from the first sealed one) */
     VecI32 doc_len; /* terms in each document */
     int64_t *last;  /* per term: the last document it was seen in */
     int64_t *slot;  /* per term: its posting in that document */
@@ -303,22 +308,51 @@ typedef struct {
 
 static PyTypeObject BuilderType;
 
-/* Append documents to b: counts[d] terms and pcounts[d] postings each, their postings (terms, tfs)
- * in n_pieces consecutive pieces. -1: out of memory (nothing appended). */
-static int builder_append(Builder *b, const int64_t *counts, const int64_t *pcounts, Py_ssize_t n_docs,
-                          const VecI32 **terms, const VecI32 **tfs, int n_pieces) {
-    Py_ssize_t n_post = 0;
-    for (int i = 0; i < n_pieces; i++) n_post += terms[i]->n;
-    if (grow((void **)&b->term.a, &b->term.cap, b->term.n + n_post, 4) || grow((void **)&b->tf.a, &b->tf.cap, b->tf.n + n_post, 4) ||
-        grow((void **)&b->doc_end.a, &b->doc_end.cap, b->doc_end.n + n_docs, 8) ||
-        grow((void **)&b->doc_len.a, &b->doc_len.cap, b->doc_len.n + n_docs, 4)) return -1;
-    Py_ssize_t pos = b->term.n;
-    for (int i = 0; i < n_pieces; i++) {
-        memcpy(b->term.a + b->term.n, terms[i]->a, (size_t)terms[i]->n * 4);
-        memcpy(b->tf.a + b->tf.n, tfs[i]->a, (size_t)tfs[i]->n * 4);
-        b->term.n += terms[i]->n;
-        b->tf.n += tfs[i]->n;
+static void builder_free_postings(Builder *b) {
+    for (int i = 0; i < b->n_sealed; i++) { free(b->sealed[i].term); free(b->sealed[i].tf); }
+    free(b->sealed);
+    b->sealed = NULL;
+    b->n_sealed = b->cap_sealed = 0;
+    b->sealed_n = 0;
+    free(b->term.a); free(b->tf.a);
+    memset(&b->term, 0, sizeof(b->term)); memset(&b->tf, 0, sizeof(b->tf));
+}
+
+/* Seal term/tf (if not empty) and adopt the arrays of n_pieces postings pieces as sealed segments:
+ * no copy; the pieces' arrays are the builder's from now on (their pointers are set to NULL). */
+static int builder_adopt(Builder *b, VecI32 **terms, VecI32 **tfs, int n_pieces) {
+    int need = b->n_sealed + n_pieces + 1;
+    if (need > b->cap_sealed) {
+        Segment *grown = realloc(b->sealed, (size_t)need * 2 * sizeof(Segment));
+        if (!grown) return -1;
+        b->sealed = grown;
+        b->cap_sealed = need * 2;
     }
+    if (b->term.n) {
+        b->sealed[b->n_sealed++] = (Segment){b->term.a, b->tf.a, b->term.n};
+        b->sealed_n += b->term.n;
+        memset(&b->term, 0, sizeof(b->term)); memset(&b->tf, 0, sizeof(b->tf));
+    }
+    for (int i = 0; i < n_pieces; i++) {
+        if (terms[i]->n) {
+            b->sealed[b->n_sealed++] = (Segment){terms[i]->a, tfs[i]->a, terms[i]->n};
+            b->sealed_n += terms[i]->n;
+        } else {
+            free(terms[i]->a); free(tfs[i]->a);
+        }
+        memset(terms[i], 0, sizeof(VecI32)); memset(tfs[i], 0, sizeof(VecI32));
+    }
+    return 0;
+}
+
+/* Append documents to b: counts[d] terms and pcounts[d] postings each, their postings (terms, tfs)
+ * in n_pieces consecutive pieces, which the builder takes over. -1: out of memory (nothing appended). */
+static int builder_append(Builder *b, const int64_t *counts, const int64_t *pcounts, Py_ssize_t n_docs,
+                          VecI32 **terms, VecI32 **tfs, int n_pieces) {
+    if (grow((void **)&b->doc_end.a, &b->doc_end.cap, b->doc_end.n + n_docs, 8) ||
+        grow((void **)&b->doc_len.a, &b->doc_len.cap, b->doc_len.n + n_docs, 4)) return -1;
+    Py_ssize_t pos = b->sealed_n + b->term.n;
+    if (builder_adopt(b, terms, tfs, n_pieces)) return -1;
     for (Py_ssize_t d = 0; d < n_docs; d++) {
         pos += pcounts[d];
         b->doc_end.a[b->doc_end.n++] = pos;
@@ -976,7 +1010,7 @@ static PyObject *Encoder_encode_locked(Encoder *e, PyObject *texts_arg, PyObject
         if (PyList_GET_SIZE(new_words) && analyze_and_define(e, new_words, first_new)) goto done;
         if (k.placeholders && expand_placeholders(e, &out, counts, x.n)) goto done;
         if (postings && ids_to_postings(out.a, counts, x.n, e->terms.n, &post, pcounts)) { PyErr_NoMemory(); goto done; }
-        const VecI32 *terms = &post.term, *tfs = &post.tf;
+        VecI32 *terms = &post.term, *tfs = &post.tf;
         if (into && builder_append(into, counts, pcounts, x.n, &terms, &tfs, 1)) { PyErr_NoMemory(); goto done; }
     }
     if (into) {
@@ -1079,6 +1113,9 @@ static int complex_word_part(Part *part, const unsigned char *w, Py_ssize_t n) {
 }
 
 static void *part_scan(void *arg) { /* phase 1 */
+#ifdef FASTBM25_TIMING
+    double tick_ = now_s();
+#endif
     Part *part = arg;
     Sink k = {part->e, part, &part->out, part->cache, NULL, 0};
     for (Py_ssize_t t = part->t0; t < part->t1; t++) {
@@ -1089,6 +1126,7 @@ static void *part_scan(void *arg) { /* phase 1 */
         }
         part->counts[t] = part->out.n - before;
     }
+    TICK("  part_scan");
     return NULL;
 }
 
@@ -1216,16 +1254,17 @@ static int find_new_words(Encoder *e, const Texts *x, PyObject *new_words) {
         if (x->ascii[t]) continue;
         const unsigned char *s = x->ptr[t];
         Py_ssize_t n = x->len[t], i = 0;
-        while (i < n) {
-            while (i < n && (CLS[s[i]] & C_SPACE)) i++;
-            Py_ssize_t w = i;
-            int high = 0;
-            while (i < n && !(CLS[s[i]] & C_SPACE)) high |= CLS[s[i++]] & C_HIGH;
-            if (!high) continue;
+        while (i < n) { /* the words holding a byte >= 0x80, as scan_text finds them */
+            Py_ssize_t h = next_high(s, i, n);
+            if (h == n) break;
+            Py_ssize_t w = h, end = h + 1;
+            while (w > i && !(CLS[s[w - 1]] & C_SPACE)) w--;
+            while (end < n && !(CLS[s[end]] & C_SPACE)) end++;
             Py_ssize_t at = 0, start;
-            int piece_high;
-            while (next_piece(s + w, i - w, &at, &start, &piece_high))
-                if (piece_high && word_number(e, s + w + start, at - start, new_words) < 0) return -1;
+            int high;
+            while (next_piece(s + w, end - w, &at, &start, &high))
+                if (high && word_number(e, s + w + start, at - start, new_words) < 0) return -1;
+            i = end;
         }
     }
     return 0;
@@ -1283,11 +1322,16 @@ static int encode_parallel(Encoder *e, Texts *x, int n_threads, int64_t *counts,
         p1.parts = parts;
         p1.n = n_threads;
         phase1_start(&p1);
+#ifdef FASTBM25_TIMING
+        double tick_ = now_s();
+#endif
         int failed = find_new_words(e, x, new_words);
+        TICK("  prepass");
         if (!failed && PyList_GET_SIZE(new_words)) {
             analysed = PyObject_CallOneArg(e->analyze_words, new_words);
             failed = !analysed;
         }
+        TICK("  python-analysis");
         Py_BEGIN_ALLOW_THREADS
         phase1_join(&p1);
         Py_END_ALLOW_THREADS
@@ -1352,7 +1396,7 @@ static int encode_parallel(Encoder *e, Texts *x, int n_threads, int64_t *counts,
         total += post ? parts[i].post.term.n : parts[i].final.n;
     }
     if (into) {
-        const VecI32 *terms[MAX_THREADS], *tfs[MAX_THREADS];
+        VecI32 *terms[MAX_THREADS], *tfs[MAX_THREADS];
         for (int i = 0; i < n_threads; i++) {
             terms[i] = &parts[i].post.term;
             tfs[i] = &parts[i].post.tf;
@@ -1491,7 +1535,8 @@ static PyTypeObject EncoderType = {
 /* (the PostingsBuilder type is defined above the Encoder, which can append to one) */
 
 static void Builder_dealloc(Builder *b) {
-    free(b->term.a); free(b->tf.a); free(b->doc_end.a); free(b->doc_len.a); free(b->last); free(b->slot);
+    builder_free_postings(b);
+    free(b->doc_end.a); free(b->doc_len.a); free(b->last); free(b->slot);
     Py_TYPE(b)->tp_free((PyObject *)b);
 }
 
@@ -1554,7 +1599,7 @@ static PyObject *Builder_add(Builder *b, PyObject *args) {
                 b->tf.a[b->slot[t]]++;
             }
         }
-        if (push64(&b->doc_end, b->term.n) || push32(&b->doc_len, (int32_t)counts[d])) { PyErr_NoMemory(); goto done; }
+        if (push64(&b->doc_end, b->sealed_n + b->term.n) || push32(&b->doc_len, (int32_t)counts[d])) { PyErr_NoMemory(); goto done; }
         pos += counts[d];
     }
     if (pos != n_ids) {
@@ -1639,7 +1684,7 @@ static PyObject *Builder_add_postings(Builder *b, PyObject *args) {
     }
     memcpy(b->term.a + b->term.n, terms, (size_t)n_post * 4);
     memcpy(b->tf.a + b->tf.n, tfs, (size_t)n_post * 4);
-    pos = b->term.n;
+    pos = b->sealed_n + b->term.n;
     for (Py_ssize_t d = 0; d < n_docs; d++) {
         pos += pcounts[d];
         b->doc_end.a[b->doc_end.n++] = pos;
@@ -1661,9 +1706,15 @@ static PyObject *Builder_finish(Builder *b, PyObject *args) {
     Py_ssize_t n_terms;
     if (!PyArg_ParseTuple(args, "n", &n_terms)) return NULL;
     if (n_terms < 0) return PyErr_Format(PyExc_ValueError, "n_terms must be >= 0, got %zd", n_terms);
-    Py_ssize_t n_post = b->term.n;
-    for (Py_ssize_t p = 0; p < n_post; p++)
-        if (b->term.a[p] >= n_terms) return PyErr_Format(PyExc_ValueError, "term id %d >= n_terms %zd", b->term.a[p], n_terms);
+    /* the segments in order: the sealed ones, then term/tf */
+    int n_seg = b->n_sealed + 1;
+    Segment tail = {b->term.a, b->tf.a, b->term.n};
+#define SEG(i) ((i) < b->n_sealed ? &b->sealed[i] : &tail)
+    Py_ssize_t n_post = b->sealed_n + b->term.n;
+    for (int i = 0; i < n_seg; i++)
+        for (Py_ssize_t p = 0; p < SEG(i)->n; p++)
+            if (SEG(i)->term[p] >= n_terms)
+                return PyErr_Format(PyExc_ValueError, "term id %d >= n_terms %zd", SEG(i)->term[p], n_terms);
     PyObject *indptr_b = PyBytes_FromStringAndSize(NULL, (n_terms + 1) * 8);
     PyObject *indices_b = PyBytes_FromStringAndSize(NULL, n_post * 4);
     PyObject *tf_b = PyBytes_FromStringAndSize(NULL, n_post * 4);
@@ -1677,20 +1728,25 @@ static PyObject *Builder_finish(Builder *b, PyObject *args) {
     int64_t *indptr = (int64_t *)PyBytes_AS_STRING(indptr_b);
     int32_t *indices = (int32_t *)PyBytes_AS_STRING(indices_b), *tf = (int32_t *)PyBytes_AS_STRING(tf_b);
     memset(indptr, 0, (size_t)(n_terms + 1) * 8);
-    for (Py_ssize_t p = 0; p < n_post; p++) indptr[b->term.a[p] + 1]++;
+    for (int i = 0; i < n_seg; i++)
+        for (Py_ssize_t p = 0; p < SEG(i)->n; p++) indptr[SEG(i)->term[p] + 1]++;
     for (Py_ssize_t t = 0; t < n_terms; t++) indptr[t + 1] += indptr[t];
     memcpy(fill, indptr, (size_t)n_terms * 8);
-    Py_ssize_t p = 0;
-    for (Py_ssize_t d = 0; d < b->doc_end.n; d++) {
-        for (; p < b->doc_end.a[d]; p++) {
-            int64_t dest = fill[b->term.a[p]]++;
+    Py_ssize_t d = 0, p = 0; /* p: the posting's number over all segments; d: its document */
+    const int64_t *doc_end = b->doc_end.a;
+    for (int i = 0; i < n_seg; i++) {
+        const int32_t *term = SEG(i)->term, *f = SEG(i)->tf;
+        for (Py_ssize_t j = 0; j < SEG(i)->n; j++, p++) {
+            while (doc_end[d] <= p) d++;
+            int64_t dest = fill[term[j]]++;
             indices[dest] = (int32_t)d;
-            tf[dest] = b->tf.a[p];
+            tf[dest] = f[j];
         }
     }
+#undef SEG
     ret = PyTuple_Pack(4, indptr_b, indices_b, tf_b, len_b);
-    free(b->term.a); free(b->tf.a); free(b->doc_end.a); free(b->doc_len.a); free(b->last); free(b->slot);
-    memset(&b->term, 0, sizeof(b->term)); memset(&b->tf, 0, sizeof(b->tf));
+    builder_free_postings(b);
+    free(b->doc_end.a); free(b->doc_len.a); free(b->last); free(b->slot);
     memset(&b->doc_end, 0, sizeof(b->doc_end)); memset(&b->doc_len, 0, sizeof(b->doc_len));
     b->last = b->slot = NULL;
     b->scratch = 0;
