@@ -62,7 +62,9 @@ def _stemmer(name: str):
 
 def java_lower(token: str) -> str:
     """Lowercase one code point at a time, as Java's Character.toLowerCase (Lucene's LowerCaseFilter)."""
-    if token.isascii():
+    if token.isascii() or ("\u0130" not in token and "\u03a3" not in token):
+        # str.lower() lowercases per code point too, but for U+0130 (two code points) and a
+        # word-final capital sigma (final sigma, where Java gives the plain one)
         return token.lower()
     return "".join("i" if c == "\u0130" else c.lower() for c in token)
 

@@ -43,6 +43,13 @@ def test_helpers():
     assert strip_possessive("'s") == "" and strip_possessive("is") == "is"
     assert java_lower("ΑΣ") == "ασ"  # str.lower() would give the final sigma "ας"
     assert java_lower("İ") == "i"
+    # the fast path (str.lower) equals Java's per-code-point lowering on every BMP code point, in
+    # runs of 64 (Greek capitals included: a run holding Σ takes the per-code-point path)
+    points = "".join(chr(c) for c in range(0x10000) if not 0xD800 <= c < 0xE000)
+    per_code_point = lambda s: "".join("i" if c == "\u0130" else c.lower() for c in s)  # noqa: E731
+    for i in range(0, len(points), 64):
+        assert java_lower(points[i:i + 64]) == per_code_point(points[i:i + 64])
+    assert java_lower("ΟΔΟΣ ΣΑΣ") == "οδοσ σασ" and java_lower("İSTANBUL") == "istanbul"
     # Porter's measure m of [C](VC){m}[V] (Porter 1980's examples): tr, ee, tree -> 0; trouble -> 1; troubles -> 2
     assert [porter_measure(w) for w in ("tr", "ee", "tree", "trouble", "oats", "troubles", "private")] == [0, 0, 0, 1, 1, 2, 2]
 
