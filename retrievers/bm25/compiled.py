@@ -159,7 +159,7 @@ def index_postings(encoder: CompiledTermEncoder, chunks) -> tuple[np.ndarray, np
     builder = _fastbm25.PostingsBuilder()
     for titles, texts in chunks:
         encoder.encode_into(builder, texts, titles)
-    raw = builder.finish(len(encoder.terms))
+    raw = builder.finish(len(encoder.terms), encoder.n_threads)
     return tuple(np.frombuffer(b, dtype=t) for b, t in zip(raw, (np.int64, np.int32, np.int32, np.int32)))
 
 

@@ -588,8 +588,8 @@ def test_search_rejects_bad_arguments(small_index):
 
 
 # --------------------------------------------------------------------------- 7. PostingsBuilder
-def _finish(builder, n_terms):
-    raw = builder.finish(n_terms)
+def _finish(builder, n_terms, n_threads=1):
+    raw = builder.finish(n_terms, n_threads)
     return [np.frombuffer(b, dtype=t) for b, t in zip(raw, (np.int64, np.int32, np.int32, np.int32))]
 
 
@@ -652,6 +652,8 @@ def test_postings_builder_rejects_bad_input():
     b.add(np.array([3], np.int64), np.array([0, 4, 4], np.int32))
     with pytest.raises(ValueError, match="n_terms"):
         b.finish(4)  # term id 4 >= n_terms 4
+    with pytest.raises(ValueError, match="n_terms"):
+        b.finish(4, 3)
     indptr, indices, tf, lengths = _finish(b, 5)  # the builder is intact after the refusal
     assert indptr.tolist() == [0, 1, 1, 1, 1, 2] and indices.tolist() == [0, 0] and tf.tolist() == [1, 2]
     assert lengths.tolist() == [3]
@@ -807,7 +809,8 @@ def test_titles_read_as_title_space_text_and_postings_match_ids(scifact, n_threa
         else:
             c.encode(texts[part], titles=titles[part], into=mixed, **kw)
     assert c.terms() == r.terms()
-    for x, y in zip(_finish(ref, len(r.terms())), _finish(mixed, len(r.terms()))):
+    # finish on threads: runs of the builder's segments (here up to 2 + 2 + 1) counted and scattered apart
+    for x, y in zip(_finish(ref, len(r.terms())), _finish(mixed, len(r.terms()), n_threads=n_threads + 1)):
         np.testing.assert_array_equal(x, y)
     with pytest.raises(TypeError, match="PostingsBuilder"):
         c.encode(texts, into=[])

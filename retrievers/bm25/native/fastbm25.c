@@ -1702,48 +1702,126 @@ done:
 }
 
 /* finish(n_terms) -> (indptr int64, indices int32, tf int32, doc_lengths int32) as bytes; frees the builder's memory */
+/* finish on threads: each job takes a run of consecutive segments (whole documents, in order),
+ * counts their postings per term, then (once indptr and the job's first slot per term are known)
+ * scatters them. */
+typedef struct {
+    const Segment *segs;    /* the job's segments */
+    int n_segs;
+    Py_ssize_t p0, d0;      /* the job's first posting and its document */
+    const int64_t *doc_end;
+    Py_ssize_t n_terms;
+    int64_t *count;         /* pass 1: postings per term; pass 2: the next slot per term */
+    int32_t *indices, *tf;
+    int bad;                /* a term id >= n_terms */
+} FinishJob;
+
+static void *finish_count(void *arg) {
+    FinishJob *j = arg;
+    for (int s = 0; s < j->n_segs; s++) {
+        const int32_t *term = j->segs[s].term;
+        for (Py_ssize_t i = 0; i < j->segs[s].n; i++) {
+            if ((uint64_t)(uint32_t)term[i] >= (uint64_t)j->n_terms) { j->bad = 1; return NULL; } /* negatives too */
+            j->count[term[i]]++;
+        }
+    }
+    return NULL;
+}
+
+static void *finish_scatter(void *arg) {
+    FinishJob *j = arg;
+    const int64_t *doc_end = j->doc_end;
+    Py_ssize_t d = j->d0, p = j->p0;
+    for (int s = 0; s < j->n_segs; s++) {
+        const int32_t *term = j->segs[s].term, *f = j->segs[s].tf;
+        for (Py_ssize_t i = 0; i < j->segs[s].n; i++, p++) {
+            while (doc_end[d] <= p) d++;
+            int64_t dest = j->count[term[i]]++;
+            j->indices[dest] = (int32_t)d;
+            j->tf[dest] = f[i];
+        }
+    }
+    return NULL;
+}
+
+static void run_jobs(void *jobs, size_t size, int n, void *(*fn)(void *)) { /* job 0 here, the rest on threads */
+    pthread_t threads[MAX_THREADS];
+    int started[MAX_THREADS] = {0};
+    for (int i = 1; i < n; i++) started[i] = pthread_create(&threads[i], NULL, fn, (char *)jobs + i * size) == 0;
+    fn(jobs);
+    for (int i = 1; i < n; i++) {
+        if (started[i]) pthread_join(threads[i], NULL);
+        else fn((char *)jobs + i * size);
+    }
+}
+
+/* finish(n_terms, n_threads=1) -> (indptr int64, indices int32, tf int32, doc_lengths int32) as bytes;
+ * frees the builder's memory */
 static PyObject *Builder_finish(Builder *b, PyObject *args) {
     Py_ssize_t n_terms;
-    if (!PyArg_ParseTuple(args, "n", &n_terms)) return NULL;
+    int n_threads = 1;
+    if (!PyArg_ParseTuple(args, "n|i", &n_terms, &n_threads)) return NULL;
     if (n_terms < 0) return PyErr_Format(PyExc_ValueError, "n_terms must be >= 0, got %zd", n_terms);
-    /* the segments in order: the sealed ones, then term/tf */
-    int n_seg = b->n_sealed + 1;
-    Segment tail = {b->term.a, b->tf.a, b->term.n};
-#define SEG(i) ((i) < b->n_sealed ? &b->sealed[i] : &tail)
     Py_ssize_t n_post = b->sealed_n + b->term.n;
-    for (int i = 0; i < n_seg; i++)
-        for (Py_ssize_t p = 0; p < SEG(i)->n; p++)
-            if (SEG(i)->term[p] >= n_terms)
-                return PyErr_Format(PyExc_ValueError, "term id %d >= n_terms %zd", SEG(i)->term[p], n_terms);
-    PyObject *indptr_b = PyBytes_FromStringAndSize(NULL, (n_terms + 1) * 8);
-    PyObject *indices_b = PyBytes_FromStringAndSize(NULL, n_post * 4);
-    PyObject *tf_b = PyBytes_FromStringAndSize(NULL, n_post * 4);
-    PyObject *len_b = bytes_of(b->doc_len.a, b->doc_len.n * 4);
-    PyObject *ret = NULL;
-    int64_t *fill = malloc((size_t)(n_terms ? n_terms : 1) * sizeof(int64_t));
-    if (!indptr_b || !indices_b || !tf_b || !len_b || !fill) {
+    /* all segments in order: the sealed ones, then term/tf */
+    Segment *segs = malloc((size_t)(b->n_sealed + 1) * sizeof(Segment));
+    FinishJob jobs[MAX_THREADS];
+    PyObject *indptr_b = NULL, *indices_b = NULL, *tf_b = NULL, *len_b = NULL, *ret = NULL;
+    int64_t *counts = NULL;
+    if (!segs) return PyErr_NoMemory();
+    int n_seg = 0;
+    for (int i = 0; i <= b->n_sealed; i++) {
+        Segment sg = i < b->n_sealed ? b->sealed[i] : (Segment){b->term.a, b->tf.a, b->term.n};
+        if (sg.n) segs[n_seg++] = sg;
+    }
+    int n_jobs = n_threads < 1 ? 1 : n_threads > MAX_THREADS ? MAX_THREADS : n_threads;
+    if (n_jobs > n_seg) n_jobs = n_seg ? n_seg : 1;
+    size_t per = (size_t)(n_terms ? n_terms : 1);
+    counts = calloc((size_t)n_jobs * per, sizeof(int64_t));
+    indptr_b = PyBytes_FromStringAndSize(NULL, (n_terms + 1) * 8);
+    indices_b = PyBytes_FromStringAndSize(NULL, n_post * 4);
+    tf_b = PyBytes_FromStringAndSize(NULL, n_post * 4);
+    len_b = bytes_of(b->doc_len.a, b->doc_len.n * 4);
+    if (!counts || !indptr_b || !indices_b || !tf_b || !len_b) {
         if (!PyErr_Occurred()) PyErr_NoMemory();
         goto done;
     }
     int64_t *indptr = (int64_t *)PyBytes_AS_STRING(indptr_b);
-    int32_t *indices = (int32_t *)PyBytes_AS_STRING(indices_b), *tf = (int32_t *)PyBytes_AS_STRING(tf_b);
-    memset(indptr, 0, (size_t)(n_terms + 1) * 8);
-    for (int i = 0; i < n_seg; i++)
-        for (Py_ssize_t p = 0; p < SEG(i)->n; p++) indptr[SEG(i)->term[p] + 1]++;
-    for (Py_ssize_t t = 0; t < n_terms; t++) indptr[t + 1] += indptr[t];
-    memcpy(fill, indptr, (size_t)n_terms * 8);
-    Py_ssize_t d = 0, p = 0; /* p: the posting's number over all segments; d: its document */
-    const int64_t *doc_end = b->doc_end.a;
-    for (int i = 0; i < n_seg; i++) {
-        const int32_t *term = SEG(i)->term, *f = SEG(i)->tf;
-        for (Py_ssize_t j = 0; j < SEG(i)->n; j++, p++) {
-            while (doc_end[d] <= p) d++;
-            int64_t dest = fill[term[j]]++;
-            indices[dest] = (int32_t)d;
-            tf[dest] = f[j];
+    { /* jobs: runs of consecutive segments of about n_post / n_jobs postings */
+        Py_ssize_t p0 = 0, d0 = 0;
+        int s = 0;
+        for (int i = 0; i < n_jobs; i++) {
+            int s0 = s;
+            Py_ssize_t goal = n_post / n_jobs * (i + 1), p = p0;
+            while (s < n_seg && (i == n_jobs - 1 || s == s0 || (p < goal && n_seg - s > n_jobs - 1 - i))) p += segs[s++].n;
+            jobs[i] = (FinishJob){segs + s0, s - s0, p0, d0, b->doc_end.a, n_terms, counts + (size_t)i * per,
+                                  (int32_t *)PyBytes_AS_STRING(indices_b), (int32_t *)PyBytes_AS_STRING(tf_b), 0};
+            p0 = p;
+            while (d0 < b->doc_end.n && b->doc_end.a[d0] <= p0 && p0 < n_post) d0++; /* the next job's first document */
         }
     }
-#undef SEG
+    int bad = 0;
+    Py_BEGIN_ALLOW_THREADS
+    run_jobs(jobs, sizeof(FinishJob), n_jobs, finish_count);
+    for (int i = 0; i < n_jobs; i++) bad |= jobs[i].bad;
+    if (!bad) {
+        indptr[0] = 0;
+        for (Py_ssize_t t = 0; t < n_terms; t++) { /* indptr, and each job's first slot per term */
+            int64_t at = indptr[t];
+            for (int i = 0; i < n_jobs; i++) {
+                int64_t c = jobs[i].count[t];
+                jobs[i].count[t] = at;
+                at += c;
+            }
+            indptr[t + 1] = at;
+        }
+        run_jobs(jobs, sizeof(FinishJob), n_jobs, finish_scatter);
+    }
+    Py_END_ALLOW_THREADS
+    if (bad) {
+        PyErr_Format(PyExc_ValueError, "a term id >= n_terms %zd", n_terms);
+        goto done;
+    }
     ret = PyTuple_Pack(4, indptr_b, indices_b, tf_b, len_b);
     builder_free_postings(b);
     free(b->doc_end.a); free(b->doc_len.a); free(b->last); free(b->slot);
@@ -1751,7 +1829,7 @@ static PyObject *Builder_finish(Builder *b, PyObject *args) {
     b->last = b->slot = NULL;
     b->scratch = 0;
 done:
-    free(fill);
+    free(counts); free(segs);
     Py_XDECREF(indptr_b); Py_XDECREF(indices_b); Py_XDECREF(tf_b); Py_XDECREF(len_b);
     return ret;
 }
@@ -1761,7 +1839,7 @@ static PyMethodDef Builder_methods[] = {
     {"add_postings", (PyCFunction)Builder_add_postings, METH_VARARGS,
      "add_postings(counts, posting_counts, terms, tfs): append documents given as postings (Encoder.encode(postings=True))"},
     {"finish", (PyCFunction)Builder_finish, METH_VARARGS,
-     "finish(n_terms) -> (indptr, indices, tf, doc_lengths) as bytes (int64, int32, int32, int32)"},
+     "finish(n_terms, n_threads=1) -> (indptr, indices, tf, doc_lengths) as bytes (int64, int32, int32, int32)"},
     {NULL}};
 
 static PyTypeObject BuilderType = {
