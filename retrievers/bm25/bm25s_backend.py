@@ -75,7 +75,7 @@ class BM25sBackend:
             encoder = compiled.CompiledTermEncoder(self.analyzer, n_threads=self.n_threads)
             chunks = ((titles, texts) for _, titles, texts in corpus_chunks(corpus, self.chunk_docs))
             postings = compiled.index_postings(encoder, chunks)  # title + " " + text, never joined
-            index = SparseIndex.from_postings(*postings, encoder.terms, self.scoring)
+            index = SparseIndex.from_postings(*postings, encoder.terms, self.scoring, n_threads=self.n_threads)
         else:
             encoder = TermEncoder(self.analyzer)
             chunks = (encoder.encode(batch) for batch in corpus.iter_contents(self.chunk_docs))

@@ -164,12 +164,12 @@ def index_postings(encoder: CompiledTermEncoder, chunks) -> tuple[np.ndarray, np
 
 
 def score_lucene(indptr: np.ndarray, indices: np.ndarray, tf: np.ndarray, idf32: np.ndarray,
-                 inv: np.ndarray) -> np.ndarray:
+                 inv: np.ndarray, n_threads: int = 1) -> np.ndarray:
     """float32 score of each posting, ``w - w / (1 + tf * inv[doc])`` with ``w = idf32[term]``, in
     float32 operations: the same values as the numpy expression of ``_PostingScorer``."""
     c = lambda a, t: np.ascontiguousarray(a, dtype=t)  # noqa: E731
     raw = _fastbm25.score_lucene(c(indptr, np.int64), c(indices, np.int32), c(tf, np.int32), c(idf32, np.float32),
-                                 c(inv, np.float32))
+                                 c(inv, np.float32), int(n_threads))
     return np.frombuffer(raw, dtype=np.float32)
 
 

@@ -230,16 +230,17 @@ class SparseIndex:
 
     @classmethod
     def from_postings(cls, indptr: np.ndarray, indices: np.ndarray, tf: np.ndarray, doc_lengths: np.ndarray,
-                      terms: list[str], params: ScoringParams) -> "SparseIndex":
+                      terms: list[str], params: ScoringParams, n_threads: int = 1) -> "SparseIndex":
         """The index of term-major postings with term frequencies (what the compiled PostingsBuilder
-        finishes with): collection statistics, then each posting's score."""
+        finishes with): collection statistics, then each posting's score (Lucene's: in C, on
+        ``n_threads`` threads)."""
         df = np.diff(indptr)
         n_with_terms = int(np.count_nonzero(doc_lengths))  # Lucene's docCount
         total = int(doc_lengths.sum(dtype=np.int64))
         idf = _idf(params.idf, df, max(n_with_terms, 1))
         scorer = _PostingScorer(params, idf, doc_lengths.astype(np.int64), total, n_with_terms)
         if params.method == "lucene" and compiled.available():  # one pass in C, the same float32 operations
-            data = compiled.score_lucene(indptr, indices, tf, scorer.idf32, scorer.inv)
+            data = compiled.score_lucene(indptr, indices, tf, scorer.idf32, scorer.inv, n_threads)
         else:
             data = scorer(np.repeat(np.arange(len(terms), dtype=np.int32), df), indices, tf)
         return cls(terms=terms, indptr=indptr, indices=indices, data=data, doc_lengths=doc_lengths,

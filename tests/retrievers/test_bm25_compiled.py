@@ -716,6 +716,32 @@ def test_postings_builder_add_postings_equals_add_and_refuses_bad_postings():
     assert doc_lengths.tolist() == [3, 1, 3]
 
 
+@needs_extension
+@pytest.mark.parametrize("n_threads", [1, 3])
+def test_score_lucene_equals_the_numpy_float32_expression(n_threads):
+    rng = np.random.default_rng(9)
+    n_terms, n_docs = 2000, 3000
+    df = rng.integers(0, 80, size=n_terms)
+    indptr = np.concatenate([[0], np.cumsum(df)]).astype(np.int64)  # 80k postings: several threads
+    indices = rng.integers(0, n_docs, size=int(indptr[-1])).astype(np.int32)
+    tf = rng.integers(1, 40, size=len(indices)).astype(np.int32)
+    idf32 = rng.uniform(0.01, 9, size=n_terms).astype(np.float32)
+    inv = rng.uniform(0.2, 3, size=n_docs).astype(np.float32)
+    got = compiled.score_lucene(indptr, indices, tf, idf32, inv, n_threads)
+    w = idf32[np.repeat(np.arange(n_terms), df)]
+    np.testing.assert_array_equal(got, w - w / (np.float32(1) + tf.astype(np.float32) * inv[indices]))
+    bad_doc = indices.copy()
+    bad_doc[-1] = n_docs
+    with pytest.raises(ValueError, match="out of range"):
+        compiled.score_lucene(indptr, bad_doc, tf, idf32, inv, n_threads)
+    bad_ptr = indptr.copy()
+    bad_ptr[n_terms // 2] = 10**12  # ascending up to there, past the postings' end
+    with pytest.raises(ValueError, match="ascending"):
+        compiled.score_lucene(bad_ptr, indices, tf, idf32, inv, n_threads)
+    with pytest.raises(ValueError, match="fit together"):
+        compiled.score_lucene(indptr, indices, tf[:-1], idf32, inv, n_threads)
+
+
 def test_frozen_encoder_refuses_new_terms(compiled_on):
     encoder = compiled.CompiledTermEncoder(Analyzer(), ["cell"]).freeze()
     assert encoder.encode(["cells mice"])[1].tolist() == [0]
