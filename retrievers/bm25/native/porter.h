@@ -109,7 +109,7 @@ static int porter_cvc(const porter_word *w, int i)
 
 /* Does the word b[0..k] end with the suffix s (n bytes)? If so, set j to the end of the stem
  * before it. The last byte is compared first: most tries fail there. */
-static int porter_ends_n(porter_word *w, const char *s, int n)
+static inline int porter_ends_n(porter_word *w, const char *s, int n)
 {
     if (n > w->k + 1 || w->b[w->k] != s[n - 1] || memcmp(w->b + w->k - n + 1, s, (size_t)n) != 0)
         return 0;
@@ -233,6 +233,8 @@ static void porter_step2(porter_word *w)
     if (w->k == 0)
         return;
     for (size_t r = 0; r < sizeof rules / sizeof rules[0]; r++) {
+        if (rules[r].suffix[rules[r].n - 1] != w->b[w->k]) /* most rules fail on the last letter */
+            continue;
         if (porter_ends_n(w, rules[r].suffix, rules[r].n)) { /* no two suffixes above match the same word */
             porter_replace_m0(w, rules[r].repl);
             return;
@@ -256,6 +258,8 @@ static void porter_step3(porter_word *w)
         PORTER_RULE("ical", "ic"), PORTER_RULE("ful", ""), PORTER_RULE("ness", ""),
     };
     for (size_t r = 0; r < sizeof rules / sizeof rules[0]; r++) {
+        if (rules[r].suffix[rules[r].n - 1] != w->b[w->k]) /* most rules fail on the last letter */
+            continue;
         if (porter_ends_n(w, rules[r].suffix, rules[r].n)) { /* no two suffixes above match the same word */
             porter_replace_m0(w, rules[r].repl);
             return;
@@ -287,6 +291,8 @@ static void porter_step4(porter_word *w)
     if (w->k == 0)
         return;
     for (size_t r = 0; r < sizeof suffixes / sizeof suffixes[0]; r++) {
+        if (suffixes[r].suffix[suffixes[r].n - 1] != w->b[w->k]) /* most suffixes fail on the last letter */
+            continue;
         if (porter_ends_n(w, suffixes[r].suffix, suffixes[r].n)) {
             if (suffixes[r].suffix[0] == 'i' && suffixes[r].suffix[1] == 'o') { /* ION */
                 if (w->j < 0 || (w->b[w->j] != 's' && w->b[w->j] != 't'))
