@@ -5,8 +5,9 @@
         [--pyserini-python /work/venv-pyserini/bin/python] [--breakdown]
 
 Every system gets the same corpus (title + " " + text), queries and depth; times are the best of
-``--repeats`` interleaved rounds (the machine is shared, so the minimum is the least disturbed),
-measured from raw texts to ranked results:
+``--repeats`` interleaved rounds (the machine is shared, so the minimum is the least disturbed;
+rank-bm25 runs in the first ``--rank-bm25-repeats`` rounds only, Lucene once), measured from raw
+texts to ranked results:
 
 * project: ``BM25Retriever(backend="bm25s", cache=False)``: analyze + build + search (the cache is
   off so the build is timed; a cached second run is timed separately as "project, cache hit"),
