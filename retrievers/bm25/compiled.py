@@ -2,16 +2,19 @@
 
 The extension ``retrievers.bm25._fastbm25`` is built when the package is installed (``pip install
 -e .`` compiles it; it is optional, so an install without a C compiler still succeeds). It replaces
-the three hot loops of the pure-Python path with the same results:
+the hot loops of the pure-Python path with the same results:
 
-* :class:`CompiledTermEncoder` for :class:`retrievers.bm25.encode.TermEncoder`: all-ASCII words are
+* :class:`CompiledTermEncoder` for :class:`retrievers.bm25.encode.TermEncoder`: ASCII text is
   tokenized (Lucene's rules on ASCII), lowercased, stopped and Porter-stemmed in C, memoized per
-  distinct token; words holding non-ASCII characters go, once per distinct word, to the Python
-  analyzer's exact Unicode path (:func:`analyze_words`).
-* :func:`build_postings` for the per-chunk ``np.unique`` + counting sort of
-  :meth:`SparseIndex.build <retrievers.bm25.sparse_index.SparseIndex.build>`.
+  distinct token; words holding non-ASCII characters are cut at separators (characters no token
+  holds) and their pieces that hold other non-ASCII characters go, once per distinct piece, to the
+  Python analyzer's exact Unicode path (:func:`analyze_words`). :meth:`CompiledTermEncoder.encode_into`
+  hands each document's postings straight to a postings builder (:func:`index_postings`).
+* :func:`build_postings` / :func:`index_postings` for the per-chunk ``np.unique`` + counting sort
+  of :meth:`SparseIndex.build <retrievers.bm25.sparse_index.SparseIndex.build>`, and
+  :func:`score_lucene` for its scoring (Lucene's BM25).
 * :func:`search` for :meth:`SparseIndex.search_one <retrievers.bm25.sparse_index.SparseIndex.search_one>`
-  + :func:`retrievers.topk.top_k_positive`, without the GIL.
+  + :func:`retrievers.topk.top_k_positive`, on threads, without the GIL.
 
 It serves analyzers with the ``standard`` tokenizer, lowercasing on and the ``porter`` stemmer or
 none (the defaults); others use the Python path. ``HARNESS_BM25_COMPILED=0`` turns it off.

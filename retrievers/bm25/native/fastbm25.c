@@ -1,22 +1,25 @@
 /* retrievers.bm25._fastbm25: the compiled hot loops of the bm25s backend.
  *
- * Three pieces, each equal to the pure-Python path it replaces (tests/retrievers/test_bm25_compiled.py
- * checks them against it):
+ * Each piece equals the pure-Python path it replaces (tests/retrievers/test_bm25_compiled.py checks
+ * them against it):
  *
- *   Encoder         texts -> term ids. An all-ASCII text is cut into tokens in one pass by Lucene's
- *                   StandardTokenizer rules restricted to ASCII (tokenizer.py states them); other
- *                   texts are split into whitespace words (the ASCII whitespace of bytes.split())
- *                   first. Possessive removal, lowercasing, stopwords and Lucene's Porter stemmer
- *                   (porter.h) run here, memoized per distinct lowercased token. A word holding any
- *                   non-ASCII byte is handed to a Python callable (the analyzer's exact Unicode
- *                   path), once per distinct word and in one batch per call. Large calls are
- *                   tokenized on several threads with the same result (see encode_parallel).
- *   PostingsBuilder (terms per document, term ids) chunks -> term-major CSC postings with term
- *                   frequencies; documents ascend within each term.
+ *   Encoder         texts (and titles, read as title + " " + text) -> term ids, or each text's
+ *                   postings (term, tf), or those appended straight to a PostingsBuilder. ASCII text
+ *                   is cut into tokens in one pass by Lucene's StandardTokenizer rules restricted to
+ *                   ASCII (tokenizer.py states them). A whitespace word holding a non-ASCII byte is
+ *                   cut at separators (characters no token holds: ASCII punctuation, separators.h);
+ *                   its ASCII pieces take the ASCII path, and each distinct piece holding another
+ *                   non-ASCII character is handed to a Python callable (the analyzer's exact Unicode
+ *                   path) in one batch per call. Possessive removal, lowercasing, stopwords and
+ *                   Lucene's Porter stemmer (porter.h) run here, memoized per distinct lowercased
+ *                   token. Large calls run on several threads with the same result (encode_parallel).
+ *   PostingsBuilder documents' term ids or postings -> term-major CSC postings with term
+ *                   frequencies; documents ascend within each term (the counting sort on threads).
+ *   score_lucene    Lucene's BM25 score of every posting, in float32 operations, on threads.
  *   search          per query: sum the float32 posting scores of its terms in double (a term
  *                   repeated q times weighs q, multiplied in float32), round to float32, keep
  *                   scores > 0, top k by (score desc, document id desc) through one int64 key.
- *                   Runs without the GIL.
+ *                   Queries split among threads, without the GIL.
  *
  * Arrays cross the boundary as bytes (out) and buffer-protocol objects (in); no numpy C API.
  */
