@@ -7,8 +7,9 @@ the analyzer in batches of ``iter_contents`` (never a second full copy of the te
 
 search(queries, k): per query, sum the posting scores of its terms (float64, rounded to float32 as
 Lucene does), keep matched documents with score > 0 and take the top k by score descending, ties
-by document id descending (the evaluator's canonical order). Queries run in batches on a thread
-pool (numpy, and the compiled search, release the GIL in the heavy steps).
+by document id descending (the evaluator's canonical order). The compiled search splits the
+queries among threads itself; the Python path runs query batches on a thread pool (numpy releases
+the GIL in the heavy steps).
 
 Encoding, the postings and search run compiled (retrievers/bm25/compiled.py) when the extension
 is built and the analyzer is one it reproduces; otherwise in Python, with the same results.
