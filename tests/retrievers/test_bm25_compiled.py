@@ -449,6 +449,18 @@ def test_encoder_callback_errors_break_the_encoder(compiled_on):
     with pytest.raises(RuntimeError):
         encoder.encode(["x"])
 
+    # on threads: the callback runs while the threads scan; they are joined before the error rises
+    texts = ["plain words here", "café au lait", "more naïve text"] * 40
+    for callback, error in ((boom, Boom), (lambda words: [[1] for _ in words], TypeError),
+                            (lambda words: [[] for _ in words] + [[]], ValueError)):
+        encoder = raw_encoder(Analyzer(), callback)
+        builder = compiled._fastbm25.PostingsBuilder()
+        with pytest.raises(error):
+            encoder.encode(texts, n_threads=3, parallel_min_bytes=0, into=builder)
+        with pytest.raises(RuntimeError):
+            encoder.encode(["x"])
+        assert [len(b) for b in builder.finish(0)] == [8, 0, 0, 0]  # nothing was appended
+
 
 # ------------------------------------------------------------------------- 6. search edge cases
 SMALL = [
