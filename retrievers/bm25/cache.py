@@ -45,13 +45,25 @@ def cache_root(cache_dir: str | os.PathLike | None = None) -> Path:
 
 
 def corpus_digest(chunks: Iterable[tuple[list[str], list[str], list[str]]]) -> str:
-    """sha256 over every document's id, title and text, in order (unambiguous: lengths included)."""
+    """sha256 over every document's id, title and text, in order (unambiguous: lengths included):
+    per chunk and column, the int64 lengths (code points), then the joined UTF-8 (surrogatepass).
+    The compiled extension feeds the same bytes without building the joined strings."""
     digest = hashlib.sha256()
+    feed = _digest_column()
     for ids, titles, texts in chunks:
         for column in (ids, titles, texts):
+            if feed is not None:
+                feed(digest.update, column)
+                continue
             digest.update(np.fromiter((len(s) for s in column), dtype=np.int64, count=len(column)).tobytes())
             digest.update("".join(column).encode("utf-8", "surrogatepass"))
     return digest.hexdigest()
+
+
+def _digest_column():
+    from retrievers.bm25 import compiled
+
+    return compiled._fastbm25.digest_column if compiled.available() else None
 
 
 def cache_key(corpus_sha256: str, settings: dict) -> str:

@@ -754,6 +754,34 @@ def test_score_lucene_equals_the_numpy_float32_expression(n_threads):
         compiled.score_lucene(indptr, indices, tf[:-1], idf32, inv, n_threads)
 
 
+@needs_extension
+def test_corpus_digest_compiled_equals_the_python_byte_stream(monkeypatch, scifact):
+    """The cache key's corpus digest fed by the extension (no joined strings) equals sha256 of the
+    documented stream: per chunk and column, int64 lengths, then the joined UTF-8 (surrogatepass)."""
+    import hashlib
+
+    from retrievers.bm25.bm25s_backend import corpus_chunks
+    from retrievers.bm25.cache import corpus_digest
+
+    def reference(chunks):
+        h = hashlib.sha256()
+        for chunk in chunks:
+            for column in chunk:
+                h.update(np.array([len(s) for s in column], dtype=np.int64).tobytes())
+                h.update("".join(column).encode("utf-8", "surrogatepass"))
+        return h.hexdigest()
+
+    odd = [(["a", "b\ud800", "", "c" * (3 << 20)], ["", "é" * 700_000, "\udfff", "t"], ["x", "", "😀 y", ""])]
+    scifact_chunks = list(corpus_chunks(scifact.corpus, 2000))
+    for chunks in (odd, scifact_chunks, []):
+        monkeypatch.setenv("HARNESS_BM25_COMPILED", "1")
+        fast = corpus_digest(iter(chunks))
+        monkeypatch.setenv("HARNESS_BM25_COMPILED", "0")
+        assert fast == corpus_digest(iter(chunks)) == reference(chunks)
+    with pytest.raises(TypeError):
+        compiled._fastbm25.digest_column(hashlib.sha256().update, ["a", 3])
+
+
 def test_frozen_encoder_refuses_new_terms(compiled_on):
     encoder = compiled.CompiledTermEncoder(Analyzer(), ["cell"]).freeze()
     assert encoder.encode(["cells mice"])[1].tolist() == [0]

@@ -2229,6 +2229,67 @@ done:
     return ret;
 }
 
+/* digest_column(update, strings): update(int64 bytes of each string's length in code points), then
+ * update(...) with the UTF-8 (surrogatepass) of the strings joined, in pieces of up to 1 MiB: the
+ * byte stream of update(lengths); update("".join(strings).encode("utf-8", "surrogatepass")),
+ * without building the joined string or its encoding. */
+static PyObject *digest_column(PyObject *self, PyObject *args) {
+    PyObject *update, *strings_arg;
+    if (!PyArg_ParseTuple(args, "OO", &update, &strings_arg)) return NULL;
+    PyObject *strings = PySequence_Fast(strings_arg, "strings must be a sequence of str");
+    if (!strings) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(strings);
+    PyObject *ret = NULL, *lengths = PyBytes_FromStringAndSize(NULL, n * 8);
+    const Py_ssize_t cap = 1 << 20;
+    char *buf = malloc((size_t)cap);
+    Py_ssize_t used = 0;
+    if (!lengths || !buf) {
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        goto done;
+    }
+    int64_t *len = (int64_t *)PyBytes_AS_STRING(lengths);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *str = PySequence_Fast_GET_ITEM(strings, i);
+        if (!PyUnicode_Check(str)) {
+            PyErr_Format(PyExc_TypeError, "expected str, got %.80s", Py_TYPE(str)->tp_name);
+            goto done;
+        }
+        len[i] = PyUnicode_GET_LENGTH(str);
+    }
+    PyObject *r = PyObject_CallOneArg(update, lengths);
+    if (!r) goto done;
+    Py_DECREF(r);
+    for (Py_ssize_t i = 0; i <= n; i++) {
+        PyObject *keep = NULL;
+        Py_ssize_t m = 0;
+        const char *p = i < n ? utf8_of(PySequence_Fast_GET_ITEM(strings, i), &m, &keep) : "";
+        if (!p) goto done;
+        while (m > 0 || (i == n && used)) { /* fill the buffer; hand it over when full (and at the end) */
+            Py_ssize_t take = m < cap - used ? m : cap - used;
+            memcpy(buf + used, p, (size_t)take);
+            used += take;
+            p += take;
+            m -= take;
+            if (used == cap || (i == n && m == 0)) {
+                PyObject *piece = PyBytes_FromStringAndSize(buf, used);
+                PyObject *r2 = piece ? PyObject_CallOneArg(update, piece) : NULL;
+                Py_XDECREF(piece);
+                if (!r2) { Py_XDECREF(keep); goto done; }
+                Py_DECREF(r2);
+                used = 0;
+            }
+        }
+        Py_XDECREF(keep);
+    }
+    Py_INCREF(Py_None);
+    ret = Py_None;
+done:
+    free(buf);
+    Py_XDECREF(lengths);
+    Py_DECREF(strings);
+    return ret;
+}
+
 /* is_separator(code_point) -> whether the encoder cuts words at it (for tests) */
 static PyObject *is_separator(PyObject *self, PyObject *arg) {
     long cp = PyLong_AsLong(arg);
@@ -2290,6 +2351,8 @@ static PyMethodDef module_methods[] = {
     {"score_lucene", score_lucene, METH_VARARGS,
      "score_lucene(indptr, indices, tf, idf, inv, n_threads=1) -> float32 bytes: w - w / (1 + tf inv[doc]), w = idf[term],"
      " in float32"},
+    {"digest_column", digest_column, METH_VARARGS,
+     "digest_column(update, strings): update() with the strings' lengths (int64) and their joined UTF-8 (surrogatepass)"},
     {"is_separator", is_separator, METH_O, "is_separator(code_point) -> whether no token holds it (words are cut there)"},
     {"stem", stem, METH_O, "stem(word) -> Lucene's Porter stem of a lowercase ASCII word"},
     {NULL}};
