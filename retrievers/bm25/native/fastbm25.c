@@ -55,6 +55,42 @@ static double now_s(void) { struct timespec ts; clock_gettime(CLOCK_MONOTONIC, &
 #define MAX_THREADS 64
 #define PARALLEL_MIN_BYTES (1 << 20) /* below this a chunk is encoded on one thread */
 
+/* ------------------------------------------------------------------ threads
+ * Jobs are an array of structs of `size` bytes; fn runs on each. A job no thread could be had for
+ * runs on the joining thread instead, so the work gets done either way. */
+typedef struct {
+    pthread_t thread[MAX_THREADS];
+    int started[MAX_THREADS];
+    char *jobs;
+    size_t size;
+    int first, n;
+    void *(*fn)(void *);
+} Threads;
+
+static void threads_start(Threads *g, void *jobs, size_t size, int first, int n, void *(*fn)(void *)) {
+    g->jobs = jobs;
+    g->size = size;
+    g->first = first;
+    g->n = n;
+    g->fn = fn;
+    for (int i = first; i < n; i++) g->started[i] = pthread_create(&g->thread[i], NULL, fn, g->jobs + i * size) == 0;
+}
+
+static void threads_join(Threads *g) { /* call without the GIL */
+    for (int i = g->first; i < g->n; i++) {
+        if (g->started[i]) pthread_join(g->thread[i], NULL);
+        else g->fn(g->jobs + i * g->size);
+    }
+}
+
+/* fn on jobs 0..n-1: job 0 on the calling thread (without the GIL), the others on threads. */
+static void run_jobs(void *jobs, size_t size, int n, void *(*fn)(void *)) {
+    Threads g;
+    threads_start(&g, jobs, size, 1, n, fn);
+    if (n > 0) fn(jobs);
+    threads_join(&g);
+}
+
 /* ------------------------------------------------------------------ growable arrays */
 typedef struct { int32_t *a; Py_ssize_t n, cap; } VecI32;
 typedef struct { int64_t *a; Py_ssize_t n, cap; } VecI64;
@@ -1237,19 +1273,6 @@ static void part_free(Part *part) {
     free(part->final.a); postings_free(&part->post);
 }
 
-/* Run fn on each part: parts 1.. on threads of their own, part 0 (and any part no thread could be
- * had for) on the calling thread, which must not hold the GIL. */
-static void run_parts(Part *parts, int n_parts, void *(*fn)(void *)) {
-    pthread_t threads[MAX_THREADS];
-    int started[MAX_THREADS] = {0};
-    for (int i = 1; i < n_parts; i++) started[i] = pthread_create(&threads[i], NULL, fn, parts + i) == 0;
-    fn(parts);
-    for (int i = 1; i < n_parts; i++) {
-        if (started[i]) pthread_join(threads[i], NULL);
-        else fn(parts + i);
-    }
-}
-
 /* The new non-ASCII words of the texts (split as scan_text does), numbered in order of first
  * appearance and listed in new_words. */
 static int find_new_words(Encoder *e, const Texts *x, PyObject *new_words) {
@@ -1271,20 +1294,6 @@ static int find_new_words(Encoder *e, const Texts *x, PyObject *new_words) {
         }
     }
     return 0;
-}
-
-/* Phase 1: every part on a thread of its own (the caller's thread has the new words analysed meanwhile) */
-typedef struct { Part *parts; int n; int started[MAX_THREADS]; pthread_t threads[MAX_THREADS]; } Phase1;
-
-static void phase1_start(Phase1 *p) {
-    for (int i = 0; i < p->n; i++) p->started[i] = pthread_create(&p->threads[i], NULL, part_scan, p->parts + i) == 0;
-}
-
-static void phase1_join(Phase1 *p) { /* without the GIL */
-    for (int i = 0; i < p->n; i++) {
-        if (p->started[i]) pthread_join(p->threads[i], NULL);
-        else part_scan(p->parts + i);
-    }
 }
 
 /* made[0]: the term ids (bytes), or with pcounts (postings asked for) made[0], made[1]: the
@@ -1321,10 +1330,8 @@ static int encode_parallel(Encoder *e, Texts *x, int n_threads, int64_t *counts,
         }
     }
     {
-        Phase1 p1;
-        p1.parts = parts;
-        p1.n = n_threads;
-        phase1_start(&p1);
+        Threads scanning; /* every part on a thread of its own; this thread has the new words analysed */
+        threads_start(&scanning, parts, sizeof(Part), 0, n_threads, part_scan);
 #ifdef FASTBM25_TIMING
         double tick_ = now_s();
 #endif
@@ -1336,7 +1343,7 @@ static int encode_parallel(Encoder *e, Texts *x, int n_threads, int64_t *counts,
         }
         TICK("  python-analysis");
         Py_BEGIN_ALLOW_THREADS
-        phase1_join(&p1);
+        threads_join(&scanning);
         Py_END_ALLOW_THREADS
         if (failed) goto done;
     }
@@ -1356,14 +1363,14 @@ static int encode_parallel(Encoder *e, Texts *x, int n_threads, int64_t *counts,
     {
         int failed = 0;
         Py_BEGIN_ALLOW_THREADS
-        pthread_t threads[MAX_THREADS];
-        int started[MAX_THREADS] = {0};
-        for (int i = 1; i < n_threads; i++) started[i] = pthread_create(&threads[i], NULL, part_match, parts + i) == 0;
-        for (int i = 0; i < n_threads; i++) {
+        Threads matching; /* parts 1.. find their tokens in earlier parts while part 0 is numbered */
+        threads_start(&matching, parts, sizeof(Part), 1, n_threads, part_match);
+        int joined = 0;
+        for (int i = 0; i < n_threads && !failed; i++) {
             Part *part = parts + i;
-            if (i > 0) {
-                if (started[i]) pthread_join(threads[i], NULL);
-                else part_match(part);
+            if (i == 1) {
+                threads_join(&matching);
+                joined = 1;
             }
             for (Py_ssize_t q = 0; q < part->pend.n && !failed; q++) {
                 int32_t v;
@@ -1373,11 +1380,8 @@ static int encode_parallel(Encoder *e, Texts *x, int n_threads, int64_t *counts,
                 failed = v == -2;
                 part->resolved[q] = v;
             }
-            if (failed) { /* still join the rest */
-                for (int j = i + 1; j < n_threads; j++) if (started[j]) pthread_join(threads[j], NULL);
-                break;
-            }
         }
+        if (!joined) threads_join(&matching); /* (a failure in part 0, or a single part) */
         Py_END_ALLOW_THREADS
         if (failed) { PyErr_NoMemory(); goto done; }
     }
@@ -1386,7 +1390,7 @@ static int encode_parallel(Encoder *e, Texts *x, int n_threads, int64_t *counts,
     TICK("python");
     /* phase 3 */
     Py_BEGIN_ALLOW_THREADS
-    run_parts(parts, n_threads, part_final);
+    run_jobs(parts, sizeof(Part), n_threads, part_final);
     Py_END_ALLOW_THREADS
     TICK("phase3 threads");
     Py_ssize_t total = 0;
@@ -1554,6 +1558,16 @@ static int get_buffer(PyObject *o, Py_buffer *view, Py_ssize_t item, const char 
     return 0;
 }
 
+/* Room for term t in the builder's per-term scratch (last, slot), new entries' last = -1. -1: no memory. */
+static int builder_scratch(Builder *b, int32_t t) {
+    Py_ssize_t old = b->scratch, cap = b->scratch, cap2 = b->scratch;
+    if (grow((void **)&b->last, &cap, (Py_ssize_t)t + 1, sizeof(int64_t)) ||
+        grow((void **)&b->slot, &cap2, (Py_ssize_t)t + 1, sizeof(int64_t))) return -1;
+    b->scratch = cap < cap2 ? cap : cap2;
+    for (Py_ssize_t q = old; q < b->scratch; q++) b->last[q] = -1;
+    return 0;
+}
+
 /* add(counts, term_ids): documents with counts[d] terms each (int64), their term ids (int32) in order */
 static PyObject *Builder_add(Builder *b, PyObject *args) {
     PyObject *co, *io;
@@ -1587,13 +1601,7 @@ static PyObject *Builder_add(Builder *b, PyObject *args) {
         for (Py_ssize_t j = pos; j < pos + counts[d]; j++) {
             int32_t t = ids[j];
             if (t < 0) { PyErr_SetString(PyExc_ValueError, "negative term id"); goto done; }
-            if (t >= b->scratch) {
-                Py_ssize_t old = b->scratch, cap = b->scratch, cap2 = b->scratch;
-                if (grow((void **)&b->last, &cap, (Py_ssize_t)t + 1, sizeof(int64_t)) ||
-                    grow((void **)&b->slot, &cap2, (Py_ssize_t)t + 1, sizeof(int64_t))) { PyErr_NoMemory(); goto done; }
-                b->scratch = cap < cap2 ? cap : cap2;
-                for (Py_ssize_t q = old; q < b->scratch; q++) b->last[q] = -1;
-            }
+            if (t >= b->scratch && builder_scratch(b, t)) { PyErr_NoMemory(); goto done; }
             if (b->last[t] != doc) {
                 b->last[t] = doc;
                 b->slot[t] = b->term.n;
@@ -1654,13 +1662,7 @@ static PyObject *Builder_add_postings(Builder *b, PyObject *args) {
                 PyErr_SetString(PyExc_ValueError, t < 0 ? "add_postings: negative term id" : "add_postings: tf < 1");
                 goto done;
             }
-            if (t >= b->scratch) {
-                Py_ssize_t old = b->scratch, cap = b->scratch, cap2 = b->scratch;
-                if (grow((void **)&b->last, &cap, (Py_ssize_t)t + 1, sizeof(int64_t)) ||
-                    grow((void **)&b->slot, &cap2, (Py_ssize_t)t + 1, sizeof(int64_t))) { PyErr_NoMemory(); goto done; }
-                b->scratch = cap < cap2 ? cap : cap2;
-                for (Py_ssize_t q = old; q < b->scratch; q++) b->last[q] = -1;
-            }
+            if (t >= b->scratch && builder_scratch(b, t)) { PyErr_NoMemory(); goto done; }
             /* b->last holds -1 or documents numbered below b->doc_len.n: mark with -(2 + d) here */
             if (b->last[t] == -2 - (int64_t)d) {
                 PyErr_SetString(PyExc_ValueError, "add_postings: a term repeats within a document's postings");
@@ -1745,17 +1747,6 @@ static void *finish_scatter(void *arg) {
         }
     }
     return NULL;
-}
-
-static void run_jobs(void *jobs, size_t size, int n, void *(*fn)(void *)) { /* job 0 here, the rest on threads */
-    pthread_t threads[MAX_THREADS];
-    int started[MAX_THREADS] = {0};
-    for (int i = 1; i < n; i++) started[i] = pthread_create(&threads[i], NULL, fn, (char *)jobs + i * size) == 0;
-    fn(jobs);
-    for (int i = 1; i < n; i++) {
-        if (started[i]) pthread_join(threads[i], NULL);
-        else fn((char *)jobs + i * size);
-    }
 }
 
 /* finish(n_terms, n_threads=1) -> (indptr int64, indices int32, tf int32, doc_lengths int32) as bytes;
@@ -2122,14 +2113,7 @@ static PyObject *search(PyObject *self, PyObject *args) {
     int failed = 0;
     Py_ssize_t total = 0;
     Py_BEGIN_ALLOW_THREADS
-    pthread_t threads[MAX_THREADS];
-    int started[MAX_THREADS] = {0};
-    for (int i = 1; i < n_threads; i++) started[i] = pthread_create(&threads[i], NULL, search_run, jobs + i) == 0;
-    search_run(jobs);
-    for (int i = 1; i < n_threads; i++) {
-        if (started[i]) pthread_join(threads[i], NULL);
-        else search_run(jobs + i);
-    }
+    run_jobs(jobs, sizeof(SearchJob), n_threads, search_run);
     for (int i = 0; i < n_threads; i++) failed |= jobs[i].failed;
     if (!failed)
         for (Py_ssize_t q = 0; q < n_q; q++) { /* close the gaps left by queries with fewer than kk hits */
