@@ -43,14 +43,6 @@ static int pthread_join(pthread_t t, void **r) { (void)t; (void)r; return 0; }
 #include <pthread.h>
 #endif
 
-#ifdef FASTBM25_TIMING
-#include <time.h>
-static double now_s(void) { struct timespec ts; clock_gettime(CLOCK_MONOTONIC, &ts); return ts.tv_sec + ts.tv_nsec * 1e-9; }
-#define TICK(name) do { double t_ = now_s(); fprintf(stderr, "%s %.4f\n", name, t_ - tick_); tick_ = t_; } while (0)
-#else
-#define TICK(name) do {} while (0)
-#endif
-
 #define MAX_TOKEN 255 /* Lucene's default maxTokenLength: longer tokens are cut into pieces */
 #define MAX_THREADS 64
 #define PARALLEL_MIN_BYTES (1 << 20) /* below this a chunk is encoded on one thread */
@@ -1152,9 +1144,6 @@ static int complex_word_part(Part *part, const unsigned char *w, Py_ssize_t n) {
 }
 
 static void *part_scan(void *arg) { /* phase 1 */
-#ifdef FASTBM25_TIMING
-    double tick_ = now_s();
-#endif
     Part *part = arg;
     /* the part's own tables, made here (on its thread): room for the new tokens of text this size,
      * about one in 128 bytes (SciFact: 1 in 150), and for its tokens, about one in 6 bytes */
@@ -1175,7 +1164,6 @@ static void *part_scan(void *arg) { /* phase 1 */
         }
         part->counts[t] = part->out.n - before;
     }
-    TICK("  part_scan");
     return NULL;
 }
 
@@ -1195,9 +1183,6 @@ static void *part_match(void *arg) { /* phase 2: the pending tokens an earlier p
 }
 
 static void *part_final(void *arg) { /* phase 3 */
-#ifdef FASTBM25_TIMING
-    double tick_ = now_s();
-#endif
     Part *part = arg;
     Encoder *e = part->e;
     Py_ssize_t pos = 0, c = 0, n_terms = e->terms.n;
@@ -1273,7 +1258,6 @@ oom:
 out:
     free(last);
     free(slot);
-    TICK("  part_final");
     return NULL;
 }
 
@@ -1311,9 +1295,6 @@ static int find_new_words(Encoder *e, const Texts *x, PyObject *new_words) {
 static int encode_parallel(Encoder *e, Texts *x, int n_threads, int64_t *counts, PyObject *new_words,
                            int64_t *pcounts, PyObject **made, Builder *into) {
     int post = pcounts != NULL;
-#ifdef FASTBM25_TIMING
-    double tick_ = now_s();
-#endif
     Part *parts = calloc((size_t)n_threads, sizeof(Part));
     Py_ssize_t first_new = e->cw_count.n;
     PyObject *analysed = NULL;
@@ -1336,22 +1317,16 @@ static int encode_parallel(Encoder *e, Texts *x, int n_threads, int64_t *counts,
     {
         Threads scanning; /* every part on a thread of its own; this thread has the new words analysed */
         threads_start(&scanning, parts, sizeof(Part), 0, n_threads, part_scan);
-#ifdef FASTBM25_TIMING
-        double tick_ = now_s();
-#endif
         int failed = find_new_words(e, x, new_words);
-        TICK("  prepass");
         if (!failed && PyList_GET_SIZE(new_words)) {
             analysed = PyObject_CallOneArg(e->analyze_words, new_words);
             failed = !analysed;
         }
-        TICK("  python-analysis");
         Py_BEGIN_ALLOW_THREADS
         threads_join(&scanning);
         Py_END_ALLOW_THREADS
         if (failed) goto done;
     }
-    TICK("scan");
     for (int i = 0; i < n_threads; i++)
         if (parts[i].failed) { PyErr_NoMemory(); goto done; }
     /* phase 2 */
@@ -1389,14 +1364,11 @@ static int encode_parallel(Encoder *e, Texts *x, int n_threads, int64_t *counts,
         Py_END_ALLOW_THREADS
         if (failed) { PyErr_NoMemory(); goto done; }
     }
-    TICK("resolve");
     if (analysed && define_words(e, new_words, first_new, analysed)) goto done;
-    TICK("python");
     /* phase 3 */
     Py_BEGIN_ALLOW_THREADS
     run_jobs(parts, sizeof(Part), n_threads, part_final);
     Py_END_ALLOW_THREADS
-    TICK("phase3 threads");
     Py_ssize_t total = 0;
     for (int i = 0; i < n_threads; i++) {
         if (parts[i].failed == 2) {
@@ -1425,7 +1397,6 @@ static int encode_parallel(Encoder *e, Texts *x, int n_threads, int64_t *counts,
         }
     }
     ok = 1;
-    TICK("final");
     if (!e->frozen) { /* keep the parts' new tokens as the memo of the next call */
         for (int i = 0; i < n_threads && ok; i++) {
             if (e->n_deferred == MAX_THREADS) break;
