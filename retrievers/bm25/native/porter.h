@@ -124,6 +124,16 @@ static inline int porter_ends_n(porter_word *w, const char *s, int n)
 typedef struct { const char *suffix; int n; const char *repl; } porter_rule;
 #define PORTER_RULE(a, b) {(a), (int)sizeof(a) - 1, (b)}
 
+/* The first of rules[0..n) whose suffix ends the word (j set to the stem's end), or NULL. Rules
+ * whose last letter differs are skipped before any comparison: most fail there. */
+static const porter_rule *porter_first_rule(porter_word *w, const porter_rule *rules, size_t n)
+{
+    for (size_t r = 0; r < n; r++)
+        if (rules[r].suffix[rules[r].n - 1] == w->b[w->k] && porter_ends_n(w, rules[r].suffix, rules[r].n))
+            return rules + r;
+    return NULL;
+}
+
 /* Replace the suffix b[j+1..k] with s. */
 static void porter_set_to(porter_word *w, const char *s)
 {
@@ -232,14 +242,9 @@ static void porter_step2(porter_word *w)
     };
     if (w->k == 0)
         return;
-    for (size_t r = 0; r < sizeof rules / sizeof rules[0]; r++) {
-        if (rules[r].suffix[rules[r].n - 1] != w->b[w->k]) /* most rules fail on the last letter */
-            continue;
-        if (porter_ends_n(w, rules[r].suffix, rules[r].n)) { /* no two suffixes above match the same word */
-            porter_replace_m0(w, rules[r].repl);
-            return;
-        }
-    }
+    const porter_rule *rule = porter_first_rule(w, rules, sizeof rules / sizeof rules[0]);
+    if (rule) /* no two suffixes above match the same word */
+        porter_replace_m0(w, rule->repl);
 }
 
 /* Step 3: all under (m>0).
@@ -257,14 +262,9 @@ static void porter_step3(porter_word *w)
         PORTER_RULE("icate", "ic"), PORTER_RULE("ative", ""), PORTER_RULE("alize", "al"), PORTER_RULE("iciti", "ic"),
         PORTER_RULE("ical", "ic"), PORTER_RULE("ful", ""), PORTER_RULE("ness", ""),
     };
-    for (size_t r = 0; r < sizeof rules / sizeof rules[0]; r++) {
-        if (rules[r].suffix[rules[r].n - 1] != w->b[w->k]) /* most rules fail on the last letter */
-            continue;
-        if (porter_ends_n(w, rules[r].suffix, rules[r].n)) { /* no two suffixes above match the same word */
-            porter_replace_m0(w, rules[r].repl);
-            return;
-        }
-    }
+    const porter_rule *rule = porter_first_rule(w, rules, sizeof rules / sizeof rules[0]);
+    if (rule) /* no two suffixes above match the same word */
+        porter_replace_m0(w, rule->repl);
 }
 
 /* Step 4: drop a suffix when the stem has (m>1).
@@ -290,19 +290,15 @@ static void porter_step4(porter_word *w)
     };
     if (w->k == 0)
         return;
-    for (size_t r = 0; r < sizeof suffixes / sizeof suffixes[0]; r++) {
-        if (suffixes[r].suffix[suffixes[r].n - 1] != w->b[w->k]) /* most suffixes fail on the last letter */
-            continue;
-        if (porter_ends_n(w, suffixes[r].suffix, suffixes[r].n)) {
-            if (suffixes[r].suffix[0] == 'i' && suffixes[r].suffix[1] == 'o') { /* ION */
-                if (w->j < 0 || (w->b[w->j] != 's' && w->b[w->j] != 't'))
-                    return;
-            }
-            if (porter_measure(w) > 1)
-                w->k = w->j;
+    const porter_rule *rule = porter_first_rule(w, suffixes, sizeof suffixes / sizeof suffixes[0]);
+    if (!rule)
+        return;
+    if (rule->suffix[0] == 'i' && rule->suffix[1] == 'o') { /* ION */
+        if (w->j < 0 || (w->b[w->j] != 's' && w->b[w->j] != 't'))
             return;
-        }
     }
+    if (porter_measure(w) > 1)
+        w->k = w->j;
 }
 
 /* Step 5a:
