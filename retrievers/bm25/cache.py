@@ -25,6 +25,7 @@ from typing import Iterable
 import numpy as np
 
 from harness.checksums import sha256
+from retrievers.bm25 import compiled
 from retrievers.bm25.sparse_index import SparseIndex
 
 FORMAT_VERSION = 1
@@ -49,7 +50,7 @@ def corpus_digest(chunks: Iterable[tuple[list[str], list[str], list[str]]]) -> s
     per chunk and column, the int64 lengths (code points), then the joined UTF-8 (surrogatepass).
     The compiled extension feeds the same bytes without building the joined strings."""
     digest = hashlib.sha256()
-    feed = _digest_column()
+    feed = compiled._fastbm25.digest_column if compiled.available() else None
     for ids, titles, texts in chunks:
         for column in (ids, titles, texts):
             if feed is not None:
@@ -59,11 +60,6 @@ def corpus_digest(chunks: Iterable[tuple[list[str], list[str], list[str]]]) -> s
             digest.update("".join(column).encode("utf-8", "surrogatepass"))
     return digest.hexdigest()
 
-
-def _digest_column():
-    from retrievers.bm25 import compiled
-
-    return compiled._fastbm25.digest_column if compiled.available() else None
 
 
 def cache_key(corpus_sha256: str, settings: dict) -> str:

@@ -107,21 +107,10 @@ class CompiledTermEncoder:
             self.terms.extend(self._encoder.terms(len(self.terms)))
         return np.frombuffer(counts, dtype=np.int64), np.frombuffer(ids, dtype=np.int32)
 
-    def encode_postings(self, texts: list[str], titles: list[str] | None = None
-                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """The chunk as document-major postings: (terms per text int64, postings per text int64,
-        term int32, tf int32), each text's distinct terms in order of first appearance. On several
-        threads these are counted by the threads that map the texts' final term ids. ``titles``
-        (one per text) are read as ``title + " " + text`` without building those strings."""
-        counts, pcounts, terms, tfs = self._encoder.encode(texts, self.n_threads, postings=True, titles=titles)
-        if self._encoder.n_terms > len(self.terms):
-            self.terms.extend(self._encoder.terms(len(self.terms)))
-        return (np.frombuffer(counts, dtype=np.int64), np.frombuffer(pcounts, dtype=np.int64),
-                np.frombuffer(terms, dtype=np.int32), np.frombuffer(tfs, dtype=np.int32))
-
     def encode_into(self, builder, texts: list[str], titles: list[str] | None = None) -> None:
-        """:meth:`encode_postings`, appended straight to a ``_fastbm25.PostingsBuilder`` (no arrays
-        in between)."""
+        """Append the chunk's documents to a ``_fastbm25.PostingsBuilder`` as postings (each text's
+        distinct terms with their tf, counted by the encoding threads; no arrays in between).
+        ``titles`` (one per text) are read as ``title + " " + text`` without building those strings."""
         self._encoder.encode(texts, self.n_threads, titles=titles, into=builder)
         if self._encoder.n_terms > len(self.terms):
             self.terms.extend(self._encoder.terms(len(self.terms)))
@@ -140,18 +129,11 @@ class CompiledTermEncoder:
 
 def build_postings(chunks, n_terms_after) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(indptr int64, indices int32, tf int32, doc_lengths int32) of (terms per document, term ids)
-    chunks, or of document-major posting chunks (:meth:`CompiledTermEncoder.encode_postings`):
-    term-major postings, documents ascending within a term. ``n_terms_after()`` gives the number of
-    terms once the chunks are consumed (the vocabulary grows while they stream)."""
+    chunks: term-major postings, documents ascending within a term. ``n_terms_after()`` gives the
+    number of terms once the chunks are consumed (the vocabulary grows while they stream)."""
     builder = _fastbm25.PostingsBuilder()
-    for chunk in chunks:
-        if len(chunk) == 4:
-            lengths, pcounts, terms, tfs = chunk
-            builder.add_postings(np.ascontiguousarray(lengths, dtype=np.int64), np.ascontiguousarray(pcounts, dtype=np.int64),
-                                 np.ascontiguousarray(terms, dtype=np.int32), np.ascontiguousarray(tfs, dtype=np.int32))
-        else:
-            lengths, term_ids = chunk
-            builder.add(np.ascontiguousarray(lengths, dtype=np.int64), np.ascontiguousarray(term_ids, dtype=np.int32))
+    for lengths, term_ids in chunks:
+        builder.add(np.ascontiguousarray(lengths, dtype=np.int64), np.ascontiguousarray(term_ids, dtype=np.int32))
     raw = builder.finish(n_terms_after())
     return tuple(np.frombuffer(b, dtype=t) for b, t in zip(raw, (np.int64, np.int32, np.int32, np.int32)))
 

@@ -220,12 +220,11 @@ class SparseIndex:
                    nonoccurrence=scorer.nonoccurrence, n_docs=n_docs)
 
     @classmethod
-    def _build_compiled(cls, chunks: Iterable[tuple[np.ndarray, ...]], terms: list[str],
+    def _build_compiled(cls, chunks: Iterable[tuple[np.ndarray, np.ndarray]], terms: list[str],
                         params: ScoringParams) -> "SparseIndex":
         """:meth:`build` with the postings gathered in C (document-major, 8 bytes each, then one
         counting sort into CSC order) and scored in one pass (in C for Lucene's BM25, vectorised
-        otherwise): the same arrays. Chunks may also be the compiled encoder's document-major
-        postings (:meth:`CompiledTermEncoder.encode_postings <retrievers.bm25.compiled.CompiledTermEncoder.encode_postings>`)."""
+        otherwise): the same arrays."""
         return cls.from_postings(*compiled.build_postings(chunks, lambda: len(terms)), terms, params)
 
     @classmethod
