@@ -801,7 +801,7 @@ static int ids_to_postings(const int32_t *ids, const int64_t *counts, Py_ssize_t
 static PyObject *Encoder_encode_locked(Encoder *e, PyObject *texts_arg, PyObject *titles_arg, int n_threads,
                                        Py_ssize_t min_bytes, int postings, Builder *into);
 
-/* encode(texts, n_threads=1) -> (terms per text as int64 bytes, term ids as int32 bytes) */
+/* encode(texts, n_threads=1, parallel_min_bytes, postings=False, titles=None, into=None): see the method table */
 static PyObject *Encoder_encode(Encoder *e, PyObject *args, PyObject *kw) {
     static char *names[] = {"texts", "n_threads", "parallel_min_bytes", "postings", "titles", "into", NULL};
     PyObject *texts_arg, *titles_arg = Py_None, *into = Py_None;
@@ -1398,8 +1398,7 @@ static int encode_parallel(Encoder *e, Texts *x, int n_threads, int64_t *counts,
     }
     ok = 1;
     if (!e->frozen) { /* keep the parts' new tokens as the memo of the next call */
-        for (int i = 0; i < n_threads && ok; i++) {
-            if (e->n_deferred == MAX_THREADS) break;
+        for (int i = 0; i < n_threads && e->n_deferred < MAX_THREADS; i++) {
             Deferred *d = &e->deferred[e->n_deferred];
             d->pend = parts[i].pend;
             d->resolved = parts[i].resolved;
