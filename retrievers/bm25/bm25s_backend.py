@@ -76,14 +76,11 @@ class BM25sBackend:
             encoder = compiled.CompiledTermEncoder(self.analyzer, n_threads=self.n_threads)
             chunks = ((titles, texts) for _, titles, texts in corpus_chunks(corpus, self.chunk_docs))
             postings = compiled.index_postings(encoder, chunks)  # title + " " + text, never joined
-            index = SparseIndex.from_postings(*postings, encoder.terms, self.scoring, n_threads=self.n_threads)
-        else:
-            encoder = TermEncoder(self.analyzer)
-            chunks = (encoder.encode(batch) for batch in corpus.iter_contents(self.chunk_docs))
-            index = SparseIndex.build(chunks, encoder.terms, self.scoring)
-        if isinstance(encoder, compiled.CompiledTermEncoder):
             self._query_encoder = encoder.freeze()  # its vocabulary is the index's
-        return index
+            return SparseIndex.from_postings(*postings, encoder.terms, self.scoring, n_threads=self.n_threads)
+        encoder = TermEncoder(self.analyzer)
+        chunks = (encoder.encode(batch) for batch in corpus.iter_contents(self.chunk_docs))
+        return SparseIndex.build(chunks, encoder.terms, self.scoring)
 
     def index(self, corpus: Corpus) -> None:
         self._ids = corpus.id_array
@@ -175,7 +172,7 @@ class BM25sBackend:
         return [fn(b) for b in batches]
 
     def _search_compiled(self, queries: Queries, k: int) -> Run | None:
-        encoder = self._query_term_encoder() if compiled.available() else None
+        encoder = self._query_term_encoder()
         if encoder is None:
             return None
         index = self.sparse_index
