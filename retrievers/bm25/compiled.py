@@ -103,8 +103,7 @@ class CompiledTermEncoder:
     def encode(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """(number of terms per text as int64, all term ids as int32) for one chunk of texts."""
         counts, ids = self._encoder.encode(texts, self.n_threads)
-        if self._encoder.n_terms > len(self.terms):
-            self.terms.extend(self._encoder.terms(len(self.terms)))
+        self._take_new_terms()
         return np.frombuffer(counts, dtype=np.int64), np.frombuffer(ids, dtype=np.int32)
 
     def encode_into(self, builder, texts: list[str], titles: list[str] | None = None) -> None:
@@ -112,6 +111,10 @@ class CompiledTermEncoder:
         distinct terms with their tf, counted by the encoding threads; no arrays in between).
         ``titles`` (one per text) are read as ``title + " " + text`` without building those strings."""
         self._encoder.encode(texts, self.n_threads, titles=titles, into=builder)
+        self._take_new_terms()
+
+    def _take_new_terms(self) -> None:
+        """Extend ``terms`` (in place: others hold it) with the terms the last call added."""
         if self._encoder.n_terms > len(self.terms):
             self.terms.extend(self._encoder.terms(len(self.terms)))
 
@@ -127,6 +130,11 @@ class CompiledTermEncoder:
         return np.concatenate([[0], np.cumsum(counts)]).astype(np.int64), ids
 
 
+def _postings_arrays(raw: tuple[bytes, bytes, bytes, bytes]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """PostingsBuilder.finish's bytes as (indptr int64, indices int32, tf int32, doc_lengths int32)."""
+    return tuple(np.frombuffer(b, dtype=t) for b, t in zip(raw, (np.int64, np.int32, np.int32, np.int32)))
+
+
 def build_postings(chunks, n_terms_after) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(indptr int64, indices int32, tf int32, doc_lengths int32) of (terms per document, term ids)
     chunks: term-major postings, documents ascending within a term. ``n_terms_after()`` gives the
@@ -135,7 +143,7 @@ def build_postings(chunks, n_terms_after) -> tuple[np.ndarray, np.ndarray, np.nd
     for lengths, term_ids in chunks:
         builder.add(np.ascontiguousarray(lengths, dtype=np.int64), np.ascontiguousarray(term_ids, dtype=np.int32))
     raw = builder.finish(n_terms_after())
-    return tuple(np.frombuffer(b, dtype=t) for b, t in zip(raw, (np.int64, np.int32, np.int32, np.int32)))
+    return _postings_arrays(raw)
 
 
 def index_postings(encoder: CompiledTermEncoder, chunks) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -145,7 +153,7 @@ def index_postings(encoder: CompiledTermEncoder, chunks) -> tuple[np.ndarray, np
     for titles, texts in chunks:
         encoder.encode_into(builder, texts, titles)
     raw = builder.finish(len(encoder.terms), encoder.n_threads)
-    return tuple(np.frombuffer(b, dtype=t) for b, t in zip(raw, (np.int64, np.int32, np.int32, np.int32)))
+    return _postings_arrays(raw)
 
 
 def score_lucene(indptr: np.ndarray, indices: np.ndarray, tf: np.ndarray, idf32: np.ndarray,
