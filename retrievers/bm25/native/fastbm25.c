@@ -760,41 +760,51 @@ typedef struct { VecI32 term, tf; } Postings;
 
 static void postings_free(Postings *p) { free(p->term.a); free(p->tf.a); memset(p, 0, sizeof(*p)); }
 
+/* Append the postings of text number d, term ids ids[0..n), to out (room for n more reserved by the
+ * caller); returns how many. last / slot: per term (every id < their size), the last text it was
+ * seen in (never d before this call: -1 at first) and its posting's place in that text. */
+static inline Py_ssize_t text_postings(const int32_t *ids, Py_ssize_t n, int64_t d, int64_t *last, int64_t *slot,
+                                       Postings *out) {
+    int32_t *term = out->term.a + out->term.n, *tf = out->tf.a + out->tf.n;
+    Py_ssize_t m = 0;
+    for (Py_ssize_t j = 0; j < n; j++) {
+        int32_t t = ids[j];
+        if (last[t] != d) {
+            last[t] = d;
+            slot[t] = m;
+            term[m] = t;
+            tf[m++] = 1;
+        } else {
+            tf[slot[t]]++;
+        }
+    }
+    out->term.n += m;
+    out->tf.n += m;
+    return m;
+}
+
+/* Per-term scratch for text_postings: last (all -1) and slot, n_terms each; NULL: out of memory. */
+static int64_t *postings_scratch(Py_ssize_t n_terms) {
+    int64_t *last = malloc((size_t)(n_terms ? 2 * n_terms : 1) * sizeof(int64_t));
+    if (last) for (Py_ssize_t t = 0; t < n_terms; t++) last[t] = -1;
+    return last; /* slot = last + n_terms */
+}
+
 /* The postings of n_texts texts with counts[d] term ids each (ids < n_terms), appended to out;
  * pcounts[d]: text d's number of postings. -1: out of memory. */
 static int ids_to_postings(const int32_t *ids, const int64_t *counts, Py_ssize_t n_texts, Py_ssize_t n_terms,
                            Postings *out, int64_t *pcounts) {
     Py_ssize_t total = 0;
     for (Py_ssize_t d = 0; d < n_texts; d++) total += counts[d];
-    int64_t *last = malloc((size_t)(n_terms ? n_terms : 1) * sizeof(int64_t));
-    int64_t *slot = malloc((size_t)(n_terms ? n_terms : 1) * sizeof(int64_t));
-    if (!last || !slot || grow((void **)&out->term.a, &out->term.cap, out->term.n + total, 4) ||
+    int64_t *last = postings_scratch(n_terms);
+    if (!last || grow((void **)&out->term.a, &out->term.cap, out->term.n + total, 4) ||
         grow((void **)&out->tf.a, &out->tf.cap, out->tf.n + total, 4)) {
-        free(last); free(slot);
+        free(last);
         return -1;
     }
-    for (Py_ssize_t t = 0; t < n_terms; t++) last[t] = -1;
-    Py_ssize_t pos = 0;
-    int32_t *term = out->term.a, *tf = out->tf.a;
-    Py_ssize_t n = out->term.n;
-    for (Py_ssize_t d = 0; d < n_texts; d++) {
-        Py_ssize_t before = n;
-        for (Py_ssize_t j = pos; j < pos + counts[d]; j++) {
-            int32_t t = ids[j];
-            if (last[t] != d) {
-                last[t] = d;
-                slot[t] = n;
-                term[n] = t;
-                tf[n++] = 1;
-            } else {
-                tf[slot[t]]++;
-            }
-        }
-        pos += counts[d];
-        pcounts[d] = n - before;
-    }
-    out->term.n = out->tf.n = n;
-    free(last); free(slot);
+    for (Py_ssize_t d = 0, pos = 0; d < n_texts; pos += counts[d++])
+        pcounts[d] = text_postings(ids + pos, counts[d], d, last, last + n_terms, out);
+    free(last);
     return 0;
 }
 
@@ -1186,14 +1196,12 @@ static void *part_final(void *arg) { /* phase 3 */
     Part *part = arg;
     Encoder *e = part->e;
     Py_ssize_t pos = 0, c = 0, n_terms = e->terms.n;
-    int32_t *last = NULL, *slot = NULL;     /* postings: per term, the last text it was seen in, its posting there */
+    int64_t *last = NULL;                   /* postings: text_postings' scratch */
     Postings *post = &part->post;
     if (part->pcounts) {                     /* postings: final ids one text at a time, in part->final */
-        last = malloc((size_t)(n_terms ? n_terms : 1) * sizeof(int32_t));
-        slot = malloc((size_t)(n_terms ? n_terms : 1) * sizeof(int32_t));
-        if (!last || !slot || grow((void **)&post->term.a, &post->term.cap, part->out.n, 4) ||
+        last = postings_scratch(n_terms);
+        if (!last || grow((void **)&post->term.a, &post->term.cap, part->out.n, 4) ||
             grow((void **)&post->tf.a, &post->tf.cap, part->out.n, 4)) goto oom;
-        for (Py_ssize_t q = 0; q < n_terms; q++) last[q] = -1;
     } else if (grow((void **)&part->final.a, &part->final.cap, part->out.n, sizeof(int32_t))) {
         goto oom;
     }
@@ -1231,25 +1239,9 @@ static void *part_final(void *arg) { /* phase 3 */
         pos = end;
         part->counts[t] = part->final.n - before;
         if (last) { /* this text's postings: distinct terms in order of first appearance, with their tf */
-            int32_t d = (int32_t)(t - part->t0);
-            Py_ssize_t n0 = post->term.n;
-            if (grow((void **)&post->term.a, &post->term.cap, n0 + part->final.n, 4) ||
-                grow((void **)&post->tf.a, &post->tf.cap, n0 + part->final.n, 4)) goto oom;
-            int32_t *pt = post->term.a, *pf = post->tf.a;
-            Py_ssize_t np = n0;
-            for (Py_ssize_t j = 0; j < part->final.n; j++) {
-                int32_t term = part->final.a[j];
-                if (last[term] != d) {
-                    last[term] = d;
-                    slot[term] = (int32_t)(np - n0);
-                    pt[np] = term;
-                    pf[np++] = 1;
-                } else {
-                    pf[n0 + slot[term]]++;
-                }
-            }
-            post->term.n = post->tf.n = np;
-            part->pcounts[t] = np - n0;
+            if (grow((void **)&post->term.a, &post->term.cap, post->term.n + part->final.n, 4) ||
+                grow((void **)&post->tf.a, &post->tf.cap, post->tf.n + part->final.n, 4)) goto oom;
+            part->pcounts[t] = text_postings(part->final.a, part->final.n, t, last, last + n_terms, post);
         }
     }
     goto out;
@@ -1257,7 +1249,6 @@ oom:
     part->failed = 1;
 out:
     free(last);
-    free(slot);
     return NULL;
 }
 
