@@ -100,7 +100,7 @@ def check_params(cls: type, params: dict, source: str, key: str, name: str) -> N
 
 def check_retriever(spec: RetrieverSpec, source: str, key: str) -> type:
     """Resolve ``spec.type`` to its class and check ``spec.params``; returns the class."""
-    from retrievers.registry import retriever_class
+    from harness.registry import retriever_class
 
     try:
         cls = retriever_class(spec.type)

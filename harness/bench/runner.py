@@ -131,7 +131,7 @@ class BenchRunner:
         if spec.label in self._retriever_errors:
             raise HarnessError(self._retriever_errors[spec.label])
         if spec.label not in self._retrievers:
-            from retrievers import create
+            from harness.registry import create
 
             try:
                 self._retrievers[spec.label] = create(spec.type, **spec.params)

@@ -32,7 +32,7 @@ def run(
     """Index DATASET with RETRIEVER, search its queries, evaluate and write a result folder."""
     from harness import progress
     from harness.experiment import run_experiment
-    from retrievers import create
+    from harness.registry import create
 
     if quiet:
         progress.disable()
