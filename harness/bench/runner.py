@@ -29,6 +29,7 @@ from harness.bench.cells import (Cell, cells, dataset_checksums, evaluation_sett
                                  read_metrics)
 from harness.bench.config import BenchConfig, DatasetSpec, RetrieverSpec
 from harness.bench.leaderboard import CellOutcome
+from harness.cache import ENV_VAR
 from harness.errors import HarnessError
 
 MANIFEST_SCHEMA = "retrieval-harness/bench/v1"
@@ -68,15 +69,15 @@ def _cache_env(cache_dir: str | None):
     if cache_dir is None:
         yield
         return
-    old = os.environ.get("HARNESS_CACHE_DIR")
-    os.environ["HARNESS_CACHE_DIR"] = str(Path(cache_dir).expanduser())
+    old = os.environ.get(ENV_VAR)
+    os.environ[ENV_VAR] = str(Path(cache_dir).expanduser())
     try:
         yield
     finally:
         if old is None:
-            os.environ.pop("HARNESS_CACHE_DIR", None)
+            os.environ.pop(ENV_VAR, None)
         else:
-            os.environ["HARNESS_CACHE_DIR"] = old
+            os.environ[ENV_VAR] = old
 
 
 def _one_line(exc: BaseException) -> str:
