@@ -8,6 +8,8 @@ Hugging Face hub instead (see :mod:`harness.datasets.hf`).
 from __future__ import annotations
 
 import os
+import time
+from dataclasses import replace
 from pathlib import Path
 
 from harness.datasets.beir import load_beir_folder
@@ -65,14 +67,18 @@ def resolve(dataset: str | DatasetRef, download: bool | None = None, split: str 
 
 def load_dataset(dataset: str | DatasetRef = DEFAULT_DATASET, split: str = "test",
                  download: bool | None = None) -> Dataset:
-    """Load a test collection by folder, name or ``hf:<repo>`` (e.g. ``hf:BeIR/nfcorpus``)."""
+    """Load a test collection by folder, name or ``hf:<repo>`` (e.g. ``hf:BeIR/nfcorpus``); the
+    dataset's ``load_s`` records how long that took (metrics.json's ``timings.load_s``)."""
+    started = time.perf_counter()
     ref = DatasetRef.parse(dataset)
     if ref.hf_repo is not None:
         from harness.datasets.hf import load_hf_dataset
 
-        return load_hf_dataset(ref.hf_repo, split=split)
-    name, folder = resolve(ref, download=download, split=split)
-    return load_beir_folder(folder, split=split, name=name)
+        loaded = load_hf_dataset(ref.hf_repo, split=split)
+    else:
+        name, folder = resolve(ref, download=download, split=split)
+        loaded = load_beir_folder(folder, split=split, name=name)
+    return replace(loaded, load_s=time.perf_counter() - started)
 
 
 __all__ = ["ArrowCorpus", "Corpus", "Dataset", "DatasetRef", "Queries", "load_dataset", "resolve", "DEFAULT_DATASET"]
