@@ -31,7 +31,8 @@ def test_builtins_are_entry_points_like_any_plugin():
         "run-file": "retrievers.run_file:RunFileRetriever"}
     cls = retriever_class("run-file")
     assert cls.__name__ == "RunFileRetriever" and issubclass(cls, Retriever)
-    with pytest.raises(HarnessError, match="unknown retriever 'nope'; available: bm25, dense, .*run-file.*, or module:Class"):
+    with pytest.raises(HarnessError, match="unknown retriever 'nope'; available: bm25, dense, .*run-file.*, "
+                                           "or module:Class"):
         retriever_class("nope")
 
 
