@@ -35,6 +35,7 @@ _TYPES = {"dataset": dict, "retriever": dict, "k_values": list, "settings": dict
           "timings": dict, "versions": dict, "created": str, "retriever_stats": dict, "warnings": list,
           "throughput": dict, "bench": dict}
 _OPTIONAL = ("retriever_stats", "warnings", "throughput", "bench")
+_JSON_NAMES = {dict: "an object", list: "an array", int: "an integer", str: "a string"}
 
 
 @dataclass
@@ -90,7 +91,7 @@ class MetricsDocument:
         for name, kind in _TYPES.items():
             value = obj.get(name)
             if name in obj and not isinstance(value, kind) and not (value is None and name in _OPTIONAL):
-                raise InputError(f"'{name}' is {json.dumps(value)[:40]}, expected a JSON {kind.__name__}", path)
+                raise InputError(f"'{name}' is {json.dumps(value)[:40]}, expected {_JSON_NAMES[kind]}", path)
         _check_per_query(obj.get("per_query", {}), path)
         known = {f.name for f in fields(cls)} - {"extra"}
         return cls(**{k: v for k, v in obj.items() if k in known},

@@ -44,8 +44,8 @@ def test_optional_blocks_and_unknown_keys_are_kept_in_order():
 
 
 @pytest.mark.parametrize("obj, message", [
-    ({"schema": SCHEMA, "dataset": ["scifact"]}, """'dataset' is \\["scifact"\\], expected a JSON dict"""),
-    ({"schema": SCHEMA, "n_queries": "300"}, "'n_queries' is \"300\", expected a JSON int"),
+    ({"schema": SCHEMA, "dataset": ["scifact"]}, """'dataset' is \\["scifact"\\], expected an object"""),
+    ({"schema": SCHEMA, "n_queries": "300"}, "'n_queries' is \"300\", expected an integer"),
     ({"schema": "retrieval-harness/compare/v1"}, "not a metrics file"),
     ({"schema": SCHEMA, "per_query": {"q1": [0.5]}}, r"per-query entry is not an object of metric values \(id 'q1'\)"),
 ])
