@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 
 class HarnessError(Exception):
     """A user's mistake (bad input, bad option). The CLI prints it on one line and exits 2."""
@@ -26,3 +29,19 @@ class InputError(HarnessError):
             where = self.path + (f":{self.line}" if self.line is not None else "") + ": "
         what = f" (id {self.id!r})" if self.id is not None else ""
         return f"{where}{self.message}{what}"
+
+
+class ConfigError(HarnessError):
+    """A mistake in a config file: ``<file>: <key path>: <message>``."""
+
+    def __init__(self, source: str, key: str, message: str):
+        self.source, self.key, self.message = source, key, message
+        super().__init__(f"{source}: {key}: {message}" if key else f"{source}: {message}")
+
+
+def render(value: Any) -> str:
+    """A config value as the user would write it (JSON-style: strings in double quotes)."""
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return str(value)

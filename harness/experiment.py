@@ -1,4 +1,4 @@
-"""One experiment: load a dataset, index and search it with a retriever, evaluate, report."""
+"""One experiment: index and search a loaded dataset with a retriever, evaluate, report."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness import progress
-from harness.datasets import Dataset, load_dataset
+from harness.datasets import Dataset
 from harness.evaluation import EvaluationResult, Evaluator
-from harness.reports import metrics_document, write_result_folder
+from harness.reports import MetricsDocument, write_result_folder
+from harness.retriever import Retriever
 from harness.run import Run
 
 
@@ -32,7 +33,7 @@ class Experiment:
     dataset: Dataset
     run: Run
     result: EvaluationResult
-    document: dict
+    document: MetricsDocument
     folder: Path | None = None
 
 
@@ -50,36 +51,29 @@ def search_run(retriever, dataset: Dataset, depth: int, ignore_identical_ids: bo
 
 
 def run_experiment(
-    dataset: str | Dataset,
-    retriever,
+    dataset: Dataset,
+    retriever: Retriever,
     evaluator: Evaluator,
     k_values: list[int],
-    split: str = "test",
     depth: int | None = None,
     output_dir: str | Path | None = None,
 ) -> Experiment:
-    timer = Timer()
-    with timer("load_s"):
-        if isinstance(dataset, Dataset):
-            ds = dataset
-        else:
-            with progress.task(f"loading {dataset}"):
-                ds = load_dataset(dataset, split)
+    """Index, search, evaluate and report ``dataset``; ``timings.load_s`` is the time
+    :func:`~harness.datasets.load_dataset` took to load it (``dataset.load_s``)."""
+    timer = Timer({"load_s": dataset.load_s})
     depth = depth or max(k_values)
-    with timer("index_s"), progress.task(f"indexing {len(ds.corpus):,} documents ({retriever.name})"):
-        retriever.index(ds.corpus)
-    with timer("search_s"), progress.task(f"searching {len(ds.queries):,} queries ({retriever.name})"):
-        run = search_run(retriever, ds, depth, evaluator.ignore_identical_ids)
+    with timer("index_s"), progress.task(f"indexing {len(dataset.corpus):,} documents ({retriever.name})"):
+        retriever.index(dataset.corpus)
+    with timer("search_s"), progress.task(f"searching {len(dataset.queries):,} queries ({retriever.name})"):
+        run = search_run(retriever, dataset, depth, evaluator.ignore_identical_ids)
     with timer("evaluate_s"), progress.task("evaluating"):
-        result = evaluator.evaluate(run, ds.qrels)
+        result = evaluator.evaluate(run, dataset.qrels)
     stats = getattr(retriever, "stats", None)
-    extra = {"retriever_stats": stats()} if callable(stats) else None
-    document = metrics_document(
-        result, dataset=dataset_info(ds), retriever={"name": retriever.name, "params": retriever.params()},
-        k_values=k_values, depth=depth, timings=timer.seconds, extra=extra)
-    if ds.warnings:
-        document["warnings"] = list(ds.warnings)
+    document = MetricsDocument.build(
+        result, dataset=dataset_info(dataset), retriever={"name": retriever.name, "params": retriever.params()},
+        k_values=k_values, depth=depth, timings=timer.seconds, retriever_stats=stats() if callable(stats) else None,
+        warnings=list(dataset.warnings) or None)
     folder = None
     if output_dir is not None:
-        folder = write_result_folder(Path(output_dir), document, ds.queries.as_dict(), run, tag=retriever.name)
-    return Experiment(ds, run, result, document, folder)
+        folder = write_result_folder(Path(output_dir), document, dataset.queries.as_dict(), run, tag=retriever.name)
+    return Experiment(dataset, run, result, document, folder)

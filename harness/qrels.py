@@ -55,8 +55,3 @@ class Qrels:
         for q, g in zip(self.query_ids.tolist(), (self.grades >= threshold).tolist()):
             counts[q] += g
         return counts
-
-    def restricted_to(self, query_ids: Iterable[str]) -> "Qrels":
-        keep_ids = set(query_ids)
-        keep = np.fromiter((q in keep_ids for q in self.query_ids.tolist()), dtype=bool, count=len(self))
-        return Qrels(self.query_ids[keep], self.doc_ids[keep], self.grades[keep])

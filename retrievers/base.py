@@ -1,29 +1,5 @@
-"""The retriever interface: ``index(corpus)`` then ``search(queries, k) -> Run``."""
+"""The retriever interface, defined in the core (:mod:`harness.retriever`) and re-exported here."""
 
-from __future__ import annotations
+from harness.retriever import Retriever
 
-from abc import ABC, abstractmethod
-
-from harness.datasets.corpus import Corpus, Queries
-from harness.run import Run
-
-
-class Retriever(ABC):
-    """A search system under test.
-
-    Subclasses set ``name`` and implement :meth:`index` and :meth:`search`. :meth:`params` returns
-    the settings that identify the system; they are recorded in metrics.json.
-    """
-
-    name: str = "retriever"
-
-    @abstractmethod
-    def index(self, corpus: Corpus) -> None:
-        """Prepare to search ``corpus`` (build or load an index)."""
-
-    @abstractmethod
-    def search(self, queries: Queries, k: int) -> Run:
-        """Return the top ``k`` documents of each query, in canonical order (see harness.run)."""
-
-    def params(self) -> dict:
-        return {}
+__all__ = ["Retriever"]

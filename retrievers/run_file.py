@@ -18,7 +18,7 @@ import numpy as np
 from harness.checksums import sha256
 from harness.datasets.corpus import Corpus, Queries
 from harness.run import Run
-from retrievers.base import Retriever
+from harness.retriever import Retriever
 
 
 class RunFileRetriever(Retriever):

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.bench.config import BenchConfig, DatasetSpec, RetrieverSpec
-from harness.errors import HarnessError
+from harness.errors import HarnessError, InputError
+from harness.reports.document import MetricsDocument
 
 RESULT_FILES = ("metrics.json", "metrics.md", "per_query.jsonl", "run.trec")
 
@@ -51,20 +52,19 @@ def fingerprint(dataset_files: dict[str, str], split: str, spec: RetrieverSpec, 
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def read_metrics(folder: Path) -> dict | None:
+def read_metrics(folder: Path) -> MetricsDocument | None:
     """The folder's metrics.json, or None when it is absent or unreadable."""
     try:
-        doc = json.loads((folder / "metrics.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return MetricsDocument.read(folder / "metrics.json")
+    except InputError:
         return None
-    return doc if isinstance(doc, dict) else None
 
 
 def is_finished(folder: Path, expected_fingerprint: str, metric_names: list[str]) -> bool:
     doc = read_metrics(folder)
-    if doc is None or (doc.get("bench") or {}).get("fingerprint") != expected_fingerprint:
+    if doc is None or (doc.bench or {}).get("fingerprint") != expected_fingerprint:
         return False
-    if not all(name in (doc.get("metrics") or {}) for name in metric_names):
+    if not all(name in doc.metrics for name in metric_names):
         return False
     return all((folder / name).is_file() for name in RESULT_FILES)
 

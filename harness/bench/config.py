@@ -22,14 +22,14 @@ filled in), which is what results record.
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from harness.errors import HarnessError
+from harness.bench.params import check_retriever
+from harness.errors import ConfigError, render
 from harness.evaluation.metrics import DEFAULT_K
 
 if sys.version_info >= (3, 11):
@@ -40,22 +40,6 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 DEFAULT_METRICS = ("NDCG@10",)
 LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+=-]*$")
 LABEL_RULE = "letters, digits and . _ + = - (starting with a letter or digit)"
-
-
-class ConfigError(HarnessError):
-    """A mistake in a config file: ``<file>: <key path>: <message>``."""
-
-    def __init__(self, source: str, key: str, message: str):
-        self.source, self.key, self.message = source, key, message
-        super().__init__(f"{source}: {key}: {message}" if key else f"{source}: {message}")
-
-
-def render(value: Any) -> str:
-    """A config value as the user would write it (JSON-style: strings in double quotes)."""
-    try:
-        return json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return str(value)
 
 
 def safe_label(text: str) -> str:
@@ -303,8 +287,6 @@ def load_config(path: str | Path, check_retrievers: bool = True) -> BenchConfig:
     """
     config = parse_config(read_toml(path), source=str(path))
     if check_retrievers:
-        from harness.bench.params import check_retriever
-
         for i, spec in enumerate(config.retrievers):
-            check_retriever(spec, config.source, f"retrievers[{i}]")
+            check_retriever(spec.type, spec.params, config.source, f"retrievers[{i}]")
     return config

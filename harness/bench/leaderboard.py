@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 
 from harness.bench.cells import Cell
 from harness.bench.config import BenchConfig
+from harness.reports.document import MetricsDocument
 
 SCHEMA = "retrieval-harness/leaderboard/v1"
 
@@ -20,18 +21,16 @@ SCHEMA = "retrieval-harness/leaderboard/v1"
 class CellOutcome:
     cell: Cell
     status: str  # "run", "reused", "failed" or "pending" (dry run)
-    document: dict | None = None
+    document: MetricsDocument | None = None
     error: str | None = None
     seconds: float = 0.0
 
 
-def throughput(document: dict) -> dict:
+def throughput(document: MetricsDocument) -> dict:
     """Cell speed figures from a metrics.json: index seconds, docs indexed / queries searched per
     second, and documents encoded per second when the retriever's stats() reports it
     (``docs_encoded_per_s``, or the dense retriever's ``documents_per_second``)."""
-    timings = document.get("timings") or {}
-    dataset = document.get("dataset") or {}
-    stats = document.get("retriever_stats") or {}
+    timings, dataset, stats = document.timings, document.dataset, document.retriever_stats or {}
     index_s, search_s = timings.get("index_s"), timings.get("search_s")
     n_docs, n_queries = dataset.get("n_docs"), dataset.get("n_queries")
     encoded = next((stats[key] for key in ("docs_encoded_per_s", "documents_per_second")
@@ -58,7 +57,7 @@ def build(config: BenchConfig, outcomes: list[CellOutcome]) -> dict:
             for r in retrievers:
                 outcome = by_cell.get((d, r))
                 doc = outcome.document if outcome else None
-                rows[d][r] = (doc or {}).get("metrics", {}).get(metric)
+                rows[d][r] = doc.metrics.get(metric) if doc else None
         average = {}
         for r in retrievers:
             values = [rows[d][r] for d in datasets]
@@ -71,9 +70,9 @@ def build(config: BenchConfig, outcomes: list[CellOutcome]) -> dict:
         if o.error:
             entry["error"] = o.error
         if o.document:
-            entry["fingerprint"] = (o.document.get("bench") or {}).get("fingerprint")
-            entry["n_queries"] = o.document.get("n_queries")
-            entry["timings"] = o.document.get("timings")
+            entry["fingerprint"] = (o.document.bench or {}).get("fingerprint")
+            entry["n_queries"] = o.document.n_queries
+            entry["timings"] = o.document.timings
             entry["throughput"] = throughput(o.document)
         cells.append(entry)
     return {"schema": SCHEMA, "bench": config.name, "metrics": list(config.metrics), "datasets": datasets,

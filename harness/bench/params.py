@@ -15,8 +15,8 @@ import typing
 from pathlib import PurePath
 from typing import Any
 
-from harness.bench.config import ConfigError, RetrieverSpec, render
-from harness.errors import HarnessError
+from harness.errors import ConfigError, HarnessError, render
+from harness.registry import retriever_class
 
 _SIMPLE = {
     bool: "true or false",
@@ -98,13 +98,12 @@ def check_params(cls: type, params: dict, source: str, key: str, name: str) -> N
             raise ConfigError(source, f"{key}.params.{param}", f"missing required parameter of retriever {render(name)}")
 
 
-def check_retriever(spec: RetrieverSpec, source: str, key: str) -> type:
-    """Resolve ``spec.type`` to its class and check ``spec.params``; returns the class."""
-    from retrievers.registry import retriever_class
-
+def check_retriever(kind: str, params: dict, source: str, key: str) -> type:
+    """Resolve the retriever ``kind`` (a registered name or ``module:Class``) to its class and check
+    ``params`` against it; returns the class."""
     try:
-        cls = retriever_class(spec.type)
+        cls = retriever_class(kind)
     except HarnessError as exc:
         raise ConfigError(source, f"{key}.type", str(exc)) from None
-    check_params(cls, spec.params, source, key, spec.type)
+    check_params(cls, params, source, key, kind)
     return cls

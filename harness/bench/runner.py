@@ -29,7 +29,9 @@ from harness.bench.cells import (Cell, cells, dataset_checksums, evaluation_sett
                                  read_metrics)
 from harness.bench.config import BenchConfig, DatasetSpec, RetrieverSpec
 from harness.bench.leaderboard import CellOutcome
+from harness.cache import ENV_VAR
 from harness.errors import HarnessError
+from harness.reports import MetricsDocument
 
 MANIFEST_SCHEMA = "retrieval-harness/bench/v1"
 CHECKSUM_MEMO = ".checksums.json"  # file sha256s by path, size and mtime (see cells.file_sha256)
@@ -68,15 +70,15 @@ def _cache_env(cache_dir: str | None):
     if cache_dir is None:
         yield
         return
-    old = os.environ.get("HARNESS_CACHE_DIR")
-    os.environ["HARNESS_CACHE_DIR"] = str(Path(cache_dir).expanduser())
+    old = os.environ.get(ENV_VAR)
+    os.environ[ENV_VAR] = str(Path(cache_dir).expanduser())
     try:
         yield
     finally:
         if old is None:
-            os.environ.pop("HARNESS_CACHE_DIR", None)
+            os.environ.pop(ENV_VAR, None)
         else:
-            os.environ["HARNESS_CACHE_DIR"] = old
+            os.environ[ENV_VAR] = old
 
 
 def _one_line(exc: BaseException) -> str:
@@ -86,22 +88,20 @@ def _one_line(exc: BaseException) -> str:
 
 
 class _Datasets:
-    """Load each dataset on first need; keep only the current one in memory."""
+    """Load each dataset on first need; keep only the current one in memory. Each of its cells
+    records the one load's time (``Dataset.load_s``)."""
 
     def __init__(self):
         self.spec: DatasetSpec | None = None
         self.dataset = None
-        self.load_s = 0.0
 
     def get(self, spec: DatasetSpec):
         if self.spec != spec:
             from harness.datasets import load_dataset
 
             self.spec, self.dataset = spec, None
-            started = time.perf_counter()
             with progress.task(f"loading {spec.label}"):
                 self.dataset = load_dataset(spec.source, spec.split)
-            self.load_s = time.perf_counter() - started
         return self.dataset
 
 
@@ -131,7 +131,7 @@ class BenchRunner:
         if spec.label in self._retriever_errors:
             raise HarnessError(self._retriever_errors[spec.label])
         if spec.label not in self._retrievers:
-            from retrievers import create
+            from harness.registry import create
 
             try:
                 self._retrievers[spec.label] = create(spec.type, **spec.params)
@@ -153,7 +153,7 @@ class BenchRunner:
         return fingerprint(self.checksums(cell.dataset, datasets), cell.dataset.split, cell.retriever,
                            retriever.params(), self.evaluation)
 
-    def run_cell(self, cell: Cell, expected: str, datasets: _Datasets) -> dict:
+    def run_cell(self, cell: Cell, expected: str, datasets: _Datasets) -> MetricsDocument:
         from harness.evaluation import Evaluator
         from harness.experiment import run_experiment
         from harness.reports import write_result_folder
@@ -167,15 +167,12 @@ class BenchRunner:
             expected = fingerprint(ds.files, cell.dataset.split, cell.retriever, retriever.params(), self.evaluation)
         evaluator = Evaluator(self.metrics, k_values=self.config.k, relevance_threshold=self.config.relevance_threshold,
                               ignore_identical_ids=self.config.ignore_identical_ids)
-        exp = run_experiment(ds, retriever, evaluator, list(self.config.k), split=cell.dataset.split,
-                             depth=self.config.search_depth)
+        exp = run_experiment(ds, retriever, evaluator, list(self.config.k), depth=self.config.search_depth)
         document = exp.document
-        document["timings"]["load_s"] = round(datasets.load_s, 6)
-        document["throughput"] = leaderboard.throughput(document)
-        document["bench"] = {"name": self.config.name, "config_path": self.config.source,
-                             "config": self.config.to_dict(),
-                             "dataset": cell.dataset.to_dict(), "retriever": cell.retriever.to_dict(),
-                             "evaluation": self.evaluation, "fingerprint": expected}
+        document.throughput = leaderboard.throughput(document)
+        document.bench = {"name": self.config.name, "config_path": self.config.source, "config": self.config.to_dict(),
+                          "dataset": cell.dataset.to_dict(), "retriever": cell.retriever.to_dict(),
+                          "evaluation": self.evaluation, "fingerprint": expected}
         write_result_folder(cell.folder, document, ds.queries.as_dict(), exp.run, tag=cell.retriever.label)
         return document
 
@@ -220,7 +217,7 @@ class BenchRunner:
             return f"{head}: {outcome.error}"
         if outcome.document is None:
             return head
-        metrics = outcome.document.get("metrics", {})
+        metrics = outcome.document.metrics
         values = ", ".join(f"{m} {metrics[m]:.4f}" for m in self.config.metrics if m in metrics)
         speed = leaderboard.throughput(outcome.document)
         extra = ""

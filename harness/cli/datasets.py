@@ -52,9 +52,10 @@ def download(
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
 ) -> None:
     """Download NAME's zip (checksum-verified, resumable) and unpack it into the cache."""
+    from harness.datasets import DatasetRef
     from harness.datasets import download as dl
 
-    folder = dl.download(name, mirror=mirror, url=url, sha256=sha256, force=force, keep_zip=keep_zip,
+    folder = dl.download(DatasetRef.parse(name), mirror=mirror, url=url, sha256=sha256, force=force, keep_zip=keep_zip,
                          progressbar=progress)
     typer.echo(f"{name}: {folder}")
 
@@ -62,19 +63,18 @@ def download(
 @app.command()
 def info(name: str = typer.Argument(..., help="A registered dataset name.")) -> None:
     """What the registry says about NAME, and what is in the cache."""
+    from harness.datasets import DatasetRef
     from harness.datasets import download as dl
-    from harness.datasets import registry
     from harness.errors import HarnessError
 
-    entry = registry.lookup(name)
-    downloaded = dl.is_downloaded(name)
+    ref = DatasetRef.parse(name)
+    entry = ref.info
+    downloaded = dl.is_downloaded(ref)
     if entry is None and not downloaded:
         raise HarnessError(f"unknown dataset {name!r} (see `harness datasets list`)")
     lines = [f"name: {name}"]
     if entry is not None:
-        _, subset = registry.split_name(name)
-        sizes = entry.subsets.get(subset, {}) if subset else {"corpus_docs": entry.corpus_docs,
-                                                              "queries": entry.queries}
+        subset, sizes = ref.subset, ref.sizes
         lines += [
             f"title: {entry.title}" + (f" ({subset} forum)" if subset else ""),
             f"url: {entry.url(dl.mirror_url())}",
@@ -86,11 +86,11 @@ def info(name: str = typer.Argument(..., help="A registered dataset name.")) -> 
         ]
         if entry.subsets and not subset:
             lines.append(f"forums: {', '.join(f'{entry.name}/{f}' for f in entry.subsets)}")
-    folder = dl.dataset_dir(name)
+    folder = dl.dataset_dir(ref)
     if downloaded:
         qrels = sorted(p.stem for p in (folder / "qrels").glob("*.tsv"))
         lines.append(f"local: {folder} (qrels: {', '.join(qrels) or 'none'})")
-        manifest = dl.manifest(name)
+        manifest = dl.manifest(ref)
         if manifest:
             lines.append(f"downloaded: {manifest['downloaded_at']} from {manifest['url']}, {manifest['bytes']:,} bytes, "
                          f"sha256 {manifest['sha256']}")

@@ -29,7 +29,7 @@ def evaluate(
     from harness.atomic import write_json, write_text
     from harness.checksums import sha256
     from harness.formats.trec import read_qrels, read_run
-    from harness.reports import metrics_document, metrics_table
+    from harness.reports import MetricsDocument, metrics_table
 
     evaluator, k_values = build_evaluator(k, metric, relevance_threshold, keep_identical_ids)
     start = time.perf_counter()
@@ -41,11 +41,11 @@ def evaluate(
     if result.n_missing_from_run:
         typer.echo(f"note: {result.n_missing_from_run} judged queries are missing from the run and score 0", err=True)
     if json_out:
-        document = metrics_document(
+        document = MetricsDocument.build(
             result, dataset={"name": qrels.name, "split": None, "files": {str(qrels): sha256(qrels)},
                              "n_docs": None, "n_queries": result.n_queries},
             retriever={"name": "run-file", "params": {"path": str(run), "sha256": sha256(run)}},
             k_values=k_values, depth=None, timings=timings)
-        write_json(json_out, document)
+        write_json(json_out, document.to_json())
     if markdown_out:
         write_text(markdown_out, metrics_table(result.means, title=run.name))

@@ -31,8 +31,9 @@ def run(
 ) -> None:
     """Index DATASET with RETRIEVER, search its queries, evaluate and write a result folder."""
     from harness import progress
+    from harness.datasets import DatasetRef, load_dataset
     from harness.experiment import run_experiment
-    from retrievers import create
+    from harness.registry import create
 
     if quiet:
         progress.disable()
@@ -40,12 +41,11 @@ def run(
     if depth is not None and depth < 1:
         raise typer.BadParameter("--depth must be >= 1")
     system = create(retriever, **parse_params(param))
-    from harness.datasets import load_dataset
-
-    with progress.task(f"loading {dataset}"):
-        ds = load_dataset(dataset, split)
+    ref = DatasetRef.parse(dataset)
+    with progress.task(f"loading {ref.text}"):
+        ds = load_dataset(ref, split)
     folder = output_dir / ds.name / (name or system.name)
-    exp = run_experiment(ds, system, evaluator, k_values, split=split, depth=depth, output_dir=folder)
+    exp = run_experiment(ds, system, evaluator, k_values, depth=depth, output_dir=folder)
     if not quiet:
         for warning in ds.warnings:
             typer.echo(f"warning: {warning}", err=True)

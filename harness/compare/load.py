@@ -20,7 +20,6 @@ queries common to all systems instead and returns a warning saying how many were
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -28,8 +27,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from harness.errors import InputError
-
-METRICS_SCHEMA_PREFIX = "retrieval-harness/metrics/"
+from harness.reports.document import MetricsDocument
 
 
 def _objects(values: Iterable[str]) -> np.ndarray:
@@ -47,7 +45,7 @@ class SystemResult:
     source: Path
     query_ids: np.ndarray
     values: dict[str, np.ndarray]
-    document: dict | None = None  # the metrics.json object, when read from one
+    document: MetricsDocument | None = None  # the metrics.json, when read from one
     explicit_name: bool = False  # given as NAME=PATH (never renamed)
     per_query_path: Path | None = None
     run_path: Path | None = None
@@ -106,51 +104,20 @@ def read_query_texts(path: Path) -> dict[str, str]:
     return texts
 
 
-def _number(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
 def read_metrics_json(path: str | Path, name: str | None = None) -> SystemResult:
-    """Read a metrics.json (schema ``retrieval-harness/metrics/v1``) with its per-query values."""
+    """Read a metrics.json (:class:`~harness.reports.MetricsDocument`) with its per-query values."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read metrics file: {getattr(exc, 'strerror', None) or exc}", path) from None
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"malformed JSON: {exc.msg}", path, exc.lineno) from None
-    if not isinstance(doc, dict):
-        raise InputError("expected a JSON object (a metrics.json written by harness run / evaluate --json)", path)
-    schema = doc.get("schema")
-    if not (isinstance(schema, str) and schema.startswith(METRICS_SCHEMA_PREFIX)):
-        raise InputError(f"not a metrics file: schema is {schema!r}, expected '{METRICS_SCHEMA_PREFIX}v1'", path)
-    per_query = doc.get("per_query")
-    if not isinstance(per_query, dict) or not per_query:
+    doc = MetricsDocument.read(path)
+    if not doc.per_query:
         raise InputError("no per-query values ('per_query'): significance tests need them", path)
-    query_ids = list(per_query)
-    first = per_query[query_ids[0]]
-    if not isinstance(first, dict) or not first:
-        raise InputError("per-query entry is not an object of metric values", path, id=query_ids[0])
-    names = list(first)
-    columns = {metric: np.empty(len(query_ids), dtype=np.float64) for metric in names}
-    for i, qid in enumerate(query_ids):
-        row = per_query[qid]
-        if not isinstance(row, dict):
-            raise InputError("per-query entry is not an object of metric values", path, id=qid)
-        for metric in names:
-            value = row.get(metric)
-            if not _number(value):
-                problem = "missing" if value is None else f"not a finite number ({value!r})"
-                raise InputError(f"per-query value of {metric} is {problem}", path, id=qid)
-            columns[metric][i] = value
+    rows = list(doc.per_query.values())
+    columns = {metric: np.array([row[metric] for row in rows], dtype=np.float64) for metric in rows[0]}
     folder = path.parent
     per_query_path = folder / "per_query.jsonl"
     run_path = folder / "run.trec"
     return SystemResult(
         name=name or (folder.name if path.name == "metrics.json" else path.stem) or str(path),
-        source=path, query_ids=_objects(query_ids), values=columns, document=doc,
+        source=path, query_ids=_objects(doc.per_query), values=columns, document=doc,
         per_query_path=per_query_path if per_query_path.is_file() else None,
         run_path=run_path if run_path.is_file() else None)
 
@@ -176,8 +143,7 @@ def find_qrels(system: SystemResult) -> Path | None:
     ``harness run`` records ``dataset.name``/``split`` and ``files["qrels/<split>.tsv"]``;
     ``harness evaluate`` records the qrels path itself as the key of ``files``.
     """
-    doc = system.document or {}
-    dataset = doc.get("dataset") or {}
+    dataset = system.document.dataset if system.document else {}
     files = dataset.get("files") or {}
     if not isinstance(files, dict):
         return None
@@ -324,13 +290,12 @@ def consistency_warnings(systems: Sequence[SystemResult]) -> list[str]:
         return warnings
     ref, ref_doc = documents[0]
     for s, doc in documents[1:]:
-        ref_files = set(((ref_doc.get("dataset") or {}).get("files") or {}).values())
-        files = set(((doc.get("dataset") or {}).get("files") or {}).values())
+        ref_files = set((ref_doc.dataset.get("files") or {}).values())
+        files = set((doc.dataset.get("files") or {}).values())
         # harness evaluate records only the qrels, harness run corpus, queries and qrels: a subset is fine.
         if ref_files and files and not (ref_files <= files or files <= ref_files):
             warnings.append(f"{s.name} and {ref.name} were evaluated on different dataset files (sha256 differ)")
-        ref_settings = ref_doc.get("settings") or {}
-        settings = doc.get("settings") or {}
+        ref_settings, settings = ref_doc.settings, doc.settings
         changed = sorted(k for k in set(ref_settings) & set(settings)
                          if None not in (ref_settings[k], settings[k]) and ref_settings[k] != settings[k])
         if changed:

@@ -171,3 +171,4 @@ class Dataset:
     qrels: Qrels
     files: dict[str, str] = field(default_factory=dict)  # file name -> sha256
     warnings: list[str] = field(default_factory=list)
+    load_s: float = 0.0  # seconds load_dataset took to load it (0 when built otherwise)

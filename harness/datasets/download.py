@@ -28,45 +28,40 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
+from harness.cache import ENV_VAR as CACHE_ENV  # noqa: F401  (re-exported: tests and docs name it here)
+from harness.cache import cache_dir
 from harness.checksums import file_digest
 from harness.datasets import registry
+from harness.datasets.registry import DatasetRef
 from harness.errors import HarnessError
 
-CACHE_ENV = "HARNESS_CACHE_DIR"
 MIRROR_ENV = "HARNESS_BEIR_MIRROR"
 OFFLINE_ENV = "HARNESS_OFFLINE"
 MANIFEST = "DOWNLOAD.json"
 
 
 # --------------------------------------------------------------------------- locations
-def cache_root() -> Path:
-    """``$HARNESS_CACHE_DIR`` when set, else the platform's user cache dir (harness.cache)."""
-    from harness.cache import cache_root as root
-
-    return root()
-
-
 def datasets_root() -> Path:
-    return cache_root() / "datasets"
+    return cache_dir("datasets")
 
 
 def downloads_dir() -> Path:
     return datasets_root() / ".downloads"
 
 
-def dataset_dir(name: str) -> Path:
-    """Where dataset ``name`` lives once downloaded (a CQADupStack forum is a subfolder)."""
-    base, subset = registry.split_name(name)
-    folder = datasets_root() / base
-    return folder / subset if subset else folder
+def dataset_dir(dataset: str | DatasetRef) -> Path:
+    """Where the dataset lives once downloaded (a CQADupStack forum is a subfolder)."""
+    ref = DatasetRef.parse(dataset)
+    folder = datasets_root() / ref.base
+    return folder / ref.subset if ref.subset else folder
 
 
-def is_downloaded(name: str) -> bool:
+def is_downloaded(dataset: str | DatasetRef) -> bool:
     """True when the dataset's folder is complete: unpacked by :func:`download` (it has a manifest,
     written before the folder is renamed into place) or placed by hand (it has a corpus file)."""
-    base, _ = registry.split_name(name)
-    folder = dataset_dir(name)
-    if (datasets_root() / base / MANIFEST).is_file() and folder.is_dir():
+    ref = DatasetRef.parse(dataset)
+    folder = dataset_dir(ref)
+    if (datasets_root() / ref.base / MANIFEST).is_file() and folder.is_dir():
         return True
     return any((folder / f).is_file() for f in ("corpus.jsonl", "corpus.jsonl.gz"))
 
@@ -269,37 +264,37 @@ def offline_help(name: str, url: str) -> str:
             f"or point {MIRROR_ENV} (or --mirror) at a reachable copy")
 
 
-def download(name: str, *, mirror: str | None = None, url: str | None = None, sha256: str | None = None,
-             force: bool = False, keep_zip: bool = False, progressbar: bool = False, retries: int = 3,
-             backoff: float = 1.0, timeout: float = 60.0) -> Path:
-    """Download and unpack dataset ``name`` into the cache; return its folder.
+def download(dataset: str | DatasetRef, *, mirror: str | None = None, url: str | None = None,
+             sha256: str | None = None, force: bool = False, keep_zip: bool = False, progressbar: bool = False,
+             retries: int = 3, backoff: float = 1.0, timeout: float = 60.0) -> Path:
+    """Download and unpack the dataset into the cache; return its folder.
 
     A registered name is fetched from BEIR (or ``mirror`` / ``$HARNESS_BEIR_MIRROR``) and checked
     against BEIR's published md5. ``url`` + ``sha256`` fetch a zip the registry does not know (or a
     different copy of one it does), checked against that sha256. A CQADupStack forum name downloads
     the whole CQADupStack zip and returns the forum's folder.
     """
-    base, subset = registry.split_name(name)
-    info = registry.lookup(name)
+    ref = DatasetRef.parse(dataset)
+    base = ref.base
     if url is not None:
         if not sha256:
             raise HarnessError("--url needs --sha256: every download is checked against a checksum")
         known_hash = f"sha256:{sha256.lower()}"
-    elif info is None:
-        raise HarnessError(f"unknown dataset {name!r}: not in the registry ({', '.join(registry.names())}); "
+    elif ref.info is None:
+        raise HarnessError(f"unknown dataset {ref.text!r}: not in the registry ({', '.join(registry.names())}); "
                            "give --url and --sha256 to fetch a zip the registry does not know")
     else:
-        url = info.url(mirror or mirror_url())
-        known_hash = info.known_hash
+        url = ref.info.url(mirror or mirror_url())
+        known_hash = ref.info.known_hash
         if known_hash is None:
-            raise HarnessError(f"no published checksum for {name!r}; give --url and --sha256")
+            raise HarnessError(f"no published checksum for {ref.text!r}; give --url and --sha256")
     target = datasets_root() / base
-    if not force and is_downloaded(name):
-        return dataset_dir(name)
+    if not force and is_downloaded(ref):
+        return dataset_dir(ref)
     zip_path = downloads_dir() / f"{base}.zip"
     with _lock(downloads_dir() / f"{base}.lock"):
-        if not force and is_downloaded(name):  # another process finished it meanwhile
-            return dataset_dir(name)
+        if not force and is_downloaded(ref):  # another process finished it meanwhile
+            return dataset_dir(ref)
         if _offline() and not zip_path.exists():
             raise HarnessError(f"offline ({OFFLINE_ENV} is set): cannot download {base}. " + offline_help(base, url))
         try:
@@ -315,16 +310,15 @@ def download(name: str, *, mirror: str | None = None, url: str | None = None, sh
         unpack(zip_path, target, manifest)
         if not keep_zip:
             zip_path.unlink(missing_ok=True)
-    folder = dataset_dir(name)
-    if subset is not None and not folder.is_dir():
-        raise HarnessError(f"{target} has no forum folder {subset!r}")
+    folder = dataset_dir(ref)
+    if ref.subset is not None and not folder.is_dir():
+        raise HarnessError(f"{target} has no forum folder {ref.subset!r}")
     return folder
 
 
-def manifest(name: str) -> dict | None:
+def manifest(dataset: str | DatasetRef) -> dict | None:
     """The DOWNLOAD.json of a downloaded dataset, None when absent."""
-    base, _ = registry.split_name(name)
-    path = datasets_root() / base / MANIFEST
+    path = datasets_root() / DatasetRef.parse(dataset).base / MANIFEST
     if not path.is_file():
         return None
     return json.loads(path.read_text(encoding="utf-8"))

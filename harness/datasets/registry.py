@@ -65,18 +65,53 @@ def all_datasets() -> list[DatasetInfo]:
     return list(_load().values())
 
 
-def split_name(name: str) -> tuple[str, str | None]:
-    """``cqadupstack/android`` or ``cqadupstack-android`` -> (``cqadupstack``, ``android``); else (name, None)."""
-    registry = _load()
-    if name in registry:
-        return name, None
-    for sep in ("/", "-"):
-        head, _, tail = name.partition(sep)
-        if tail and head in registry and tail in registry[head].subsets:
-            return head, tail
-    return name, None
-
-
 def lookup(name: str) -> DatasetInfo | None:
-    """The registry entry for a dataset (or for the dataset holding a subset), None when unknown."""
-    return _load().get(split_name(name)[0])
+    """The registry entry of a registered name (a base name: ``cqadupstack``, not a forum)."""
+    return _load().get(name)
+
+
+HF_PREFIX = "hf:"
+
+
+@dataclass(frozen=True)
+class DatasetRef:
+    """A dataset as the user named it, parsed once (:meth:`parse`) and passed on as this value.
+
+    ``text`` is what was given: a folder path, a registered or downloaded name, or ``hf:<repo>``.
+    ``base`` is the name the download cache and the registry know, ``subset`` the CQADupStack forum
+    (``cqadupstack/android`` or ``cqadupstack-android`` -> ``cqadupstack`` + ``android``), ``info``
+    the registry entry of ``base`` (None when the registry does not know it). Whether ``text`` is a
+    folder is asked of the file system when the dataset is resolved, not here.
+    """
+
+    text: str
+    base: str
+    subset: str | None = None
+    info: DatasetInfo | None = None
+
+    @classmethod
+    def parse(cls, dataset: "str | DatasetRef") -> "DatasetRef":
+        if isinstance(dataset, DatasetRef):
+            return dataset
+        registry = _load()
+        if dataset in registry:
+            return cls(dataset, dataset, None, registry[dataset])
+        for sep in ("/", "-"):
+            head, _, tail = dataset.partition(sep)
+            if tail and head in registry and tail in registry[head].subsets:
+                return cls(dataset, head, tail, registry[head])
+        return cls(dataset, dataset)
+
+    @property
+    def hf_repo(self) -> str | None:
+        """``<repo>`` of ``hf:<repo>``, else None."""
+        return self.text[len(HF_PREFIX):] if self.text.startswith(HF_PREFIX) else None
+
+    @property
+    def sizes(self) -> dict:
+        """The registry's ``corpus_docs`` and ``queries`` of this dataset (of the forum for a subset)."""
+        if self.info is None:
+            return {}
+        if self.subset:
+            return self.info.subsets.get(self.subset, {})
+        return {"corpus_docs": self.info.corpus_docs, "queries": self.info.queries}

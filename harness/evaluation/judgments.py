@@ -26,7 +26,6 @@ class Judgments:
     query_ids      (Q,)  evaluated queries: those with at least one relevant judgment
     in_run         (Q,)  whether the run has the query at all
     n_relevant     (Q,)  R: judged documents with grade >= threshold
-    n_judged       (Q,)  all judged documents, any grade
     n_nonrelevant  (Q,)  N: judged documents with 0 <= grade < threshold (bpref's judged non-relevant;
                          a negative grade means "in the pool but not judged", as in trec_eval)
     n_retrieved    (Q,)  length of the query's ranking (after dropping identical ids)
@@ -42,7 +41,6 @@ class Judgments:
     query_ids: np.ndarray
     in_run: np.ndarray
     n_relevant: np.ndarray
-    n_judged: np.ndarray
     n_nonrelevant: np.ndarray
     n_retrieved: np.ndarray
     hit_query: np.ndarray
@@ -138,7 +136,6 @@ def judge(run: Run, qrels: Qrels, threshold: float = 1.0, ignore_identical_ids: 
         query_ids=query_ids,
         in_run=in_run & (n_retrieved > 0),
         n_relevant=n_relevant_all[evaluated].astype(np.int64),
-        n_judged=np.bincount(row_query, minlength=len(qrels_queries))[evaluated].astype(np.int64),
         n_nonrelevant=np.bincount(row_query, weights=(grades >= 0) & (grades < threshold),
                                   minlength=len(qrels_queries))[evaluated].astype(np.int64),
         n_retrieved=n_retrieved.astype(np.int64),

@@ -7,26 +7,27 @@ from pathlib import Path
 
 from harness.atomic import atomic_open, write_json, write_text
 from harness.formats.trec import write_run
+from harness.reports.document import MetricsDocument
 from harness.reports.markdown import metrics_table
 from harness.run import Run
 
 
-def write_result_folder(folder: str | Path, document: dict, query_texts: dict[str, str] | None = None,
+def write_result_folder(folder: str | Path, document: MetricsDocument, query_texts: dict[str, str] | None = None,
                         run: Run | None = None, tag: str = "harness") -> Path:
-    """Write every file atomically; returns the folder."""
+    """Write every file atomically (metrics.json last); returns the folder."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     if run is not None:
         write_run(run, folder / "run.trec", tag=tag)
     texts = query_texts or {}
     with atomic_open(folder / "per_query.jsonl") as handle:
-        for qid, values in document["per_query"].items():
+        for qid, values in document.per_query.items():
             handle.write(json.dumps({"query_id": qid, "query": texts.get(qid), **values}, ensure_ascii=False) + "\n")
-    dataset = document.get("dataset", {})
-    title = f"{dataset.get('name', '')} ({dataset.get('split', '')}) - {document['retriever']['name']}"
-    header = (f"{title}\n\n{document['n_queries']} queries evaluated"
-              f" ({document['n_missing_from_run']} missing from the run, scored 0;"
-              f" {document['n_without_relevant']} without relevant judgments, left out).\n\n")
-    write_text(folder / "metrics.md", "# " + header + metrics_table(document["metrics"]))
-    write_json(folder / "metrics.json", document)
+    dataset = document.dataset
+    title = f"{dataset.get('name', '')} ({dataset.get('split', '')}) - {document.retriever['name']}"
+    header = (f"{title}\n\n{document.n_queries} queries evaluated"
+              f" ({document.n_missing_from_run} missing from the run, scored 0;"
+              f" {document.n_without_relevant} without relevant judgments, left out).\n\n")
+    write_text(folder / "metrics.md", "# " + header + metrics_table(document.metrics))
+    write_json(folder / "metrics.json", document.to_json())
     return folder

@@ -13,7 +13,7 @@ from harness import progress as progress_bars
 from harness.cache import cache_dir as default_cache_dir
 from harness.datasets.corpus import Corpus, Queries
 from harness.run import Run
-from retrievers.base import Retriever
+from harness.retriever import Retriever
 from retrievers.dense.cache import EmbeddingCache, cache_key
 from retrievers.dense.exact import exact_search
 from retrievers.dense.model import ModelHandle

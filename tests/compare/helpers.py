@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from harness.reports import MetricsDocument
+
 
 def write_result(folder: Path, per_query: dict[str, dict[str, float]], texts: dict[str, str] | None = None,
                  rankings: dict[str, list[str]] | None = None, files: dict[str, str] | None = None,
@@ -13,15 +15,13 @@ def write_result(folder: Path, per_query: dict[str, dict[str, float]], texts: di
     folder.mkdir(parents=True, exist_ok=True)
     names = list(next(iter(per_query.values())))
     means = {m: sum(v[m] for v in per_query.values()) / len(per_query) for m in names}
-    doc = {"schema": "retrieval-harness/metrics/v1",
-           "dataset": {"name": "toy", "split": "test", "files": files or {"qrels/test.tsv": "abc"},
-                       "n_docs": 10, "n_queries": len(per_query)},
-           "retriever": {"name": folder.name, "params": {}},
-           "k_values": [1, 3, 5, 10],
-           "settings": settings or {"relevance_threshold": 1.0, "ignore_identical_ids": True, "depth": 10},
-           "n_queries": len(per_query), "n_missing_from_run": 0, "n_without_relevant": 0,
-           "metrics": means, "per_query": per_query, "timings": {}, "versions": {}, "created": "2025-01-01T00:00:00"}
-    (folder / "metrics.json").write_text(json.dumps(doc))
+    doc = MetricsDocument(
+        dataset={"name": "toy", "split": "test", "files": files or {"qrels/test.tsv": "abc"},
+                 "n_docs": 10, "n_queries": len(per_query)},
+        retriever={"name": folder.name, "params": {}}, k_values=[1, 3, 5, 10],
+        settings=settings or {"relevance_threshold": 1.0, "ignore_identical_ids": True, "depth": 10},
+        n_queries=len(per_query), metrics=means, per_query=per_query, created="2025-01-01T00:00:00")
+    (folder / "metrics.json").write_text(json.dumps(doc.to_json()))
     if texts is not None:
         (folder / "per_query.jsonl").write_text("".join(
             json.dumps({"query_id": q, "query": texts.get(q), **v}) + "\n" for q, v in per_query.items()))

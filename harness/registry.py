@@ -1,5 +1,10 @@
-"""Find a retriever by name: built-ins, the ``retrieval_harness.retrievers`` entry-point group, or
-a ``module:Class`` spec."""
+"""Find a retriever by name: the ``retrieval_harness.retrievers`` entry-point group, or a
+``module:Class`` spec.
+
+The built-in retrievers (bm25, dense, run-file) are registered in that group by this project's
+pyproject.toml exactly like a plugin, so the core never imports the ``retrievers`` package: a
+retriever's module is imported only when it is asked for (BM25 never imports torch).
+"""
 
 from __future__ import annotations
 
@@ -7,24 +12,18 @@ import importlib
 from importlib.metadata import entry_points
 
 from harness.errors import HarnessError
-from retrievers.base import Retriever
+from harness.retriever import Retriever
 
 ENTRY_POINT_GROUP = "retrieval_harness.retrievers"
 
-# name -> "module:Class"; imported lazily so that e.g. BM25 never imports torch.
-BUILTIN = {
-    "bm25": "retrievers.bm25:BM25Retriever",
-    "dense": "retrievers.dense:DenseRetriever",
-    "run-file": "retrievers.run_file:RunFileRetriever",
-}
 
-
-def _plugins() -> dict[str, str]:
+def registered() -> dict[str, str]:
+    """Entry-point name -> ``module:Class`` of every installed retriever (built-ins included)."""
     return {ep.name: ep.value for ep in entry_points(group=ENTRY_POINT_GROUP)}
 
 
 def available() -> list[str]:
-    return sorted({*BUILTIN, *_plugins()})
+    return sorted(registered())
 
 
 def load_class(spec: str) -> type[Retriever]:
@@ -40,15 +39,18 @@ def load_class(spec: str) -> type[Retriever]:
 
 
 def retriever_class(name: str) -> type[Retriever]:
-    """The class behind a built-in name, a plugin name or a ``module:Class`` spec."""
-    spec = BUILTIN.get(name) or _plugins().get(name) or (name if ":" in name else None)
+    """The class behind a registered name or a ``module:Class`` spec."""
+    known = registered()
+    spec = known.get(name) or (name if ":" in name else None)
     if spec is None:
-        raise HarnessError(f"unknown retriever {name!r}; available: {', '.join(available())}, or module:Class")
+        hint = (", ".join(sorted(known)) if known else
+                f"none registered (no {ENTRY_POINT_GROUP} entry points: is retrieval-harness installed?)")
+        raise HarnessError(f"unknown retriever {name!r}; available: {hint}, or module:Class")
     return load_class(spec)
 
 
 def create(name: str, **params) -> Retriever:
-    """Instantiate a retriever by built-in name, plugin name or ``module:Class``."""
+    """Instantiate a retriever by registered name or ``module:Class``."""
     cls = retriever_class(name)
     try:
         return cls(**params)

@@ -1,0 +1,33 @@
+"""The retriever interface: ``index(corpus)`` then ``search(queries, k) -> Run``.
+
+It lives in the core because the core is what calls it; the ``retrievers`` package (and every
+plugin) implements it and re-exports it as ``retrievers.Retriever``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+from harness.datasets.corpus import Corpus, Queries
+from harness.run import Run
+
+
+class Retriever(ABC):
+    """A search system under test.
+
+    Subclasses set ``name`` and implement :meth:`index` and :meth:`search`. :meth:`params` returns
+    the settings that identify the system; they are recorded in metrics.json.
+    """
+
+    name: str = "retriever"
+
+    @abstractmethod
+    def index(self, corpus: Corpus) -> None:
+        """Prepare to search ``corpus`` (build or load an index)."""
+
+    @abstractmethod
+    def search(self, queries: Queries, k: int) -> Run:
+        """Return the top ``k`` documents of each query, in canonical order (see harness.run)."""
+
+    def params(self) -> dict:
+        return {}
