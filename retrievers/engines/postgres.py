@@ -32,6 +32,7 @@ function names come from fixed choices.
 
 from __future__ import annotations
 
+import itertools
 import queue
 import time
 
@@ -169,7 +170,7 @@ class PostgresRetriever(Retriever):
                 "tsv tsvector GENERATED ALWAYS AS (to_tsvector({}::regconfig, contents)) STORED)"
             ).format(table, sql.Literal(self.config)))
             with con.cursor().copy(sql.SQL("COPY {} (id, contents) FROM STDIN").format(table)) as copy:
-                for row in zip(corpus.ids, (c for batch in corpus.iter_contents() for c in batch)):
+                for row in zip(corpus.ids, itertools.chain.from_iterable(corpus.iter_contents())):
                     copy.write_row(row)
             con.execute(sql.SQL("CREATE INDEX ON {} USING gin (tsv)").format(table))
             con.execute(sql.SQL("COMMENT ON TABLE {} IS {}").format(table, sql.Literal(

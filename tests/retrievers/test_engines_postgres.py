@@ -158,3 +158,9 @@ def test_cli_run(dsn, tmp_path):
     assert doc["retriever_stats"]["server_version"].split()[0].count(".") >= 1
     # tiny (tests/bench/bench_helpers.py): q1 "banana cherry" -> d2 has both terms (grade 2); q2 "fig" -> d4.
     assert doc["metrics"]["P@1"] == 1.0
+
+
+def test_the_cluster_fixture_skips_without_the_server(monkeypatch):
+    monkeypatch.setattr(pg_cluster, "server_bindir", lambda: None)
+    with pytest.raises(pytest.skip.Exception, match="needs the PostgreSQL server binaries"):
+        next(pg_cluster.start_cluster())

@@ -106,6 +106,28 @@ def test_ties_are_broken_by_document_id_descending_at_the_cut(retriever):
     assert len(set(run.scores.tolist())) == 1
 
 
+def test_float32_ties_at_the_cut_are_settled_by_document_id():
+    # The engine orders by its double score; the evaluator by the float32 score, then id descending.
+    # Rows (rowid, bm25) as the engine returns them (bm25 ascending = score descending): rowids 1-20
+    # score 1 + (30 - rowid) * 1e-12, rowid 25 scores 1.0, rowid 30 0.5. The first 21 are one float32
+    # (1.0), so the top 2 are rowids 25 and 20; 25 comes after the k + 16 = 18 rows first asked for,
+    # whose last still ties with the k-th in float32: the engine is asked again with a larger LIMIT.
+    rows = [(r, -(1.0 + (30 - r) * 1e-12)) for r in range(1, 21)] + [(25, -1.0), (30, -0.5)]
+
+    class Engine:
+        limits = []
+
+        def execute(self, sql, params):
+            self.limits.append(params[-1])
+            return type("Cursor", (), {"fetchall": lambda _: rows[:params[-1]]})()
+
+    r = create("sqlite")
+    engine = Engine()
+    rowids, scores = r._top_k(engine, "", '"x"', k=2)
+    assert rowids.tolist() == [25, 20] and scores.tolist() == [1.0, 1.0]
+    assert engine.limits == [18, 72]
+
+
 def test_fts5_operators_in_queries_are_words(retriever):
     r = retriever()
     hostile = ['"apple" NEAR(cherry*, 1) -(banana) AND OR NOT', "apple\" OR rowid MATCH 1 --", "cherry) OR (\"",
