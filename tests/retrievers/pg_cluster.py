@@ -22,7 +22,10 @@ SERVER_USER = "postgres"
 
 def server_bindir() -> Path | None:
     """The folder holding initdb and pg_ctl: the newest /usr/lib/postgresql/<v>/bin, else PATH."""
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda p: int(Path(p).parts[4]))
+    def version(path: str) -> tuple:
+        return tuple(int(x) if x.isdigit() else 0 for x in Path(path).parts[-3].split("."))
+
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=version)
     if found:
         return Path(found[-1]).parent
     initdb = shutil.which("initdb")
