@@ -1,0 +1,46 @@
+"""What both engine retrievers share: the corpus fingerprint their stored index is keyed by, query
+batches on a thread pool (one engine connection per worker), and the Run built from their hits."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from concurrent.futures import ThreadPoolExecutor
+from typing import Callable, Sequence, TypeVar
+
+import numpy as np
+
+from harness.datasets.corpus import Corpus
+from harness.run import Run
+from retrievers.bm25.bm25s_backend import corpus_chunks, default_threads
+from retrievers.bm25.cache import corpus_digest
+
+T = TypeVar("T")
+
+__all__ = ["default_threads", "index_key", "in_batches", "hits_run"]
+
+
+def index_key(corpus: Corpus, settings: dict) -> str:
+    """32 hex digits naming a stored index: sha256 over the corpus (ids, titles, texts, as the BM25
+    cache hashes them) and the settings that change what is stored."""
+    blob = json.dumps({"corpus": corpus_digest(corpus_chunks(corpus)), "settings": settings}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:32]
+
+
+def in_batches(work: Callable[[int, int], T], n: int, batch_size: int, n_workers: int) -> list[T]:
+    """``[work(start, stop) for each batch of range(n)]`` in order, on ``n_workers`` threads (the
+    engines' drivers release the GIL while the engine works)."""
+    bounds = [(start, min(start + batch_size, n)) for start in range(0, n, batch_size)]
+    if n_workers <= 1 or len(bounds) <= 1:
+        return [work(a, b) for a, b in bounds]
+    with ThreadPoolExecutor(max_workers=min(n_workers, len(bounds))) as pool:
+        return list(pool.map(lambda ab: work(*ab), bounds))
+
+
+def hits_run(query_ids: Sequence[str], lengths: np.ndarray, codes: np.ndarray, scores: np.ndarray,
+             doc_vocab: np.ndarray, vocab_index: dict | None) -> Run:
+    """A Run from per-query hit counts and the hits' document codes and scores. The engines return
+    each query's hits in canonical order (score descending, ties by document id descending), so
+    ``canonical()`` only checks it."""
+    offsets = np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)])
+    return Run.from_arrays(list(query_ids), offsets, codes, scores, doc_vocab, vocab_index).canonical()

@@ -1,0 +1,259 @@
+"""The ``postgres`` retriever: PostgreSQL full-text search through psycopg 3.
+
+    harness run --dataset scifact --retriever postgres --param dsn="host=/run/postgresql dbname=bench"
+    harness run --dataset scifact --retriever postgres --param dsn=... --param rank=ts_rank_cd --param normalization=1
+    harness run --dataset scifact --retriever postgres --param dsn=... --param table=public.articles \\
+        --param id_column=doc_id --param vector_column=search_vector
+
+Index (no ``table``): the corpus is loaded with ``COPY`` into ``harness_fts_<key>`` (``id text``
+primary key, ``contents`` = title + " " + text as BM25 indexes it, ``tsv tsvector`` generated as
+``to_tsvector(config, contents)``) with a GIN index on ``tsv``, all in one transaction (the table
+exists complete or not at all), under an advisory lock (concurrent runs build it once). ``key``
+hashes the corpus (as the BM25 cache does) and ``config``, so a later run reuses the table; one whose
+row count is not the corpus's is rebuilt; ``cache=false`` always rebuilds. With ``table``, an
+existing table is searched as it is: ``id_column`` (any type, read as text) and ``vector_column``
+(a ``tsvector``); documents it returns that the corpus lacks are counted in the stats.
+
+Search: ``parser`` ``websearch`` (``websearch_to_tsquery``, default) or ``plain``
+(``plainto_tsquery``) parses each query with ``config`` (default ``english``). Both AND every term;
+``operator=or`` (default) turns the parsed query's ``&`` into ``|`` so that a document matching any
+term is ranked (bag of words, as BM25; a websearch ``-word`` then reads "or lacks word"), while
+``operator=and`` keeps PostgreSQL's all-terms semantics. Ranking: ``ts_rank`` (default) or
+``ts_rank_cd`` with ``normalization`` (the integer bit mask of PostgreSQL's documentation, default
+0), scores are PostgreSQL's float4; ties by document id descending in byte order (``COLLATE "C"``),
+the evaluator's rule, inside the engine (``ORDER BY ... LIMIT k``). Queries go in batches of
+``batch_size`` (one statement each: ``unnest`` of the texts, a ``LATERAL`` top-k per query) over a
+pool of ``connections`` connections, one per worker thread.
+
+User values never become SQL text by concatenation: query texts, the configuration and numbers are
+bound parameters; table and column names are quoted identifiers (``psycopg.sql.Identifier``); the
+function names come from fixed choices.
+"""
+
+from __future__ import annotations
+
+import itertools
+import queue
+import time
+
+import numpy as np
+
+from harness.datasets.corpus import Corpus, Queries
+from harness.errors import HarnessError
+from harness.run import Run
+from retrievers.base import Retriever
+from retrievers.engines.common import hits_run, in_batches, index_key
+
+FORMAT_VERSION = 1
+RANKS = ("ts_rank", "ts_rank_cd")
+PARSERS = {"websearch": "websearch_to_tsquery", "plain": "plainto_tsquery"}
+OPERATORS = ("or", "and")
+INSTALL_HINT = "pip install 'retrieval-harness[postgres]'"
+
+
+def _psycopg():
+    try:
+        import psycopg
+    except ImportError as exc:
+        raise HarnessError(f"the postgres retriever needs psycopg 3, which is not installed ({INSTALL_HINT}): {exc}") \
+            from None
+    return psycopg
+
+
+class PostgresRetriever(Retriever):
+    """PostgreSQL full-text search (``tsvector`` / GIN / ``ts_rank``) over title + text.
+
+    ``dsn``: libpq connection string or URI ("" = libpq's environment: PGHOST, PGDATABASE, ...).
+    ``table`` (None: a table the retriever loads), ``id_column``, ``vector_column``; ``config``
+    (``english``); ``rank`` (``ts_rank`` or ``ts_rank_cd``), ``normalization`` (0-63); ``parser``
+    (``websearch`` or ``plain``); ``operator`` (``or`` or ``and``). Operation (not part of
+    :meth:`params`): ``cache`` (reuse a loaded table), ``connections``, ``batch_size``.
+    """
+
+    name = "postgres"
+
+    def __init__(self, dsn: str = "", table: str | None = None, id_column: str = "id", vector_column: str = "tsv",
+                 config: str = "english", rank: str = "ts_rank", normalization: int = 0, parser: str = "websearch",
+                 operator: str = "or", cache: bool = True, connections: int = 2, batch_size: int = 64):
+        self._pg = _psycopg()
+        if rank not in RANKS:
+            raise ValueError(f"rank must be one of {', '.join(RANKS)}, got {rank!r}")
+        if parser not in PARSERS:
+            raise ValueError(f"parser must be one of {', '.join(PARSERS)}, got {parser!r}")
+        if operator not in OPERATORS:
+            raise ValueError(f"operator must be one of {', '.join(OPERATORS)}, got {operator!r}")
+        if isinstance(normalization, bool) or not isinstance(normalization, int) or not 0 <= normalization <= 63:
+            raise ValueError(f"normalization must be an integer bit mask 0-63, got {normalization!r}")
+        if table is not None and not (isinstance(table, str) and all(table.split("."))):
+            raise ValueError(f"table must be a name or schema.name, got {table!r}")
+        try:
+            conninfo = self._pg.conninfo.conninfo_to_dict(str(dsn))
+        except self._pg.ProgrammingError as exc:
+            raise ValueError(f"bad dsn: {exc}") from None
+        self.dsn = str(dsn)
+        self.dsn_shown = self._pg.conninfo.make_conninfo(**{k: v for k, v in conninfo.items() if k != "password"})
+        self.table, self.id_column, self.vector_column = table, str(id_column), str(vector_column)
+        self.config, self.rank, self.normalization = str(config), rank, normalization
+        self.parser, self.operator = parser, operator
+        self.use_cache = bool(cache)
+        self.connections, self.batch_size = int(connections), int(batch_size)
+        if self.connections < 1 or self.batch_size < 1:
+            raise ValueError("connections and batch_size must be >= 1")
+        self._relation = None  # sql.Identifier of the table searched
+        self._stats: dict = {}
+
+    # ----------------------------------------------------------------- description
+    def params(self) -> dict:
+        out = {"engine": "postgresql", "dsn": self.dsn_shown, "config": self.config, "rank": self.rank,
+               "normalization": self.normalization, "parser": self.parser, "operator": self.operator}
+        if self.table is None:
+            out["table"] = "loaded by the retriever"
+        else:
+            out.update(table=self.table, id_column=self.id_column, vector_column=self.vector_column)
+        return out
+
+    def stats(self) -> dict:
+        return dict(self._stats)
+
+    def _connect(self):
+        try:
+            return self._pg.connect(self.dsn, autocommit=True)
+        except self._pg.Error as exc:
+            raise HarnessError(f"cannot connect to PostgreSQL ({self.dsn_shown or 'libpq defaults'}): "
+                               f"{str(exc).strip().splitlines()[0]}") from None
+
+    # ----------------------------------------------------------------- index
+    def index(self, corpus: Corpus) -> None:
+        sql = self._pg.sql
+        started = time.perf_counter()
+        self._corpus_ids, self._id_index = corpus.id_array, getattr(corpus, "id_index", None)
+        with self._connect() as con:
+            try:
+                con.execute("SELECT %s::regconfig", (self.config,))
+            except self._pg.Error as exc:
+                raise ValueError(f"unknown text search configuration {self.config!r}: "
+                                 f"{str(exc).strip().splitlines()[0]}") from None
+            if self.table is None:
+                name = "harness_fts_" + index_key(corpus, {"format": FORMAT_VERSION, "config": self.config})[:24]
+                self._relation, self._id_col, self._vec_col = (sql.Identifier(name), sql.Identifier("id"),
+                                                               sql.Identifier("tsv"))
+                status = self._load(con, corpus, name)
+                table = name
+            else:
+                self._relation = sql.Identifier(*self.table.split("."))
+                self._id_col, self._vec_col = sql.Identifier(self.id_column), sql.Identifier(self.vector_column)
+                self._check_table(con)
+                status, table = "existing table", self.table
+            n_rows = con.execute(sql.SQL("SELECT count(*) FROM {}").format(self._relation)).fetchone()[0]
+            size = con.execute("SELECT pg_total_relation_size(%s::regclass)",
+                               (self._relation.as_string(con),)).fetchone()[0]
+            self._stats = {"engine": "postgresql", "server_version": con.execute("SHOW server_version").fetchone()[0],
+                           "psycopg_version": self._pg.__version__, "table": table, "cache": status,
+                           "n_rows": n_rows, "n_docs": len(corpus), "table_bytes": size,
+                           "index_s": round(time.perf_counter() - started, 6)}
+
+    def _load(self, con, corpus: Corpus, name: str) -> str:
+        """Create and fill the table ``name`` unless a complete one is there; returns what happened."""
+        sql = self._pg.sql
+        table = sql.Identifier(name)
+        with con.transaction():
+            con.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (name,))
+            status = "built"
+            if con.execute("SELECT to_regclass(%s)", (table.as_string(con),)).fetchone()[0] is not None:
+                n_rows = con.execute(sql.SQL("SELECT count(*) FROM {}").format(table)).fetchone()[0]
+                if self.use_cache and n_rows == len(corpus):
+                    return "hit"
+                status = "rebuilt (cache=false)" if not self.use_cache else f"rebuilt ({n_rows} rows, not {len(corpus)})"
+                con.execute(sql.SQL("DROP TABLE {}").format(table))
+            con.execute(sql.SQL(
+                "CREATE TABLE {} (id text PRIMARY KEY, contents text NOT NULL, "
+                "tsv tsvector GENERATED ALWAYS AS (to_tsvector({}::regconfig, contents)) STORED)"
+            ).format(table, sql.Literal(self.config)))
+            with con.cursor().copy(sql.SQL("COPY {} (id, contents) FROM STDIN").format(table)) as copy:
+                for row in zip(corpus.ids, itertools.chain.from_iterable(corpus.iter_contents())):
+                    copy.write_row(row)
+            con.execute(sql.SQL("CREATE INDEX ON {} USING gin (tsv)").format(table))
+            con.execute(sql.SQL("COMMENT ON TABLE {} IS {}").format(table, sql.Literal(
+                f"retrieval-harness postgres retriever: corpus of {len(corpus)} documents, config {self.config}; "
+                "safe to drop (rebuilt on the next run)")))
+            con.execute(sql.SQL("ANALYZE {}").format(table))
+        return status
+
+    def _check_table(self, con) -> None:
+        """The user's table exists, with the id column and a tsvector column."""
+        if con.execute("SELECT to_regclass(%s)", (self._relation.as_string(con),)).fetchone()[0] is None:
+            raise ValueError(f"table {self.table!r} not found")
+        types = dict(con.execute(
+            "SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute "
+            "WHERE attrelid = %s::regclass AND attnum > 0 AND NOT attisdropped",
+            (self._relation.as_string(con),)).fetchall())
+        if self.id_column not in types:
+            raise ValueError(f"table {self.table!r} has no column {self.id_column!r} (id_column)")
+        if types.get(self.vector_column) != "tsvector":
+            raise ValueError(f"table {self.table!r} has no tsvector column {self.vector_column!r} (vector_column); "
+                             f"its columns: {', '.join(f'{k} {v}' for k, v in types.items())}")
+
+    # ----------------------------------------------------------------- search
+    def _statement(self):
+        sql = self._pg.sql
+        tsquery = sql.SQL("{}(%(config)s::regconfig, u.text)").format(sql.SQL(PARSERS[self.parser]))
+        if self.operator == "or":
+            tsquery = sql.SQL("replace({}::text, ' & ', ' | ')::tsquery").format(tsquery)
+        return sql.SQL(
+            "SELECT u.ord, hit.id, hit.score "
+            "FROM unnest(%(texts)s::text[]) WITH ORDINALITY AS u(text, ord) "
+            "CROSS JOIN LATERAL (SELECT {tsquery} AS q) AS t "
+            "CROSS JOIN LATERAL ("
+            " SELECT d.{id}::text AS id, {rank}(d.{vec}, t.q, %(norm)s) AS score FROM {table} AS d"
+            " WHERE d.{vec} @@ t.q ORDER BY score DESC, d.{id}::text COLLATE \"C\" DESC LIMIT %(k)s) AS hit "
+            "ORDER BY u.ord, hit.score DESC, hit.id COLLATE \"C\" DESC"
+        ).format(tsquery=tsquery, id=self._id_col, vec=self._vec_col, rank=sql.SQL(self.rank), table=self._relation)
+
+    def search(self, queries: Queries, k: int) -> Run:
+        if self._relation is None:
+            raise RuntimeError("index() must be called before search()")
+        if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+            raise ValueError(f"k must be an integer >= 1, got {k!r}")
+        statement, texts = self._statement(), list(queries.texts)
+        pool: queue.SimpleQueue = queue.SimpleQueue()
+        opened = []
+        n_workers = min(self.connections, max(1, -(-len(texts) // self.batch_size)))
+        try:
+            for _ in range(n_workers):
+                opened.append(self._connect())
+                pool.put(opened[-1])
+
+            def batch(start: int, stop: int) -> tuple[np.ndarray, list[str], list[float]]:
+                con = pool.get()
+                try:
+                    rows = con.execute(statement, {"texts": texts[start:stop], "config": self.config,
+                                                   "norm": self.normalization, "k": k}).fetchall()
+                finally:
+                    pool.put(con)
+                ords = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+                return np.bincount(ords - 1, minlength=stop - start), [r[1] for r in rows], [r[2] for r in rows]
+
+            parts = in_batches(batch, len(texts), self.batch_size, n_workers)
+        finally:
+            for con in opened:
+                con.close()
+        lengths = np.concatenate([p[0] for p in parts]) if parts else np.empty(0, dtype=np.int64)
+        ids = [d for p in parts for d in p[1]]
+        # float4 values: psycopg reads the shortest decimal that rounds to each; back to the exact float4.
+        scores = np.array([s for p in parts for s in p[2]], dtype=np.float32).astype(np.float64)
+        return self._run(queries, lengths, ids, scores)
+
+    def _run(self, queries: Queries, lengths: np.ndarray, ids: list[str], scores: np.ndarray) -> Run:
+        """The Run over the corpus's ids; ids the corpus lacks (a user's table) are appended to the vocabulary."""
+        index = self._id_index if self._id_index is not None else {d: i for i, d in enumerate(self._corpus_ids)}
+        codes = np.fromiter((index.get(d, -1) for d in ids), dtype=np.int64, count=len(ids))
+        vocab = self._corpus_ids
+        missing = codes < 0
+        if missing.any():
+            extra = list(dict.fromkeys(d for d, m in zip(ids, missing.tolist()) if m))
+            position = {d: len(vocab) + i for i, d in enumerate(extra)}
+            codes[missing] = [position[d] for d, m in zip(ids, missing.tolist()) if m]
+            vocab = np.concatenate([vocab, np.array(extra, dtype=object)])
+            index = None
+        self._stats["returned_docs_not_in_corpus"] = int(len(vocab) - len(self._corpus_ids))
+        return hits_run(queries.ids, lengths, codes, scores, vocab, index)

@@ -1,0 +1,269 @@
+"""The ``sqlite`` retriever: SQLite's FTS5 full-text index, from Python's own ``sqlite3``.
+
+    harness run --dataset scifact --retriever sqlite
+    harness run --dataset scifact --retriever sqlite --param tokenizer=trigram
+    harness run --dataset scifact --retriever sqlite --param columns=title,text --param title_weight=2
+
+Index: one FTS5 table in a database file, rowid = the rank of the document id in string order (so
+``ORDER BY score, rowid DESC`` is the evaluator's tie rule inside the engine). ``columns``:
+
+* ``contents`` (default): one column holding title + " " + text, the document text BM25 indexes;
+* ``title,text``: two columns, scored by ``bm25(docs, title_weight, text_weight)``: FTS5 weighs a
+  term's count in each column by the column's weight and sums them (one weighted frequency), and
+  normalises by the whole row's length (title + text tokens), a BM25F-like score.
+
+The database is cached under ``<cache root>/sqlite/<key>/`` (key: sha256 of the corpus, as the
+BM25 cache hashes it, and the settings, SQLite's version included), built in a temporary sibling
+folder and renamed into place when complete; ``manifest.json`` holds the file's size and sha256,
+checked on every load; a damaged entry is rebuilt.
+
+Search: each query becomes an FTS5 query of its tokens, each one double-quoted (a quote inside is
+doubled) and joined by ``OR``, so FTS5 operators in a query (``NEAR``, ``AND``, ``*``, ``-``,
+``^``, ``:``, parentheses, quotes) are plain words or separators, never syntax; stopwords (Lucene's
+English set by default) are dropped, and a query left without tokens returns nothing. Score =
+``-bm25(...)`` (FTS5's BM25, k1 = 1.2, b = 0.75, fixed by SQLite) rounded to float32, as the
+evaluator compares scores; the top ``k`` are cut in that order (the engine is asked for a few more
+rows than ``k`` so that float32 ties at the cut are settled by document id, as the evaluator does).
+Queries run in batches on ``n_threads`` threads, each with its own read-only connection.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import re
+import shutil
+import sqlite3
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+from harness.checksums import sha256
+from harness.datasets.corpus import Corpus, Queries
+from harness.run import Run
+from retrievers.base import Retriever
+from retrievers.bm25.analyzer import LUCENE_ENGLISH_STOPWORDS
+from retrievers.engines.common import default_threads, hits_run, in_batches, index_key
+
+FORMAT_VERSION = 1
+TOKENIZERS = ("porter unicode61", "unicode61", "trigram", "porter ascii", "ascii")
+COLUMNS = {"contents": ("contents",), "title,text": ("title", "text")}
+DB_FILE = "index.sqlite3"
+# Rows asked for beyond k: enough to settle float32 ties at the cut in one go almost always.
+MARGIN = 16
+# unicode61's token characters are letters and digits: Python's \w without the underscore.
+_TOKEN = re.compile(r"[^\W_]+")
+
+
+class CacheCorrupt(Exception):
+    """A cached database does not match its manifest."""
+
+
+def fts5_query(text: str, stopwords: frozenset[str] = frozenset(), min_chars: int = 1) -> str:
+    """The FTS5 query for ``text``: its tokens (runs of letters and digits, at least ``min_chars``
+    long, not in ``stopwords`` case-insensitively), each double-quoted, joined by ``OR``; "" when no
+    token is left. Quoting makes every token an FTS5 string: operators are never parsed from it."""
+    tokens = (t for t in _TOKEN.findall(text) if len(t) >= min_chars and t.lower() not in stopwords)
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in tokens)
+
+
+class SQLiteRetriever(Retriever):
+    """FTS5 BM25 over title + text.
+
+    ``tokenizer``: ``porter unicode61`` (default), ``unicode61``, ``trigram``, ``porter ascii``,
+    ``ascii``. ``columns``: ``contents`` (default) or ``title,text`` (then ``title_weight`` and
+    ``text_weight``, default 1, weigh the columns). ``stopwords``: ``lucene`` (default) or None,
+    dropped from queries. Operation (not part of :meth:`params`): ``cache`` / ``cache_dir``,
+    ``n_threads``, ``batch_size``.
+    """
+
+    name = "sqlite"
+
+    def __init__(self, tokenizer: str = "porter unicode61", columns: str = "contents", title_weight: float = 1.0,
+                 text_weight: float = 1.0, stopwords: str | None = "lucene", cache: bool = True,
+                 cache_dir: str | os.PathLike | None = None, n_threads: int | None = None, batch_size: int = 64):
+        if tokenizer not in TOKENIZERS:
+            raise ValueError(f"unknown FTS5 tokenizer {tokenizer!r}; choose one of {', '.join(TOKENIZERS)}")
+        if columns not in COLUMNS:
+            raise ValueError(f"columns must be one of {', '.join(COLUMNS)}, got {columns!r}")
+        weights = (float(title_weight), float(text_weight))
+        if not all(w >= 0 and np.isfinite(w) for w in weights):
+            raise ValueError(f"column weights must be finite and >= 0, got {weights}")
+        if columns == "contents" and weights != (1.0, 1.0):
+            raise ValueError("title_weight and text_weight need columns=title,text (two columns to weigh)")
+        if stopwords not in ("lucene", None, "none"):
+            raise ValueError(f"stopwords must be 'lucene' or None, got {stopwords!r}")
+        self.tokenizer, self.columns = tokenizer, columns
+        self.weights = weights if columns == "title,text" else (1.0,)
+        self.stopwords = LUCENE_ENGLISH_STOPWORDS if stopwords == "lucene" else frozenset()
+        self.use_cache, self.cache_dir = bool(cache), cache_dir
+        self.n_threads = default_threads() if n_threads is None else int(n_threads)
+        self.batch_size = int(batch_size)
+        if self.n_threads < 1 or self.batch_size < 1:
+            raise ValueError("n_threads and batch_size must be >= 1")
+        self._path: Path | None = None
+        self._tmp: tempfile.TemporaryDirectory | None = None
+        self._local = threading.local()
+        self._stats: dict = {}
+
+    # ----------------------------------------------------------------- description
+    def settings(self) -> dict:
+        """What the stored database depends on."""
+        return {"format": FORMAT_VERSION, "sqlite_version": sqlite3.sqlite_version, "tokenizer": self.tokenizer,
+                "columns": self.columns}
+
+    def params(self) -> dict:
+        out = {"engine": "sqlite-fts5", "sqlite_version": sqlite3.sqlite_version, "tokenizer": self.tokenizer,
+               "columns": self.columns, "ranking": "bm25 (k1=1.2, b=0.75)",
+               "stopwords": "lucene" if self.stopwords else "none"}
+        if self.columns == "title,text":
+            out["title_weight"], out["text_weight"] = self.weights
+        return out
+
+    def stats(self) -> dict:
+        return dict(self._stats)
+
+    # ----------------------------------------------------------------- index
+    def index(self, corpus: Corpus) -> None:
+        self._ids = corpus.id_array
+        self._by_rowid = np.argsort(self._ids, kind="stable")  # rowid r holds document _by_rowid[r]
+        self._local = threading.local()
+        started = time.perf_counter()
+        if not self.use_cache:
+            self._tmp = tempfile.TemporaryDirectory(prefix="harness-sqlite-")
+            self._path = Path(self._tmp.name) / DB_FILE
+            self._build(corpus, self._path)
+            status = "off"
+        else:
+            root = _cache_root(self.cache_dir)
+            key = index_key(corpus, self.settings())
+            status = "hit"
+            try:
+                self._path = _load(root, key, len(corpus))
+            except CacheCorrupt as exc:
+                shutil.rmtree(root / key, ignore_errors=True)
+                self._path, status = None, f"rebuilt ({exc})"
+            if self._path is None:
+                self._path = self._save(corpus, root, key)
+                status = "built" if status == "hit" else status
+        self._stats = {"engine": "sqlite-fts5", "sqlite_version": sqlite3.sqlite_version, "cache": status,
+                       "index_path": str(self._path), "index_bytes": self._path.stat().st_size,
+                       "index_s": round(time.perf_counter() - started, 6), "n_docs": len(corpus)}
+
+    def _build(self, corpus: Corpus, path: Path) -> None:
+        columns = COLUMNS[self.columns]
+        rowids = np.empty(len(self._by_rowid), dtype=np.int64)
+        rowids[self._by_rowid] = np.arange(len(rowids))
+        if self.columns == "contents":
+            rows = zip(rowids.tolist(), itertools.chain.from_iterable(corpus.iter_contents()))
+        else:
+            rows = zip(rowids.tolist(), corpus.titles, corpus.texts)
+        con = sqlite3.connect(path)
+        try:
+            con.execute("PRAGMA journal_mode=OFF")
+            con.execute("PRAGMA synchronous=OFF")
+            # Only names from COLUMNS and TOKENIZERS (checked in __init__) reach this DDL.
+            con.execute(f"CREATE VIRTUAL TABLE docs USING fts5({', '.join(columns)}, tokenize='{self.tokenizer}')")
+            con.executemany(f"INSERT INTO docs(rowid, {', '.join(columns)}) VALUES (?{', ?' * len(columns)})", rows)
+            con.execute("INSERT INTO docs(docs) VALUES ('optimize')")
+            con.commit()
+        finally:
+            con.close()
+
+    def _save(self, corpus: Corpus, root: Path, key: str) -> Path:
+        """Build the database in a temporary folder beside ``root/key`` and rename it into place."""
+        root.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{key}.", suffix=".tmp", dir=root))
+        try:
+            self._build(corpus, tmp / DB_FILE)
+            with open(tmp / DB_FILE, "rb+") as handle:
+                os.fsync(handle.fileno())
+            manifest = {"format": FORMAT_VERSION, "key": key, "settings": self.settings(), "n_docs": len(corpus),
+                        "bytes": (tmp / DB_FILE).stat().st_size, "sha256": sha256(tmp / DB_FILE)}
+            (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True), encoding="utf-8")
+            try:
+                os.rename(tmp, root / key)
+            except OSError:
+                if not (root / key).is_dir():
+                    raise
+                shutil.rmtree(tmp, ignore_errors=True)  # a concurrent build finished the same entry first
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        return root / key / DB_FILE
+
+    # ----------------------------------------------------------------- search
+    def _connection(self) -> sqlite3.Connection:
+        con = getattr(self._local, "con", None)
+        if con is None:
+            con = sqlite3.connect(self._path.as_uri() + "?mode=ro", uri=True, check_same_thread=False)
+            self._local.con = con
+        return con
+
+    def search(self, queries: Queries, k: int) -> Run:
+        if self._path is None:
+            raise RuntimeError("index() must be called before search()")
+        if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+            raise ValueError(f"k must be an integer >= 1, got {k!r}")
+        min_chars = 3 if self.tokenizer == "trigram" else 1  # trigram matches nothing shorter
+        texts = list(queries.texts)
+        weights = ", ?" * len(self.weights)
+        sql = (f"SELECT rowid, bm25(docs{weights}) AS s FROM docs WHERE docs MATCH ? "
+               "ORDER BY s, rowid DESC LIMIT ?")
+
+        def batch(start: int, stop: int) -> list[tuple[np.ndarray, np.ndarray]]:
+            con = self._connection()
+            return [self._top_k(con, sql, fts5_query(texts[i], self.stopwords, min_chars), k)
+                    for i in range(start, stop)]
+
+        hits = [h for part in in_batches(batch, len(texts), self.batch_size, self.n_threads) for h in part]
+        lengths = np.array([len(rowids) for rowids, _ in hits], dtype=np.int64)
+        rowids = np.concatenate([r for r, _ in hits]) if hits else np.empty(0, dtype=np.int64)
+        scores = np.concatenate([s for _, s in hits]) if hits else np.empty(0)
+        self._stats["queries_without_tokens"] = sum(not fts5_query(t, self.stopwords, min_chars) for t in texts)
+        return hits_run(queries.ids, lengths, self._by_rowid[rowids], scores, self._ids, None)
+
+    def _top_k(self, con: sqlite3.Connection, sql: str, match: str, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """(rowids, float32 scores) of the top ``k`` matches of ``match``: score descending, ties by
+        rowid (= document id) descending, with scores compared as float32."""
+        if not match:
+            return np.empty(0, dtype=np.int64), np.empty(0)
+        limit = k + MARGIN
+        while True:
+            rows = con.execute(sql, (*self.weights, match, limit)).fetchall()
+            rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+            scores = -np.fromiter((r[1] for r in rows), dtype=np.float64, count=len(rows)).astype(np.float32)
+            # Rows beyond those fetched score no higher than the last one: when its float32 score is
+            # below the k-th's, none of them can tie into the top k.
+            if len(rows) < limit or scores[-1] < scores[k - 1]:
+                break
+            limit *= 4
+        order = np.lexsort((-rowids, -scores))[:k]
+        return rowids[order], scores[order].astype(np.float64)
+
+
+def _cache_root(cache_dir: str | os.PathLike | None) -> Path:
+    from retrievers.bm25.cache import cache_root
+
+    return cache_root(cache_dir) / "sqlite"
+
+
+def _load(root: Path, key: str, n_docs: int) -> Path | None:
+    """The cached database for ``key``; None when absent; :class:`CacheCorrupt` when damaged."""
+    folder = root / key
+    if not folder.is_dir():
+        return None
+    path = folder / DB_FILE
+    try:
+        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+        if manifest["format"] != FORMAT_VERSION or manifest["key"] != key or manifest["n_docs"] != n_docs:
+            raise CacheCorrupt("manifest does not match")
+        if path.stat().st_size != manifest["bytes"] or sha256(path) != manifest["sha256"]:
+            raise CacheCorrupt(f"{DB_FILE} does not match its checksum")
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise CacheCorrupt(f"unreadable entry: {exc}") from None
+    return path

@@ -1,0 +1,166 @@
+"""The ``postgres`` retriever against a real PostgreSQL: a throwaway cluster started for this module
+(tests/retrievers/pg_cluster.py; skipped with the reason when the server binaries are absent)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from harness.datasets.corpus import Corpus, Queries
+from harness.errors import HarnessError
+from retrievers import create
+
+from . import pg_cluster
+
+psycopg = pytest.importorskip("psycopg", reason="the postgres retriever needs psycopg 3 (the 'postgres' extra)")
+
+DOCS = {"d1": "apple apple banana", "d2": "banana cherry", "d3": "cherry date fig grape", "d4": "kiwi lemon",
+        "d5": "mango", "d6": "cherry cherry cherry", "d7": "mango"}
+
+
+@pytest.fixture(scope="module")
+def dsn():
+    yield from pg_cluster.start_cluster()
+
+
+def corpus(docs: dict[str, str] = DOCS) -> Corpus:
+    return Corpus(list(docs), [""] * len(docs), list(docs.values()))
+
+
+def queries(*texts: str) -> Queries:
+    return Queries([f"q{i}" for i in range(len(texts))], list(texts))
+
+
+def engine_ranking(dsn: str, docs: dict[str, str], text: str, k: int, rank: str = "ts_rank") -> list[tuple[str, float]]:
+    """The oracle: PostgreSQL's rank of each document computed one by one (no table, no index, no
+    batching), then sorted in Python by the evaluator's rule (float32 score desc, id desc), top k."""
+    with psycopg.connect(dsn) as con:
+        scored = []
+        for doc_id, body in docs.items():
+            row = con.execute(f"SELECT {rank}(to_tsvector('english', %s), q), to_tsvector('english', %s) @@ q "
+                              "FROM (SELECT replace(websearch_to_tsquery('english', %s)::text, ' & ', ' | ')::tsquery AS q) t",
+                              (body, body, text)).fetchone()
+            if row[1]:
+                scored.append((doc_id, float(np.float32(row[0]))))
+    return sorted(scored, key=lambda t: (t[1], t[0]), reverse=True)[:k]
+
+
+def test_ranking_matches_the_engine_document_by_document(dsn):
+    r = create("postgres", dsn=dsn, batch_size=2, connections=2)  # 3 queries: two batches on two connections
+    r.index(corpus())
+    texts = ("apple cherry", "mango", "cherry grape banana")
+    run = r.search(queries(*texts), k=3)
+    for i, text in enumerate(texts):
+        assert list(run.to_dict()[f"q{i}"].items()) == engine_ranking(dsn, DOCS, text, 3)
+    assert run.doc_ids(1) == ["d7", "d5"]  # same text, same score: document id descending
+
+
+def test_ts_rank_cd_values(dsn):
+    # ts_rank_cd (PostgreSQL's tsrank.c, calc_rank_cd): each cover of a one-term query adds the
+    # weight of an unlabelled lexeme, D = 0.1, divided by 1: one occurrence 0.1, three 0.3.
+    r = create("postgres", dsn=dsn, rank="ts_rank_cd")
+    r.index(corpus())
+    run = r.search(queries("cherry"), k=10)
+    assert run.to_dict()["q0"] == {"d6": float(np.float32(0.3)), "d3": float(np.float32(0.1)),
+                                   "d2": float(np.float32(0.1))}
+    assert r.params()["rank"] == "ts_rank_cd"
+
+
+def test_operator_and_keeps_postgres_semantics(dsn):
+    r = create("postgres", dsn=dsn, operator="and", parser="plain")
+    r.index(corpus())
+    run = r.search(queries("banana cherry", "apple cherry"), k=10)
+    assert run.doc_ids(0) == ["d2"] and run.doc_ids(1) == []
+
+
+def test_hostile_queries_are_data(dsn):
+    r = create("postgres", dsn=dsn)
+    r.index(corpus())
+    hostile = ["'; DROP TABLE harness; --", "apple' OR '1'='1", "cherry & !banana | (fig <-> grape):*",
+               "\\' \\\\ \"\" \"apple", "", "the of and", "*** () -- :: & | !"]
+    run = r.search(queries(*hostile), k=10)
+    assert run.doc_ids(0) == [] and run.doc_ids(4) == [] and run.doc_ids(5) == [] and run.doc_ids(6) == []
+    assert run.doc_ids(1)[0] == "d1"
+    # websearch_to_tsquery reads & ! | ( ) <-> :* as punctuation: cherry banana fig grape, or-ed.
+    assert set(run.doc_ids(2)) == {"d1", "d2", "d3", "d6"}
+    assert r.search(queries("apple"), k=1).doc_ids(0) == ["d1"]  # the table is intact
+    assert r.stats()["n_rows"] == len(DOCS)
+
+
+def test_loaded_table_is_reused_and_rebuilt_when_incomplete(dsn):
+    first = create("postgres", dsn=dsn, config="simple")
+    first.index(corpus())
+    assert first.stats()["cache"] == "built" and first.stats()["server_version"]
+    second = create("postgres", dsn=dsn, config="simple")
+    second.index(corpus())
+    assert second.stats()["cache"] == "hit" and second.stats()["table"] == first.stats()["table"]
+    with psycopg.connect(dsn, autocommit=True) as con:
+        con.execute(psycopg.sql.SQL("DELETE FROM {} WHERE id = 'd1'").format(psycopg.sql.Identifier(first.stats()["table"])))
+    third = create("postgres", dsn=dsn, config="simple")
+    third.index(corpus())
+    assert third.stats()["cache"] == f"rebuilt ({len(DOCS) - 1} rows, not {len(DOCS)})"
+    assert third.search(queries("apple"), k=3).doc_ids(0) == ["d1"]
+    fourth = create("postgres", dsn=dsn, config="simple", cache=False)
+    fourth.index(corpus())
+    assert fourth.stats()["cache"] == "rebuilt (cache=false)"
+
+
+def test_an_existing_table_with_quoted_names(dsn):
+    with psycopg.connect(dsn, autocommit=True) as con:
+        con.execute('CREATE SCHEMA IF NOT EXISTS "My Schema"')
+        con.execute('DROP TABLE IF EXISTS "My Schema"."Articles"')
+        con.execute('CREATE TABLE "My Schema"."Articles" ("Doc ID" integer, "search vec" tsvector)')
+        con.execute('INSERT INTO "My Schema"."Articles" VALUES (1, to_tsvector(\'english\', \'mango mango\')), '
+                    '(2, to_tsvector(\'english\', \'mango kiwi\')), (9, to_tsvector(\'english\', \'mango\'))')
+    r = create("postgres", dsn=dsn, table="My Schema.Articles", id_column="Doc ID", vector_column="search vec")
+    r.index(Corpus(["1", "2"], ["", ""], ["mango mango", "mango kiwi"]))
+    run = r.search(queries("mango"), k=10)
+    assert run.doc_ids(0) == ["1", "9", "2"]  # ts_rank: 2 occurrences, then 1 in a shorter vector
+    assert r.stats()["returned_docs_not_in_corpus"] == 1 and r.stats()["cache"] == "existing table"
+    with pytest.raises(ValueError, match="no tsvector column 'Doc ID'"):
+        create("postgres", dsn=dsn, table="My Schema.Articles", id_column="Doc ID",
+                 vector_column="Doc ID").index(corpus())
+    with pytest.raises(ValueError, match="table 'nope' not found"):
+        create("postgres", dsn=dsn, table="nope").index(corpus())
+
+
+def test_bad_settings_and_connections_are_one_line_errors(dsn):
+    with pytest.raises(ValueError, match="unknown text search configuration 'klingon'"):
+        create("postgres", dsn=dsn, config="klingon").index(corpus())
+    with pytest.raises(ValueError, match="rank must be one of"):
+        create("postgres", rank="ts_rank); DROP TABLE x; --")
+    with pytest.raises(HarnessError, match="cannot connect to PostgreSQL"):
+        create("postgres", dsn="host=/nonexistent-socket-dir password=secret").index(corpus())
+    assert "secret" not in json.dumps(create("postgres", dsn="host=h password=secret").params())
+
+
+def test_missing_psycopg_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "psycopg", None)
+    with pytest.raises(HarnessError, match=r"retrieval-harness\[postgres\]"):
+        create("postgres")
+
+
+def test_cli_run(dsn, tmp_path):
+    from tests.bench.bench_helpers import write_tiny
+
+    folder = write_tiny(tmp_path / "tiny")
+    proc = subprocess.run([sys.executable, "-m", "harness", "run", "--dataset", str(folder), "--retriever", "postgres",
+                           "--param", f"dsn={dsn}", "--k", "1,3", "--output-dir", str(tmp_path / "out"), "--quiet"],
+                          capture_output=True, text=True, env=os.environ.copy())
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(next((tmp_path / "out").glob("*/postgres/metrics.json")).read_text())
+    assert doc["retriever"]["params"]["engine"] == "postgresql" and doc["retriever"]["params"]["config"] == "english"
+    assert doc["retriever_stats"]["server_version"].split()[0].count(".") >= 1
+    # tiny (tests/bench/bench_helpers.py): q1 "banana cherry" -> d2 has both terms (grade 2); q2 "fig" -> d4.
+    assert doc["metrics"]["P@1"] == 1.0
+
+
+def test_the_cluster_fixture_skips_without_the_server(monkeypatch):
+    monkeypatch.setattr(pg_cluster, "server_bindir", lambda: None)
+    with pytest.raises(pytest.skip.Exception, match="needs the PostgreSQL server binaries"):
+        next(pg_cluster.start_cluster())
