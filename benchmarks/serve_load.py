@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -26,6 +25,7 @@ import numpy as np  # noqa: E402
 
 from harness.datasets import load_dataset  # noqa: E402
 from harness.datasets.corpus import Queries  # noqa: E402
+from harness.serving import serve_process  # noqa: E402
 from retrievers import create  # noqa: E402
 from retrievers.http import HTTPRetriever  # noqa: E402
 from retrievers.http.client import fetch_all_async  # noqa: E402
@@ -36,13 +36,22 @@ def percentiles(ms: np.ndarray) -> str:
     return f"p50 {p50:.2f} ms, p90 {p90:.2f}, p95 {p95:.2f}, p99 {p99:.2f}, max {ms.max():.2f}"
 
 
-def cpu_seconds(pid: int | None = None) -> float:
-    """User + system CPU seconds of a process (this one by default), from /proc (0 where unreadable)."""
+def cpu_seconds(pid: int | None) -> float:
+    """User + system CPU seconds of process ``pid``, from /proc (NaN where unreadable)."""
     try:
-        fields = Path(f"/proc/{pid or os.getpid()}/stat").read_text().rsplit(")", 1)[1].split()
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     except (OSError, ValueError, IndexError):
-        return 0.0
+        return float("nan")
+
+
+def _child_pid() -> int | None:
+    """The pid of this process's one child (the server), from /proc (None where unreadable)."""
+    try:
+        children = Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").read_text().split()
+        return int(children[0]) if len(children) == 1 else None
+    except (OSError, ValueError):
+        return None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -58,18 +67,11 @@ def main(argv: list[str] | None = None) -> int:
     ids = [f"{i // len(ds.queries)}-{ds.queries.ids[i % len(ds.queries)]}" for i in range(n)]
     texts = [ds.queries.texts[i % len(ds.queries)] for i in range(n)]
 
-    env = {**os.environ, "HARNESS_PROGRESS": "0"}
-    server = subprocess.Popen([sys.executable, "-m", "harness", "serve", "--dataset", "scifact", "--retriever", "bm25",
-                               "--port", "0"], stdout=subprocess.PIPE, text=True, env=env)
-    try:
-        line = server.stdout.readline()
-        if " at http://" not in line:
-            print(f"harness serve did not start: {line!r}", file=sys.stderr)
-            return 1
-        url = line.split(" at ")[1].split()[0]
+    with serve_process("--dataset", "scifact", "--retriever", "bm25") as url:
+        server_pid = _child_pid()
         client = HTTPRetriever(url=url, preset="harness", concurrency=args.concurrency, timeout=30, retries=0,
                                on_failure="empty")
-        server_cpu, client_cpu = cpu_seconds(server.pid), cpu_seconds()
+        server_cpu, client_cpu = cpu_seconds(server_pid), cpu_seconds(os.getpid())
         start = time.perf_counter()
         try:
             outcomes = asyncio.run(asyncio.wait_for(
@@ -78,13 +80,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"stopped at the {args.cap:g} s cap before {n} requests completed", file=sys.stderr)
             return 1
         wall = time.perf_counter() - start
-        server_cpu, client_cpu = cpu_seconds(server.pid) - server_cpu, cpu_seconds() - client_cpu
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        server_cpu, client_cpu = cpu_seconds(server_pid) - server_cpu, cpu_seconds(os.getpid()) - client_cpu
 
     errors = [o.error for o in outcomes if o.error is not None]
     served = np.array([o.latency_s * 1000 for o in outcomes if o.latency_s is not None])

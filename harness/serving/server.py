@@ -63,3 +63,33 @@ def serve_in_thread(app, host: str = "127.0.0.1", port: int = 0, log_level: str 
         server.should_exit = True
         thread.join(10)
         sock.close()
+
+
+@contextmanager
+def serve_process(*args: str, env: dict | None = None, stop_timeout: float = 15.0) -> Iterator[str]:
+    """``harness serve --port 0 ARGS`` in a subprocess while the block runs; yields its URL. Always stopped.
+
+    Raises RuntimeError with the server's stderr if it exits before it serves.
+    """
+    import os
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-m", "harness", "serve", "--port", "0", *args]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env={**os.environ, "HARNESS_PROGRESS": "0", **(env or {})})
+    try:
+        line = process.stdout.readline()  # "serving NAME on DATASET (N documents) at URL (Ctrl-C stops)"
+        if " at http" not in line:
+            process.kill()
+            raise RuntimeError(f"harness serve did not start: {line}{process.stderr.read()}".strip())
+        yield line.split(" at ")[1].split()[0]
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=stop_timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        process.stdout.close()
+        process.stderr.close()

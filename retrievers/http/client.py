@@ -205,5 +205,18 @@ async def fetch_all_async(template: RequestTemplate, ids: list[str], texts: list
 
 def fetch_all(template: RequestTemplate, ids: list[str], texts: list[str], k: int, settings: ClientSettings,
               headers: dict[str, str]) -> list[Outcome]:
-    """Every query's :class:`Outcome`, in query order (QueryFailed on the first failure under ``fail``)."""
-    return asyncio.run(fetch_all_async(template, ids, texts, k, settings, headers))
+    """Every query's :class:`Outcome`, in query order (QueryFailed on the first failure under ``fail``).
+
+    Runs its own event loop; called from code that already runs one (a notebook), in a helper thread.
+    """
+    def run() -> list[Outcome]:
+        return asyncio.run(fetch_all_async(template, ids, texts, k, settings, headers))
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return run()
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(run).result()

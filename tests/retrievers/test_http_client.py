@@ -178,3 +178,14 @@ def test_ctrl_c_stops_cleanly_and_writes_nothing(tmp_path):
     assert len(engine.received) == 8  # concurrency 8: never more requests in flight
     assert proc.returncode == 130 and "Traceback" not in err  # 128 + SIGINT, the shell's convention
     assert not any(tmp_path.iterdir())
+
+
+def test_search_works_inside_a_running_event_loop():
+    """A notebook runs an event loop; search() then runs its own in a helper thread."""
+    import asyncio
+
+    async def inside():
+        with FakeEngine(ok) as engine:
+            return retriever(engine).search(ONE, 2)
+
+    assert asyncio.run(inside()).to_dict() == {"q1": {"q1-d0": 10.0, "q1-d1": 9.0}}

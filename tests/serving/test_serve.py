@@ -16,7 +16,7 @@ from harness.datasets import load_dataset
 from harness.datasets.corpus import Corpus, Queries
 from harness.experiment import search_run
 from harness.formats.trec import read_run
-from harness.serving import create_app, serve_in_thread
+from harness.serving import create_app, serve_in_thread, serve_process
 from retrievers import create
 from retrievers.http import HTTPRetriever
 from tests.conftest import REPO
@@ -99,24 +99,11 @@ def test_healthz(tiny):
 
 # ----------------------------------------------------------------------------- end to end
 def test_http_retriever_against_harness_serve_gives_the_in_process_run_and_ndcg(tmp_path, scifact, bm25):
-    env = {**os.environ, "HARNESS_PROGRESS": "0"}
-    server = subprocess.Popen([sys.executable, "-m", "harness", "serve", "--dataset", "scifact", "--retriever", "bm25",
-                               "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    try:
-        line = server.stdout.readline()
-        assert line.startswith("serving bm25 on scifact (5,183 documents) at http://127.0.0.1:"), (
-            line + server.stderr.read() if server.poll() is not None else line)
-        url = line.split(" at ")[1].split()[0]
+    with serve_process("--dataset", "scifact", "--retriever", "bm25") as url:
         proc = subprocess.run([sys.executable, "-m", "harness", "run", "--dataset", "scifact", "--retriever", "http",
                                "--param", f"url={url}", "--param", "preset=harness", "--param", "concurrency=8",
                                "--param", "index_check=true", "--k", "10,100", "--depth", "100", "-o", str(tmp_path)],
-                              capture_output=True, text=True, env=env, timeout=300)
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
+                              capture_output=True, text=True, env={**os.environ, "HARNESS_PROGRESS": "0"}, timeout=300)
     assert proc.returncode == 0, proc.stderr
     folder = tmp_path / "scifact" / "http"
     doc = json.loads((folder / "metrics.json").read_text())
