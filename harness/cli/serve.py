@@ -34,12 +34,12 @@ def serve(
     if max_k < 1:
         raise typer.BadParameter("--max-k must be >= 1")
     system = create(retriever, **parse_params(param))
+    sock = bind(host, port)  # first, so that a busy port is reported before the indexing
     with progress.task(f"loading {dataset}"):
         ds = load_dataset(dataset, split)
     with progress.task(f"indexing {len(ds.corpus):,} documents ({system.name})"):
         system.index(ds.corpus)
     service = create_app(system, dataset=ds.name, n_documents=len(ds.corpus), max_k=max_k)
-    sock = bind(host, port)
     if host not in LOOPBACK:
         typer.echo(f"warning: listening on {host}, reachable from other machines; the service has no "
                    f"authentication", err=True)

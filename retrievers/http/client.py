@@ -130,8 +130,7 @@ async def _attempt(client: httpx.AsyncClient, template: RequestTemplate, query_i
     request = template.render(query_id, query, k)
     try:
         response = await asyncio.wait_for(
-            client.request(request.method, request.url, params=request.params or None,
-                           json=request.body if request.body is not None else None),
+            client.request(request.method, request.url, params=request.params or None, json=request.body),
             timeout)
     except (asyncio.TimeoutError, httpx.TimeoutException) as exc:
         if isinstance(exc, httpx.ConnectTimeout):

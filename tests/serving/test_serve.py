@@ -131,3 +131,16 @@ def test_load_300_requests_at_concurrency_16(scifact, bm25):
     direct = bm25.search(Queries(list(scifact.queries.ids), list(scifact.queries.texts)), 10).canonical()
     served = run.canonical()
     assert served.doc_ids(0) == direct.doc_ids(0) and served.doc_ids(299) == direct.doc_ids(299)
+
+
+def test_a_busy_port_is_one_line_and_exit_2():
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        proc = subprocess.run([sys.executable, "-m", "harness", "serve", "--port", str(port)], capture_output=True,
+                              text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [f"error: cannot listen on 127.0.0.1:{port}: Address already in use"]
