@@ -113,14 +113,19 @@ class HTTPRetriever(Retriever):
         count = self._count
         url = self._base + count["path"]
         field = FieldPath.parse(count["field"], "count field")
+        where = f"{count['method']} {redact_url(url)}"
         try:
             response = httpx.request(count["method"], url, params=count.get("params"), json=count.get("body"),
                                      headers=self.template.header_values(), timeout=self.settings.timeout)
-            response.raise_for_status()
+        except httpx.HTTPError as exc:  # connection errors and timeouts; their text names no URL
+            raise HarnessError(f"index_check: {where} failed: {type(exc).__name__}: {exc}") from None
+        if response.status_code >= 400:
+            raise HarnessError(f"index_check: {where} answered HTTP {response.status_code}")
+        try:
             value = field.get(response.json())
-        except (httpx.HTTPError, ValueError, KeyError) as exc:
-            raise HarnessError(f"index_check: cannot read the document count ({count['method']} "
-                               f"{redact_url(url)}): {type(exc).__name__}: {exc}") from None
+        except (ValueError, KeyError) as exc:
+            raise HarnessError(f"index_check: no document count at {field.source!r} in the answer to {where} "
+                               f"({type(exc).__name__}: {exc})") from None
         if isinstance(value, bool) or not isinstance(value, int):
             raise HarnessError(f"index_check: {field.source!r} is {value!r}, not a document count")
         return value

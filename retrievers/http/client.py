@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import httpx
 
 from harness.errors import HarnessError
-from retrievers.http.template import Hits, RequestTemplate, ResponseError
+from retrievers.http.template import Hits, RequestTemplate, ResponseError, redact_url
 
 ON_FAILURE = ("fail", "empty")
 RETRY_STATUS = frozenset({429}) | frozenset(range(500, 600))
@@ -152,8 +152,8 @@ async def _attempt(client: httpx.AsyncClient, template: RequestTemplate, query_i
 
 
 def _where(url: str) -> str:
-    """``url`` without its query string (which holds the query text)."""
-    return url.split("?", 1)[0]
+    """``url`` without its query string (which holds the query text) or a password."""
+    return redact_url(url.split("?", 1)[0])
 
 
 async def _one(client, template, settings, pacer, rng, query_id, query, k) -> Outcome:

@@ -189,3 +189,16 @@ def test_search_works_inside_a_running_event_loop():
             return retriever(engine).search(ONE, 2)
 
     assert asyncio.run(inside()).to_dict() == {"q1": {"q1-d0": 10.0, "q1-d1": 9.0}}
+
+
+def test_a_password_in_the_url_stays_out_of_error_messages():
+    with FakeEngine(lambda r, n: (404, {"error": "no such index"})) as engine:
+        url = engine.url.replace("http://", "http://elastic:hunter2@")
+        with pytest.raises(QueryFailed) as failed:
+            HTTPRetriever(url=url, **FAST).search(ONE, 10)
+        with pytest.raises(Exception) as counted:
+            HTTPRetriever(url=url, index_check=True, **FAST).index(load_dataset("scifact", "test").corpus)
+    assert "HTTP 404 from GET http://elastic:<redacted>@127.0.0.1" in str(failed.value)
+    assert str(counted.value).startswith("index_check: GET http://elastic:<redacted>@127.0.0.1")
+    assert "hunter2" not in str(failed.value) + str(counted.value)
+    assert engine.received[0].headers["authorization"].startswith("Basic ")  # the password is still sent
