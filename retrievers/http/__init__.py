@@ -93,6 +93,14 @@ class HTTPRetriever(Retriever):
         wall = time.perf_counter() - start
         self._stats = {**{key: value for key, value in self._stats.items() if key == "index_check"},
                        **_outcome_stats(ids, outcomes, wall), "client": self.settings.as_dict()}
+        failed = self._stats["failed_queries"]
+        if failed:
+            from harness import progress
+
+            shown = ", ".join(failed[:5]) + (f", ... (+{len(failed) - 5} more)" if len(failed) > 5 else "")
+            progress.echo(f"warning: http retriever: {len(failed)} of {len(ids)} queries failed and have empty "
+                          f"rankings (on_failure=empty; causes in metrics.json retriever_stats.failures): {shown}",
+                          err=True)
         vocab: dict[str, int] = {}
         codes: list[int] = []
         scores: list[float] = []

@@ -202,3 +202,18 @@ def test_a_password_in_the_url_stays_out_of_error_messages():
     assert str(counted.value).startswith("index_check: GET http://elastic:<redacted>@127.0.0.1")
     assert "hunter2" not in str(failed.value) + str(counted.value)
     assert engine.received[0].headers["authorization"].startswith("Basic ")  # the password is still sent
+
+
+def test_the_empty_policy_through_the_cli_scores_failed_queries_0_and_lists_them(tmp_path):
+    ids = load_dataset("scifact", "test").queries.ids
+    failing = {ids[0], ids[1]}
+    with FakeEngine(lambda r, n: (500, {}) if r.query["id"] in failing else ok(r, n)) as engine:
+        proc = harness("run", "--dataset", "scifact", "--retriever", "http", "--param", f"url={engine.url}",
+                       "--param", "preset=harness", "--param", "on_failure=empty", "--param", "retries=0",
+                       "--k", "10", "-o", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    assert (f"warning: http retriever: 2 of 300 queries failed and have empty rankings (on_failure=empty; causes in "
+            f"metrics.json retriever_stats.failures): {', '.join(sorted(failing))}") in proc.stderr
+    doc = json.loads((tmp_path / "scifact" / "http" / "metrics.json").read_text())
+    assert doc["retriever_stats"]["failed_queries"] == sorted(failing)
+    assert all(doc["per_query"][q]["NDCG@10"] == 0 for q in failing)
