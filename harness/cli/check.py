@@ -29,6 +29,9 @@ def check(
     qrels: Optional[Path] = typer.Option(None, "--qrels", help="Qrels to mark judged documents in the listing "
                                                                "(default: the qrels the metrics name, if unchanged)."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write the verdicts as JSON here."),
+    github_summary: bool = typer.Option(False, "--github-summary",
+                                        help="Append the verdict table (Markdown) to $GITHUB_STEP_SUMMARY."),
+    junit: Optional[Path] = typer.Option(None, "--junit", help="Write JUnit XML here (one test case per metric)."),
 ) -> None:
     """Gate CURRENT on BASELINE: a verdict per metric; exit 0 pass, 1 regression, 2 bad input.
 
@@ -58,7 +61,27 @@ def check(
     typer.echo(format_report(result, baseline, current), nl=False)
     if json_out:
         write_json(json_out, result.to_dict())
+    _ci_reports(result, baseline, current, github_summary, junit)
     raise typer.Exit(result.exit_code)
+
+
+def _ci_reports(result, baseline: str, current: str, github_summary: bool, junit: Optional[Path]) -> None:
+    """--junit FILE (written atomically) and --github-summary (appended, as GitHub Actions expects)."""
+    import os
+
+    from harness.atomic import write_text
+    from harness.compare import ci
+
+    if junit:
+        write_text(junit, ci.junit_xml(result, baseline, current))
+    if github_summary:
+        summary = os.environ.get("GITHUB_STEP_SUMMARY")
+        if not summary:
+            typer.echo("warning: --github-summary: GITHUB_STEP_SUMMARY is not set (not in GitHub Actions); "
+                       "no summary written", err=True)
+            return
+        with open(summary, "a", encoding="utf-8") as handle:
+            handle.write(ci.github_summary(result, baseline, current))
 
 
 def _judgments(explicit: Optional[Path], *systems) -> dict | None:

@@ -144,3 +144,31 @@ def test_committed_baseline_passes_against_itself_through_the_entry_point():
     proc = subprocess.run(command, capture_output=True, text=True, cwd=REPO)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.count("  OK        ") == 2
+
+
+def test_check_github_summary_and_junit(harness, pair, tmp_path, monkeypatch):
+    import xml.etree.ElementTree as ET
+
+    summary = tmp_path / "summary.md"
+    summary.write_text("earlier step\n")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    bad = harness("check", "--baseline", pair["baseline"], "--current", pair["regressed"], "--metric", "NDCG@10",
+                  "--github-summary", "--junit", tmp_path / "check.xml")
+    assert bad.returncode == 1, bad.stderr
+    text = summary.read_text()
+    assert text.startswith("earlier step\n### harness check: ❌ FAILED: regression on NDCG@10\n")  # appended
+    assert "| NDCG@10 | ❌ REGRESSED | 0.5000 | 0.4000 | -0.1000 | 0.001953 | 0 / 0 / 10 |" in text
+    suite = ET.parse(tmp_path / "check.xml").getroot().find("testsuite")
+    assert (suite.get("tests"), suite.get("failures")) == ("1", "1")
+    case = suite.find("testcase")
+    assert (case.get("classname"), case.get("name")) == ("harness.check", "NDCG@10")
+    assert case.find("failure").get("message").startswith("REGRESSED NDCG@10: 0.5000 -> 0.4000 (-0.1000, p = 0.001953")
+    ok = harness("check", "--baseline", pair["baseline"], "--current", pair["same"], "--github-summary",
+                 "--junit", tmp_path / "ok.xml")
+    assert ok.returncode == 0 and summary.read_text().count("### harness check") == 2
+    assert "### harness check: ✅ PASSED" in summary.read_text()
+    ok_case = ET.parse(tmp_path / "ok.xml").getroot().find("testsuite/testcase")
+    assert ok_case.find("failure") is None and ok_case.find("system-out").text.startswith("OK NDCG@10")
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY")
+    outside = harness("check", "--baseline", pair["baseline"], "--current", pair["same"], "--github-summary")
+    assert outside.returncode == 0 and "GITHUB_STEP_SUMMARY is not set" in outside.stderr

@@ -1,0 +1,68 @@
+"""A check's verdicts in the formats CI systems read: a GitHub job-summary table and JUnit XML.
+
+* :func:`github_summary`: Markdown appended to the file named by ``$GITHUB_STEP_SUMMARY`` (GitHub
+  Actions renders it on the run's summary page): a headline (PASSED / FAILED), then one row per
+  metric with its verdict, means, change, p-value and queries better / same / worse.
+* :func:`junit_xml`: one ``<testsuite name="harness check">`` with one ``<testcase>`` per metric
+  (classname ``harness.check``, name the metric); a REGRESSED metric carries a ``<failure>``, every
+  case a ``<system-out>`` with its report line. Jenkins, GitLab, Azure Pipelines and CircleCI read it.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from harness.compare.check import REGRESSED, CheckResult
+
+_MARK = {"OK": "✅ OK", "IMPROVED": "🟢 IMPROVED", "NOISE": "⚪ NOISE", "REGRESSED": "❌ REGRESSED"}
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _settings(result: CheckResult) -> str:
+    test = "randomization test" if result.test == "randomization" else "paired t-test"
+    return f"{result.n_queries} queries, tolerance {result.tolerance:g}, alpha {result.alpha:g}, {test}"
+
+
+def headline(result: CheckResult) -> str:
+    if result.regressed:
+        return "FAILED: regression on " + ", ".join(c.metric for c in result.checks if c.verdict == REGRESSED)
+    return "PASSED"
+
+
+def github_summary(result: CheckResult, baseline: str, current: str) -> str:
+    """The verdict table as GitHub-flavoured Markdown (ends with a blank line, so summaries can stack)."""
+    lines = [f"### harness check: {'❌ ' if result.regressed else '✅ '}{headline(result)}", "",
+             f"`{_cell(current)}` against baseline `{_cell(baseline)}` ({_settings(result)})", "",
+             "| metric | verdict | baseline | current | change | p | better / same / worse |",
+             "| --- | --- | ---: | ---: | ---: | ---: | ---: |"]
+    for c in result.checks:
+        lines.append(f"| {_cell(c.metric)} | {_MARK.get(c.verdict, c.verdict)} | {c.baseline_mean:.4f} | "
+                     f"{c.current_mean:.4f} | {c.delta:+.4f} | {c.p_value:.4g} | {c.wins} / {c.ties} / {c.losses} |")
+    lines.extend(f"\n> warning: {_cell(w)}" for w in result.warnings)
+    return "\n".join(lines) + "\n\n"
+
+
+def junit_xml(result: CheckResult, baseline: str, current: str) -> str:
+    """JUnit XML: one test case per metric, a failure per REGRESSED metric."""
+    failures = sum(c.verdict == REGRESSED for c in result.checks)
+    suite = ET.Element("testsuite", name="harness check", tests=str(len(result.checks)), failures=str(failures),
+                       errors="0", skipped="0")
+    properties = ET.SubElement(suite, "properties")
+    for name, value in (("baseline", baseline), ("current", current), ("n_queries", result.n_queries),
+                        ("tolerance", result.tolerance), ("alpha", result.alpha), ("test", result.test)):
+        ET.SubElement(properties, "property", name=name, value=str(value))
+    for c in result.checks:
+        case = ET.SubElement(suite, "testcase", classname="harness.check", name=c.metric)
+        line = (f"{c.verdict} {c.metric}: {c.baseline_mean:.4f} -> {c.current_mean:.4f} ({c.delta:+.4f}, "
+                f"p = {c.p_value:.4g}; {c.wins} better, {c.ties} same, {c.losses} worse)")
+        if c.verdict == REGRESSED:
+            failure = ET.SubElement(case, "failure", message=line, type=REGRESSED)
+            failure.text = "\n".join(f"{q.query_id}: {q.baseline:.4f} -> {q.current:.4f}" for q in c.worst) or line
+        ET.SubElement(case, "system-out").text = line
+    root = ET.Element("testsuites", name="retrieval-harness", tests=suite.get("tests"), failures=str(failures))
+    root.append(suite)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

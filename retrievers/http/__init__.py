@@ -1,0 +1,163 @@
+"""The ``http`` retriever: query a live search service (Elasticsearch, OpenSearch, Solr, Vespa,
+``harness serve``, your own API) over HTTP and score what it returns.
+
+    harness run --dataset scifact --retriever http --param url=http://localhost:9200/scifact \\
+        --param preset=elasticsearch --param concurrency=8
+
+Indexing stays the service's job: :meth:`HTTPRetriever.index` only checks, with
+``index_check=true`` (or an expected number), that the service holds as many documents as the
+dataset. :meth:`HTTPRetriever.search` sends one request per query (retrievers/http/client.py) and
+returns the hits in canonical order. The request template and response mapping are in
+:meth:`params`; the client settings, per-query latencies and failures in :meth:`stats` (recorded
+as ``retriever_stats`` in metrics.json). Secrets never reach either (retrievers/http/template.py).
+Presets: retrievers/http/presets.py; user guide: docs/http.md.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from harness.datasets.corpus import Corpus, Queries
+from harness.errors import HarnessError
+from harness.run import Run
+from retrievers.base import Retriever
+from retrievers.http.client import ClientSettings, QueryFailed, fetch_all
+from retrievers.http.presets import preset as load_preset
+from retrievers.http.template import FieldPath, RequestTemplate, redact_url
+
+__all__ = ["HTTPRetriever", "QueryFailed"]
+
+class HTTPRetriever(Retriever):
+    """Search a service over HTTP (see the module docstring and docs/http.md for every parameter)."""
+
+    name = "http"
+
+    def __init__(self, url: str = "", preset: str | None = None, path: str | None = None, method: str | None = None,
+                 params: dict | None = None, body: Any = None, headers: dict | None = None,
+                 hits: str | None = None, id_field: str | None = None, score_field: str | None = None,
+                 concurrency: int = 8, timeout: float = 30.0, retries: int = 3, backoff: float = 0.1,
+                 max_backoff: float = 5.0, qps: float | None = None, on_failure: str = "fail",
+                 index_check: bool | int = False):
+        spec = load_preset(preset) if preset is not None else {}
+        overrides = {"method": method, "params": params, "body": body, "hits": hits, "id_field": id_field,
+                     "score_field": score_field}
+        spec.update({key: value for key, value in overrides.items() if value is not None})
+        if path is not None:
+            spec["path"] = path
+        if not isinstance(url, str) or not url:
+            raise HarnessError("the http retriever needs --param url=http://host:port/...")
+        self.preset = preset
+        self._count = spec.pop("count", None)
+        self._base = url.rstrip("/") if spec.get("path") else url
+        self.template = RequestTemplate.build(
+            url=self._base + spec.pop("path", ""), method=spec.get("method", "GET"), params=spec.get("params"),
+            body=spec.get("body"), headers=headers, hits=spec.get("hits"), id_field=spec.get("id_field"),
+            score_field=spec.get("score_field"), hits_optional=spec.get("hits_optional", False))
+        self.settings = ClientSettings(concurrency=concurrency, timeout=timeout, retries=retries, backoff=backoff,
+                                       max_backoff=max_backoff, qps=qps, on_failure=on_failure)
+        if not (isinstance(index_check, bool) or (isinstance(index_check, int) and index_check >= 0)):
+            raise HarnessError(f"index_check takes true, false or an expected document count; got {index_check!r}")
+        if index_check is not False and self._count is None:
+            raise HarnessError("index_check needs a preset that knows how to count documents "
+                               "(elasticsearch, opensearch, solr, vespa, harness)")
+        self.index_check = index_check
+        self._stats: dict = {}
+
+    # ------------------------------------------------------------------------- the interface
+    def params(self) -> dict:
+        return {"preset": self.preset, **self.template.describe()}
+
+    def stats(self) -> dict:
+        return dict(self._stats)
+
+    def index(self, corpus: Corpus) -> None:
+        """Nothing to build: the service holds the index. With ``index_check``, compare its size."""
+        if self.index_check is False:
+            return
+        expected = len(corpus) if self.index_check is True else int(self.index_check)
+        found = self.count_documents()
+        self._stats["index_check"] = {"expected": expected, "found": found}
+        if found != expected:
+            raise HarnessError(f"index_check: the service at {redact_url(self._base)} holds {found:,} "
+                               f"documents, expected {expected:,}")
+
+    def search(self, queries: Queries, k: int) -> Run:
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise ValueError(f"k must be an integer >= 1, got {k!r}")
+        ids, texts = list(queries.ids), list(queries.texts)
+        start = time.perf_counter()
+        outcomes = fetch_all(self.template, ids, texts, k, self.settings, self.template.header_values())
+        wall = time.perf_counter() - start
+        self._stats = {**{key: value for key, value in self._stats.items() if key == "index_check"},
+                       **_outcome_stats(ids, outcomes, wall), "client": self.settings.as_dict()}
+        failed = self._stats["failed_queries"]
+        if failed:
+            from harness import progress
+
+            shown = ", ".join(failed[:5]) + (f", ... (+{len(failed) - 5} more)" if len(failed) > 5 else "")
+            progress.echo(f"warning: http retriever: {len(failed)} of {len(ids)} queries failed and have empty "
+                          f"rankings (on_failure=empty; causes in metrics.json retriever_stats.failures): {shown}",
+                          err=True)
+        vocab: dict[str, int] = {}
+        codes: list[int] = []
+        scores: list[float] = []
+        offsets = [0]
+        for outcome in outcomes:
+            codes.extend(vocab.setdefault(doc_id, len(vocab)) for doc_id in outcome.hits.ids)
+            scores.extend(outcome.hits.scores)
+            offsets.append(len(codes))
+        run = Run.from_arrays(ids, np.asarray(offsets), np.asarray(codes, dtype=np.int64),
+                              np.asarray(scores, dtype=np.float64), list(vocab), vocab)
+        return run.truncated(k)
+
+    # ------------------------------------------------------------------------- index check
+    def count_documents(self) -> int:
+        """The number of documents the service reports (the preset's count request)."""
+        import httpx
+
+        count = self._count
+        url = self._base + count["path"]
+        field = FieldPath.parse(count["field"], "count field")
+        where = f"{count['method']} {redact_url(url)}"
+        try:
+            response = httpx.request(count["method"], url, params=count.get("params"), json=count.get("body"),
+                                     headers=self.template.header_values(), timeout=self.settings.timeout)
+        except httpx.HTTPError as exc:  # connection errors and timeouts; their text names no URL
+            raise HarnessError(f"index_check: {where} failed: {type(exc).__name__}: {exc}") from None
+        if response.status_code >= 400:
+            raise HarnessError(f"index_check: {where} answered HTTP {response.status_code}")
+        try:
+            value = field.get(response.json())
+        except (ValueError, KeyError) as exc:
+            raise HarnessError(f"index_check: no document count at {field.source!r} in the answer to {where} "
+                               f"({type(exc).__name__}: {exc})") from None
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise HarnessError(f"index_check: {field.source!r} is {value!r}, not a document count")
+        return value
+
+
+def _outcome_stats(ids: list[str], outcomes: list, wall_s: float) -> dict:
+    """Attempts, failures and latency (ms) of one search."""
+    latencies = {qid: o.latency_s * 1000 for qid, o in zip(ids, outcomes) if o.latency_s is not None}
+    failed = {qid: o.error for qid, o in zip(ids, outcomes) if o.error is not None}
+    values = np.fromiter(latencies.values(), dtype=np.float64, count=len(latencies))
+    summary = {}
+    if len(values):
+        summary = {"mean": float(values.mean()), "p50": float(np.percentile(values, 50)),
+                   "p90": float(np.percentile(values, 90)), "p95": float(np.percentile(values, 95)),
+                   "p99": float(np.percentile(values, 99)), "max": float(values.max())}
+    return {
+        "queries": len(ids),
+        "attempts": int(sum(o.attempts for o in outcomes)),
+        "retried_queries": int(sum(o.attempts > 1 for o in outcomes)),
+        "failed_queries": sorted(failed),
+        "failures": failed,
+        "wall_s": wall_s,
+        "throughput_qps": len(ids) / wall_s if wall_s > 0 else None,
+        "latency_ms": summary,
+        "query_latency_ms": latencies,
+    }
+

@@ -1,0 +1,312 @@
+"""The request template: what the ``http`` retriever sends for one query and how it reads the answer.
+
+Parsed and validated once, when the retriever is built; rendering a query is then a walk over
+pre-split strings. Placeholders (in the URL, the query-string parameters and the JSON body)::
+
+    {query}      the query text
+    {query_id}   the query id
+    {k}          the number of hits wanted (an integer)
+
+A JSON string that is exactly one placeholder takes the value's own type (``"size": "{k}"`` sends
+``"size": 10``); inside a longer string the value is inserted as text. ``{{`` and ``}}`` are
+literal braces. Any other ``{name}`` is refused up front.
+
+Header values may name environment variables, ``${SEARCH_API_KEY}``; they are expanded only when
+requests are sent, and :meth:`RequestTemplate.describe` (what results record) keeps the reference,
+never the value. A literal value of a header whose name looks secret (authorization, key, token,
+secret, password, cookie) is recorded as ``<redacted>``, as is a password in the URL.
+
+The response mapping names, as dotted paths, the list of hits in the JSON answer (``hits.hits``),
+and the id and score of a hit (``_id``, ``_score``, ``fields.id``); a path segment that is an
+integer indexes a list.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import string
+from dataclasses import dataclass
+from typing import Any, Mapping
+from urllib.parse import urlsplit, urlunsplit
+
+from harness.errors import HarnessError
+
+PLACEHOLDERS = ("query", "query_id", "k")
+METHODS = ("GET", "POST")
+_ENV_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_SECRET_HEADER = re.compile(r"auth|key|token|secret|passw|cookie|session", re.IGNORECASE)
+REDACTED = "<redacted>"
+
+
+class ResponseError(Exception):
+    """A response the mapping cannot read (never retried: the same request would get the same answer)."""
+
+
+# ----------------------------------------------------------------------------- placeholder strings
+@dataclass(frozen=True)
+class TemplateString:
+    """A string with ``{query}``, ``{query_id}``, ``{k}`` placeholders, split once into parts."""
+
+    source: str
+    parts: tuple[tuple[str, str | None], ...]  # (literal text, placeholder name or None)
+
+    @classmethod
+    def parse(cls, text: str, where: str) -> "TemplateString":
+        try:
+            pieces = list(string.Formatter().parse(text))
+        except ValueError as exc:
+            raise HarnessError(f"{where}: bad template {text!r}: {exc} (write {{{{ and }}}} for literal braces)") from None
+        parts = []
+        for literal, name, spec, conversion in pieces:
+            if name is not None and (name not in PLACEHOLDERS or spec or conversion):
+                raise HarnessError(f"{where}: unknown placeholder {{{name}}} in {text!r}; use "
+                                   f"{', '.join('{' + p + '}' for p in PLACEHOLDERS)}, or {{{{ }}}} for literal braces")
+            parts.append((literal, name))
+        return cls(text, tuple(parts))
+
+    @property
+    def whole(self) -> str | None:
+        """The placeholder name when the string is exactly one placeholder."""
+        if len(self.parts) == 1 and not self.parts[0][0] and self.parts[0][1]:
+            return self.parts[0][1]
+        return None
+
+    def render(self, values: Mapping[str, Any]) -> str:
+        return "".join(literal + ("" if name is None else str(values[name])) for literal, name in self.parts)
+
+
+def _compile_json(value: Any, where: str) -> Any:
+    """A JSON template with every string parsed into a :class:`TemplateString`."""
+    if isinstance(value, str):
+        return TemplateString.parse(value, where)
+    if isinstance(value, dict):
+        return {str(key): _compile_json(item, f"{where}.{key}") for key, item in value.items()}
+    if isinstance(value, list):
+        return [_compile_json(item, f"{where}[{i}]") for i, item in enumerate(value)]
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    raise HarnessError(f"{where}: a JSON template takes objects, lists, strings, numbers, booleans and null; "
+                       f"got {type(value).__name__}")
+
+
+def _render_json(template: Any, values: Mapping[str, Any]) -> Any:
+    if isinstance(template, TemplateString):
+        whole = template.whole
+        return values[whole] if whole else template.render(values)
+    if isinstance(template, dict):
+        return {key: _render_json(item, values) for key, item in template.items()}
+    if isinstance(template, list):
+        return [_render_json(item, values) for item in template]
+    return template
+
+
+def _source_json(template: Any) -> Any:
+    """The template as the user wrote it (for the record)."""
+    if isinstance(template, TemplateString):
+        return template.source
+    if isinstance(template, dict):
+        return {key: _source_json(item) for key, item in template.items()}
+    if isinstance(template, list):
+        return [_source_json(item) for item in template]
+    return template
+
+
+# ----------------------------------------------------------------------------- response paths
+@dataclass(frozen=True)
+class FieldPath:
+    """A dotted path into a JSON value: ``hits.hits``, ``fields.id``, ``response.docs``, ``a.0.b``."""
+
+    source: str
+    keys: tuple[str, ...]
+
+    @classmethod
+    def parse(cls, text: Any, where: str) -> "FieldPath":
+        if not isinstance(text, str) or not text or any(not key for key in text.split(".")):
+            raise HarnessError(f"{where} takes a dotted path such as hits.hits or _id; got {text!r}")
+        return cls(text, tuple(text.split(".")))
+
+    def get(self, value: Any) -> Any:
+        """The value at this path; raises KeyError naming the first missing segment."""
+        for depth, key in enumerate(self.keys):
+            if isinstance(value, dict) and key in value:
+                value = value[key]
+            elif isinstance(value, list) and key.lstrip("-").isdigit() and -len(value) <= int(key) < len(value):
+                value = value[int(key)]
+            else:
+                raise KeyError(".".join(self.keys[:depth + 1]))
+        return value
+
+
+# ----------------------------------------------------------------------------- headers
+@dataclass(frozen=True)
+class HeaderValue:
+    """A header value; ``${NAME}`` names an environment variable, read when requests are sent."""
+
+    name: str
+    source: str
+
+    @property
+    def env_vars(self) -> list[str]:
+        return _ENV_VAR.findall(self.source)
+
+    def expand(self, environ: Mapping[str, str] = os.environ) -> str:
+        def value(match: re.Match) -> str:
+            var = match.group(1)
+            if var not in environ:
+                raise HarnessError(f"header {self.name!r} names the environment variable {var}, which is not set")
+            return environ[var]
+
+        return _ENV_VAR.sub(value, self.source)
+
+    def describe(self) -> str:
+        """What results may record: the template with its ``${VAR}`` references, or ``<redacted>``."""
+        if self.env_vars or not _SECRET_HEADER.search(self.name):
+            return self.source
+        return REDACTED
+
+
+def redact_url(url: str) -> str:
+    """``url`` with any password in it replaced by ``<redacted>``."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = f"{parts.username}:{REDACTED}@{parts.hostname}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+# ----------------------------------------------------------------------------- the template
+@dataclass(frozen=True)
+class Request:
+    """One rendered request."""
+
+    method: str
+    url: str
+    params: dict[str, str]
+    body: Any  # JSON value, or None for no body
+
+
+@dataclass(frozen=True)
+class Hits:
+    """The hits of one response, in the order the service gave them."""
+
+    ids: list[str]
+    scores: list[float]
+
+
+@dataclass(frozen=True)
+class RequestTemplate:
+    method: str
+    url: TemplateString
+    params: tuple[tuple[str, TemplateString], ...]
+    body: Any  # compiled JSON template, or None
+    headers: tuple[HeaderValue, ...]
+    hits: FieldPath
+    id_field: FieldPath
+    score_field: FieldPath
+    hits_optional: bool = False  # a missing hit list means no hits (Vespa leaves out root.children)
+
+    @classmethod
+    def build(cls, url: str, method: str = "GET", params: Mapping | None = None, body: Any = None,
+              headers: Mapping | None = None, hits: str | None = None, id_field: str | None = None,
+              score_field: str | None = None, hits_optional: bool = False) -> "RequestTemplate":
+        """Validate every part once; raises HarnessError naming the part at fault."""
+        if not isinstance(url, str) or not url:
+            raise HarnessError("the http retriever needs --param url=http://host:port/...")
+        if urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).hostname:
+            raise HarnessError(f"url must be an http:// or https:// URL with a host; got {redact_url(url)!r}")
+        method = str(method).upper()
+        if method not in METHODS:
+            raise HarnessError(f"method must be GET or POST; got {method!r}")
+        if params is not None and not isinstance(params, Mapping):
+            raise HarnessError(f"params takes a JSON object of query-string parameters; got {params!r}")
+        if headers is not None and not isinstance(headers, Mapping):
+            raise HarnessError("headers takes a JSON object, e.g. {\"Authorization\": \"ApiKey ${SEARCH_API_KEY}\"}")
+        if body is not None and method == "GET":
+            raise HarnessError("a GET request has no body; use method=POST with body=")
+        missing = [name for name, value in (("hits", hits), ("id_field", id_field), ("score_field", score_field))
+                   if value is None]
+        if missing:
+            raise HarnessError(f"without a preset, the http retriever needs {', '.join(missing)} (the response "
+                               f"mapping), e.g. --param hits=hits.hits --param id_field=_id --param score_field=_score")
+        header_values = []
+        for name, value in (headers or {}).items():
+            if not isinstance(value, str):
+                raise HarnessError(f"header {name!r} must be a string; got {value!r}")
+            header_values.append(HeaderValue(str(name), value))
+        return cls(
+            method=method,
+            url=TemplateString.parse(url, "url"),
+            params=tuple((str(name), TemplateString.parse(str(value), f"params.{name}"))
+                         for name, value in (params or {}).items()),
+            body=None if body is None else _compile_json(body, "body"),
+            headers=tuple(header_values),
+            hits=FieldPath.parse(hits, "hits"),
+            id_field=FieldPath.parse(id_field, "id_field"),
+            score_field=FieldPath.parse(score_field, "score_field"),
+            hits_optional=bool(hits_optional),
+        )
+
+    def render(self, query_id: str, query: str, k: int) -> Request:
+        values = {"query": query, "query_id": query_id, "k": k}
+        return Request(self.method, self.url.render(values), {name: value.render(values) for name, value in self.params},
+                       None if self.body is None else _render_json(self.body, values))
+
+    def header_values(self, environ: Mapping[str, str] = os.environ) -> dict[str, str]:
+        """The headers with environment variables expanded (send them; never record them)."""
+        return {header.name: header.expand(environ) for header in self.headers}
+
+    def read(self, payload: Any) -> Hits:
+        """The hits of a decoded JSON response; raises ResponseError saying what is wrong."""
+        try:
+            hits = self.hits.get(payload)
+        except KeyError as exc:
+            if self.hits_optional:
+                return Hits([], [])
+            raise ResponseError(f"the response has no {exc.args[0]!r} (the hits path is {self.hits.source!r}; "
+                                f"top-level keys: {_keys(payload)})") from None
+        if not isinstance(hits, list):
+            raise ResponseError(f"{self.hits.source!r} in the response is {type(hits).__name__}, not a list of hits")
+        ids: list[str] = []
+        scores: list[float] = []
+        seen: set[str] = set()
+        for position, hit in enumerate(hits):
+            doc_id = _field(self.id_field, hit, position, "id")
+            score = _field(self.score_field, hit, position, "score")
+            if isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)):
+                raise ResponseError(f"hit {position}: id {doc_id!r} is not a string or integer")
+            if isinstance(score, bool) or not isinstance(score, (int, float)) or score != score:
+                raise ResponseError(f"hit {position}: score {score!r} is not a number")
+            doc_id = str(doc_id)
+            if doc_id in seen:
+                raise ResponseError(f"hit {position}: document {doc_id!r} appears twice in the response")
+            seen.add(doc_id)
+            ids.append(doc_id)
+            scores.append(float(score))
+        return Hits(ids, scores)
+
+    def describe(self) -> dict:
+        """The request and mapping as results record them (environment references kept, secrets never)."""
+        out = {"method": self.method, "url": redact_url(self.url.source)}
+        if self.params:
+            out["params"] = {name: value.source for name, value in self.params}
+        if self.headers:
+            out["headers"] = {header.name: header.describe() for header in self.headers}
+        if self.body is not None:
+            out["body"] = _source_json(self.body)
+        out["response"] = {"hits": self.hits.source, "id_field": self.id_field.source,
+                           "score_field": self.score_field.source}
+        return out
+
+
+def _field(path: FieldPath, hit: Any, position: int, what: str) -> Any:
+    try:
+        return path.get(hit)
+    except KeyError:
+        raise ResponseError(f"hit {position} has no {what} at {path.source!r} (its keys: {_keys(hit)})") from None
+
+
+def _keys(value: Any) -> str:
+    if isinstance(value, dict):
+        return ", ".join(sorted(map(str, value))[:10]) or "none"
+    return f"none (a {type(value).__name__})"
