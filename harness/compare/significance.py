@@ -214,22 +214,30 @@ def _check_confidence(confidence: float) -> None:
         raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
 
 
-def bootstrap_means(x: Sequence[float], resamples: int = 10_000, seed: int = 0) -> np.ndarray:
-    """The means of ``resamples`` resamplings of ``x`` with replacement (seeded, drawn in blocks)."""
+def bootstrap_means(x: Sequence[float] | np.ndarray, resamples: int = 10_000, seed: int = 0) -> np.ndarray:
+    """The means of ``resamples`` resamplings of the queries with replacement (seeded, in blocks).
+
+    ``x`` holds one value per query (1-d; returns ``resamples`` means) or one column per system or
+    metric (n x c; returns resamples x c, every column resampled with the same queries). Each block
+    of resamplings is turned into counts (how often each query was drawn), so that the means of all
+    columns are one matrix product: ``means = counts @ x / n``.
+    """
     x = np.asarray(x, dtype=np.float64)
     n = len(x)
-    if x.ndim != 1 or n == 0:
-        raise ValueError(f"the bootstrap needs a non-empty 1-d array, got shape {x.shape}")
+    if x.ndim not in (1, 2) or n == 0:
+        raise ValueError(f"the bootstrap needs a non-empty 1-d or 2-d array, got shape {x.shape}")
     if not np.isfinite(x).all():
         raise ValueError("per-query values must be finite numbers")
     if resamples < 1:
         raise ValueError(f"resamples must be >= 1, got {resamples}")
     rng = np.random.default_rng(seed)
     rows = max(1, _BLOCK_CELLS // n)
-    means = np.empty(resamples, dtype=np.float64)
+    means = np.empty((resamples,) + x.shape[1:], dtype=np.float64)
     for start in range(0, resamples, rows):
         size = min(rows, resamples - start)
-        means[start:start + size] = x[rng.integers(0, n, size=(size, n))].mean(axis=1)
+        drawn = rng.integers(0, n, size=(size, n)) + (np.arange(size, dtype=np.int64) * n)[:, None]
+        counts = np.bincount(drawn.ravel(), minlength=size * n).reshape(size, n).astype(np.float64)
+        means[start:start + size] = counts @ x / n
     return means
 
 

@@ -166,6 +166,14 @@ def test_one_sample_bootstrap_matches_normal_approximation_and_the_paired_one():
     assert paired_bootstrap_ci(a, x, resamples=500, seed=2) == bootstrap_ci(x - a, resamples=500, seed=2)
     means = bootstrap_means(x, resamples=1000, seed=5)
     assert means.shape == (1000,) and means.min() >= x.min() and means.max() <= x.max()
+    # Columns are resampled with the same queries: each column's means are the 1-d means.
+    both = bootstrap_means(np.column_stack([x, a]), resamples=1000, seed=5)
+    assert both.shape == (1000, 2)
+    assert np.allclose(both[:, 0], means, rtol=0, atol=1e-12)
+    assert np.allclose(both[:, 1], bootstrap_means(a, resamples=1000, seed=5), rtol=0, atol=1e-12)
+    # A resample's mean is a mean of drawn values: check one block against a direct gather.
+    drawn = np.random.default_rng(5).integers(0, 300, size=(1000, 300))
+    assert np.allclose(means, x[drawn].mean(axis=1), rtol=0, atol=1e-12)
     with pytest.raises(ValueError):
         bootstrap_ci([], resamples=10)
     with pytest.raises(ValueError):
