@@ -235,7 +235,11 @@ def bootstrap_means(x: Sequence[float] | np.ndarray, resamples: int = 10_000, se
     means = np.empty((resamples,) + x.shape[1:], dtype=np.float64)
     for start in range(0, resamples, rows):
         size = min(rows, resamples - start)
-        drawn = rng.integers(0, n, size=(size, n)) + (np.arange(size, dtype=np.int64) * n)[:, None]
+        drawn = rng.integers(0, n, size=(size, n))
+        if x.ndim == 1:  # one column: gathering the drawn values is cheaper than counting them
+            means[start:start + size] = x[drawn].mean(axis=1)
+            continue
+        drawn += (np.arange(size, dtype=np.int64) * n)[:, None]
         counts = np.bincount(drawn.ravel(), minlength=size * n).reshape(size, n).astype(np.float64)
         means[start:start + size] = counts @ x / n
     return means
