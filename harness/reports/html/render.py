@@ -155,8 +155,8 @@ def warnings(report: Report) -> str:
 
 
 def _script_json(obj) -> str:
-    """JSON safe inside <script>: no '</' (closing tag) or '<!--' sequences."""
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/").replace("<!--", "<\\!--")
+    """JSON safe inside <script>: '<' occurs only in strings, written as \\u003c (no '</script>', no '<!--')."""
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
 
 
 def explorer_payload(sections: list[DatasetSection]) -> dict:
