@@ -8,6 +8,7 @@ from typing import List, Optional
 import typer
 
 from harness.cli import app
+from harness.cli.options import ALPHA_OPTION, PERMUTATIONS_OPTION, RESAMPLES_OPTION, SEED_OPTION, TEST_OPTION
 
 
 @app.command()
@@ -25,11 +26,11 @@ def report(
                                                      "(repeatable; LABEL: the leaderboard row)."),
     top_k: int = typer.Option(10, "--top-k", help="Documents of each system's ranking shown per query."),
     title: str = typer.Option("Retrieval report", "--title", help="Page title."),
-    test: str = typer.Option("randomization", "--test", help="Paired test: randomization or t."),
-    alpha: float = typer.Option(0.05, "--alpha", help="Significance level (after Holm's correction)."),
-    permutations: int = typer.Option(10_000, "--permutations", help="Sign permutations of the randomization test."),
-    resamples: int = typer.Option(10_000, "--resamples", help="Bootstrap resamples of the intervals."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the randomization test and the bootstrap."),
+    test: str = TEST_OPTION,
+    alpha: float = ALPHA_OPTION,
+    permutations: int = PERMUTATIONS_OPTION,
+    resamples: int = RESAMPLES_OPTION,
+    seed: int = SEED_OPTION,
     intersection: bool = typer.Option(False, "--intersection",
                                       help="Compare on the queries common to a dataset's results instead of "
                                            "refusing different query sets."),

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -14,6 +13,7 @@ import pytest
 from harness.compare import Settings
 from harness.reports.html import build_report, load_results, render
 from tests.compare.helpers import write_result
+from tests.compare.test_cli import harness  # noqa: F401  (the fixture running the CLI in-process)
 
 FAST = Settings(permutations=2000, resamples=2000)
 
@@ -95,24 +95,6 @@ def test_efficiency_block_is_shown_when_present(tmp_path):
     assert rows["fast"]["latency_ms.p99"] == 3.25 and rows["fast"]["hardware.cpu"] == "x"
     assert rows["fast"]["queries_per_s"] == pytest.approx(2 / 0.5)  # 2 queries in 0.5 s
     assert "latency_ms.p99" not in rows["slow"] and rows["slow"]["index_s"] == 4.0
-
-
-@pytest.fixture
-def harness(capsys, monkeypatch):
-    from harness.cli import main
-
-    def call(*args):
-        monkeypatch.setattr(sys, "argv", ["harness", *map(str, args)])
-        capsys.readouterr()
-        try:
-            main()
-            code = 0
-        except SystemExit as exc:
-            code = exc.code or 0
-        out = capsys.readouterr()
-        return SimpleNamespace(returncode=code, stdout=out.out, stderr=out.err)
-
-    return call
 
 
 def test_cli_bad_input_is_one_line_exit_2_and_nothing_written(harness, two_datasets, tmp_path):
