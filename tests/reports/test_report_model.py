@@ -30,14 +30,16 @@ def _result(folder: Path, dataset: str, column: list[float], texts: dict | None 
 
 @pytest.fixture
 def two_datasets(tmp_path):
-    """Datasets a (40 queries) and b (30); systems strong = weak + 0.3 everywhere, twin = weak; b lacks twin."""
+    """Datasets a (40 queries) and b (30); strong = weak + 0.3 everywhere, twin = weak, noisy = weak + noise;
+    b has only strong and weak."""
     rng = np.random.default_rng(3)
     columns = {}
     for dataset, n in (("a", 40), ("b", 30)):
         weak = rng.random(n) * 0.6
-        columns[dataset] = {"weak": weak, "strong": weak + 0.3, "twin": weak.copy()}
+        columns[dataset] = {"weak": weak, "strong": weak + 0.3, "twin": weak.copy(),
+                            "noisy": np.clip(weak + rng.normal(0.02, 0.15, n), 0, 1)}
         for name, column in columns[dataset].items():
-            if dataset == "b" and name == "twin":
+            if dataset == "b" and name in ("twin", "noisy"):
                 continue
             _result(tmp_path / dataset / name, dataset, column.tolist())
     return SimpleNamespace(root=tmp_path, columns=columns)
@@ -46,19 +48,20 @@ def two_datasets(tmp_path):
 def test_average_row_groups_and_best(two_datasets):
     groups = load_results([str(two_datasets.root)])
     assert {label: [s.name for s in systems] for label, systems in groups.items()} == \
-        {"a": ["strong", "twin", "weak"], "b": ["strong", "weak"]}
+        {"a": ["noisy", "strong", "twin", "weak"], "b": ["strong", "weak"]}
     report = build_report(groups, ["NDCG@10"], baseline="weak", settings=FAST)
     a, b = report.datasets
     cells = a.cells["NDCG@10"]
     columns = two_datasets.columns
-    for name in ("weak", "strong", "twin"):
+    for name in ("weak", "strong", "twin", "noisy"):
         assert cells[name]["mean"] == pytest.approx(columns["a"][name].mean(), abs=1e-12)
         assert cells[name]["low"] < cells[name]["mean"] < cells[name]["high"] or name != "strong"
     # strong is +0.3 on every query: significantly better than both; twin and weak are identical.
-    assert cells["strong"]["groups"] == "a" and cells["twin"]["groups"] == cells["weak"]["groups"] == "b"
+    assert cells["strong"]["groups"] == "a" and not set("a") & set(cells["weak"]["groups"] + cells["noisy"]["groups"])
+    assert cells["twin"]["groups"] == cells["weak"]["groups"]
     assert cells["strong"]["best"] and not cells["weak"]["best"]
     average = report.average["NDCG@10"]
-    assert set(average) == {"strong", "weak"}  # twin has no value on b
+    assert set(average) == {"strong", "weak"}  # twin and noisy have no value on b
     expected = (columns["a"]["strong"].mean() + columns["b"]["strong"].mean()) / 2
     assert average["strong"]["mean"] == pytest.approx(expected, abs=1e-12)
     assert average["strong"]["low"] < expected < average["strong"]["high"]
@@ -68,6 +71,17 @@ def test_average_row_groups_and_best(two_datasets):
     versus = {(v["system"], v["metric"]): v for v in a.versus}
     assert versus[("strong", "NDCG@10")]["difference"] == pytest.approx(0.3, abs=1e-12)
     assert versus[("strong", "NDCG@10")]["significant"] and not versus[("twin", "NDCG@10")]["significant"]
+    # The baseline comparisons are harness compare's numbers (same test, seed, draws and Holm family).
+    from harness.compare import align, compare
+
+    reference = compare(align(groups["a"], ["NDCG@10"]), "weak", FAST)
+    assert reference.cells[("noisy", "NDCG@10")].stats.ci_low < reference.cells[("noisy", "NDCG@10")].stats.ci_high
+    for (name, _), cell in reference.cells.items():
+        mine = versus[(name, "NDCG@10")]
+        assert mine["low"] == pytest.approx(cell.stats.ci_low, abs=1e-12)
+        assert mine["high"] == pytest.approx(cell.stats.ci_high, abs=1e-12)
+        assert mine["p_holm"] == cell.p_value and mine["significant"] == cell.significant
+        assert (mine["wins"], mine["ties"], mine["losses"]) == (cell.stats.wins, cell.stats.ties, cell.stats.losses)
     page = render(report)
     assert page.count('class="average"') == 1 and 'data-groups="a"' in page
 

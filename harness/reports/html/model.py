@@ -9,8 +9,9 @@ Per dataset (the systems evaluated on it, aligned on their queries, :func:`harne
   chosen paired test, as ``harness compare``), the p-values of the n(n-1)/2 pairs are
   Holm-adjusted, and :func:`~harness.compare.significance.rank_groups` splits the ranking into
   maximal runs of consecutive ranks without a significant pair, lettered a, b, c...;
-* every system against the baseline: :func:`harness.compare.compare` (difference, paired bootstrap
-  interval, Holm across the systems; the numbers ``harness compare`` prints);
+* every system against the baseline: difference, paired bootstrap interval (the differences of
+  the cells' resampled means: the same draws as :func:`harness.compare.compare` makes), the chosen
+  test's p-value Holm-adjusted across the systems; the numbers ``harness compare`` prints;
 * the per-query values, query texts, judged documents with grades and each system's top k, for
   the explorer.
 
@@ -27,7 +28,7 @@ from typing import Sequence
 
 import numpy as np
 
-from harness.compare import Settings, SystemResult, align, compare
+from harness.compare import Settings, SystemResult, align
 from harness.compare.load import find_qrels
 from harness.compare.plots import curves
 from harness.compare.significance import (bootstrap_means, holm_bonferroni, paired_t_test, percentile_interval,
@@ -158,23 +159,25 @@ def _letters(count: int) -> list[str]:
     return [alphabet[i] if i < 26 else f"{alphabet[i // 26 - 1]}{alphabet[i % 26]}" for i in range(count)]
 
 
-def pairwise_different(columns: list[np.ndarray], settings: Settings, known: dict[tuple[int, int], float]) -> np.ndarray:
-    """n x n: whether systems i and j differ significantly (Holm over all pairs; ``known`` raw p-values reused)."""
+def pair_p_values(columns: list[np.ndarray], settings: Settings) -> dict[tuple[int, int], float]:
+    """Raw two-sided p-value of the chosen paired test (as ``harness compare``) for every pair i < j."""
+    p = {}
+    for i in range(len(columns)):
+        for j in range(i + 1, len(columns)):
+            if settings.test == "t":
+                p[(i, j)] = paired_t_test(columns[i], columns[j]).p_value
+            else:
+                p[(i, j)] = randomization_test(columns[i], columns[j], permutations=settings.permutations,
+                                               seed=settings.seed).p_value
+    return p
+
+
+def pairwise_different(columns: list[np.ndarray], p: dict[tuple[int, int], float], alpha: float) -> np.ndarray:
+    """n x n: whether systems i and j differ significantly (Holm-adjusted over all the pairs)."""
     n = len(columns)
-    pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
-    p = []
-    for i, j in pairs:
-        if (i, j) in known:
-            p.append(known[(i, j)])
-        elif settings.test == "t":
-            p.append(paired_t_test(columns[i], columns[j]).p_value)
-        else:
-            p.append(randomization_test(columns[i], columns[j], permutations=settings.permutations,
-                                        seed=settings.seed).p_value)
-    adjusted = holm_bonferroni(p)
     different = np.zeros((n, n), dtype=bool)
-    for (i, j), q in zip(pairs, adjusted.tolist()):
-        different[i, j] = different[j, i] = q < settings.alpha and columns[i].mean() != columns[j].mean()
+    for (i, j), q in zip(p, holm_bonferroni(list(p.values())).tolist()):
+        different[i, j] = different[j, i] = q < alpha and columns[i].mean() != columns[j].mean()
     return different
 
 
@@ -226,49 +229,46 @@ def dataset_section(label: str, systems: list[SystemResult], metrics: list[str],
     base = baseline if baseline in names else names[0]
     if baseline is not None and baseline not in names:
         warnings.append(f"baseline {baseline!r} has no result on {label}: {base} is the baseline here")
-    comparison = compare(aligned, base, settings) if len(names) > 1 else None
     columns = [aligned.of(n, m) for m in metrics for n in names]
     resampled = bootstrap_means(np.column_stack(columns), settings.resamples, settings.seed)
     cells: dict = {}
-    by_column = {}
+    draws = {}
     for c, (metric, name) in enumerate((m, n) for m in metrics for n in names):
         ci = percentile_interval(resampled[:, c], settings.confidence, settings.seed)
         cells.setdefault(metric, {})[name] = {"mean": float(aligned.of(name, metric).mean()),
                                               "low": ci.low, "high": ci.high}
-        by_column[(name, metric)] = resampled[:, c]
+        draws[(name, metric)] = resampled[:, c]
+    versus, deltas = [], {}
+    b = names.index(base)
+    others = [i for i in range(len(names)) if i != b]
     for metric in metrics:
         row = cells[metric]
         top = max(v["mean"] for v in row.values())
         for v in row.values():
             v["best"] = v["mean"] == top and len(row) > 1
-        known = {}
-        if comparison is not None:
-            b = names.index(base)
-            for (name, m), cell in comparison.cells.items():
-                if m == metric:
-                    i = names.index(name)
-                    p = cell.stats.p_t if settings.test == "t" else cell.stats.p_randomization
-                    known[(min(i, b), max(i, b))] = p
-        different = pairwise_different([aligned.of(n, metric) for n in names], settings, known)
-        groups = rank_groups([row[n]["mean"] for n in names], different)
+        values = [aligned.of(n, metric) for n in names]
+        p = pair_p_values(values, settings)
+        groups = rank_groups([row[n]["mean"] for n in names], pairwise_different(values, p, settings.alpha)) \
+            if len(names) > 1 else []
         for letter, group in zip(_letters(len(groups)), groups):
             for i in group:
                 row[names[i]]["groups"] = row[names[i]].get("groups", "") + letter
-    versus = []
-    deltas = {}
-    if comparison is not None:
-        for (name, metric), cell in comparison.cells.items():
-            s = cell.stats
-            versus.append({"system": name, "metric": metric, "difference": s.difference, "low": s.ci_low,
-                           "high": s.ci_high, "p_holm": cell.p_value, "significant": cell.significant,
-                           "wins": s.wins, "ties": s.ties, "losses": s.losses})
-            deltas[(name, metric)] = aligned.of(name, metric) - aligned.of(base, metric)
+        # Against the baseline: harness compare's family (Holm over the other systems). Every column
+        # was resampled with the same queries, so the paired interval is that of the drawn differences.
+        adjusted = holm_bonferroni([p[(min(i, b), max(i, b))] for i in others])
+        for i, q in zip(others, adjusted.tolist()):
+            d = values[i] - values[b]
+            ci = percentile_interval(draws[(names[i], metric)] - draws[(base, metric)], settings.confidence)
+            versus.append({"system": names[i], "metric": metric, "difference": float(d.mean()), "low": ci.low,
+                           "high": ci.high, "p_holm": q, "significant": q < settings.alpha and d.mean() != 0,
+                           "wins": int((d > 0).sum()), "ties": int((d == 0).sum()), "losses": int((d < 0).sum())})
+            deltas[(names[i], metric)] = d
     info = result_info(systems[0])
     explorer = explorer_data(label, aligned, base, top_k, systems, info, source, warnings)
     return DatasetSection(label=label, systems=names, baseline=base, n_queries=len(aligned.query_ids), cells=cells,
                           versus=versus, curves=curves(systems), deltas=deltas, explorer=explorer,
                           efficiency=[(s.name, _efficiency(result_info(s))) for s in systems], warnings=warnings,
-                          resampled=by_column)
+                          resampled=draws)
 
 
 def _top_codes(system: SystemResult, query_ids: list[str], k: int, vocabulary: dict[str, int],
@@ -347,8 +347,13 @@ def average_row(sections: list[DatasetSection], metrics: list[str], systems: lis
         for name in systems:
             if not all(name in s.systems for s in sections):
                 continue
-            draws = np.mean([s.resampled[(name, metric)] for s in sections], axis=0)
-            ci = percentile_interval(draws, confidence, seed)
+            # Datasets of equal size drew the same query positions (same seed): pairing the k-th
+            # dataset's draws in a random order (seeded) makes the datasets' resamplings independent.
+            parts = []
+            for k, section in enumerate(sections):
+                draws = section.resampled[(name, metric)]
+                parts.append(draws[np.random.default_rng(seed + k).permutation(len(draws))] if k else draws)
+            ci = percentile_interval(np.mean(parts, axis=0), confidence, seed)
             row[name] = {"mean": float(np.mean([s.cells[metric][name]["mean"] for s in sections])),
                          "low": ci.low, "high": ci.high}
         if row:
