@@ -113,7 +113,7 @@ def _value(value) -> str:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return escape(str(value))
     size = abs(value)
-    if size >= 1000:
+    if size >= 100:
         return f"{value:,.0f}"
     if size >= 1 or value == 0:
         return f"{value:,.2f}".rstrip("0").rstrip(".") if isinstance(value, float) else str(value)
