@@ -95,7 +95,9 @@
         row.appendChild(el("td", { "class": "num " + (dq > 0 ? "up" : dq < 0 ? "down" : ""), text: signed(dq) }));
       }
       if (q === state.open) row.className = "open";
+      row.tabIndex = 0; // keyboard: Tab to a row, Enter opens it
       row.addEventListener("click", openQuery.bind(null, q));
+      row.addEventListener("keydown", function (q, event) { if (event.key === "Enter") openQuery(q); }.bind(null, q));
       body.appendChild(row);
     }
     var pages = Math.max(1, Math.ceil(order.length / PAGE));
