@@ -60,8 +60,12 @@ class ResultInfo:
 
 
 def result_info(system: SystemResult) -> ResultInfo:
-    """The only place that reads raw metrics.json keys (``system.document``)."""
-    doc = system.document if isinstance(system.document, dict) else {}
+    """The only place that reads metrics.json keys: from ``system.document`` as JSON (the parsed
+    object, or a typed document's ``to_json()``), so unknown blocks such as ``efficiency`` are read too."""
+    doc = system.document
+    if not isinstance(doc, dict):
+        to_json = getattr(doc, "to_json", None)
+        doc = to_json() if callable(to_json) else {}
 
     def block(obj, key) -> dict:
         value = obj.get(key) if isinstance(obj, dict) else None
