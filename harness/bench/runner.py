@@ -4,7 +4,7 @@ For each dataset (in config order) and each retriever: compute the cell's finger
 file checksums, retriever params, evaluation settings); if the cell's folder already records it,
 reuse the cell; otherwise load the dataset (once, on first need), run the experiment and write the
 cell's folder (metrics.json last). A cell that fails is recorded with its error and the others go
-on (``fail_fast`` stops instead). Finally ``leaderboard.md``, ``leaderboard.json`` and ``bench.json``
+on (``fail_fast`` stops instead). Finally ``leaderboard.md``, ``leaderboard.json``, ``report.html`` and ``bench.json``
 (the manifest: config, cells, status) are written, all atomically. Killing a benchmark midway
 leaves the finished cells intact; running it again skips them.
 
@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -234,12 +235,26 @@ class BenchRunner:
             write_json(self._memo_path, self._memo)
         write_json(folder / "leaderboard.json", result.board)
         write_text(folder / "leaderboard.md", leaderboard.markdown(result.board, self.config.description))
+        self.write_report(result)
         from harness.versions import versions
 
         write_json(folder / "bench.json", {
             "schema": MANIFEST_SCHEMA, "config_path": self.config.source, "config": self.config.to_dict(),
             "evaluation": self.evaluation, "cells": result.board["cells"], "counts": result.counts,
             "seconds": round(result.seconds, 3), "versions": versions(), "created": result.board["created"]})
+
+    def write_report(self, result: BenchResult) -> None:
+        """report.html beside leaderboard.md; a failure costs the page (a warning), never the benchmark."""
+        from harness.reports.html import write_bench_report
+
+        done = [(o.cell.dataset.label, o.cell.retriever.label, o.cell.folder, o.cell.dataset.source)
+                for o in result.outcomes if o.status in ("run", "reused")]
+        if not done:
+            return
+        try:
+            write_bench_report(result.folder / "report.html", done, self.config.metrics, f"Benchmark {self.config.name}")
+        except Exception as exc:  # noqa: BLE001 - the leaderboard is written; the page is extra
+            print(f"warning: report.html not written: {_one_line(exc)}", file=sys.stderr)
 
 
 def run_bench(config: BenchConfig, *, force: bool = False, fail_fast: bool = False, dry_run: bool = False,

@@ -17,6 +17,7 @@ def _register() -> None:
     from harness.cli import check, compare  # noqa: F401
     from harness.cli import bench  # noqa: F401
     from harness.cli import serve  # noqa: F401
+    from harness.cli import report  # noqa: F401
 
 
 def main() -> None:

@@ -8,6 +8,7 @@ from typing import List, Optional
 import typer
 
 from harness.cli import app
+from harness.cli.options import ALPHA_OPTION, PERMUTATIONS_OPTION, RESAMPLES_OPTION, SEED_OPTION, TEST_OPTION
 
 DEFAULT_METRICS = ("NDCG@10", "Recall@100", "MRR@10")
 
@@ -21,11 +22,11 @@ def compare(
                                                     "MRR@10 where present)."),
     baseline: Optional[str] = typer.Option(None, "--baseline", "-b", help="Baseline system name (default: the first)."),
     qrels: Optional[Path] = typer.Option(None, "--qrels", help="Qrels for run files (TREC or BEIR tsv)."),
-    test: str = typer.Option("randomization", "--test", help="Test that decides significance: randomization or t."),
-    alpha: float = typer.Option(0.05, "--alpha", help="Significance level (after Holm's correction)."),
-    permutations: int = typer.Option(10_000, "--permutations", help="Sign permutations of the randomization test."),
-    resamples: int = typer.Option(10_000, "--resamples", help="Bootstrap resamples of the confidence interval."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the randomization test and the bootstrap."),
+    test: str = TEST_OPTION,
+    alpha: float = ALPHA_OPTION,
+    permutations: int = PERMUTATIONS_OPTION,
+    resamples: int = RESAMPLES_OPTION,
+    seed: int = SEED_OPTION,
     intersection: bool = typer.Option(False, "--intersection",
                                       help="Compare on the queries common to all results instead of refusing "
                                            "different query sets."),

@@ -69,3 +69,12 @@ def build_evaluator(k: str | None, metric: list[str] | None, relevance_threshold
     evaluator = Evaluator(parse_metrics(metric, k_values), k_values=k_values,
                           relevance_threshold=relevance_threshold, ignore_identical_ids=not keep_identical_ids)
     return evaluator, k_values
+
+
+# ----------------------------------------------------------------------------- significance options
+# Shared by the commands that test systems against each other (compare, report).
+TEST_OPTION = typer.Option("randomization", "--test", help="Test that decides significance: randomization or t.")
+ALPHA_OPTION = typer.Option(0.05, "--alpha", help="Significance level (after Holm's correction).")
+PERMUTATIONS_OPTION = typer.Option(10_000, "--permutations", help="Sign permutations of the randomization test.")
+RESAMPLES_OPTION = typer.Option(10_000, "--resamples", help="Bootstrap resamples of the confidence intervals.")
+SEED_OPTION = typer.Option(0, "--seed", help="Seed of the randomization test and the bootstrap.")

@@ -23,9 +23,15 @@ two systems are interchangeable (mean difference 0).
 * :func:`paired_bootstrap_ci` -- percentile confidence interval of ``mean(d)``: queries are
   resampled with replacement ``resamples`` times (seeded) and the interval is the
   ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` quantiles of the resampled means.
+  :func:`bootstrap_ci` is the same interval for the mean of one system's values (a leaderboard
+  cell), and :func:`bootstrap_means` returns the resampled means themselves (the mean over several
+  datasets resamples each dataset's queries independently and averages the draws).
 * :func:`holm_bonferroni` -- Holm's step-down adjustment of m p-values (sorted ascending
   ``p_(1) <= ... <= p_(m)``): ``adj_(j) = max_{i <= j} min(1, (m - i + 1) * p_(i))``. Rejecting where
   ``adj < alpha`` controls the family-wise error rate at ``alpha``.
+* :func:`rank_groups` -- systems ranked by mean, split into groups that are not significantly
+  different: each group is a maximal run of consecutive ranks in which no pair differs
+  significantly (a system may belong to two overlapping groups, as in a compact letter display).
 
 Random draws are made in blocks of sign (or index) matrices so that memory stays bounded
 (about ``_BLOCK_CELLS`` cells per block) while the work stays in numpy.
@@ -167,24 +173,61 @@ class BootstrapResult:
     seed: int
 
 
+def _check_confidence(confidence: float) -> None:
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
+
+
+def bootstrap_means(x: Sequence[float] | np.ndarray, resamples: int = 10_000, seed: int = 0) -> np.ndarray:
+    """The means of ``resamples`` resamplings of the queries with replacement (seeded, in blocks).
+
+    ``x`` holds one value per query (1-d; returns ``resamples`` means) or one column per system or
+    metric (n x c; returns resamples x c, every column resampled with the same queries). Each block
+    of resamplings is turned into counts (how often each query was drawn), so that the means of all
+    columns are one matrix product: ``means = counts @ x / n``.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    n = len(x)
+    if x.ndim not in (1, 2) or n == 0:
+        raise ValueError(f"the bootstrap needs a non-empty 1-d or 2-d array, got shape {x.shape}")
+    if not np.isfinite(x).all():
+        raise ValueError("per-query values must be finite numbers")
+    if resamples < 1:
+        raise ValueError(f"resamples must be >= 1, got {resamples}")
+    rng = np.random.default_rng(seed)
+    rows = max(1, _BLOCK_CELLS // n)
+    means = np.empty((resamples,) + x.shape[1:], dtype=np.float64)
+    for start in range(0, resamples, rows):
+        size = min(rows, resamples - start)
+        drawn = rng.integers(0, n, size=(size, n))
+        if x.ndim == 1:  # one column: gathering the drawn values is cheaper than counting them
+            means[start:start + size] = x[drawn].mean(axis=1)
+            continue
+        drawn += (np.arange(size, dtype=np.int64) * n)[:, None]
+        counts = np.bincount(drawn.ravel(), minlength=size * n).reshape(size, n).astype(np.float64)
+        means[start:start + size] = counts @ x / n
+    return means
+
+
+def percentile_interval(means: np.ndarray, confidence: float = 0.95, seed: int = 0) -> BootstrapResult:
+    """The ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` quantiles of resampled means."""
+    _check_confidence(confidence)
+    tail = (1.0 - confidence) / 2.0
+    low, high = np.quantile(means, [tail, 1.0 - tail])
+    return BootstrapResult(float(low), float(high), confidence, len(means), seed)
+
+
+def bootstrap_ci(x: Sequence[float], resamples: int = 10_000, confidence: float = 0.95,
+                 seed: int = 0) -> BootstrapResult:
+    """Percentile bootstrap interval of ``mean(x)`` over queries resampled with replacement."""
+    _check_confidence(confidence)
+    return percentile_interval(bootstrap_means(x, resamples, seed), confidence, seed)
+
+
 def paired_bootstrap_ci(a: Sequence[float], b: Sequence[float], resamples: int = 10_000, confidence: float = 0.95,
                         seed: int = 0) -> BootstrapResult:
     """Percentile bootstrap interval of ``mean(b - a)`` over queries resampled with replacement."""
-    d = _differences(a, b)
-    n = len(d)
-    if resamples < 1:
-        raise ValueError(f"resamples must be >= 1, got {resamples}")
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
-    rng = np.random.default_rng(seed)
-    rows = max(1, _BLOCK_CELLS // n)
-    means = np.empty(resamples, dtype=np.float64)
-    for start in range(0, resamples, rows):
-        size = min(rows, resamples - start)
-        means[start:start + size] = d[rng.integers(0, n, size=(size, n))].mean(axis=1)
-    tail = (1.0 - confidence) / 2.0
-    low, high = np.quantile(means, [tail, 1.0 - tail])
-    return BootstrapResult(float(low), float(high), confidence, resamples, seed)
+    return bootstrap_ci(_differences(a, b), resamples, confidence, seed)
 
 
 def holm_bonferroni(p_values: Sequence[float]) -> np.ndarray:
@@ -202,6 +245,32 @@ def holm_bonferroni(p_values: Sequence[float]) -> np.ndarray:
     adjusted = np.empty(m, dtype=np.float64)
     adjusted[order] = np.maximum.accumulate(scaled)
     return adjusted
+
+
+def rank_groups(means: Sequence[float], different: np.ndarray) -> list[list[int]]:
+    """Groups of systems that are not significantly different, best first (see the module docstring).
+
+    ``means[i]`` is system i's mean; ``different[i, j]`` is true when systems i and j differ
+    significantly. Systems are ranked by mean, descending (ties keep the input order). Returns the
+    maximal runs of consecutive ranks without a significant pair, each as system indices in rank
+    order; a system significantly different from both neighbours forms a group of its own.
+    """
+    means = np.asarray(means, dtype=np.float64)
+    different = np.asarray(different, dtype=bool)
+    n = len(means)
+    if different.shape != (n, n):
+        raise ValueError(f"'different' must be {n} x {n}, got {different.shape}")
+    order = np.argsort(-means, kind="stable").tolist()
+    groups: list[list[int]] = []
+    last_end = -1
+    for start in range(n):
+        end = start
+        while end + 1 < n and not any(different[order[end + 1], order[i]] for i in range(start, end + 1)):
+            end += 1
+        if end > last_end:  # not inside the previous group
+            groups.append(order[start:end + 1])
+            last_end = end
+    return groups
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -96,6 +97,15 @@ def test_cells_and_leaderboard(setup):
 
     manifest = json.loads((out / "bench.json").read_text())
     assert manifest["config"] == config.to_dict() and manifest["counts"]["run"] == 2
+
+    # report.html beside leaderboard.md: the same means, the dataset's judgments found from its path.
+    page = (out / "report.html").read_text()
+    means = dict(re.findall(r'data-system="([^"]+)" data-mean="([^"]+)"', page)[:2])
+    assert float(means["overlap"]) == 1.0 and float(means["mine"]) == pytest.approx(NDCG3_RUN_FILE, abs=1e-12)
+    data = json.loads(re.search(r'<script type="application/json" id="report-data">(.*?)</script>', page).group(1))
+    explorer = data["datasets"][0]
+    assert explorer["label"] == "tiny" and explorer["systems"] == ["overlap", "mine"]
+    assert explorer["judged"] is not None and len(explorer["judged"]) == 2
     assert [c["status"] for c in manifest["cells"]] == ["run", "run"]
 
 

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from harness.compare.significance import (compare_paired, holm_bonferroni, paired_bootstrap_ci, paired_t_test,
-                                          randomization_test, t_two_sided_p)
+from harness.compare.significance import (bootstrap_ci, bootstrap_means, compare_paired, holm_bonferroni,
+                                          paired_bootstrap_ci, paired_t_test, randomization_test, rank_groups,
+                                          t_two_sided_p)
 
 
 # ------------------------------------------------------------------ t distribution
@@ -150,6 +151,33 @@ def test_bootstrap_interval_matches_normal_approximation():
     assert paired_bootstrap_ci(np.zeros(400), d, resamples=20_000, seed=3) == ci
 
 
+
+def test_one_sample_bootstrap_matches_normal_approximation_and_the_paired_one():
+    # One system's mean: the percentile interval is close to mean +- 1.96 sd / sqrt(n) (n = 300 values
+    # in [0, 1], like nDCG per query); the paired interval is the one-sample interval of b - a.
+    rng = np.random.default_rng(7)
+    x = rng.beta(0.6, 0.4, 300)
+    ci = bootstrap_ci(x, resamples=20_000, seed=5)
+    half = 1.959964 * x.std(ddof=1) / math.sqrt(300)
+    assert ci.low == pytest.approx(x.mean() - half, abs=0.1 * half)
+    assert ci.high == pytest.approx(x.mean() + half, abs=0.1 * half)
+    a = rng.random(300)
+    assert paired_bootstrap_ci(a, x, resamples=500, seed=2) == bootstrap_ci(x - a, resamples=500, seed=2)
+    means = bootstrap_means(x, resamples=1000, seed=5)
+    assert means.shape == (1000,) and means.min() >= x.min() and means.max() <= x.max()
+    # Columns are resampled with the same queries: each column's means are the 1-d means.
+    both = bootstrap_means(np.column_stack([x, a]), resamples=1000, seed=5)
+    assert both.shape == (1000, 2)
+    assert np.allclose(both[:, 0], means, rtol=0, atol=1e-12)
+    assert np.allclose(both[:, 1], bootstrap_means(a, resamples=1000, seed=5), rtol=0, atol=1e-12)
+    # A resample's mean is a mean of drawn values: check one block against a direct gather.
+    drawn = np.random.default_rng(5).integers(0, 300, size=(1000, 300))
+    assert np.allclose(means, x[drawn].mean(axis=1), rtol=0, atol=1e-12)
+    with pytest.raises(ValueError):
+        bootstrap_ci([], resamples=10)
+    with pytest.raises(ValueError):
+        bootstrap_ci([0.5, 0.2], confidence=1.0)
+
 # ------------------------------------------------------------------ Holm-Bonferroni
 def test_holm_worked_example():
     # sorted: 0.005, 0.01, 0.03, 0.04 -> x4, x3, x2, x1 = 0.02, 0.03, 0.06, 0.04 -> running max
@@ -168,3 +196,24 @@ def test_compare_paired_counts_and_means():
     assert (c.wins, c.losses, c.ties, c.n) == (2, 1, 1, 4)
     assert c.difference == pytest.approx(0.125) and c.mean == pytest.approx(0.425)
     assert c.randomization_exact and c.permutations == 8  # 2^3: the tied query is not permuted
+
+
+# ------------------------------------------------------------------ rank groups
+def test_rank_groups_worked_example():
+    # Means rank A > B > C > D; significant pairs: A-C, A-D, B-D, C-D. Runs of consecutive ranks
+    # without a significant pair: {A, B}, {B, C}, {D} ({C} alone lies inside {B, C}).
+    means = [0.3, 0.5, 0.1, 0.4]  # C, A, D, B in input order
+    names = ["C", "A", "D", "B"]
+    pairs = {("A", "C"), ("A", "D"), ("B", "D"), ("C", "D")}
+    different = np.array([[(x, y) in pairs or (y, x) in pairs for y in names] for x in names])
+    groups = [[names[i] for i in g] for g in rank_groups(means, different)]
+    assert groups == [["A", "B"], ["B", "C"], ["D"]]
+
+
+def test_rank_groups_extremes():
+    none = np.zeros((3, 3), dtype=bool)
+    assert rank_groups([0.1, 0.3, 0.2], none) == [[1, 2, 0]]
+    assert rank_groups([0.1, 0.3, 0.2], ~np.eye(3, dtype=bool)) == [[1], [2], [0]]
+    assert rank_groups([], np.zeros((0, 0), dtype=bool)) == []
+    with pytest.raises(ValueError):
+        rank_groups([0.1, 0.2], none)

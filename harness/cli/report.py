@@ -1,0 +1,64 @@
+"""``harness report``: result folders as one self-contained HTML page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from harness.cli import app
+from harness.cli.options import ALPHA_OPTION, PERMUTATIONS_OPTION, RESAMPLES_OPTION, SEED_OPTION, TEST_OPTION
+
+
+@app.command()
+def report(
+    results: List[str] = typer.Argument(..., help="Result folders, metrics.json files, or folders holding them "
+                                                  "(e.g. a bench output); NAME=PATH names one."),
+    output: Path = typer.Option(Path("report.html"), "--output", "-o", help="The HTML file to write."),
+    baseline: Optional[str] = typer.Option(None, "--baseline", "-b", help="Baseline system (default: the first)."),
+    metric: Optional[List[str]] = typer.Option(None, "--metric", "-m",
+                                               help="Metric of the leaderboard (repeatable; default NDCG@10, "
+                                                    "Recall@100, MRR@10 where every result has them)."),
+    dataset: Optional[List[str]] = typer.Option(None, "--dataset", "-d",
+                                                help="[LABEL=]NAME_OR_FOLDER of a dataset, for its judgments and "
+                                                     "titles when the results' own dataset is not found "
+                                                     "(repeatable; LABEL: the leaderboard row)."),
+    top_k: int = typer.Option(10, "--top-k", help="Documents of each system's ranking shown per query."),
+    title: str = typer.Option("Retrieval report", "--title", help="Page title."),
+    test: str = TEST_OPTION,
+    alpha: float = ALPHA_OPTION,
+    permutations: int = PERMUTATIONS_OPTION,
+    resamples: int = RESAMPLES_OPTION,
+    seed: int = SEED_OPTION,
+    intersection: bool = typer.Option(False, "--intersection",
+                                      help="Compare on the queries common to a dataset's results instead of "
+                                           "refusing different query sets."),
+) -> None:
+    """Write RESULTS as one HTML page: leaderboard with intervals, plots, per-query explorer, settings."""
+    from harness.compare import Settings
+    from harness.errors import HarnessError
+    from harness.reports.html import build_report, load_results, write_report
+
+    groups = load_results(results)
+    sources = {}
+    for item in dataset or []:
+        label, sep, source = item.partition("=")
+        if not sep:
+            label, source = None, item
+        if label is None:
+            if len(groups) != 1:
+                raise HarnessError(f"--dataset {item}: the results cover {len(groups)} datasets "
+                                   f"({', '.join(groups)}); say which with LABEL=FOLDER")
+            label = next(iter(groups))
+        if label not in groups:
+            raise HarnessError(f"--dataset {item}: no results on a dataset {label!r} ({', '.join(groups)})")
+        sources[label] = source
+    settings = Settings(test=test, alpha=alpha, permutations=permutations, resamples=resamples, seed=seed)
+    built = build_report(groups, metric, baseline, settings, top_k=top_k, sources=sources,
+                         intersection=intersection, title=title)
+    for section in built.datasets:
+        for warning in section.warnings:
+            typer.echo(f"warning: {section.label}: {warning}", err=True)
+    path = write_report(built, output)
+    typer.echo(f"report written to {path} ({path.stat().st_size / 1024:,.0f} KiB)")

@@ -1,0 +1,423 @@
+"""What the HTML report shows, computed from result folders (no HTML here; see :mod:`.render`).
+
+Per dataset (the systems evaluated on it, aligned on their queries, :func:`harness.compare.align`):
+
+* each (system, metric) cell: the mean over the queries and its percentile bootstrap interval
+  (:func:`harness.compare.significance.bootstrap_means`, every column resampled with the same
+  queries); the best mean of the row is marked;
+* groups of systems that are not significantly different: every pair of systems is tested (the
+  chosen paired test, as ``harness compare``), the p-values of the n(n-1)/2 pairs are
+  Holm-adjusted, and :func:`~harness.compare.significance.rank_groups` splits the ranking into
+  maximal runs of consecutive ranks without a significant pair, lettered a, b, c...;
+* every system against the baseline: difference, paired bootstrap interval (the differences of
+  the cells' resampled means: the same draws as :func:`harness.compare.compare` makes), the chosen
+  test's p-value Holm-adjusted across the systems; the numbers ``harness compare`` prints;
+* the per-query values, query texts, judged documents with grades and each system's top k, for
+  the explorer.
+
+The average row is the unweighted mean over datasets, for systems with a value on every dataset;
+its interval resamples every dataset's queries independently (a stratified bootstrap) and averages
+the resampled dataset means.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from harness.compare import Settings, SystemResult, align
+from harness.compare.load import find_qrels
+from harness.compare.plots import curves
+from harness.compare.significance import (bootstrap_means, holm_bonferroni, paired_t_test, percentile_interval,
+                                          randomization_test, rank_groups)
+from harness.errors import HarnessError
+
+DEFAULT_METRICS = ("NDCG@10", "Recall@100", "MRR@10")
+SNIPPET = 120  # characters of text shown for a document without a title
+
+
+# ------------------------------------------------------------------------------ metrics.json fields
+@dataclass
+class ResultInfo:
+    """What the report reads from one result's metrics.json beyond the per-query values."""
+
+    dataset: str | None = None
+    split: str | None = None
+    files: dict = field(default_factory=dict)
+    n_queries: int | None = None
+    retriever: str | None = None
+    params: dict = field(default_factory=dict)
+    settings: dict = field(default_factory=dict)
+    k_values: list = field(default_factory=list)
+    timings: dict = field(default_factory=dict)
+    efficiency: dict = field(default_factory=dict)
+    fingerprint: str | None = None
+    versions: dict = field(default_factory=dict)
+    created: str | None = None
+
+
+def result_info(system: SystemResult) -> ResultInfo:
+    """The only place that reads metrics.json keys: from ``system.document`` as JSON (the parsed
+    object, or a typed document's ``to_json()``), so unknown blocks such as ``efficiency`` are read too."""
+    doc = system.document
+    if not isinstance(doc, dict):
+        to_json = getattr(doc, "to_json", None)
+        doc = to_json() if callable(to_json) else {}
+
+    def block(obj, key) -> dict:
+        value = obj.get(key) if isinstance(obj, dict) else None
+        return value if isinstance(value, dict) else {}
+
+    dataset, retriever = block(doc, "dataset"), block(doc, "retriever")
+    return ResultInfo(
+        dataset=dataset.get("name"), split=dataset.get("split"), files=block(dataset, "files"),
+        n_queries=dataset.get("n_queries"), retriever=retriever.get("name"), params=block(retriever, "params"),
+        settings=block(doc, "settings"), k_values=list(doc.get("k_values") or []), timings=block(doc, "timings"),
+        efficiency=block(doc, "efficiency"), fingerprint=block(doc, "bench").get("fingerprint"),
+        versions=block(doc, "versions"), created=doc.get("created"))
+
+
+def dataset_label(info: ResultInfo) -> str:
+    """The leaderboard row of a result: its dataset name, with the split when it is not ``test``."""
+    name = info.dataset or "unknown dataset"
+    return name if info.split in (None, "test") else f"{name} ({info.split})"
+
+
+# ------------------------------------------------------------------------------ dataset resources
+@dataclass
+class Judgments:
+    """Judged documents per query and document titles (either may be missing)."""
+
+    qrels: dict[str, dict[str, float]] | None = None
+    titles: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+
+def _corpus_titles(path: Path, wanted: set[str]) -> dict[str, str]:
+    """Title (or, without one, the start of the text) of the ``wanted`` documents, streamed."""
+    from harness.datasets.beir import iter_jsonl
+
+    titles = {}
+    for _, obj in iter_jsonl(path):
+        doc_id = str(obj.get("_id"))
+        if doc_id in wanted:
+            title = str(obj.get("title") or "").strip()
+            if not title:
+                text = " ".join(str(obj.get("text") or "").split())
+                title = text if len(text) <= SNIPPET else text[:SNIPPET - 1] + "…"
+            titles[doc_id] = title
+    return titles
+
+
+def load_judgments(system: SystemResult, info: ResultInfo, source: str | None, wanted_docs) -> Judgments:
+    """Qrels and titles for a dataset: from ``source`` (a folder or dataset name, e.g. ``--dataset``),
+    else from the dataset the result records (bundled, downloaded, or the qrels file it names, when
+    its sha256 is unchanged). Nothing is downloaded; what cannot be found becomes a warning."""
+    from harness.checksums import sha256
+    from harness.datasets import resolve
+    from harness.datasets.beir import find_file
+    from harness.formats.trec import read_qrels
+
+    out = Judgments()
+    split = info.split or "test"
+    qrels_path = corpus_path = None
+    name = source or info.dataset
+    try:
+        if name and not name.startswith("hf:"):
+            _, folder = resolve(name, download=False, split=split)
+            corpus_path = find_file(folder, "corpus.jsonl")
+            if source:
+                qrels_path = folder / "qrels" / f"{split}.tsv"
+                recorded = info.files.get(f"qrels/{split}.tsv")
+                if recorded and qrels_path.is_file() and sha256(qrels_path) != recorded:
+                    out.warnings.append(f"{qrels_path} differs from the qrels the results were evaluated on "
+                                        "(sha256); grades shown may not match the metrics")
+    except HarnessError as exc:
+        out.warnings.append(f"no document titles: {exc}")
+    qrels_path = qrels_path or find_qrels(system)
+    try:
+        if qrels_path is not None:
+            out.qrels = read_qrels(qrels_path).to_dict()
+        else:
+            out.warnings.append("no judgments: the qrels the results were evaluated on were not found "
+                                "(give the dataset with --dataset)")
+        if corpus_path is not None:
+            wanted = set(wanted_docs()) | {d for docs in (out.qrels or {}).values() for d in docs}
+            out.titles = _corpus_titles(corpus_path, wanted)
+    except HarnessError as exc:
+        out.warnings.append(f"judgments or titles unavailable: {exc}")
+    return out
+
+
+# ------------------------------------------------------------------------------ statistics
+def _rounded(values: np.ndarray, digits: int = 4) -> list:
+    """Compact JSON numbers: rounded, integral values as ints (0 and 1 are most of them)."""
+    return [int(v) if v.is_integer() else v for v in np.round(values, digits).tolist()]
+
+
+def _letters(count: int) -> list[str]:
+    alphabet = "abcdefghijklmnopqrstuvwxyz"
+    return [alphabet[i] if i < 26 else f"{alphabet[i // 26 - 1]}{alphabet[i % 26]}" for i in range(count)]
+
+
+def pair_p_values(columns: list[np.ndarray], settings: Settings) -> dict[tuple[int, int], float]:
+    """Raw two-sided p-value of the chosen paired test (as ``harness compare``) for every pair i < j."""
+    p = {}
+    for i in range(len(columns)):
+        for j in range(i + 1, len(columns)):
+            if settings.test == "t":
+                p[(i, j)] = paired_t_test(columns[i], columns[j]).p_value
+            else:
+                p[(i, j)] = randomization_test(columns[i], columns[j], permutations=settings.permutations,
+                                               seed=settings.seed).p_value
+    return p
+
+
+def pairwise_different(columns: list[np.ndarray], p: dict[tuple[int, int], float], alpha: float) -> np.ndarray:
+    """n x n: whether systems i and j differ significantly (Holm-adjusted over all the pairs)."""
+    n = len(columns)
+    different = np.zeros((n, n), dtype=bool)
+    for (i, j), q in zip(p, holm_bonferroni(list(p.values())).tolist()):
+        different[i, j] = different[j, i] = q < alpha and columns[i].mean() != columns[j].mean()
+    return different
+
+
+@dataclass
+class DatasetSection:
+    label: str
+    systems: list[str]
+    baseline: str
+    n_queries: int
+    cells: dict  # metric -> system -> {mean, low, high, groups, best}
+    versus: list  # rows of the comparison with the baseline
+    curves: dict  # family -> [(k, {system: mean})]
+    deltas: dict  # (system, metric) -> per-query differences against the baseline
+    explorer: dict  # compact per-query data (see explorer_data)
+    efficiency: list  # [(system, {column: value})]
+    warnings: list[str]
+    resampled: dict  # (system, metric) -> bootstrap means (for the average row)
+
+
+def _efficiency(info: ResultInfo) -> dict:
+    """Timings (``timings`` block, queries/s derived) and any ``efficiency`` block, flattened."""
+    row = {}
+    for key, value in info.timings.items():
+        if isinstance(value, (int, float)):
+            row[key] = value
+    search = info.timings.get("search_s")
+    if isinstance(search, (int, float)) and search > 0 and info.n_queries:
+        row["queries_per_s"] = info.n_queries / search
+    for key, value in _flatten(info.efficiency).items():
+        row[key] = value
+    return row
+
+
+def _flatten(obj: dict, prefix: str = "") -> dict:
+    out = {}
+    for key, value in obj.items():
+        if isinstance(value, dict):
+            out.update(_flatten(value, f"{prefix}{key}."))
+        elif isinstance(value, (int, float, str)) and not isinstance(value, bool):
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+def dataset_section(label: str, systems: list[SystemResult], metrics: list[str], baseline: str | None,
+                    settings: Settings, top_k: int, source: str | None, intersection: bool) -> DatasetSection:
+    names = [s.name for s in systems]
+    aligned = align(systems, metrics, intersection=intersection)
+    warnings = list(aligned.warnings)
+    base = baseline if baseline in names else names[0]
+    if baseline is not None and baseline not in names:
+        warnings.append(f"baseline {baseline!r} has no result on {label}: {base} is the baseline here")
+    columns = [aligned.of(n, m) for m in metrics for n in names]
+    resampled = bootstrap_means(np.column_stack(columns), settings.resamples, settings.seed)
+    cells: dict = {}
+    draws = {}
+    for c, (metric, name) in enumerate((m, n) for m in metrics for n in names):
+        ci = percentile_interval(resampled[:, c], settings.confidence, settings.seed)
+        cells.setdefault(metric, {})[name] = {"mean": float(aligned.of(name, metric).mean()),
+                                              "low": ci.low, "high": ci.high}
+        draws[(name, metric)] = resampled[:, c]
+    versus, deltas = [], {}
+    b = names.index(base)
+    others = [i for i in range(len(names)) if i != b]
+    for metric in metrics:
+        row = cells[metric]
+        top = max(v["mean"] for v in row.values())
+        for v in row.values():
+            v["best"] = v["mean"] == top and len(row) > 1
+        values = [aligned.of(n, metric) for n in names]
+        p = pair_p_values(values, settings)
+        groups = rank_groups([row[n]["mean"] for n in names], pairwise_different(values, p, settings.alpha)) \
+            if len(names) > 1 else []
+        for letter, group in zip(_letters(len(groups)), groups):
+            for i in group:
+                row[names[i]]["groups"] = row[names[i]].get("groups", "") + letter
+        # Against the baseline: harness compare's family (Holm over the other systems). Every column
+        # was resampled with the same queries, so the paired interval is that of the drawn differences.
+        adjusted = holm_bonferroni([p[(min(i, b), max(i, b))] for i in others])
+        for i, q in zip(others, adjusted.tolist()):
+            d = values[i] - values[b]
+            ci = percentile_interval(draws[(names[i], metric)] - draws[(base, metric)], settings.confidence)
+            versus.append({"system": names[i], "metric": metric, "difference": float(d.mean()), "low": ci.low,
+                           "high": ci.high, "p_holm": q, "significant": q < settings.alpha and d.mean() != 0,
+                           "wins": int((d > 0).sum()), "ties": int((d == 0).sum()), "losses": int((d < 0).sum())})
+            deltas[(names[i], metric)] = d
+    info = result_info(systems[0])
+    explorer = explorer_data(label, aligned, base, top_k, systems, info, source, warnings)
+    return DatasetSection(label=label, systems=names, baseline=base, n_queries=len(aligned.query_ids), cells=cells,
+                          versus=versus, curves=curves(systems), deltas=deltas, explorer=explorer,
+                          efficiency=[(s.name, _efficiency(result_info(s))) for s in systems], warnings=warnings,
+                          resampled=draws)
+
+
+def _top_codes(system: SystemResult, query_ids: list[str], k: int, vocabulary: dict[str, int],
+               warnings: list[str]) -> list[list[int]] | None:
+    """Each query's first ``k`` documents as codes into ``vocabulary`` (extended as needed); None
+    without a ranking. Columnar: the entries are taken from the run's arrays at once and only the
+    distinct documents are looked up."""
+    try:
+        run = system.run()
+    except HarnessError as exc:  # a broken run.trec only costs the rankings
+        warnings.append(f"rankings of {system.name} unavailable: {exc}")
+        return None
+    if run is None:
+        return None
+    position = {q: i for i, q in enumerate(run.query_ids.tolist())}
+    rows = np.fromiter((position.get(q, -1) for q in query_ids), dtype=np.int64, count=len(query_ids))
+    present = rows >= 0
+    starts = np.where(present, run.offsets[rows], 0)
+    lengths = np.where(present, np.minimum(k, run.offsets[rows + 1] - run.offsets[rows]), 0)
+    before = np.cumsum(lengths) - lengths
+    entries = np.arange(int(lengths.sum())) - np.repeat(before, lengths) + np.repeat(starts, lengths)
+    distinct, inverse = np.unique(run.doc_codes[entries], return_inverse=True)
+    codes = np.array([vocabulary.setdefault(d, len(vocabulary)) for d in run.doc_vocab[distinct].tolist()],
+                     dtype=np.int64)[inverse].tolist()
+    return [codes[b:b + n] for b, n in zip(before.tolist(), lengths.tolist())]
+
+
+def explorer_data(label: str, aligned, baseline: str, top_k: int, systems: list[SystemResult], info: ResultInfo,
+                  source: str | None, warnings: list[str]) -> dict:
+    """Per-query data for the explorer, compact: documents interned into one list per dataset."""
+    query_ids = aligned.query_ids.tolist()
+    texts: dict[str, str] = {}
+    for s in systems:
+        texts = s.query_texts()
+        if texts:
+            break
+    docs: dict[str, int] = {}
+    top = [_top_codes(s, query_ids, top_k, docs, warnings) for s in systems]
+    judgments = load_judgments(systems[0], info, source, lambda: list(docs))
+    warnings.extend(judgments.warnings)
+    judged = None
+    if judgments.qrels is not None:
+        judged = []
+        for q in query_ids:
+            pairs = sorted((judgments.qrels.get(q) or {}).items(), key=lambda item: (-item[1], item[0]))
+            judged.append([x for d, g in pairs for x in (docs.setdefault(d, len(docs)),
+                                                          int(g) if float(g).is_integer() else g)])
+    doc_ids = list(docs)
+    return {"label": label, "baseline": [s.name for s in systems].index(baseline),
+            "systems": [s.name for s in systems], "metrics": aligned.metrics, "queries": query_ids,
+            "texts": [texts.get(q, "") for q in query_ids],
+            "values": [[_rounded(aligned.of(s.name, m)) for m in aligned.metrics] for s in systems],
+            "docs": doc_ids, "titles": [judgments.titles.get(d, "") for d in doc_ids] if judgments.titles else None,
+            "judged": judged, "top": top, "top_k": top_k}
+
+
+# ------------------------------------------------------------------------------ the whole report
+@dataclass
+class Report:
+    title: str
+    metrics: list[str]
+    systems: list[str]
+    baseline: str
+    settings: Settings
+    datasets: list[DatasetSection]
+    average: dict  # metric -> system -> {mean, low, high, best}
+    results: list[dict]  # settings and fingerprints of every result
+    top_k: int
+
+
+def average_row(sections: list[DatasetSection], metrics: list[str], systems: list[str], confidence: float,
+                seed: int) -> dict:
+    out: dict = {}
+    for metric in metrics:
+        row = {}
+        for name in systems:
+            if not all(name in s.systems for s in sections):
+                continue
+            # Datasets of equal size drew the same query positions (same seed): pairing the k-th
+            # dataset's draws in a random order (seeded) makes the datasets' resamplings independent.
+            parts = []
+            for k, section in enumerate(sections):
+                draws = section.resampled[(name, metric)]
+                parts.append(draws[np.random.default_rng(seed + k).permutation(len(draws))] if k else draws)
+            ci = percentile_interval(np.mean(parts, axis=0), confidence, seed)
+            row[name] = {"mean": float(np.mean([s.cells[metric][name]["mean"] for s in sections])),
+                         "low": ci.low, "high": ci.high}
+        if row:
+            top = max(v["mean"] for v in row.values())
+            for v in row.values():
+                v["best"] = v["mean"] == top and len(row) > 1
+        out[metric] = row
+    return out
+
+
+def result_rows(groups: dict[str, list[SystemResult]]) -> list[dict]:
+    rows = []
+    for label, systems in groups.items():
+        for s in systems:
+            info = result_info(s)
+            rows.append({"dataset": label, "system": s.name, "source": str(s.source), "retriever": info.retriever,
+                         "params": info.params, "settings": info.settings, "k_values": info.k_values,
+                         "fingerprint": info.fingerprint, "files": info.files, "versions": info.versions,
+                         "created": info.created})
+    return rows
+
+
+def choose_metrics(groups: dict[str, list[SystemResult]], metrics: Sequence[str] | None) -> list[str]:
+    everyone = [s for systems in groups.values() for s in systems]
+    if metrics:
+        return list(dict.fromkeys(metrics))
+    chosen = [m for m in DEFAULT_METRICS if all(m in s.values for s in everyone)]
+    if not chosen:
+        raise HarnessError(f"none of the default metrics ({', '.join(DEFAULT_METRICS)}) is in every result; "
+                           "choose with --metric")
+    return chosen
+
+
+def build_report(groups: dict[str, list[SystemResult]], metrics: Sequence[str] | None = None,
+                 baseline: str | None = None, settings: Settings | None = None, top_k: int = 10,
+                 sources: dict[str, str] | None = None, intersection: bool = False,
+                 title: str = "Retrieval report") -> Report:
+    """The report of ``groups`` (dataset label -> the systems evaluated on it, in column order)."""
+    settings = settings or Settings()
+    groups = {label: list(systems) for label, systems in groups.items() if systems}
+    if not groups:
+        raise HarnessError("nothing to report: no results")
+    if top_k < 1:
+        raise HarnessError(f"--top-k must be >= 1, got {top_k}")
+    for label, systems in groups.items():
+        seen: dict[str, SystemResult] = {}
+        for s in systems:
+            if s.name in seen:
+                raise HarnessError(f"{label}: two results are both named {s.name!r} ({seen[s.name].source} and "
+                                   f"{s.source}); name them with NAME=PATH")
+            seen[s.name] = s
+    metrics = choose_metrics(groups, metrics)
+    systems = list(dict.fromkeys(s.name for group in groups.values() for s in group))
+    if baseline is not None and baseline not in systems:
+        raise HarnessError(f"baseline {baseline!r} is not one of the systems ({', '.join(systems)})")
+    baseline = baseline or systems[0]
+    sources = sources or {}
+    sections = [dataset_section(label, group, metrics, baseline, settings, top_k, sources.get(label), intersection)
+                for label, group in groups.items()]
+    return Report(title=title, metrics=metrics, systems=systems, baseline=baseline, settings=settings,
+                  datasets=sections, average=average_row(sections, metrics, systems, settings.confidence,
+                                                          settings.seed),
+                  results=result_rows(groups), top_k=top_k)

@@ -1,0 +1,182 @@
+"""The report as one self-contained HTML page: leaderboard, plots, efficiency and settings rendered
+here as static HTML and inline SVG; the per-query explorer rendered in the browser (``report.js``)
+from compact JSON embedded in the page. No network access is needed to view it."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from html import escape
+from importlib import resources
+from pathlib import Path
+from string import Template
+
+from harness.atomic import write_text
+from harness.compare.analysis import TESTS
+from harness.reports.html import svg
+from harness.reports.html.model import DatasetSection, Report
+
+
+def _asset(name: str) -> str:
+    return resources.files("harness.reports.html").joinpath(name).read_text(encoding="utf-8")
+
+
+def _num(value, digits: int = 4) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _cell(entry: dict | None, system: str) -> str:
+    if entry is None:
+        return f'<td class="cell missing" data-system="{escape(system)}">-</td>'
+    classes = "cell best" if entry.get("best") else "cell"
+    groups = entry.get("groups", "")
+    return (f'<td class="{classes}" data-system="{escape(system)}" data-mean="{entry["mean"]!r}" '
+            f'data-low="{entry["low"]!r}" data-high="{entry["high"]!r}" data-groups="{groups}">'
+            f'<span class="mean">{entry["mean"]:.4f}</span>'
+            + (f'<sup class="groups" title="not significantly different from systems sharing a letter">{groups}</sup>'
+               if groups else "")
+            + f'<span class="ci">{entry["low"]:.3f}–{entry["high"]:.3f}</span></td>')
+
+
+def leaderboard(report: Report) -> str:
+    out = []
+    head = "".join(f"<th>{escape(s)}</th>" for s in report.systems)
+    for metric in report.metrics:
+        rows = []
+        for section in report.datasets:
+            cells = "".join(_cell(section.cells[metric].get(s), s) for s in report.systems)
+            rows.append(f'<tr data-dataset="{escape(section.label)}"><th>{escape(section.label)}'
+                        f'<small>{section.n_queries:,} queries</small></th>{cells}</tr>')
+        if len(report.datasets) > 1:
+            cells = "".join(_cell(report.average[metric].get(s), s) for s in report.systems)
+            rows.append(f'<tr class="average" data-dataset="average"><th>average</th>{cells}</tr>')
+        out.append(f'<div class="board-box"><h3>{escape(metric)}</h3><div class="scroll"><table class="board" '
+                   f'data-metric="{escape(metric)}"><thead><tr><th>dataset</th>{head}</tr></thead>'
+                   f'<tbody>{"".join(rows)}</tbody></table></div></div>')
+    out = ['<div class="boards">' + "".join(out) + "</div>"]
+    s = report.settings
+    test = TESTS[s.test]
+    out.append(f'<p class="note">Mean over each dataset\'s queries with its {s.confidence:.0%} percentile bootstrap '
+               f'interval ({s.resamples:,} resamplings of the queries, seed {s.seed}). <b>Bold</b>: best of the row. '
+               f'Letters: systems sharing a letter are not significantly different ({test} on every pair of '
+               f'systems, Holm-adjusted across the pairs, alpha = {s.alpha}). The average row is the unweighted '
+               f'mean over datasets (systems with a value on every dataset); its interval resamples each '
+               f'dataset\'s queries independently.</p>')
+    out.append(versus_tables(report))
+    return "".join(out)
+
+
+def _versus_row(v: dict) -> str:
+    direction = "up" if v["difference"] > 0 else "down" if v["difference"] < 0 else ""
+    mark = (" ▲" if v["difference"] > 0 else " ▼") if v["significant"] else ""
+    p = "<0.0001" if v["p_holm"] < 1e-4 else f"{v['p_holm']:.4f}"
+    return (f'<tr><td>{escape(v["system"])}</td><td>{escape(v["metric"])}</td>'
+            f'<td class="num {direction}">{v["difference"]:+.4f}</td>'
+            f'<td class="num">[{v["low"]:+.4f}, {v["high"]:+.4f}]</td><td class="num">{p}{mark}</td>'
+            f'<td class="num">{v["wins"]}/{v["ties"]}/{v["losses"]}</td></tr>')
+
+
+def versus_tables(report: Report) -> str:
+    out = []
+    pct = f"{report.settings.confidence:.0%}"
+    for section in report.datasets:
+        if not section.versus:
+            continue
+        rows = "".join(_versus_row(v) for v in section.versus)
+        out.append(f'<details class="versus"><summary>{escape(section.label)}: every system against the baseline '
+                   f'<b>{escape(section.baseline)}</b> (as <code>harness compare</code>)</summary>'
+                   f'<table class="plain"><thead><tr><th>system</th><th>metric</th><th>Δ</th><th>{pct} CI '
+                   f'(paired bootstrap)</th><th>p (Holm)</th><th>W/T/L</th></tr></thead><tbody>{rows}</tbody>'
+                   f'</table></details>')
+    return "".join(out)
+
+
+def plots(report: Report) -> str:
+    out = []
+    for section in report.datasets:
+        charts = []
+        families = {m.split("@")[0] for m in report.metrics}
+        for family, points in section.curves.items():
+            if family not in families or len(points) < 2:
+                continue
+            ks = [k for k, _ in points]
+            series = [(name, [means[name] for _, means in points]) for name in section.systems]
+            charts.append(svg.line_chart(f"{section.label}: {family}@k", ks, series, f"{family}@k (mean)"))
+        for (system, metric), d in section.deltas.items():
+            charts.append(svg.histogram(f"{section.label}: {metric}, {system} − {section.baseline}", d))
+        if charts:
+            out.append(f'<h3>{escape(section.label)}</h3><div class="charts">{"".join(charts)}</div>')
+    return "".join(out) or '<p class="note">No plots: one system and no metric at several cutoffs.</p>'
+
+
+def _value(value) -> str:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return escape(str(value))
+    size = abs(value)
+    if size >= 100:
+        return f"{value:,.0f}"
+    if size >= 1 or value == 0:
+        return f"{value:,.2f}".rstrip("0").rstrip(".") if isinstance(value, float) else str(value)
+    return f"{value:.3f}" if size >= 1e-3 else "<0.001"
+
+
+def efficiency(report: Report) -> str:
+    out = []
+    for section in report.datasets:
+        columns = list(dict.fromkeys(key for _, row in section.efficiency for key in row))
+        if not columns:
+            continue
+        head = "".join(f"<th>{escape(c)}</th>" for c in columns)
+        rows = "".join(f"<tr><td>{escape(name)}</td>"
+                       + "".join(f'<td class="num">{_value(row[c]) if c in row else "-"}</td>' for c in columns)
+                       + "</tr>" for name, row in section.efficiency)
+        out.append(f'<h3>{escape(section.label)}</h3><div class="scroll"><table class="plain">'
+                   f'<thead><tr><th>system</th>{head}</tr></thead><tbody>{rows}</tbody></table></div>')
+    note = ('<p class="note">Seconds per stage from each result\'s <code>timings</code> (queries/s = queries / '
+            'search seconds) and every figure of its <code>efficiency</code> block when it has one. Timings are '
+            'those of the machine and run that produced each result.</p>')
+    return note + ("".join(out) or "<p>No result records timings.</p>")
+
+
+def results_section(report: Report) -> str:
+    out = []
+    for r in report.results:
+        rows = "".join(f"<tr><th>{escape(k)}</th><td><code>{escape(json.dumps(v, ensure_ascii=False))}</code></td></tr>"
+                       for k, v in r.items() if k not in ("dataset", "system") and v not in (None, {}, []))
+        out.append(f'<details><summary><b>{escape(r["system"])}</b> on {escape(r["dataset"])}'
+                   f'{" — fingerprint " + escape(r["fingerprint"][:12]) if r.get("fingerprint") else ""}</summary>'
+                   f'<table class="kv">{rows}</table></details>')
+    return "".join(out)
+
+
+def warnings(report: Report) -> str:
+    items = [f"<li>{escape(s.label)}: {escape(w)}</li>" for s in report.datasets for w in s.warnings]
+    return f'<ul class="warnings">{"".join(items)}</ul>' if items else ""
+
+
+def _script_json(obj) -> str:
+    """JSON safe inside <script>: '<' occurs only in strings, written as \\u003c (no '</script>', no '<!--')."""
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
+
+
+def explorer_payload(sections: list[DatasetSection]) -> dict:
+    return {"datasets": [s.explorer for s in sections]}
+
+
+def render(report: Report) -> str:
+    n_queries = sum(s.n_queries for s in report.datasets)
+    summary = (f"{len(report.datasets)} dataset(s), {len(report.systems)} system(s), {n_queries:,} queries; "
+               f"baseline <b>{escape(report.baseline)}</b>; created "
+               f"{datetime.now(timezone.utc).isoformat(timespec='seconds')}")
+    return Template(_asset("template.html")).substitute(
+        title=escape(report.title), summary=summary, css=_asset("report.css"), warnings=warnings(report),
+        leaderboard=leaderboard(report), plots=plots(report), efficiency=efficiency(report),
+        results=results_section(report), data=_script_json(explorer_payload(report.datasets)),
+        js=_asset("report.js"))
+
+
+def write_report(report: Report, path: str | Path) -> Path:
+    """Write the page atomically; returns its path."""
+    path = Path(path)
+    write_text(path, render(report))
+    return path

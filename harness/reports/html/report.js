@@ -1,0 +1,190 @@
+// Per-query explorer of the retrieval report. Reads the JSON in #report-data and renders one page of
+// queries at a time (only PAGE rows are in the DOM, whatever the number of queries); a query's
+// documents are rendered when it is opened. No libraries, no network.
+(function () {
+  "use strict";
+  var PAGE = 50;
+  var data = JSON.parse(document.getElementById("report-data").textContent);
+  var $ = function (id) { return document.getElementById(id); };
+  var state = { dataset: 0, metric: 0, system: -1, filter: "all", sort: "delta-asc", search: "", page: 0, open: -1 };
+  var order = [];
+  var lowered = null; // search index of the current dataset, built on first search
+
+  function el(tag, attrs, children) {
+    var node = document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (k) {
+      if (k === "text") node.textContent = attrs[k]; else node.setAttribute(k, attrs[k]);
+    });
+    (children || []).forEach(function (c) { if (c) node.appendChild(typeof c === "string" ? document.createTextNode(c) : c); });
+    return node;
+  }
+  function fmt(v) { return v === undefined || v === null ? "-" : Number(v).toFixed(4); }
+  function signed(v) { return (v > 0 ? "+" : v < 0 ? "−" : "±") + Math.abs(v).toFixed(4); }
+  function ds() { return data.datasets[state.dataset]; }
+  function value(s, q) { return ds().values[s][state.metric][q]; }
+  function delta(q) { var d = ds(); return state.system < 0 ? 0 : value(state.system, q) - value(d.baseline, q); }
+  function options(select, labels, selected) {
+    select.textContent = "";
+    labels.forEach(function (label, i) { var o = el("option", { value: String(i), text: label }); if (i === selected) o.selected = true; select.appendChild(o); });
+  }
+
+  function setupDataset() {
+    var d = ds();
+    options($("x-metric"), d.metrics, state.metric = Math.min(state.metric, d.metrics.length - 1));
+    var others = [];
+    d.systems.forEach(function (name, i) { if (i !== d.baseline) others.push(i); });
+    state.system = others.length ? others[0] : -1;
+    var select = $("x-system");
+    select.textContent = "";
+    others.forEach(function (i) { select.appendChild(el("option", { value: String(i), text: d.systems[i] + " − " + d.systems[d.baseline] })); });
+    select.disabled = others.length === 0;
+    lowered = null;
+    state.open = -1;
+    $("x-detail").hidden = true;
+    header();
+  }
+
+  function header() {
+    var d = ds(), row = el("tr");
+    row.appendChild(el("th", { text: "query" }));
+    row.appendChild(el("th", { text: "text" }));
+    d.systems.forEach(function (name, i) { row.appendChild(el("th", { "class": "num", text: name + (i === d.baseline ? " (baseline)" : "") })); });
+    if (state.system >= 0) row.appendChild(el("th", { "class": "num", text: "Δ" }));
+    var thead = $("x-table").tHead; thead.textContent = ""; thead.appendChild(row);
+  }
+
+  function matches(q) {
+    if (!state.search) return true;
+    if (!lowered) lowered = ds().queries.map(function (id, i) { return (id + " " + ds().texts[i]).toLowerCase(); });
+    return lowered[q].indexOf(state.search) >= 0;
+  }
+
+  function recompute() {
+    var d = ds(), n = d.queries.length, keep = [];
+    for (var q = 0; q < n; q++) {
+      var dq = delta(q);
+      if (state.filter === "worse" && !(dq < 0)) continue;
+      if (state.filter === "better" && !(dq > 0)) continue;
+      if (state.filter === "tied" && dq !== 0) continue;
+      if (matches(q)) keep.push(q);
+    }
+    var base = d.baseline;
+    var by = {
+      "delta-asc": function (a, b) { return delta(a) - delta(b) || a - b; },
+      "delta-desc": function (a, b) { return delta(b) - delta(a) || a - b; },
+      "base-asc": function (a, b) { return value(base, a) - value(base, b) || a - b; },
+      "id": function (a, b) { return a - b; }
+    }[state.sort];
+    keep.sort(by);
+    order = keep;
+    state.page = Math.min(state.page, Math.max(0, Math.ceil(order.length / PAGE) - 1));
+    draw();
+  }
+
+  function draw() {
+    var d = ds(), body = $("x-table").tBodies[0];
+    body.textContent = "";
+    var start = state.page * PAGE, stop = Math.min(order.length, start + PAGE);
+    for (var i = start; i < stop; i++) {
+      var q = order[i], row = el("tr", { "data-query": d.queries[q] });
+      row.appendChild(el("td", { "class": "doc-id", text: d.queries[q] }));
+      row.appendChild(el("td", { "class": "text", title: d.texts[q], text: d.texts[q] }));
+      d.systems.forEach(function (_, s) { row.appendChild(el("td", { "class": "num", text: fmt(value(s, q)) })); });
+      if (state.system >= 0) {
+        var dq = delta(q);
+        row.appendChild(el("td", { "class": "num " + (dq > 0 ? "up" : dq < 0 ? "down" : ""), text: signed(dq) }));
+      }
+      if (q === state.open) row.className = "open";
+      row.tabIndex = 0; // keyboard: Tab to a row, Enter opens it
+      row.addEventListener("click", openQuery.bind(null, q));
+      row.addEventListener("keydown", function (q, event) { if (event.key === "Enter") openQuery(q); }.bind(null, q));
+      body.appendChild(row);
+    }
+    var pages = Math.max(1, Math.ceil(order.length / PAGE));
+    $("x-status").textContent = order.length ? "Showing " + (start + 1) + "–" + stop + " of " + order.length + " queries (" + d.queries.length + " in " + d.label + ")" : "No query matches.";
+    $("x-page").textContent = "page " + (state.page + 1) + " of " + pages;
+    $("x-prev").disabled = state.page === 0;
+    $("x-next").disabled = state.page >= pages - 1;
+  }
+
+  function judgedMap(q) {
+    var d = ds(), map = {};
+    if (!d.judged) return null;
+    var flat = d.judged[q];
+    for (var i = 0; i < flat.length; i += 2) map[flat[i]] = flat[i + 1];
+    return map;
+  }
+  function gradeBadge(grade) {
+    if (grade === undefined) return el("span", { "class": "grade unjudged", title: "not judged", text: "?" });
+    var level = grade <= 0 ? 0 : grade >= 2 ? 2 : 1;
+    return el("span", { "class": "grade g" + level, title: "grade " + grade, text: String(grade) });
+  }
+  function docItem(code, grade) {
+    var d = ds(), title = d.titles ? d.titles[code] : "";
+    return el("li", { "data-doc": d.docs[code], "class": grade === undefined ? "is-unjudged" : "is-judged" },
+      [d.judged ? gradeBadge(grade) : null, el("span", { "class": "doc-id", text: d.docs[code] }), title ? " " + title : ""]);
+  }
+
+  function openQuery(q) {
+    var d = ds(), box = $("x-detail"), grades = judgedMap(q);
+    state.open = q;
+    box.textContent = "";
+    box.appendChild(el("h3", { text: "Query " + d.queries[q] }));
+    box.appendChild(el("p", { "class": "query-text", text: d.texts[q] || "(no query text in the results)" }));
+    var scores = el("table", { "class": "plain" });
+    scores.appendChild(el("tr", {}, [el("th", { text: "system" })].concat(d.metrics.map(function (m) { return el("th", { "class": "num", text: m }); }))));
+    d.systems.forEach(function (name, s) {
+      scores.appendChild(el("tr", {}, [el("td", { text: name })].concat(d.metrics.map(function (_, m) { return el("td", { "class": "num", text: fmt(d.values[s][m][q]) }); }))));
+    });
+    box.appendChild(scores);
+    var lists = el("div", { "class": "lists" });
+    if (grades) {
+      var judged = el("ul", { "class": "judged" }), flat = d.judged[q];
+      for (var i = 0; i < flat.length; i += 2) judged.appendChild(docItem(flat[i], flat[i + 1]));
+      lists.appendChild(el("div", { "class": "list" }, [el("h4", { text: "Judged documents (" + flat.length / 2 + ")" }), judged]));
+    } else {
+      lists.appendChild(el("div", { "class": "list" }, [el("p", { text: "No judgments available (see the warnings at the top)." })]));
+    }
+    d.systems.forEach(function (name, s) {
+      var top = d.top[s], list;
+      if (!top) {
+        list = el("p", { text: "No ranking (run.trec) in this result." });
+      } else {
+        list = el("ol", { "class": "topk" });
+        top[q].forEach(function (code) { list.appendChild(docItem(code, grades ? grades[code] : undefined)); });
+        if (!top[q].length) list = el("p", { text: "Nothing retrieved." });
+      }
+      var unjudged = grades && top ? top[q].filter(function (c) { return grades[c] === undefined; }).length : 0;
+      lists.appendChild(el("div", { "class": "list", "data-system": name }, [
+        el("h4", { text: name + ": top " + d.top_k + (grades && top ? " (" + unjudged + " unjudged)" : "") }), list]));
+    });
+    box.appendChild(lists);
+    box.hidden = false;
+    draw();
+    box.scrollIntoView({ block: "nearest" });
+  }
+
+  function bind(id, key, parse) {
+    $(id).addEventListener(id === "x-search" ? "input" : "change", function (event) {
+      state[key] = parse(event.target.value);
+      state.page = 0;
+      if (key === "dataset") setupDataset();
+      if (key === "system") header();
+      recompute();
+    });
+  }
+
+  if (!data.datasets.length) return;
+  options($("x-dataset"), data.datasets.map(function (d) { return d.label; }), 0);
+  $("x-dataset").disabled = data.datasets.length < 2;
+  bind("x-dataset", "dataset", Number);
+  bind("x-metric", "metric", Number);
+  bind("x-system", "system", Number);
+  bind("x-filter", "filter", String);
+  bind("x-sort", "sort", String);
+  bind("x-search", "search", function (v) { return v.trim().toLowerCase(); });
+  $("x-prev").addEventListener("click", function () { state.page -= 1; draw(); });
+  $("x-next").addEventListener("click", function () { state.page += 1; draw(); });
+  setupDataset();
+  recompute();
+})();
