@@ -91,7 +91,7 @@ def test_other_variants_match_bm25s(method):
 def test_params_and_registry():
     r = retrievers.create("bm25")
     p = r.params()
-    assert p["backend"] == "bm25s" and p["k1"] == 0.9 and p["b"] == 0.4 and p["method"] == "lucene"
+    assert p["backend"] == "lucene" and p["k1"] == 0.9 and p["b"] == 0.4 and p["method"] == "lucene"
     assert p["tokenizer"] == "standard" and p["stemmer"] == "porter" and p["stopwords"] == "lucene"
     with pytest.raises(ValueError, match="backend"):
         BM25Retriever(backend="nope")
@@ -99,8 +99,17 @@ def test_params_and_registry():
         BM25Retriever(method="tfidf")
     with pytest.raises(ValueError, match="k1"):
         BM25Retriever(k1=-1)
-    with pytest.raises(ValueError, match="bm25s backend only"):
+    with pytest.raises(ValueError, match="lucene backend only"):
         BM25Retriever(backend="rank-bm25", method="atire")
+
+
+def test_bm25s_is_a_deprecated_name_of_the_lucene_backend():
+    """metrics.json files and configs from before the rename (backend "bm25s") still run, as lucene."""
+    with pytest.warns(DeprecationWarning, match="'lucene'"):
+        r = BM25Retriever(backend="bm25s", cache=False)
+    assert r.params() == BM25Retriever(cache=False).params() and r.params()["backend"] == "lucene"
+    r.index(CORPUS)
+    assert r.search(Queries(["q"], ["apple"]), 10).doc_ids(0) == ["d1"]
 
 
 def test_rank_bm25_backend_still_works():
