@@ -99,7 +99,7 @@ def breakdown(corpus, queries, k, repeats) -> None:
     from retrievers.bm25 import BM25Retriever
     from retrievers.bm25.build import build_python
     from retrievers.bm25.encode import TermEncoder
-    from retrievers.bm25.engines import corpus_chunks
+    from retrievers.texts import corpus_chunks
 
     def best(fn):
         out = float("inf")

@@ -15,7 +15,7 @@ Both give the same index arrays (term ids may be numbered in another order) and 
 from __future__ import annotations
 
 import hashlib
-from typing import Iterable, Iterator
+from typing import Iterable
 
 import numpy as np
 
@@ -27,15 +27,9 @@ from retrievers.bm25.encode import TermEncoder
 from retrievers.bm25.scoring import ScoringParams
 from retrievers.bm25.search import CompiledSearcher, DocOrder, PythonSearcher
 from retrievers.bm25.sparse_index import SparseIndex
+from retrievers.texts import corpus_chunks, lexical_batches
 
 CHUNK_DOCS = 20_000
-
-
-def corpus_chunks(corpus: Corpus, size: int = CHUNK_DOCS) -> Iterator[tuple[list[str], list[str], list[str]]]:
-    """(ids, titles, texts) of consecutive slices of ``size`` documents."""
-    for start in range(0, len(corpus), size):
-        end = start + size
-        yield corpus.ids[start:end], corpus.titles[start:end], corpus.texts[start:end]
 
 
 def corpus_digest(chunks: Iterable[tuple[list[str], list[str], list[str]]], feed_column=None) -> str:
@@ -63,8 +57,8 @@ class PythonEngine:
         return corpus_digest(corpus_chunks(corpus, self.chunk_docs))
 
     def build(self, corpus: Corpus) -> SparseIndex:
-        encoder = TermEncoder(self.analyzer)  # title + " " + text, a chunk at a time
-        chunks = (encoder.encode(batch) for batch in corpus.iter_contents(self.chunk_docs))
+        encoder = TermEncoder(self.analyzer)  # retrievers/texts.py's lexical_text, a chunk at a time
+        chunks = (encoder.encode(batch) for batch in lexical_batches(corpus, self.chunk_docs))
         return build_python(chunks, encoder.terms, self.scoring)
 
     def searcher(self, index: SparseIndex, order: DocOrder) -> PythonSearcher:
@@ -98,7 +92,7 @@ class CompiledEngine(PythonEngine):
             terms = encoder.terms
         else:  # the Python term encoder, its term ids gathered into postings in C
             encoder = TermEncoder(self.analyzer)
-            chunks = (encoder.encode(batch) for batch in corpus.iter_contents(self.chunk_docs))
+            chunks = (encoder.encode(batch) for batch in lexical_batches(corpus, self.chunk_docs))
             postings = c.build_postings(chunks, lambda: len(encoder.terms))
             terms = encoder.terms
         return index_from_postings(*postings, terms, self.scoring, self._score)

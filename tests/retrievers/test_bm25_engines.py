@@ -116,7 +116,8 @@ def test_corpus_digest_compiled_equals_the_python_byte_stream(scifact):
     documented stream: per chunk and column, int64 lengths, then the joined UTF-8 (surrogatepass)."""
     import hashlib
 
-    from retrievers.bm25.engines import corpus_chunks, corpus_digest
+    from retrievers.bm25.engines import corpus_digest
+    from retrievers.texts import corpus_chunks
 
     def reference(chunks):
         h = hashlib.sha256()
