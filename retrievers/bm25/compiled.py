@@ -159,20 +159,21 @@ def score_lucene(indptr: np.ndarray, indices: np.ndarray, tf: np.ndarray, idf32:
 class Searcher:
     """``(offsets, term_ids, k, constants, n_threads) -> (hits per query int64, documents int64,
     scores float64 holding float32 values)``: score desc, document id desc (``id_rank``), scores > 0
-    only, at most ``k`` per query. The index is checked once, when the searcher is made."""
+    only, at most ``k`` per query. The index's arrays are checked once, here (``_fastbm25.Index``);
+    a search checks only its queries."""
 
     def __init__(self, index: SparseIndex, id_rank: np.ndarray, doc_of_rank: np.ndarray):
         c = lambda a, t: np.ascontiguousarray(a, dtype=t)  # noqa: E731
-        self._args = (c(index.indptr, np.int64), c(index.indices, np.int32), c(index.data, np.float32),
-                      int(index.n_docs))
-        self._ranks = (c(id_rank, np.int64), c(doc_of_rank, np.int64))
+        self._index = _fastbm25.Index(c(index.indptr, np.int64), c(index.indices, np.int32),
+                                      c(index.data, np.float32), int(index.n_docs), c(id_rank, np.int64),
+                                      c(doc_of_rank, np.int64))
 
     def __call__(self, offsets: np.ndarray, term_ids: np.ndarray, k: int, constants: np.ndarray | None = None,
-                 n_threads: int = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                 n_threads: int = 1, **options) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         c = lambda a, t: np.ascontiguousarray(a, dtype=t)  # noqa: E731
-        hits, docs, scores = _fastbm25.search(*self._args, c(offsets, np.int64), c(term_ids, np.int32), int(k),
-                                              *self._ranks, None if constants is None else c(constants, np.float32),
-                                              int(n_threads))
+        hits, docs, scores = self._index.search(c(offsets, np.int64), c(term_ids, np.int32), int(k),
+                                                None if constants is None else c(constants, np.float32),
+                                                int(n_threads), **options)
         return (np.frombuffer(hits, dtype=np.int64), np.frombuffer(docs, dtype=np.int64),
                 np.frombuffer(scores, dtype=np.float64))
 

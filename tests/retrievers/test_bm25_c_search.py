@@ -84,7 +84,8 @@ def test_search_top_k_with_many_documents_and_ties(compiled_on):
     """The compiled top k (a histogram of the keys' top bits, then a radix sort) against
     score_query + top_k_positive, on 3,000 documents over 6 words: scores tie in large groups, so
     the k-th score's group is cut by document id; k below, at and above the number of hits; the
-    queries split among threads (results of queries with fewer than k hits closed up)."""
+    queries split among threads (results of queries with fewer than k hits closed up); documents
+    scored in blocks of 1 to 2,999 (bounded scratch: the best k kept between blocks)."""
     rng = random.Random(5)
     words = ["ant", "bee", "cat", "dog", "eel", "fox"]
     texts = [" ".join(rng.choice(words) for _ in range(rng.randint(1, 6))) for _ in range(3000)]
@@ -97,8 +98,11 @@ def test_search_top_k_with_many_documents_and_ties(compiled_on):
     tid = {t: i for i, t in enumerate(index.terms)}
     queries = [[tid[w] for w in rng.sample(words, rng.randint(1, 4))] for _ in range(20)]
     checked_cut = 0
-    for k, n_threads in [(1, 1), (7, 3), (300, 1), (1000, 2), (2999, 25), (5000, 4)]:  # 25 threads > 20 queries
-        hits, docs, scores = _search(index, rank, doc_of_rank, queries, k, n_threads=n_threads)
+    cases = [(1, 1, None), (7, 3, None), (300, 1, None), (1000, 2, None), (2999, 25, None), (5000, 4, None),
+             (1, 1, 1), (7, 2, 3), (300, 3, 64), (1000, 1, 999), (2999, 2, 1000), (5000, 1, 2999)]  # 25 threads > 20 queries
+    for k, n_threads, doc_block in cases:  # documents scored doc_block at a time (default: all 3,000 at once)
+        options = {} if doc_block is None else {"doc_block": doc_block}
+        hits, docs, scores = _search(index, rank, doc_of_rank, queries, k, n_threads=n_threads, **options)
         pos = 0
         for q, h in zip(queries, hits.tolist()):
             exp_docs, exp_scores = _python_search(index, rank, q, k)
@@ -106,7 +110,7 @@ def test_search_top_k_with_many_documents_and_ties(compiled_on):
             np.testing.assert_array_equal(scores[pos:pos + h], exp_scores)
             checked_cut += 256 < h < int((score_query(index, q)[1] > 0).sum())
             pos += h
-    assert checked_cut > 20  # the histogram cut ran, with more hits than k
+    assert checked_cut > 40  # the histogram cut ran, with more hits than k
 
 
 @needs_extension
@@ -151,8 +155,10 @@ def test_search_rejects_bad_arguments(small_index):
         with pytest.raises(ValueError, match="out of range"):
             _search(index, rank, doc_of_rank, [[tid["apple"], bad]], 5)
     with pytest.raises(ValueError, match="whole number"):
-        native.built_module().search(index.indptr.tobytes()[:-1], index.indices, index.data, index.n_docs,
-                                  np.array([0, 1], np.int64), np.array([0], np.int32), 5, rank, doc_of_rank, None)
+        native.built_module().Index(index.indptr.tobytes()[:-1], index.indices, index.data, index.n_docs, rank,
+                                    doc_of_rank)
+    with pytest.raises(ValueError, match="doc_block"):
+        _search(index, rank, doc_of_rank, ok, 5, doc_block=0)
 
 
 

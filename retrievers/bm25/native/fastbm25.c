@@ -450,18 +450,19 @@ static void Encoder_dealloc(Encoder *e) {
     Py_TYPE(e)->tp_free((PyObject *)e);
 }
 
-/* UTF-8 of a str; surrogates pass through (as "surrogatepass" encodes them). *keep holds a new
- * reference when a bytes object had to be made. */
+/* UTF-8 of a str; surrogates pass through (as "surrogatepass" encodes them). An ASCII str is read
+ * in place; any other is encoded into a new bytes object, *keep, which the caller releases when done
+ * (PyUnicode_AsUTF8AndSize would cache a UTF-8 copy inside every non-ASCII str of the corpus). */
 static const char *utf8_of(PyObject *s, Py_ssize_t *n, PyObject **keep) {
     *keep = NULL;
     if (!PyUnicode_Check(s)) {
         PyErr_Format(PyExc_TypeError, "expected str, got %.80s", Py_TYPE(s)->tp_name);
         return NULL;
     }
-    const char *p = PyUnicode_AsUTF8AndSize(s, n);
-    if (p) return p;
-    if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) return NULL;
-    PyErr_Clear();
+    if (PyUnicode_IS_ASCII(s)) {
+        *n = PyUnicode_GET_LENGTH(s);
+        return (const char *)PyUnicode_DATA(s);
+    }
     *keep = PyUnicode_AsEncodedString(s, "utf-8", "surrogatepass");
     if (!*keep) return NULL;
     *n = PyBytes_GET_SIZE(*keep);
@@ -1900,26 +1901,114 @@ static void top_sorted(int64_t *a, int64_t *tmp, Py_ssize_t n, Py_ssize_t k) {
     memcpy(a, tmp, (size_t)k * sizeof(int64_t));
 }
 
-/* One thread's share of search: queries q0..q1, each written at q * kk of the outputs. */
+/* ------------------------------------------------------------------ Index: search
+ * Index(indptr, indices, data, n_docs, id_rank, doc_of_rank) holds an index's arrays, checked once
+ * when it is made (every position search reads at is then in bounds); the arrays must not change
+ * afterwards. Index.search(query_offsets, query_terms, k, constants=None, n_threads=1, doc_block)
+ * checks only the queries. Per thread, documents are scored DOC_BLOCK at a time (each query term's postings for
+ * the block found by binary search: documents ascend within a term), so the scratch is bounded by
+ * the block and k, not the corpus; every document's terms are still added in the same order, so
+ * the sums, the scores and the ranking are those of one pass over the whole corpus. */
+#define DOC_BLOCK 65536
+
+typedef struct {
+    PyObject_HEAD
+    Py_buffer v[5]; /* indptr int64, indices int32, data float32, id_rank int64, doc_of_rank int64 */
+    int n_views;
+    Py_ssize_t n_docs, n_terms, n_post;
+} Index;
+
+static void Index_dealloc(Index *x) {
+    for (int i = 0; i < x->n_views; i++) PyBuffer_Release(&x->v[i]);
+    Py_TYPE(x)->tp_free((PyObject *)x);
+}
+
+static int Index_init(Index *x, PyObject *args, PyObject *kw) {
+    static char *kwlist[] = {"indptr", "indices", "data", "n_docs", "id_rank", "doc_of_rank", NULL};
+    PyObject *o[5];
+    Py_ssize_t n_docs;
+    if (x->n_views) {
+        PyErr_SetString(PyExc_RuntimeError, "Index is already initialised");
+        return -1;
+    }
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOnOO", kwlist, &o[0], &o[1], &o[2], &n_docs, &o[3], &o[4]))
+        return -1;
+    static const Py_ssize_t item[5] = {8, 4, 4, 8, 8};
+    static const char *what[5] = {"indptr", "indices", "data", "id_rank", "doc_of_rank"};
+    for (int i = 0; i < 5; i++) {
+        if (get_buffer(o[i], &x->v[i], item[i], what[i])) return -1;
+        x->n_views++;
+    }
+    const int64_t *indptr = x->v[0].buf, *rank = x->v[3].buf, *order = x->v[4].buf;
+    const int32_t *indices = x->v[1].buf;
+    Py_ssize_t n_terms = x->v[0].len / 8 - 1, n_post = x->v[1].len / 4;
+    if (n_terms < 0) {
+        PyErr_SetString(PyExc_ValueError, "Index: indptr needs at least one entry");
+        return -1;
+    }
+    if (n_docs < 0 || x->v[2].len / 4 != n_post || x->v[3].len / 8 != n_docs || x->v[4].len / 8 != n_docs ||
+        indptr[n_terms] != n_post) {
+        PyErr_SetString(PyExc_ValueError, "Index: array sizes do not fit together");
+        return -1;
+    }
+    if (indptr[0] != 0) {
+        PyErr_SetString(PyExc_ValueError, "Index: indptr must start at 0");
+        return -1;
+    }
+    for (Py_ssize_t t = 0; t < n_terms; t++)
+        if (indptr[t] > indptr[t + 1]) {
+            PyErr_SetString(PyExc_ValueError, "Index: indptr is not ascending");
+            return -1;
+        }
+    for (Py_ssize_t p = 0; p < n_post; p++)
+        if (indices[p] < 0 || indices[p] >= n_docs) {
+            PyErr_SetString(PyExc_ValueError, "Index: a posting's document is out of range");
+            return -1;
+        }
+    for (Py_ssize_t d = 0; d < n_docs; d++)
+        if (rank[d] < 0 || rank[d] >= n_docs || order[d] < 0 || order[d] >= n_docs) {
+            PyErr_SetString(PyExc_ValueError, "Index: id_rank and doc_of_rank values must lie in [0, n_docs)");
+            return -1;
+        }
+    x->n_docs = n_docs;
+    x->n_terms = n_terms;
+    x->n_post = n_post;
+    return 0;
+}
+
+/* One thread's share of a search: queries q0..q1, each written at q * kk of the outputs. */
 typedef struct {
     const int64_t *indptr, *qoff, *rank, *order;
     const int32_t *indices, *qterms;
     const float *data, *consts;
-    Py_ssize_t n_docs, kk, longest, q0, q1;
+    Py_ssize_t n_docs, kk, longest, q0, q1, block;
     int64_t *hits, *docs_out;
     double *scores_out;
     int failed;
 } SearchJob;
 
+/* First position in indices[lo..hi) (ascending) holding a document >= d. */
+static inline int64_t lower_bound(const int32_t *indices, int64_t lo, int64_t hi, int32_t d) {
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (indices[mid] < d) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
 static void *search_run(void *arg) {
     SearchJob *j = arg;
-    Py_ssize_t n_docs = j->n_docs ? j->n_docs : 1, kk = j->kk;
-    double *acc = calloc((size_t)n_docs, sizeof(double));
-    unsigned char *seen = calloc((size_t)n_docs, 1);
-    int32_t *touched = malloc((size_t)n_docs * 4), *qbuf = malloc((size_t)j->longest * 4), *uniq = malloc((size_t)j->longest * 4);
-    int64_t *keys = malloc((size_t)n_docs * 8), *scratch = malloc((size_t)n_docs * 8);
+    Py_ssize_t n_docs = j->n_docs, kk = j->kk;
+    Py_ssize_t block = n_docs < j->block ? (n_docs ? n_docs : 1) : j->block, cap = kk + block;
+    double *acc = calloc((size_t)block, sizeof(double));
+    unsigned char *seen = calloc((size_t)block, 1);
+    int32_t *touched = malloc((size_t)block * 4), *qbuf = malloc((size_t)j->longest * 4);
+    int32_t *uniq = malloc((size_t)j->longest * 4);
+    int64_t *keys = malloc((size_t)cap * 8), *scratch = malloc((size_t)cap * 8);
+    int64_t *cursor = malloc((size_t)j->longest * 8);
     float *boosts = malloc((size_t)j->longest * sizeof(float));
-    if (!acc || !seen || !touched || !qbuf || !uniq || !keys || !scratch || !boosts) {
+    if (!acc || !seen || !touched || !qbuf || !uniq || !keys || !scratch || !cursor || !boosts) {
         j->failed = 1;
         goto done;
     }
@@ -1936,29 +2025,38 @@ static void *search_run(void *arg) {
             uniq[nt] = qbuf[i];
             boosts[nt++] = 1.0f;
         }
-        Py_ssize_t n_touched = 0;
-        for (Py_ssize_t u = 0; u < nt; u++) {
-            int32_t t = uniq[u];
-            float boost = boosts[u];
-            for (int64_t p = indptr[t]; p < indptr[t + 1]; p++) {
-                int32_t d = indices[p];
-                float val = boost == 1.0f ? data[p] : data[p] * boost;
-                acc[d] += (double)val;
-                if (!seen[d]) { seen[d] = 1; touched[n_touched++] = d; }
-            }
-        }
-        Py_ssize_t n_keys = 0;
+        for (Py_ssize_t u = 0; u < nt; u++) cursor[u] = indptr[uniq[u]];
         float c = j->consts ? j->consts[q] : 0.0f;
-        for (Py_ssize_t i = 0; i < n_touched; i++) {
-            int32_t d = touched[i];
-            float s = (float)acc[d];
-            if (j->consts) s = s + c;
-            acc[d] = 0.0;
-            seen[d] = 0;
-            if (s > 0) {
-                int32_t bits;
-                memcpy(&bits, &s, 4);
-                keys[n_keys++] = ((int64_t)bits << 32) | rank[d];
+        Py_ssize_t n_keys = 0;
+        for (Py_ssize_t b0 = 0; b0 < n_docs; b0 += block) {
+            Py_ssize_t b1 = b0 + block < n_docs ? b0 + block : n_docs, n_touched = 0;
+            if (n_keys > kk) { /* room for this block's keys: keep the best kk so far */
+                top_sorted(keys, scratch, n_keys, kk);
+                n_keys = kk;
+            }
+            for (Py_ssize_t u = 0; u < nt; u++) {
+                int64_t p = cursor[u], end = indptr[uniq[u] + 1];
+                int64_t stop = b1 == n_docs ? end : lower_bound(indices, p, end, (int32_t)b1);
+                float boost = boosts[u];
+                for (; p < stop; p++) {
+                    int32_t d = indices[p] - (int32_t)b0;
+                    float val = boost == 1.0f ? data[p] : data[p] * boost;
+                    acc[d] += (double)val;
+                    if (!seen[d]) { seen[d] = 1; touched[n_touched++] = d; }
+                }
+                cursor[u] = stop;
+            }
+            for (Py_ssize_t i = 0; i < n_touched; i++) {
+                int32_t d = touched[i];
+                float s = (float)acc[d];
+                if (j->consts) s = s + c;
+                acc[d] = 0.0;
+                seen[d] = 0;
+                if (s > 0) { /* the key of retrievers/topk.py: float32 bits (positive) << 32 | id rank */
+                    int32_t bits;
+                    memcpy(&bits, &s, 4);
+                    keys[n_keys++] = ((int64_t)bits << 32) | rank[b0 + d];
+                }
             }
         }
         Py_ssize_t h = n_keys < kk ? n_keys : kk;
@@ -1975,75 +2073,57 @@ static void *search_run(void *arg) {
         j->hits[q] = h;
     }
 done:
-    free(acc); free(seen); free(touched); free(qbuf); free(uniq); free(keys); free(scratch); free(boosts);
+    free(acc); free(seen); free(touched); free(qbuf); free(uniq); free(keys); free(scratch); free(cursor);
+    free(boosts);
     return NULL;
 }
 
-/* search(indptr, indices, data, n_docs, query_offsets, query_terms, k, id_rank, doc_of_rank, constants, n_threads=1)
+/* Index.search(query_offsets, query_terms, k, constants=None, n_threads=1, doc_block=DOC_BLOCK)
  *   -> (int64 bytes: hits per query, int64 bytes: documents, float64 bytes: scores (float32 values))
  * constants: None, or a float32 per query added (in float32) to every matched document's score
- * (BM25L / BM25+'s non-occurrence score). Queries are split among n_threads threads (without the GIL). */
-static PyObject *search(PyObject *self, PyObject *args) {
-    PyObject *o[9];
-    Py_ssize_t n_docs, k;
+ * (BM25L / BM25+'s non-occurrence score). Queries are split among n_threads threads (without the GIL).
+ * doc_block: documents scored together (the same results for any value; tests use small ones). */
+static PyObject *Index_search(Index *x, PyObject *args, PyObject *kw) {
+    static char *kwlist[] = {"query_offsets", "query_terms", "k", "constants", "n_threads", "doc_block", NULL};
+    PyObject *o[3] = {NULL, NULL, Py_None};
+    Py_ssize_t k, doc_block = DOC_BLOCK;
     int n_threads = 1;
-    if (!PyArg_ParseTuple(args, "OOOnOOnOOO|i", &o[0], &o[1], &o[2], &n_docs, &o[3], &o[4], &k, &o[5], &o[6], &o[7],
-                          &n_threads))
+    if (!x->n_views) {
+        PyErr_SetString(PyExc_RuntimeError, "Index is not initialised");
+        return NULL;
+    }
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOn|Oin", kwlist, &o[0], &o[1], &k, &o[2], &n_threads, &doc_block))
         return NULL;
     if (n_threads < 1) n_threads = 1;
     if (n_threads > MAX_THREADS) n_threads = MAX_THREADS;
-    Py_buffer v[8];
-    static const Py_ssize_t item[8] = {8, 4, 4, 8, 4, 8, 8, 4};
-    static const char *what[8] = {"indptr", "indices", "data", "query_offsets", "query_terms", "id_rank",
-                                  "doc_of_rank", "constants"};
-    int n_views = 0;
+    Py_buffer v[3];
+    static const Py_ssize_t item[3] = {8, 4, 4};
+    static const char *what[3] = {"query_offsets", "query_terms", "constants"};
+    int n_views = 0, has_const = o[2] != Py_None;
     PyObject *ret = NULL, *hits_b = NULL, *docs_b = NULL, *scores_b = NULL;
-    int has_const = o[7] != Py_None;
-    for (int i = 0; i < 8; i++) {
-        if (i == 7 && !has_const) break;
+    for (int i = 0; i < 3; i++) {
+        if (i == 2 && !has_const) break;
         if (get_buffer(o[i], &v[i], item[i], what[i])) goto done;
         n_views++;
     }
-    if (v[0].len < 8 || v[3].len < 8) {
-        PyErr_SetString(PyExc_ValueError, "search: indptr and query_offsets need at least one entry");
+    if (v[0].len < 8) {
+        PyErr_SetString(PyExc_ValueError, "search: query_offsets needs at least one entry");
         goto done;
     }
-    const int64_t *indptr = v[0].buf, *qoff = v[3].buf, *rank = v[5].buf, *order = v[6].buf;
-    const int32_t *indices = v[1].buf, *qterms = v[4].buf;
-    const float *data = v[2].buf, *consts = has_const ? v[7].buf : NULL;
-    Py_ssize_t n_terms = v[0].len / 8 - 1, n_post = v[1].len / 4, n_q = v[3].len / 8 - 1, n_qt = v[4].len / 4;
-    if (k < 1 || n_docs < 0 || n_terms < 0 || v[2].len / 4 != n_post || v[5].len / 8 != n_docs ||
-        v[6].len / 8 != n_docs || n_q < 0 || (has_const && v[7].len / 4 != n_q) || indptr[n_terms] != n_post) {
-        PyErr_SetString(PyExc_ValueError, "search: array sizes do not fit together");
+    const int64_t *qoff = v[0].buf;
+    const int32_t *qterms = v[1].buf;
+    Py_ssize_t n_q = v[0].len / 8 - 1, n_qt = v[1].len / 4, n_docs = x->n_docs;
+    if (k < 1 || doc_block < 1 || (has_const && v[2].len / 4 != n_q)) {
+        PyErr_SetString(PyExc_ValueError, "search: k and doc_block must be >= 1, constants one per query");
         goto done;
     }
-    /* everything an index is read at is checked first: bad arrays raise, never read out of bounds */
-    for (Py_ssize_t t = 0; t < n_terms; t++)
-        if (indptr[t] > indptr[t + 1]) {
-            PyErr_SetString(PyExc_ValueError, "search: indptr is not ascending");
-            goto done;
-        }
-    if (indptr[0] != 0) {
-        PyErr_SetString(PyExc_ValueError, "search: indptr must start at 0");
-        goto done;
-    }
-    for (Py_ssize_t p = 0; p < n_post; p++)
-        if (indices[p] < 0 || indices[p] >= n_docs) {
-            PyErr_SetString(PyExc_ValueError, "search: a posting's document is out of range");
-            goto done;
-        }
-    for (Py_ssize_t d = 0; d < n_docs; d++)
-        if (rank[d] < 0 || rank[d] >= n_docs) {
-            PyErr_SetString(PyExc_ValueError, "search: id_rank values must lie in [0, n_docs)");
-            goto done;
-        }
     for (Py_ssize_t q = 0; q < n_q; q++)
         if (qoff[q] < 0 || qoff[q] > qoff[q + 1] || qoff[q + 1] > n_qt) {
             PyErr_SetString(PyExc_ValueError, "search: bad query offsets");
             goto done;
         }
     for (Py_ssize_t i = 0; i < n_qt; i++)
-        if (qterms[i] < 0 || qterms[i] >= n_terms) {
+        if (qterms[i] < 0 || qterms[i] >= x->n_terms) {
             PyErr_SetString(PyExc_ValueError, "search: query term id out of range");
             goto done;
         }
@@ -2061,11 +2141,10 @@ static PyObject *search(PyObject *self, PyObject *args) {
         if (qoff[q + 1] - qoff[q] > longest) longest = qoff[q + 1] - qoff[q];
     if (n_threads > n_q) n_threads = n_q ? (int)n_q : 1;
     SearchJob jobs[MAX_THREADS];
-    for (int i = 0; i < n_threads; i++) {
-        SearchJob *j = jobs + i;
-        *j = (SearchJob){indptr, qoff, rank, order, indices, qterms, data, consts, n_docs, kk, longest,
-                         n_q * i / n_threads, n_q * (i + 1) / n_threads, hits, docs_out, scores_out, 0};
-    }
+    for (int i = 0; i < n_threads; i++)
+        jobs[i] = (SearchJob){x->v[0].buf, qoff, x->v[3].buf, x->v[4].buf, x->v[1].buf, qterms, x->v[2].buf,
+                              has_const ? v[2].buf : NULL, n_docs, kk, longest, n_q * i / n_threads,
+                              n_q * (i + 1) / n_threads, doc_block, hits, docs_out, scores_out, 0};
     int failed = 0;
     Py_ssize_t total = 0;
     Py_BEGIN_ALLOW_THREADS
@@ -2088,6 +2167,25 @@ done:
     Py_XDECREF(hits_b); Py_XDECREF(docs_b); Py_XDECREF(scores_b);
     return ret;
 }
+
+static PyMethodDef Index_methods[] = {
+    {"search", (PyCFunction)(void (*)(void))Index_search, METH_VARARGS | METH_KEYWORDS,
+     "search(query_offsets, query_terms, k, constants=None, n_threads=1, doc_block=65536) -> (hits per query,"
+     " documents, scores)"
+     " as bytes (int64, int64, float64 holding float32 values)"},
+    {NULL}};
+
+static PyTypeObject IndexType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "retrievers.bm25._fastbm25.Index",
+    .tp_basicsize = sizeof(Index),
+    .tp_dealloc = (destructor)Index_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Index(indptr, indices, data, n_docs, id_rank, doc_of_rank): an index's arrays, checked once, to search",
+    .tp_methods = Index_methods,
+    .tp_init = (initproc)Index_init,
+    .tp_new = PyType_GenericNew,
+};
 
 /* score_lucene on threads: each job a run of terms, checked then scored. */
 typedef struct {
@@ -2285,9 +2383,6 @@ static PyObject *stem_ascii(PyObject *self, PyObject *arg) {
 static PyMethodDef module_methods[] = {
     {"stem_ascii", stem_ascii, METH_O,
      "stem_ascii(words) -> Lucene's Porter stem of each all-ASCII word of <= 255 bytes, None for the others"},
-    {"search", search, METH_VARARGS,
-     "search(indptr, indices, data, n_docs, query_offsets, query_terms, k, id_rank, doc_of_rank, constants, n_threads=1)"
-     " -> (hits per query, documents, scores) as bytes (int64, int64, float64 holding float32 values)"},
     {"score_lucene", score_lucene, METH_VARARGS,
      "score_lucene(indptr, indices, tf, idf, inv, n_threads=1) -> float32 bytes: w - w / (1 + tf inv[doc]), w = idf[term],"
      " in float32"},
@@ -2302,13 +2397,15 @@ static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "_fastbm25", "Comp
 
 PyMODINIT_FUNC PyInit__fastbm25(void) {
     init_classes();
-    if (PyType_Ready(&EncoderType) < 0 || PyType_Ready(&BuilderType) < 0) return NULL;
+    if (PyType_Ready(&EncoderType) < 0 || PyType_Ready(&BuilderType) < 0 || PyType_Ready(&IndexType) < 0) return NULL;
     PyObject *m = PyModule_Create(&moduledef);
     if (!m) return NULL;
     Py_INCREF(&EncoderType);
     Py_INCREF(&BuilderType);
+    Py_INCREF(&IndexType);
     if (PyModule_AddObject(m, "Encoder", (PyObject *)&EncoderType) ||
-        PyModule_AddObject(m, "PostingsBuilder", (PyObject *)&BuilderType)) {
+        PyModule_AddObject(m, "PostingsBuilder", (PyObject *)&BuilderType) ||
+        PyModule_AddObject(m, "Index", (PyObject *)&IndexType)) {
         Py_DECREF(m);
         return NULL;
     }
