@@ -3,7 +3,7 @@
 Lucene's PorterStemFilter follows Porter's reference implementation, which departs from the
 published algorithm (Snowball's ``porter``, in PyStemmer): words of one or two characters are left
 as they are, ``-bli -> -ble``, ``-logi -> -log``, any double consonant but l, s, z undoubled in
-step 1b. With the compiled extension ASCII words go to its stemmer (retrievers/bm25/native/porter.h,
+step 1b. With the compiled extension ASCII words go to its stemmer (retrievers/bm25/native/porter.c,
 checked against Lucene's own); every other word -- and every word without the extension -- goes to
 :func:`fallback_porter`, the one pure-Python Lucene Porter of the package. Today that is PyStemmer's
 ``porter`` corrected by :func:`lucene_porter_fixup`, which covers the differences that occur in

@@ -1,4 +1,4 @@
-"""The compiled Porter stemmer (native/porter.h) against Lucene's outputs and the fallback oracle."""
+"""The compiled Porter stemmer (native/porter.c) against Lucene's outputs and the fallback oracle."""
 
 from __future__ import annotations
 

@@ -23,7 +23,7 @@ def test_extension_is_built_when_a_c_compiler_exists():
         import retrievers.bm25._fastbm25  # noqa: F401
     except ImportError as exc:
         pytest.fail(f"a C compiler exists but retrievers.bm25._fastbm25 does not import ({exc}); "
-                    "`pip install -e .` should compile it (retrievers/bm25/native/fastbm25.c)")
+                    "`pip install -e .` should compile it (retrievers/bm25/native/*.c)")
     assert native.built_module() is not None and compiled is not None
 
 
