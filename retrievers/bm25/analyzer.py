@@ -21,8 +21,7 @@ import numpy as np
 
 from retrievers.bm25 import native
 from retrievers.bm25.stemming import pystemmer
-from retrievers.bm25.tokenizer import (MAX_TOKEN_LENGTH, TOKENIZERS, candidate_finder, split_candidate,
-                                       split_candidates)
+from retrievers.bm25.tokenizer import MAX_TOKEN_LENGTH, TOKENIZERS, candidate_finder, split_candidates
 
 # Lucene's EnglishAnalyzer.ENGLISH_STOP_WORDS_SET, 33 words.
 LUCENE_ENGLISH_STOPWORDS = frozenset(
@@ -91,10 +90,6 @@ class Analyzer:
             tokens = [java_lower(t) for t in tokens]
         return [t for t in tokens if t and t not in self.stopwords]
 
-    def _tokens(self, candidate: str) -> list[str]:
-        """Tokens of one candidate after possessive removal, lowercasing and stopword removal."""
-        return self._filter(split_candidate(self.tokenizer, candidate))
-
     def _plain_term(self, cand: str) -> str | None:
         """The term of a plain ASCII word ('' for a stopword); None when the candidate needs the full
         analysis. The common case: no possessive, nothing to split."""
@@ -138,30 +133,9 @@ class Analyzer:
         return counts, first, flat
 
     def analyze_candidates(self, candidates: list[str]) -> list[list[str]]:
-        """The terms of each candidate string (usually one; none for stopwords; several when split).
-
-        One candidate at a time: the light path for a single text (:meth:`__call__`); batches of
-        many candidates go through :meth:`analyze_flat`, which gives the same terms."""
-        per_candidate: list[int] = []
-        flat: list[str] = []
-        for cand in candidates:
-            term = self._plain_term(cand)
-            if term:
-                per_candidate.append(1)
-                flat.append(term)
-            elif term is not None:  # a stopword
-                per_candidate.append(0)
-            else:
-                tokens = self._tokens(cand)
-                per_candidate.append(len(tokens))
-                flat.extend(tokens)
-        if self.stemmer_name is not None and flat:
-            flat = self._stem(flat)
-        out, pos = [], 0
-        for n in per_candidate:
-            out.append(flat[pos:pos + n])
-            pos += n
-        return out
+        """The terms of each candidate string (usually one; none for stopwords; several when split)."""
+        counts, first, flat = self.analyze_flat(candidates)
+        return [flat[f:f + n] for f, n in zip(first.tolist(), counts.tolist())]
 
     def _stem(self, tokens: list[str]) -> list[str]:
         if self.stemmer_name == "porter":

@@ -66,7 +66,7 @@ def finish(builder, n_terms, n_threads=1):
     return [np.frombuffer(b, dtype=t) for b, t in zip(raw, (np.int64, np.int32, np.int32, np.int32))]
 
 
-# ------------------------------------------------------------------------ 2. tokenizer fuzz
+# ------------------------------------------------------------------------ tokenizer fuzz texts
 # Weighted towards what the ASCII tokenizer rules turn on: letters and digits, the ExtendNumLet
 # "_", the joiners . ' , ; : " (MidLetter / MidNum / MidNumLet / Single_Quote, or only loose), other
 # punctuation, "s"/"S" (possessives), and whitespace, including \x1c, which str.split() and re's \s

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import random
-
-import numpy as np
 import pytest
 
 from retrievers.bm25 import native
 from retrievers.bm25.analyzer import Analyzer
-from tests.retrievers.bm25_c import compiled, compiled_on, needs_extension, scifact  # noqa: F401
 from retrievers.bm25.stemming import lucene_porter_fixup
+from tests.retrievers.bm25_c import compiled, compiled_on, needs_extension, scifact  # noqa: F401
 
-# ------------------------------------------------------------------------------- 3. stemmer
+# ------------------------------------------------------------------------------- stemmer
 # Outputs of Lucene 8.7's own org.apache.lucene.analysis.en.PorterStemmer (checked on its jar).
 LUCENE_87_PORTER = {
     "trekking": "trek", "revved": "rev", "accing": "ac", "ulyyed": "uli", "viihmybliousness": "viihmybli",

@@ -9,16 +9,16 @@ import pytest
 
 from retrievers.bm25 import native
 from retrievers.bm25.analyzer import Analyzer
-from tests.retrievers.bm25_c import compiled, compiled_on, needs_extension, scifact  # noqa: F401
 from retrievers.bm25.build import build_python
 from retrievers.bm25.encode import TermEncoder
 from retrievers.bm25.scoring import ScoringParams
 from retrievers.bm25.search import score_query
 from retrievers.bm25.sparse_index import SparseIndex
 from retrievers.topk import string_ranks, top_k_positive
+from tests.retrievers.bm25_c import compiled, compiled_on, needs_extension, scifact  # noqa: F401
 
 
-# ------------------------------------------------------------------------- 6. search edge cases
+# ------------------------------------------------------------------------- search edge cases
 SMALL = [
     "apple banana apple", "banana cherry", "cherry", "apple cherry date", "date date date elder",
     "fig", "", "apple apple apple apple banana", "elder fig grape", "grape apple",

@@ -11,8 +11,8 @@ import pytest
 from retrievers.bm25 import native
 from retrievers.bm25.analyzer import Analyzer
 from retrievers.bm25.encode import TermEncoder
-from tests.retrievers.bm25_c import compiled, compiled_on, needs_extension, scifact  # noqa: F401
 from tests.retrievers.bm25_c import _NON_ASCII, _WORDS, random_text, raw_encoder, term_strings  # noqa: F401
+from tests.retrievers.bm25_c import compiled, compiled_on, needs_extension, scifact  # noqa: F401
 
 
 
@@ -105,7 +105,7 @@ def test_separators_hold_no_token_so_words_may_be_cut_there():
         assert got == expected * len(seps), next(c for c in seps if tokenize(x + c + y) != expected)
 
 
-# ------------------------------------------------------------------ 5. encoder API edge cases
+# ------------------------------------------------------------------ encoder API edge cases
 @needs_extension
 def test_encoder_empty_inputs(compiled_on):
     encoder = compiled.CompiledTermEncoder(Analyzer())
