@@ -187,9 +187,9 @@ def main(argv: list[str] | None = None) -> None:
     print(f"{dataset.name}: {len(corpus)} documents, {len(queries)} queries, depth {args.k}; "
           f"best of {args.repeats} rounds")
 
-    from retrievers.bm25 import native
+    from retrievers.bm25 import loader
 
-    if native.extension() is None:
+    if loader.extension() is None:
         print("note: the compiled extension is not built (pip install -e . compiles it); timing the Python path")
     best = {"project": float("inf"), "project, Python path": float("inf"), "raw bm25s": float("inf"),
             "rank-bm25": float("inf")}

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from retrievers.bm25 import native
+from retrievers.bm25 import loader
 from retrievers.bm25.stemming import pystemmer
 from retrievers.bm25.tokenizer import MAX_TOKEN_LENGTH, TOKENIZERS, candidate_finder, split_candidates
 
@@ -139,7 +139,7 @@ class Analyzer:
 
     def _stem(self, tokens: list[str]) -> list[str]:
         if self.stemmer_name == "porter":
-            return native.lucene_porter(tokens)
+            return loader.lucene_porter(tokens)
         return pystemmer(self.stemmer_name).stemWords(tokens)
 
     def __call__(self, text: str) -> list[str]:

@@ -1,5 +1,5 @@
 """Python glue of the compiled extension (C sources in retrievers/bm25/native/), used by
-engines.CompiledEngine only, never imported when the extension does not run (native.py decides).
+engines.CompiledEngine, which runs only when loader.py says the extension does.
 
 * :class:`CompiledTermEncoder` for :class:`retrievers.bm25.encode.TermEncoder`: ASCII text is
   tokenized (Lucene's rules on ASCII), lowercased, stopped and Porter-stemmed in C, memoized per
@@ -23,12 +23,12 @@ from functools import partial
 
 import numpy as np
 
-from retrievers.bm25 import native
+from retrievers.bm25 import loader
 from retrievers.bm25.analyzer import Analyzer
 from retrievers.bm25.sparse_index import SparseIndex
 from retrievers.bm25.tokenizer import separated_candidate_finder
 
-_fastbm25 = native.built_module()
+_fastbm25 = loader.built_module()
 if _fastbm25 is None:
     raise ImportError("retrievers.bm25._fastbm25 is not built (no C compiler at install time)")
 

@@ -3,7 +3,7 @@
 An engine turns a corpus into a :class:`SparseIndex` (``build``), hashes a corpus for the index
 cache (``digest``) and makes the searcher of an index (``searcher``):
 
-* :class:`CompiledEngine` when the extension runs (native.py): texts -> postings in C (the
+* :class:`CompiledEngine` when the extension runs (loader.py): texts -> postings in C (the
   compiled tokenizer + Porter when it reproduces the analyzer, else the Python term encoder), Lucene
   scoring, digest and search in C.
 * :class:`PythonEngine` otherwise: the term encoder (encode.py), numpy build (build.py) and
@@ -20,7 +20,7 @@ from typing import Iterable
 import numpy as np
 
 from harness.datasets.corpus import Corpus
-from retrievers.bm25 import native
+from retrievers.bm25 import loader
 from retrievers.bm25.analyzer import Analyzer
 from retrievers.bm25.build import build_python, index_from_postings
 from retrievers.bm25.encode import TermEncoder
@@ -125,5 +125,5 @@ def choose_engine(analyzer: Analyzer, scoring: ScoringParams, n_threads: int = 1
                   chunk_docs: int = CHUNK_DOCS) -> PythonEngine:
     """The compiled engine when the extension runs (built, ``HARNESS_BM25_COMPILED`` not 0), else the
     Python one. The only place the choice is made."""
-    engine = CompiledEngine if native.extension() is not None else PythonEngine
+    engine = CompiledEngine if loader.extension() is not None else PythonEngine
     return engine(analyzer, scoring, n_threads, chunk_docs)

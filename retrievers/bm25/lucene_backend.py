@@ -16,7 +16,7 @@ import os
 from harness.datasets.corpus import Corpus, Queries
 from harness.run import Run
 from retrievers.bm25 import cache as index_cache
-from retrievers.bm25 import native
+from retrievers.bm25 import loader
 from retrievers.bm25.analyzer import Analyzer
 from retrievers.bm25.engines import CHUNK_DOCS, choose_engine
 from retrievers.bm25.scoring import ScoringParams
@@ -50,7 +50,7 @@ class LuceneBackend:
     def settings(self) -> dict:
         out = {"analyzer": self.analyzer.params(), "scoring": self.scoring.as_dict()}
         if self.analyzer.stemmer_name == "porter":  # the compiled Lucene stemmer or the Python fallback
-            out["porter"] = native.porter_implementation()
+            out["porter"] = loader.porter_implementation()
         return out
 
     def build(self, corpus: Corpus) -> SparseIndex:

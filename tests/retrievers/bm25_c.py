@@ -8,7 +8,7 @@ from functools import partial
 import numpy as np
 import pytest
 
-from retrievers.bm25 import native
+from retrievers.bm25 import loader
 from retrievers.bm25.analyzer import Analyzer
 
 try:
@@ -28,7 +28,7 @@ def compiled_on(monkeypatch):
     if compiled is None:
         pytest.skip("retrievers.bm25._fastbm25 is not built")
     monkeypatch.delenv("HARNESS_BM25_COMPILED", raising=False)
-    assert native.extension() is not None
+    assert loader.extension() is not None
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +55,7 @@ def term_strings(encoder, texts: list[str], chunks: int = 1) -> list[list[str]]:
 
 def raw_encoder(analyzer: Analyzer, callback=None):
     """The bare C encoder as CompiledTermEncoder builds it, with an optional other callback."""
-    return native.built_module().Encoder(sorted(analyzer.stopwords), analyzer.possessive, analyzer.stemmer_name == "porter",
+    return loader.built_module().Encoder(sorted(analyzer.stopwords), analyzer.possessive, analyzer.stemmer_name == "porter",
                                       callback or partial(compiled.analyze_words, analyzer))
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from retrievers.bm25 import native
+from retrievers.bm25 import loader
 from retrievers.bm25.analyzer import Analyzer
 from retrievers.bm25.stemming import lucene_porter_fixup
 from tests.retrievers.bm25_c import compiled, compiled_on, needs_extension, scifact  # noqa: F401
@@ -53,7 +53,7 @@ def test_stemmer_matches_the_snowball_oracle_on_every_scifact_token():
     assert diffs == [], f"{len(diffs)} of {len(words)} tokens differ (word, C, oracle): {diffs[:20]}"
     # the batch entry point the analyzer uses gives the same stems
     if hasattr(compiled._fastbm25, "stem_ascii"):
-        assert native.built_module().stem_ascii(words) == stems
+        assert loader.built_module().stem_ascii(words) == stems
 
 
 @needs_extension

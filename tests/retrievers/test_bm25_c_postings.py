@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from retrievers.bm25 import native
+from retrievers.bm25 import loader
 from retrievers.bm25.analyzer import Analyzer
 from retrievers.bm25.build import postings_from_chunks
 from tests.retrievers.bm25_c import compiled, compiled_on, needs_extension, scifact  # noqa: F401
@@ -19,11 +19,11 @@ def test_postings_builder_chunks_and_reference():
     lengths = rng.integers(0, 40, size=500).astype(np.int64)
     lengths[[0, 17, 499]] = 0  # empty documents, at the start and the end too
     ids = (rng.zipf(1.5, size=int(lengths.sum())) % n_terms).astype(np.int32)
-    one = native.built_module().PostingsBuilder()
+    one = loader.built_module().PostingsBuilder()
     one.add(lengths, ids)
     whole = _finish(one, n_terms + 5)  # terms without postings at the end
     cuts = [0, 1, 2, 100, 101, 350, 500]
-    builder = native.built_module().PostingsBuilder()
+    builder = loader.built_module().PostingsBuilder()
     chunks = []
     for a, b in zip(cuts[:-1], cuts[1:]):
         s, e = int(lengths[:a].sum()), int(lengths[:b].sum())
@@ -52,22 +52,22 @@ def test_postings_builder_chunks_and_reference():
 
 @needs_extension
 def test_postings_builder_rejects_bad_input():
-    b = native.built_module().PostingsBuilder()
+    b = loader.built_module().PostingsBuilder()
     with pytest.raises(ValueError, match="add up"):
         b.add(np.array([2, 2], np.int64), np.array([0, 1, 2], np.int32))  # 4 counted, 3 given
-    b = native.built_module().PostingsBuilder()
+    b = loader.built_module().PostingsBuilder()
     with pytest.raises(ValueError, match="add up"):
         b.add(np.array([1], np.int64), np.array([0, 1], np.int32))  # 1 counted, 2 given
-    b = native.built_module().PostingsBuilder()
+    b = loader.built_module().PostingsBuilder()
     with pytest.raises(ValueError):
         b.add(np.array([-1, 2], np.int64), np.array([0], np.int32))
-    b = native.built_module().PostingsBuilder()
+    b = loader.built_module().PostingsBuilder()
     with pytest.raises(ValueError, match="negative"):
         b.add(np.array([1], np.int64), np.array([-3], np.int32))
-    b = native.built_module().PostingsBuilder()
+    b = loader.built_module().PostingsBuilder()
     with pytest.raises(ValueError, match="whole number"):
         b.add(np.array([1], np.int32), np.array([0], np.int32))  # counts are int64
-    b = native.built_module().PostingsBuilder()
+    b = loader.built_module().PostingsBuilder()
     b.add(np.array([3], np.int64), np.array([0, 4, 4], np.int32))
     with pytest.raises(ValueError, match="n_terms"):
         b.finish(4)  # term id 4 >= n_terms 4
@@ -80,7 +80,7 @@ def test_postings_builder_rejects_bad_input():
 
 @needs_extension
 def test_postings_builder_refused_input_adds_nothing():
-    b = native.built_module().PostingsBuilder()
+    b = loader.built_module().PostingsBuilder()
     b.add(np.array([2], np.int64), np.array([1, 1], np.int32))
     with pytest.raises(ValueError, match="add up"):
         b.add(np.array([1, -1, 0], np.int64), np.array([0], np.int32))  # a bad count after a good one
@@ -107,14 +107,14 @@ def test_postings_builder_add_postings_equals_add_and_refuses_bad_postings():
         terms += list(seen)
         tfs += list(seen.values())
     args = (lengths, np.array(pcounts, np.int64), np.array(terms, np.int32), np.array(tfs, np.int32))
-    a, b = native.built_module().PostingsBuilder(), native.built_module().PostingsBuilder()
+    a, b = loader.built_module().PostingsBuilder(), loader.built_module().PostingsBuilder()
     a.add(lengths, ids)
     b.add_postings(*args)
     b.add_postings(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int32))
     for x, y in zip(_finish(a, 50), _finish(b, 50)):
         np.testing.assert_array_equal(x, y)
     one = lambda *v: tuple(np.array(x, t) for x, t in zip(v, (np.int64, np.int64, np.int32, np.int32)))  # noqa: E731
-    b = native.built_module().PostingsBuilder()
+    b = loader.built_module().PostingsBuilder()
     b.add_postings(*one([3], [2], [0, 1], [2, 1]))
     bad = [(one([3], [2], [0, 0], [2, 1]), "repeats"),          # a term twice in one document
            (one([3], [2], [0, -1], [2, 1]), "negative"),
@@ -186,7 +186,7 @@ def test_titles_read_as_title_space_text_and_postings_match_ids(scifact, n_threa
         b.encode(texts, titles=titles[:-1])
     # into=builder appends the same postings to a PostingsBuilder as add(ids) does (two chunks)
     c, r = raw_encoder(Analyzer()), raw_encoder(Analyzer())
-    into, ref = native.built_module().PostingsBuilder(), native.built_module().PostingsBuilder()
+    into, ref = loader.built_module().PostingsBuilder(), loader.built_module().PostingsBuilder()
     for part in (slice(0, 700), slice(700, None)):
         assert c.encode(texts[part], titles=titles[part], into=into, **kw) is None
         ref.add(*r.encode(joined[part], **kw))
@@ -195,7 +195,7 @@ def test_titles_read_as_title_space_text_and_postings_match_ids(scifact, n_threa
         np.testing.assert_array_equal(x, y)
     # mixed in one builder: add(ids), then into=, then add_postings, then into= again
     c, r = raw_encoder(Analyzer()), raw_encoder(Analyzer())
-    mixed, ref = native.built_module().PostingsBuilder(), native.built_module().PostingsBuilder()
+    mixed, ref = loader.built_module().PostingsBuilder(), loader.built_module().PostingsBuilder()
     for i, part in enumerate((slice(0, 300), slice(300, 900), slice(900, 1200), slice(1200, None))):
         ref.add(*r.encode(joined[part], **kw))
         if i == 0:

@@ -7,7 +7,7 @@ import random
 import numpy as np
 import pytest
 
-from retrievers.bm25 import native
+from retrievers.bm25 import loader
 from retrievers.bm25.analyzer import Analyzer
 from retrievers.bm25.build import build_python
 from retrievers.bm25.encode import TermEncoder
@@ -155,7 +155,7 @@ def test_search_rejects_bad_arguments(small_index):
         with pytest.raises(ValueError, match="out of range"):
             _search(index, rank, doc_of_rank, [[tid["apple"], bad]], 5)
     with pytest.raises(ValueError, match="whole number"):
-        native.built_module().Index(index.indptr.tobytes()[:-1], index.indices, index.data, index.n_docs, rank,
+        loader.built_module().Index(index.indptr.tobytes()[:-1], index.indices, index.data, index.n_docs, rank,
                                     doc_of_rank)
     with pytest.raises(ValueError, match="doc_block"):
         _search(index, rank, doc_of_rank, ok, 5, doc_block=0)

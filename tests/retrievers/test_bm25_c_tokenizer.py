@@ -8,7 +8,7 @@ import random
 import numpy as np
 import pytest
 
-from retrievers.bm25 import native
+from retrievers.bm25 import loader
 from retrievers.bm25.analyzer import Analyzer
 from retrievers.bm25.encode import TermEncoder
 from tests.retrievers.bm25_c import _NON_ASCII, _WORDS, random_text, raw_encoder, term_strings  # noqa: F401
@@ -93,10 +93,10 @@ def test_separators_hold_no_token_so_words_may_be_cut_there():
     from retrievers.bm25.tokenizer import TOKEN_CHAR, tokenize
 
     points = [cp for cp in range(0x10000) if not 0xD800 <= cp < 0xE000]
-    seps = [chr(cp) for cp in points if native.built_module().is_separator(cp)]
+    seps = [chr(cp) for cp in points if loader.built_module().is_separator(cp)]
     assert len(seps) > 11_000 and {"–", "−", "±", "≥", "×", "“", "°", "\u00a0", "-", "(", '"'} <= set(seps)
     assert not {"’", "·", "_", ".", ",", "α", "é", "\u0301", "\u200d", "ア", "中", "©", "a", "1"} & set(seps)
-    ascii_seps = {c for c in map(chr, range(0x80)) if native.built_module().is_separator(ord(c))}
+    ascii_seps = {c for c in map(chr, range(0x80)) if loader.built_module().is_separator(ord(c))}
     assert ascii_seps == {c for c in map(chr, range(0x80)) if not regex.match(TOKEN_CHAR, c)}
     for x, y in [("ab", "cd"), ("1", "2"), ("a", "1"), ("x.", "y"), ("a_", "_b"), ("ア", "ア"), ("😀", "\u0301x"),
                  ("\U0001F1EB", "\U0001F1F7"), ("ก", "ข")]:
@@ -153,7 +153,7 @@ def test_encoder_bad_inputs(compiled_on):
     counts, ids = encoder.encode(["cells"])
     assert np.frombuffer(counts, dtype=np.int64).tolist() == [1]
     with pytest.raises(TypeError):
-        native.built_module().Encoder([], True, True, "not callable")
+        loader.built_module().Encoder([], True, True, "not callable")
     with pytest.raises(ValueError, match="does not support"):
         compiled.CompiledTermEncoder(Analyzer(stemmer="english"))
 
@@ -191,7 +191,7 @@ def test_encoder_callback_errors_break_the_encoder(compiled_on):
     for callback, error in ((boom, Boom), (lambda words: [[1] for _ in words], TypeError),
                             (lambda words: [[] for _ in words] + [[]], ValueError)):
         encoder = raw_encoder(Analyzer(), callback)
-        builder = native.built_module().PostingsBuilder()
+        builder = loader.built_module().PostingsBuilder()
         with pytest.raises(error):
             encoder.encode(texts, n_threads=3, parallel_min_bytes=0, into=builder)
         with pytest.raises(RuntimeError):

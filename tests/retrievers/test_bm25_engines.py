@@ -1,4 +1,4 @@
-"""The one compiled-or-Python choice (native.py, engines.py): the switch, the pure-Python path an
+"""The one compiled-or-Python choice (loader.py, engines.py): the switch, the pure-Python path an
 install without the extension runs, and the two paths' equal indexes and runs on SciFact."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import shutil
 import numpy as np
 import pytest
 
-from retrievers.bm25 import BM25Retriever, native
+from retrievers.bm25 import BM25Retriever, loader
 from retrievers.bm25.sparse_index import SparseIndex
 from tests.retrievers.bm25_c import compiled, needs_extension, scifact  # noqa: F401
 
@@ -24,7 +24,7 @@ def test_extension_is_built_when_a_c_compiler_exists():
     except ImportError as exc:
         pytest.fail(f"a C compiler exists but retrievers.bm25._fastbm25 does not import ({exc}); "
                     "`pip install -e .` should compile it (retrievers/bm25/native/*.c)")
-    assert native.built_module() is not None and compiled is not None
+    assert loader.built_module() is not None and compiled is not None
 
 
 
@@ -33,7 +33,7 @@ def _index_and_runs(monkeypatch, dataset, setting: str, params: dict):
         monkeypatch.setenv("HARNESS_BM25_COMPILED", "0")
     else:
         monkeypatch.delenv("HARNESS_BM25_COMPILED", raising=False)
-    assert (native.extension() is not None) == (setting == "compiled")
+    assert (loader.extension() is not None) == (setting == "compiled")
     retriever = BM25Retriever(cache=False, **params)
     assert retriever.backend.engine.compiled == (setting == "compiled")
     retriever.index(dataset.corpus)
@@ -158,7 +158,7 @@ def test_the_python_path_uses_nothing_compiled(monkeypatch, scifact, tmp_path, h
     from retrievers.bm25.stemming import fallback_porter
 
     if how == "absent":
-        monkeypatch.setattr(native, "_built", None)
+        monkeypatch.setattr(loader, "_built", None)
         monkeypatch.setitem(sys.modules, "retrievers.bm25._fastbm25", None)  # import raises ImportError
         monkeypatch.delitem(sys.modules, "retrievers.bm25.compiled", raising=False)
         monkeypatch.delattr(bm25_package, "compiled", raising=False)
@@ -166,9 +166,9 @@ def test_the_python_path_uses_nothing_compiled(monkeypatch, scifact, tmp_path, h
         with pytest.raises(ImportError):
             from retrievers.bm25 import compiled as _  # noqa: F401
     else:
-        monkeypatch.setattr(native, "_built", _NoExtension())
+        monkeypatch.setattr(loader, "_built", _NoExtension())
         monkeypatch.setenv("HARNESS_BM25_COMPILED", "0")
-    assert native.extension() is None and native.porter_implementation() == "snowball+fixup"
+    assert loader.extension() is None and loader.porter_implementation() == "snowball+fixup"
     runs = []
     for status in ("built", "hit"):
         retriever = BM25Retriever(cache_dir=tmp_path)
