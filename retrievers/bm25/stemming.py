@@ -18,6 +18,9 @@ from itertools import repeat
 
 import numpy as np
 
+# The one switch to the exact pure-Python port (retrievers/bm25/porter.py): FALLBACK_PORTER = "lucene"
+# (the compiled stemmer's name: the two paths then share cached indexes) and fallback_porter
+# returning [porter.stem(w) for w in words]. The tests follow FALLBACK_PORTER.
 FALLBACK_PORTER = "snowball+fixup"
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from retrievers.bm25 import BM25Retriever, loader
 from retrievers.bm25.sparse_index import SparseIndex
+from retrievers.bm25.stemming import FALLBACK_PORTER
 from tests.retrievers.bm25_c import compiled, needs_extension, scifact  # noqa: F401
 
 HAS_C_COMPILER = bool(shutil.which("cc") or shutil.which("gcc"))
@@ -155,6 +156,7 @@ def test_the_python_path_uses_nothing_compiled(monkeypatch, scifact, tmp_path, h
 
     import retrievers.bm25 as bm25_package
     from harness.evaluation import evaluate
+    from retrievers.bm25 import stemming
     from retrievers.bm25.stemming import fallback_porter
 
     if how == "absent":
@@ -168,7 +170,7 @@ def test_the_python_path_uses_nothing_compiled(monkeypatch, scifact, tmp_path, h
     else:
         monkeypatch.setattr(loader, "_built", _NoExtension())
         monkeypatch.setenv("HARNESS_BM25_COMPILED", "0")
-    assert loader.extension() is None and loader.porter_implementation() == "snowball+fixup"
+    assert loader.extension() is None and loader.porter_implementation() == stemming.FALLBACK_PORTER
     runs = []
     for status in ("built", "hit"):
         retriever = BM25Retriever(cache_dir=tmp_path)
@@ -183,10 +185,12 @@ def test_the_python_path_uses_nothing_compiled(monkeypatch, scifact, tmp_path, h
     assert retriever.analyzer(" ".join(words)) == fallback_porter(words)  # the one fallback stemmer
 
 
-@pytest.mark.xfail(strict=True, reason="the fallback is PyStemmer's porter + fix-ups until the exact port "
-                   "(retrievers/bm25/porter.py) serves stemming.fallback_porter; then remove this mark")
+@pytest.mark.xfail(FALLBACK_PORTER != "lucene", strict=True,
+                   reason="the fallback is PyStemmer's porter + fix-ups until the exact port (retrievers/bm25/porter.py) "
+                   "serves stemming.fallback_porter (FALLBACK_PORTER = 'lucene')")
 def test_the_fallback_porter_is_lucenes():
     """Lucene 8.7's PorterStemmer: trekking -> trek, revved -> rev (test_bm25_porter.py's golden file)."""
+    from retrievers.bm25 import stemming
     from retrievers.bm25.stemming import fallback_porter
 
     assert fallback_porter(["trekking", "revved", "pathology"]) == ["trek", "rev", "patholog"]
