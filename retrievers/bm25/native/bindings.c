@@ -4,7 +4,8 @@
  *
  *   tokenizer.c  ASCII character classes of Lucene's StandardTokenizer rules; where words are cut
  *   encoder.c    Encoder: texts -> term ids or postings (tokenize, possessives, lowercase, stopwords,
- *                stem; memoized per distinct token; large calls on threads)
+ *                stem; memoized per distinct token); types in encoder.h
+ *   encode_parallel.c  the Encoder's large calls on threads, with the result of one thread
  *   porter.c     Lucene's Porter stemmer
  *   strmap.c     the string -> int32 hash map of the encoder's tables
  *   postings.c   PostingsBuilder: term ids -> term-major CSC postings with tf (counting sort)

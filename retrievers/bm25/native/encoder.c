@@ -6,36 +6,14 @@
  * to a Python callable (the analyzer's exact Unicode path) in one batch per call. Possessive
  * removal, lowercasing, stopwords and Lucene's Porter stemmer (porter.c) run here, memoized per
  * distinct lowercased token. Large calls run on several threads with the same result
- * (encode_parallel, below). */
-#include "fastbm25.h"
+ * (encode_parallel.c). */
+#include "encoder.h"
 
-/* ------------------------------------------------------------------ Encoder */
-#define CACHE_BITS 15
-typedef struct { uint64_t k0, k1; int32_t len; int32_t val; } CacheEntry; /* len 0: empty */
-
-/* New tokens of a parallel encode call, kept as a memo until the next call: token -> term id or -1 */
-typedef struct { StrMap pend; int32_t *resolved; } Deferred;
-
-typedef struct {
-    PyObject_HEAD
-    StrMap tokens;  /* lowercased ASCII token -> term id, or -1 (stopword / unknown when frozen) */
-    StrMap terms;   /* term -> id (= entry number) */
-    StrMap stop;    /* stopwords */
-    StrMap words;   /* non-ASCII word -> its number in cw_* */
-    VecI64 cw_first;
-    VecI32 cw_count; /* -1 while the word waits for the analyzer */
-    VecI32 cw_terms;
-    CacheEntry *cache;       /* direct-mapped cache of token -> value for tokens of <= 16 bytes */
-    int possessive, stem, frozen, broken, busy;
-    PyObject *analyze_words; /* list[str] -> list[list[str]] */
-    Deferred deferred[MAX_THREADS]; /* memo entries not yet in tokens (see flush_deferred) */
-    int n_deferred;
-} Encoder;
 
 /* The deferred memo: a parallel encode call leaves its new tokens in its parts' tables; a later call
  * adds them to `tokens` first (flush), or, when the encoder is frozen, drops them: the memo only saves
  * work (a token missing from it is stemmed and looked up again, with the same result). */
-static void drop_deferred(Encoder *e) {
+void drop_deferred(Encoder *e) {
     for (int i = 0; i < e->n_deferred; i++) {
         map_free(&e->deferred[i].pend);
         free(e->deferred[i].resolved);
@@ -72,7 +50,7 @@ static void Encoder_dealloc(Encoder *e) {
  * (PyUnicode_AsUTF8AndSize would cache a UTF-8 copy inside every non-ASCII str of the corpus). */
 
 /* Term id of a term string: found, added (unless frozen), or -1. -2: out of memory. */
-static int32_t term_id(Encoder *e, const char *s, Py_ssize_t n) {
+int32_t term_id(Encoder *e, const char *s, Py_ssize_t n) {
     uint64_t h = hash_bytes(s, n);
     Slot *slot = map_find(&e->terms, s, n, h);
     if (slot) return slot->val;
@@ -128,14 +106,14 @@ static int Encoder_init(Encoder *e, PyObject *args, PyObject *kw) {
 
 /* The term of one lowercased token (hash h), written to buf: its length, or -1 for a stopword.
  * Reads the encoder's tables only (safe from several threads). */
-static int token_term(const Encoder *e, const char *tok, int n, uint64_t h, char *buf) {
+int token_term(const Encoder *e, const char *tok, int n, uint64_t h, char *buf) {
     if (map_find(&e->stop, tok, n, h)) return -1;
     memcpy(buf, tok, (size_t)n);
     return e->stem ? porter_stem(buf, n) : n;
 }
 
 /* The term id of one lowercased token (memoized): -1 when it has none. -2: out of memory. */
-static int32_t token_value(Encoder *e, const char *tok, int n) {
+int32_t token_value(Encoder *e, const char *tok, int n) {
     uint64_t h = hash_bytes(tok, n);
     Slot *slot = map_find(&e->tokens, tok, n, h);
     if (slot) return slot->val;
@@ -161,25 +139,6 @@ static inline uint64_t lower8(uint64_t x) {
 static inline uint64_t low_bytes(uint64_t x, int n) { /* keep the first n (0..8) bytes */
     return n >= 8 ? x : (n <= 0 ? 0 : x & ((1ULL << (8 * n)) - 1));
 }
-
-/* Where tokens go. Sequential encoding (part == NULL) reads and writes the encoder's tables and
- * appends term ids to out. A parallel part (see encode_parallel) only reads the encoder's tables:
- * tokens it has not seen go to its own table of pending tokens, stemmed there, and are appended as
- * PENDING(p); words holding non-ASCII bytes are appended as COMPLEX and listed in order. */
-typedef struct Part Part;
-typedef struct {
-    Encoder *e;
-    Part *part;
-    VecI32 *out;
-    CacheEntry *cache;
-    PyObject *new_words;     /* sequential: the new non-ASCII words of this call */
-    Py_ssize_t placeholders; /* sequential: non-ASCII words appended as -(cw + 1), waiting for their terms */
-} Sink;
-
-#define COMPLEX INT32_MIN
-#define PENDING(p) (-3 - (int32_t)(p))
-
-static int32_t part_lookup(Part *part, const char *tok, int n);
 
 static inline int32_t sink_lookup(Sink *k, const char *tok, int n) {
     return k->part ? part_lookup(k->part, tok, n) : token_value(k->e, tok, n);
@@ -274,7 +233,7 @@ static inline Py_ssize_t alpha_end(const unsigned char *w, Py_ssize_t j, Py_ssiz
  *   token   = X* unit (X* unit)* X*          X = '_' (ExtendNumLet)
  *   unit    = A+ (ML A+)*  |  N+ (MN N+)*    A letter, N digit, ML = : . '  MN = , ; . '
  * scanned left to right, each match as long as it goes (the regex of tokenizer.py on ASCII). */
-static int tokenize_ascii(Sink *k, const unsigned char *w, Py_ssize_t n, const unsigned char *end) {
+int tokenize_ascii(Sink *k, const unsigned char *w, Py_ssize_t n, const unsigned char *end) {
     Py_ssize_t i = 0;
     while (i < n) {
         unsigned char c = CLS[w[i]];
@@ -317,7 +276,7 @@ static int tokenize_ascii(Sink *k, const unsigned char *w, Py_ssize_t n, const u
 
 /* Records the terms of the words waiting since word number `first` from the analyzer's result
  * (one term list per word of `words`). */
-static int define_words(Encoder *e, PyObject *words, Py_ssize_t first, PyObject *result) {
+int define_words(Encoder *e, PyObject *words, Py_ssize_t first, PyObject *result) {
     PyObject *seq = PySequence_Fast(result, "analyze_words must return a list of term lists");
     if (!seq) return -1;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
@@ -348,7 +307,7 @@ static int define_words(Encoder *e, PyObject *words, Py_ssize_t first, PyObject 
 }
 
 /* Hands the words waiting since word number `first` to the Python analyzer and records their terms. */
-static int analyze_and_define(Encoder *e, PyObject *words, Py_ssize_t first) {
+int analyze_and_define(Encoder *e, PyObject *words, Py_ssize_t first) {
     PyObject *result = PyObject_CallOneArg(e->analyze_words, words);
     if (!result) return -1;
     int failed = define_words(e, words, first, result);
@@ -400,7 +359,7 @@ static PyObject *Encoder_encode(Encoder *e, PyObject *args, PyObject *kw) {
 
 /* The number of the non-ASCII word w[0..n) in the encoder's word table; a new word is added,
  * waiting for its terms (cw_count -1), and listed in new_words for the analyzer. -1: error. */
-static int32_t word_number(Encoder *e, const unsigned char *w, Py_ssize_t n, PyObject *new_words) {
+int32_t word_number(Encoder *e, const unsigned char *w, Py_ssize_t n, PyObject *new_words) {
     uint64_t h = hash_bytes((const char *)w, n);
     Slot *found = map_find(&e->words, (const char *)w, n, h);
     if (found) return found->val;
@@ -430,19 +389,7 @@ static int complex_word_seq(Sink *k, const unsigned char *w, Py_ssize_t n) {
     return 0;
 }
 
-static int complex_word_part(Part *part, const unsigned char *w, Py_ssize_t n);
 
-/* The position of the first byte >= 0x80 in s[i..n), or n. */
-static inline Py_ssize_t next_high(const unsigned char *s, Py_ssize_t i, Py_ssize_t n) {
-#ifdef __SSE2__
-    for (; i + 16 <= n; i += 16) {
-        unsigned mask = (unsigned)_mm_movemask_epi8(_mm_loadu_si128((const __m128i *)(s + i)));
-        if (mask) return i + __builtin_ctz(mask);
-    }
-#endif
-    while (i < n && s[i] < 0x80) i++;
-    return i;
-}
 
 /* One text s[0..n): an all-ASCII text in one pass (whitespace separates tokens like any other
  * non-token byte); otherwise the same, but each word (between whitespace) holding a byte >= 0x80 is
@@ -470,24 +417,13 @@ static int scan_text(Sink *k, const unsigned char *s, Py_ssize_t n, int ascii) {
     return 0;
 }
 
-/* The texts' UTF-8: pointers, lengths, whether all ASCII, two segments per text (a title, or
- * nothing, then the text: a text with a title reads as title + " " + text); `keep` holds the bytes
- * objects made for strings with lone surrogates. */
-typedef struct {
-    Py_ssize_t n;                /* texts */
-    const unsigned char **ptr;   /* segments 2t, 2t + 1 */
-    Py_ssize_t *len;
-    unsigned char *ascii;
-    PyObject *keep;
-    Py_ssize_t total;            /* bytes */
-} Texts;
 
 static void texts_free(Texts *x) {
     free(x->ptr); free(x->len); free(x->ascii);
     Py_XDECREF(x->keep);
 }
 
-static Py_ssize_t text_bytes(const Texts *x, Py_ssize_t t) { return x->len[2 * t] + x->len[2 * t + 1]; }
+Py_ssize_t text_bytes(const Texts *x, Py_ssize_t t) { return x->len[2 * t] + x->len[2 * t + 1]; }
 
 /* titles: NULL, or a sequence as long as texts. */
 static int texts_load(Texts *x, PyObject *texts, PyObject *titles) {
@@ -529,14 +465,14 @@ static int texts_load(Texts *x, PyObject *texts, PyObject *titles) {
 }
 
 /* Scan text t (its title, then its text: whitespace between them separates like any other). */
-static int scan_doc(Sink *k, const Texts *x, Py_ssize_t t) {
+int scan_doc(Sink *k, const Texts *x, Py_ssize_t t) {
     for (Py_ssize_t i = 2 * t; i < 2 * t + 2; i++)
         if (x->len[i] && scan_text(k, x->ptr[i], x->len[i], x->ascii[i])) return -1;
     return 0;
 }
 
 /* Replace each placeholder -(cw + 1) of out by the terms of word cw; counts[t] entries per text. */
-static int expand_placeholders(Encoder *e, VecI32 *out, int64_t *counts, Py_ssize_t n_texts) {
+int expand_placeholders(Encoder *e, VecI32 *out, int64_t *counts, Py_ssize_t n_texts) {
     VecI32 out2 = {0};
     Py_ssize_t pos = 0;
     for (Py_ssize_t t = 0; t < n_texts; t++) {
@@ -562,9 +498,6 @@ oom:
     PyErr_NoMemory();
     return -1;
 }
-
-static int encode_parallel(Encoder *e, Texts *x, int n_threads, int64_t *counts, PyObject *new_words,
-                           int64_t *pcounts, PyObject **made, Builder *into);
 
 static PyObject *Encoder_encode_locked(Encoder *e, PyObject *texts_arg, PyObject *titles_arg, int n_threads,
                                        Py_ssize_t min_bytes, int postings, Builder *into) {
@@ -634,323 +567,6 @@ done:
     Py_DECREF(texts);
     Py_XDECREF(titles);
     return ret;
-}
-
-/* ------------------------------------------------------------------ parallel encoding
- * Term ids come out exactly as from sequential encoding: new ASCII tokens' terms numbered in order of
- * first appearance in the texts, then the new non-ASCII words' terms, word by word.
- *
- * Phase 1, one thread per part (a run of consecutive texts, parts of about equal bytes), without
- * the GIL: tokenize, look tokens up in the encoder's tables (read only), set new tokens aside in the
- * part's own table (stemmed there); non-ASCII words are listed. Meanwhile the calling thread, with
- * the GIL, finds the new non-ASCII words of the texts and has the analyzer split them (their terms
- * are numbered later, in phase 2).
- * Phase 2: number the parts' new tokens' terms, part after part (a token new to a part may have been
- * new to an earlier part: other threads find those meanwhile), then the non-ASCII words' terms.
- * Phase 3, one thread per part: each part's final term ids; the caller's thread joins them.
- * The parts' tables of new tokens are kept as the encoder's deferred memo (see flush_deferred). */
-struct Part {
-    Encoder *e;
-    const Texts *x;
-    Py_ssize_t t0, t1;
-    VecI32 out;           /* phase 1: term ids, PENDING(p) and COMPLEX */
-    int64_t *counts;
-    CacheEntry *cache;
-    StrMap pend;          /* new token -> its pending number */
-    VecI32 stem_off;      /* per pending token: its stem in stems, -1 for a stopword */
-    VecI32 stem_len;
-    char *stems;
-    Py_ssize_t ssize, scap;
-    VecI64 cw_ptr;        /* non-ASCII word occurrences, in order: address and length */
-    VecI64 cw_len;
-    Part *earlier;        /* phase 2: the parts before this one ... */
-    int index;            /* ... this many */
-    int32_t *resolved;    /* per pending token: its term id or -1 */
-    const int32_t **src;  /* phase 2: per pending token, where an earlier part resolved it, or NULL */
-    VecI32 final;         /* phase 3: the final term ids */
-    Postings post;        /* phase 3, when postings are asked for: the part's postings ... */
-    int64_t *pcounts;     /* ... and its texts' numbers of postings (NULL: ids only) */
-    int failed;           /* 1: out of memory; 2: a non-ASCII word missing from the word table */
-};
-
-static int32_t part_lookup(Part *part, const char *tok, int n) {
-    Encoder *e = part->e;
-    uint64_t h = hash_bytes(tok, n);
-    Slot *slot = map_find(&e->tokens, tok, n, h);
-    if (slot) return slot->val;
-    slot = map_find(&part->pend, tok, n, h);
-    if (slot) return PENDING(slot->val);
-    if (part->pend.n >= INT32_MAX / 2) return -2;
-    int32_t p = (int32_t)part->pend.n, off = -1;
-    char buf[MAX_TOKEN + 1];
-    int len = token_term(e, tok, n, h, buf);
-    if (len < 0) {
-        len = 0;
-    } else {
-        if (part->ssize + len >= INT32_MAX || grow((void **)&part->stems, &part->scap, part->ssize + len, 1)) return -2;
-        memcpy(part->stems + part->ssize, buf, (size_t)len);
-        off = (int32_t)part->ssize;
-        part->ssize += len;
-    }
-    if (map_add(&part->pend, tok, n, h, p) < 0 || push32(&part->stem_off, off) || push32(&part->stem_len, len)) return -2;
-    return PENDING(p);
-}
-
-static int complex_word_part(Part *part, const unsigned char *w, Py_ssize_t n) {
-    if (push64(&part->cw_ptr, (int64_t)(intptr_t)w) || push64(&part->cw_len, n)) return -1;
-    return push32(&part->out, COMPLEX);
-}
-
-static void *part_scan(void *arg) { /* phase 1 */
-    Part *part = arg;
-    /* the part's own tables, made here (on its thread): room for the new tokens of text this size,
-     * about one in 128 bytes (SciFact: 1 in 150), and for its tokens, about one in 6 bytes */
-    Py_ssize_t bytes = 0;
-    for (Py_ssize_t t = part->t0; t < part->t1; t++) bytes += text_bytes(part->x, t);
-    part->cache = calloc((size_t)1 << CACHE_BITS, sizeof(CacheEntry));
-    if (!part->cache || map_init(&part->pend) || map_reserve(&part->pend, bytes / 128) ||
-        grow((void **)&part->out.a, &part->out.cap, bytes / 6 + 1, sizeof(int32_t))) {
-        part->failed = 1;
-        return NULL;
-    }
-    Sink k = {part->e, part, &part->out, part->cache, NULL, 0};
-    for (Py_ssize_t t = part->t0; t < part->t1; t++) {
-        Py_ssize_t before = part->out.n;
-        if (scan_doc(&k, part->x, t)) {
-            part->failed = 1;
-            break;
-        }
-        part->counts[t] = part->out.n - before;
-    }
-    return NULL;
-}
-
-static void *part_match(void *arg) { /* phase 2: the pending tokens an earlier part has too */
-    Part *part = arg;
-    for (Py_ssize_t q = 0; q < part->pend.n; q++) {
-        const char *key = part->pend.arena + part->pend.eoff[q];
-        int n = part->pend.elen[q];
-        uint64_t h = hash_bytes(key, n);
-        part->src[q] = NULL;
-        for (int j = 0; j < part->index; j++) {
-            Slot *slot = map_find(&part->earlier[j].pend, key, n, h);
-            if (slot) { part->src[q] = part->earlier[j].resolved + slot->val; break; }
-        }
-    }
-    return NULL;
-}
-
-static void *part_final(void *arg) { /* phase 3 */
-    Part *part = arg;
-    Encoder *e = part->e;
-    Py_ssize_t pos = 0, c = 0, n_terms = e->terms.n;
-    int64_t *last = NULL;                   /* postings: text_postings' scratch */
-    Postings *post = &part->post;
-    if (part->pcounts) {                     /* postings: final ids one text at a time, in part->final */
-        last = postings_scratch(n_terms);
-        if (!last || grow((void **)&post->term.a, &post->term.cap, part->out.n, 4) ||
-            grow((void **)&post->tf.a, &post->tf.cap, part->out.n, 4)) goto oom;
-    } else if (grow((void **)&part->final.a, &part->final.cap, part->out.n, sizeof(int32_t))) {
-        goto oom;
-    }
-    const int32_t *in = part->out.a, *resolved = part->resolved;
-    for (Py_ssize_t t = part->t0; t < part->t1; t++) {
-        if (last) part->final.n = 0;
-        Py_ssize_t before = part->final.n, end = pos + part->counts[t];
-        for (Py_ssize_t j = pos; j < end;) {
-            /* the plain values up to the next non-ASCII piece, with the final array in locals */
-            int32_t *fa = part->final.a;
-            Py_ssize_t fn = part->final.n, fcap = part->final.cap;
-            for (; j < end && fn < fcap; j++) {
-                int32_t v = in[j];
-                if (v == COMPLEX) break;
-                if (v < 0) v = resolved[-3 - v];
-                fa[fn] = v;
-                fn += v >= 0;
-            }
-            part->final.n = fn;
-            if (j == end) break;
-            int32_t v = in[j++];
-            if (v != COMPLEX) { /* the final array is full */
-                if (v < 0) v = resolved[-3 - v];
-                if (v >= 0 && push32(&part->final, v)) goto oom;
-                continue;
-            }
-            const char *w = (const char *)(intptr_t)part->cw_ptr.a[c];
-            Py_ssize_t n = part->cw_len.a[c++];
-            Slot *found = map_find(&e->words, w, n, hash_bytes(w, n));
-            if (!found || e->cw_count.a[found->val] < 0) { part->failed = 2; goto out; }
-            const int32_t *terms = e->cw_terms.a + e->cw_first.a[found->val];
-            for (int32_t q = 0; q < e->cw_count.a[found->val]; q++)
-                if (push32(&part->final, terms[q])) goto oom;
-        }
-        pos = end;
-        part->counts[t] = part->final.n - before;
-        if (last) { /* this text's postings: distinct terms in order of first appearance, with their tf */
-            if (grow((void **)&post->term.a, &post->term.cap, post->term.n + part->final.n, 4) ||
-                grow((void **)&post->tf.a, &post->tf.cap, post->tf.n + part->final.n, 4)) goto oom;
-            part->pcounts[t] = text_postings(part->final.a, part->final.n, t, last, last + n_terms, post);
-        }
-    }
-    goto out;
-oom:
-    part->failed = 1;
-out:
-    free(last);
-    return NULL;
-}
-
-static void part_free(Part *part) {
-    free(part->out.a); free(part->cache); map_free(&part->pend); free(part->stem_off.a); free(part->stem_len.a);
-    free(part->stems); free(part->cw_ptr.a); free(part->cw_len.a); free(part->resolved); free((void *)part->src);
-    free(part->final.a); postings_free(&part->post);
-}
-
-/* The new non-ASCII words of the texts (split as scan_text does), numbered in order of first
- * appearance and listed in new_words. */
-static int find_new_words(Encoder *e, const Texts *x, PyObject *new_words) {
-    for (Py_ssize_t t = 0; t < 2 * x->n; t++) { /* segments */
-        if (x->ascii[t]) continue;
-        const unsigned char *s = x->ptr[t];
-        Py_ssize_t n = x->len[t], i = 0;
-        while (i < n) { /* the words holding a byte >= 0x80, as scan_text finds them */
-            Py_ssize_t h = next_high(s, i, n);
-            if (h == n) break;
-            Py_ssize_t w = h, end = h + 1;
-            while (w > i && !(CLS[s[w - 1]] & C_SPACE)) w--;
-            while (end < n && !(CLS[s[end]] & C_SPACE)) end++;
-            Py_ssize_t at = 0, start;
-            int high;
-            while (next_piece(s + w, end - w, &at, &start, &high))
-                if (high && word_number(e, s + w + start, at - start, new_words) < 0) return -1;
-            i = end;
-        }
-    }
-    return 0;
-}
-
-/* made[0]: the term ids (bytes), or with pcounts (postings asked for) made[0], made[1]: the
- * postings' terms and tfs (bytes), or with into, the postings are appended to that builder. */
-static int encode_parallel(Encoder *e, Texts *x, int n_threads, int64_t *counts, PyObject *new_words,
-                           int64_t *pcounts, PyObject **made, Builder *into) {
-    int post = pcounts != NULL;
-    Part *parts = calloc((size_t)n_threads, sizeof(Part));
-    Py_ssize_t first_new = e->cw_count.n;
-    PyObject *analysed = NULL;
-    int ok = 0;
-    if (!parts) { PyErr_NoMemory(); return -1; }
-    Py_ssize_t t = 0, acc = 0;
-    for (int i = 0; i < n_threads; i++) { /* consecutive texts, about total / n_threads bytes each */
-        Part *part = parts + i;
-        part->e = e;
-        part->x = x;
-        part->counts = counts;
-        part->pcounts = pcounts;
-        part->earlier = parts;
-        part->index = i;
-        part->t0 = t;
-        Py_ssize_t goal = x->total / n_threads * (i + 1);
-        while (t < x->n && (i == n_threads - 1 || acc < goal)) acc += text_bytes(x, t++);
-        part->t1 = t;
-    }
-    {
-        Threads scanning; /* every part on a thread of its own; this thread has the new words analysed */
-        threads_start(&scanning, parts, sizeof(Part), 0, n_threads, part_scan);
-        int failed = find_new_words(e, x, new_words);
-        if (!failed && PyList_GET_SIZE(new_words)) {
-            analysed = PyObject_CallOneArg(e->analyze_words, new_words);
-            failed = !analysed;
-        }
-        Py_BEGIN_ALLOW_THREADS
-        threads_join(&scanning);
-        Py_END_ALLOW_THREADS
-        if (failed) goto done;
-    }
-    for (int i = 0; i < n_threads; i++)
-        if (parts[i].failed) { PyErr_NoMemory(); goto done; }
-    /* phase 2 */
-    Py_ssize_t n_pending = 0;
-    for (int i = 0; i < n_threads; i++) {
-        Part *part = parts + i;
-        n_pending += part->pend.n;
-        part->resolved = malloc((size_t)(part->pend.n ? part->pend.n : 1) * sizeof(int32_t));
-        part->src = malloc((size_t)(part->pend.n ? part->pend.n : 1) * sizeof(int32_t *));
-        if (!part->resolved || !part->src) { PyErr_NoMemory(); goto done; }
-    }
-    if (!e->frozen && map_reserve(&e->terms, n_pending)) { PyErr_NoMemory(); goto done; }
-    {
-        int failed = 0;
-        Py_BEGIN_ALLOW_THREADS
-        Threads matching; /* parts 1.. find their tokens in earlier parts while part 0 is numbered */
-        threads_start(&matching, parts, sizeof(Part), 1, n_threads, part_match);
-        int joined = 0;
-        for (int i = 0; i < n_threads && !failed; i++) {
-            Part *part = parts + i;
-            if (i == 1) {
-                threads_join(&matching);
-                joined = 1;
-            }
-            for (Py_ssize_t q = 0; q < part->pend.n && !failed; q++) {
-                int32_t v;
-                if (i > 0 && part->src[q]) v = *part->src[q];
-                else if (part->stem_off.a[q] < 0) v = -1;
-                else v = term_id(e, part->stems + part->stem_off.a[q], part->stem_len.a[q]);
-                failed = v == -2;
-                part->resolved[q] = v;
-            }
-        }
-        if (!joined) threads_join(&matching); /* (a failure in part 0, or a single part) */
-        Py_END_ALLOW_THREADS
-        if (failed) { PyErr_NoMemory(); goto done; }
-    }
-    if (analysed && define_words(e, new_words, first_new, analysed)) goto done;
-    /* phase 3 */
-    Py_BEGIN_ALLOW_THREADS
-    run_jobs(parts, sizeof(Part), n_threads, part_final);
-    Py_END_ALLOW_THREADS
-    Py_ssize_t total = 0;
-    for (int i = 0; i < n_threads; i++) {
-        if (parts[i].failed == 2) {
-            PyErr_SetString(PyExc_RuntimeError, "internal error: a non-ASCII word was not analysed");
-            goto done;
-        }
-        if (parts[i].failed) { PyErr_NoMemory(); goto done; }
-        total += post ? parts[i].post.term.n : parts[i].final.n;
-    }
-    if (into) {
-        VecI32 *terms[MAX_THREADS], *tfs[MAX_THREADS];
-        for (int i = 0; i < n_threads; i++) {
-            terms[i] = &parts[i].post.term;
-            tfs[i] = &parts[i].post.tf;
-        }
-        if (builder_append(into, counts, pcounts, x->n, terms, tfs, n_threads)) { PyErr_NoMemory(); goto done; }
-    }
-    for (int v = 0; v < (into ? 0 : post ? 2 : 1); v++) { /* the parts' outputs joined in a bytes object each */
-        made[v] = PyBytes_FromStringAndSize(NULL, total * (Py_ssize_t)sizeof(int32_t));
-        if (!made[v]) goto done;
-        char *dst = PyBytes_AS_STRING(made[v]);
-        for (int i = 0; i < n_threads; i++) {
-            const VecI32 *src = post ? (v ? &parts[i].post.tf : &parts[i].post.term) : &parts[i].final;
-            memcpy(dst, src->a, (size_t)src->n * sizeof(int32_t));
-            dst += src->n * sizeof(int32_t);
-        }
-    }
-    ok = 1;
-    if (!e->frozen) { /* keep the parts' new tokens as the memo of the next call */
-        for (int i = 0; i < n_threads && e->n_deferred < MAX_THREADS; i++) {
-            Deferred *d = &e->deferred[e->n_deferred];
-            d->pend = parts[i].pend;
-            d->resolved = parts[i].resolved;
-            memset(&parts[i].pend, 0, sizeof(StrMap));
-            parts[i].resolved = NULL;
-            e->n_deferred++;
-        }
-    }
-done:
-    Py_XDECREF(analysed);
-    for (int i = 0; i < n_threads; i++) part_free(parts + i);
-    free(parts);
-    return ok ? 0 : -1;
 }
 
 /* add_terms(terms): intern terms in order (a cached index's vocabulary); ids must come out 0, 1, ... */
@@ -1050,3 +666,4 @@ PyTypeObject EncoderType = {
     .tp_init = (initproc)Encoder_init,
     .tp_new = PyType_GenericNew,
 };
+
