@@ -1,4 +1,4 @@
-"""Index + search time of BM25 on a BEIR dataset: this project's bm25s backend vs raw bm25s vs rank-bm25
+"""Index + search time of BM25 on a BEIR dataset: this project's lucene backend vs raw bm25s vs rank-bm25
 (vs Lucene through Pyserini when its venv is given), in one run.
 
     PYTHONPATH=. python benchmarks/bm25_speed.py [--dataset scifact] [--repeats 3] [--k 1000]
@@ -9,7 +9,7 @@ Every system gets the same corpus (title + " " + text), queries and depth; times
 rank-bm25 runs in the first ``--rank-bm25-repeats`` rounds only, Lucene once), measured from raw
 texts to ranked results:
 
-* project: ``BM25Retriever(backend="bm25s", cache=False)``: analyze + build + search (the cache is
+* project: ``BM25Retriever(backend="lucene", cache=False)``: analyze + build + search (the cache is
   off so the build is timed; a cached second run is timed separately as "project, cache hit"),
   on the compiled path (retrievers/bm25/native/), and again with ``HARNESS_BM25_COMPILED=0``
   ("project, Python path");
@@ -52,7 +52,7 @@ def _time_project(corpus, queries, k, **kw) -> tuple[float, float]:
     from retrievers.bm25 import BM25Retriever
 
     t0 = time.perf_counter()
-    retriever = BM25Retriever(backend="bm25s", **kw)
+    retriever = BM25Retriever(backend="lucene", **kw)
     retriever.index(corpus)
     t1 = time.perf_counter()
     retriever.search(queries, k)
@@ -96,10 +96,10 @@ def breakdown(corpus, queries, k, repeats) -> None:
     Python path: building the texts, encoding them to term ids, building the scored index, search."""
     import numpy as np
 
-    from retrievers.bm25 import BM25Retriever, compiled
-    from retrievers.bm25.bm25s_backend import corpus_chunks
+    from retrievers.bm25 import BM25Retriever
+    from retrievers.bm25.build import build_python
     from retrievers.bm25.encode import TermEncoder
-    from retrievers.bm25.sparse_index import SparseIndex
+    from retrievers.texts import corpus_chunks
 
     def best(fn):
         out = float("inf")
@@ -109,24 +109,27 @@ def breakdown(corpus, queries, k, repeats) -> None:
             out = min(out, time.perf_counter() - t0)
         return out
 
-    retriever = BM25Retriever(backend="bm25s", cache=False)
-    backend = retriever.backend
+    retriever = BM25Retriever(backend="lucene", cache=False)
+    backend, engine = retriever.backend, retriever.backend.engine
     retriever.index(corpus)
     search = ("search: all queries", lambda: retriever.search(queries, k))
-    if compiled.supports(backend.analyzer):
-        chunks = [(titles, texts) for _, titles, texts in corpus_chunks(corpus, backend.chunk_docs)]
+    if engine.compiled and engine.encodes:
+        from retrievers.bm25 import compiled
+        from retrievers.bm25.build import index_from_postings
+
+        chunks = [(titles, texts) for _, titles, texts in corpus_chunks(corpus, engine.chunk_docs)]
         times = {"encode": float("inf"), "finish": float("inf"), "score": float("inf")}
-        for _ in range(repeats):  # the backend's build, phase by phase (compiled.index_postings + from_postings)
+        for _ in range(repeats):  # the backend's build, phase by phase (compiled.index_postings + index_from_postings)
             t0 = time.perf_counter()
             encoder = compiled.CompiledTermEncoder(backend.analyzer, n_threads=backend.n_threads)
-            builder = compiled._fastbm25.PostingsBuilder()
+            builder = compiled._fastbm25.PostingsBuilder()  # noqa: SLF001
             for titles, texts in chunks:
                 encoder.encode_into(builder, texts, titles)
             t1 = time.perf_counter()
             raw = builder.finish(len(encoder.terms), backend.n_threads)
             postings = [np.frombuffer(b, dtype=t) for b, t in zip(raw, (np.int64, np.int32, np.int32, np.int32))]
             t2 = time.perf_counter()
-            SparseIndex.from_postings(*postings, encoder.terms, backend.scoring, n_threads=backend.n_threads)
+            index_from_postings(*postings, encoder.terms, backend.scoring, engine._score)
             t3 = time.perf_counter()
             for name, seconds in (("encode", t1 - t0), ("finish", t2 - t1), ("score", t3 - t2)):
                 times[name] = min(times[name], seconds)
@@ -136,7 +139,7 @@ def breakdown(corpus, queries, k, repeats) -> None:
                 (search[0], best(search[1]))]
         path = "compiled"
     else:
-        batches = list(corpus.iter_contents(backend.chunk_docs))
+        batches = list(corpus.iter_contents(engine.chunk_docs))
         encoder = TermEncoder(backend.analyzer)
         encoded = [encoder.encode(batch) for batch in batches]
 
@@ -145,9 +148,9 @@ def breakdown(corpus, queries, k, repeats) -> None:
             for batch in batches:
                 e.encode(batch)
 
-        rows = [("texts: title + ' ' + text", best(lambda: list(corpus.iter_contents(backend.chunk_docs)))),
+        rows = [("texts: title + ' ' + text", best(lambda: list(corpus.iter_contents(engine.chunk_docs)))),
                 ("encode: texts -> term ids", best(encode_all)),
-                ("build: postings -> CSC scores", best(lambda: SparseIndex.build(iter(encoded), list(encoder.terms),
+                ("build: postings -> CSC scores", best(lambda: build_python(iter(encoded), list(encoder.terms),
                                                                              backend.scoring))),
                 (search[0], best(search[1]))]
         path = "pure Python"
@@ -184,9 +187,9 @@ def main(argv: list[str] | None = None) -> None:
     print(f"{dataset.name}: {len(corpus)} documents, {len(queries)} queries, depth {args.k}; "
           f"best of {args.repeats} rounds")
 
-    from retrievers.bm25 import compiled
+    from retrievers.bm25 import loader
 
-    if not compiled.available():
+    if loader.extension() is None:
         print("note: the compiled extension is not built (pip install -e . compiles it); timing the Python path")
     best = {"project": float("inf"), "project, Python path": float("inf"), "raw bm25s": float("inf"),
             "rank-bm25": float("inf")}

@@ -1,4 +1,18 @@
-"""Top-k selection over score matrices with the evaluator's tie rule, and Run assembly."""
+"""Top-k selection with the evaluator's tie rule, and Run assembly.
+
+The ranking is score descending, then document id descending in string order (the evaluator's
+and trec_eval's order; scores compared as float32). Every top k of the package -- BM25 (here and
+in C, retrievers/bm25/native/topk.c), dense (retrievers/dense/exact.py), rank-bm25 -- selects by
+one int64 key per (score, document)::
+
+    key = monotone_int32(float32(score)) * 2**32 + rank_of_id
+
+``monotone_int32`` maps float32 bits to integers in the same order (negative floats have their 31
+low bits flipped; -0.0 is first turned into +0.0, NaN counts as -1 as MTEB's search sets it) and
+``rank_of_id`` is the id's rank in string order (:func:`string_ranks`). Keys are distinct, so the
+k largest are the top k with no tie handling at the boundary, and the top k of the union of blocks
+is the top k of the per-block top k's.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +28,31 @@ def string_ranks(ids: np.ndarray) -> np.ndarray:
     return ranks
 
 
+def sort_keys(scores: np.ndarray, id_rank: np.ndarray) -> np.ndarray:
+    """The int64 key of each score (any shape; ``id_rank`` broadcast against it): integer order is
+    the ranking order (see the module docstring)."""
+    s = np.asarray(scores, dtype=np.float32) + np.float32(0.0)  # -0.0 -> +0.0 (and a copy)
+    s[np.isnan(s)] = -1.0
+    bits = s.view(np.int32)
+    mono = np.where(bits < 0, bits ^ np.int32(0x7FFFFFFF), bits).astype(np.int64)
+    return (mono << 32) | np.asarray(id_rank, dtype=np.int64)
+
+
+def largest_keys(keys: np.ndarray, k: int) -> np.ndarray:
+    """Column indices of the ``k`` largest keys of each row of a 2-D array, unordered."""
+    n = keys.shape[1]
+    if k >= n:
+        return np.broadcast_to(np.arange(n), keys.shape).copy()
+    return np.argpartition(keys, n - k, axis=1)[:, n - k:]
+
+
+def ranked(keys: np.ndarray, k: int) -> np.ndarray:
+    """Column indices of the ``k`` largest keys of each row, in ranking order (largest first)."""
+    top = largest_keys(keys, k)
+    order = np.argsort(np.take_along_axis(keys, top, 1), axis=1)[:, ::-1]
+    return np.take_along_axis(top, order, 1)
+
+
 def top_k(scores: np.ndarray, k: int, id_rank: np.ndarray, min_score: float | None = None) -> list[np.ndarray]:
     """Indices of the top ``k`` columns of each row: score descending, then document id descending.
 
@@ -21,42 +60,23 @@ def top_k(scores: np.ndarray, k: int, id_rank: np.ndarray, min_score: float | No
     documents BM25 did not match) are left out when ``min_score`` is given.
     """
     scores = np.atleast_2d(scores)
-    n_rows, n_cols = scores.shape
-    k = min(k, n_cols)
+    k = min(k, scores.shape[1])
     if k == 0:
-        return [np.empty(0, dtype=np.int64) for _ in range(n_rows)]
-    part = np.argpartition(-scores, k - 1, axis=1)[:, :k]
-    kth = np.take_along_axis(scores, part, axis=1).min(axis=1)
-    boundary_ties = (scores >= kth[:, None]).sum(axis=1) > k
-    out = []
-    for row in range(n_rows):
-        s = scores[row]
-        cand = np.flatnonzero(s >= kth[row]) if boundary_ties[row] else part[row]
-        order = np.lexsort((-id_rank[cand], -s[cand]))[:k]
-        chosen = cand[order]
-        if min_score is not None:
-            chosen = chosen[s[chosen] > min_score]
-        out.append(chosen)
-    return out
+        return [np.empty(0, dtype=np.int64) for _ in range(scores.shape[0])]
+    chosen = ranked(sort_keys(scores, id_rank[None, :]), k)
+    if min_score is None:
+        return list(chosen)
+    return [row[s[row] > min_score] for row, s in zip(chosen, scores)]
 
 
 def top_k_positive(scores: np.ndarray, k: int, id_rank: np.ndarray) -> np.ndarray:
-    """:func:`top_k` for one row of float32 scores that are all > 0 (e.g. BM25's matched documents).
-
-    Positive finite float32 values order as their bit patterns do, so ``bits << 32 | id_rank`` is
-    one int64 key per column ordering (score desc, id desc) as plain integer order; keys are
-    distinct, so the k largest need no tie handling at the boundary.
-    """
+    """:func:`top_k` of one row of float32 scores that are all > 0 (e.g. BM25's matched documents)."""
     scores = np.asarray(scores)
     if scores.dtype != np.float32 or scores.ndim != 1:
         raise ValueError(f"need a 1-D float32 array, got {scores.dtype} with shape {scores.shape}")
     if len(scores) and not scores.min() > 0:
         raise ValueError("every score must be > 0 (filter the rest first)")
-    keys = (scores.view(np.int32).astype(np.int64) << 32) | np.asarray(id_rank, dtype=np.int64)
-    if k < len(keys):
-        top = np.argpartition(keys, len(keys) - k)[len(keys) - k:]
-        return top[np.argsort(keys[top])[::-1]]
-    return np.argsort(keys)[::-1]
+    return ranked(sort_keys(scores, id_rank)[None, :], k)[0]
 
 
 def run_from_topk(query_ids: list[str], chosen: list[np.ndarray], scores: list[np.ndarray],

@@ -7,7 +7,8 @@ every file). The cache root is ``cache_dir`` when given, else ``$HARNESS_CACHE_D
 
 Writes are atomic: everything goes into a temporary sibling folder, which is renamed to ``<key>``
 only when complete (manifest last), so an interrupted build leaves no half-written entry. On load
-every file is checked against the manifest (size, sha256, array shapes); anything missing, extra
+every file is checked against the manifest (size, sha256), then the index's arrays against each
+other (SparseIndex.validate); anything missing, extra
 or different makes :func:`load` raise :class:`CacheCorrupt`, and the caller rebuilds: a cache entry
 is never trusted blindly.
 """
@@ -20,13 +21,11 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Iterable
 
 import numpy as np
 
 from harness.checksums import sha256
-from retrievers.bm25 import compiled
-from retrievers.bm25.sparse_index import SparseIndex
+from retrievers.bm25.sparse_index import InvalidIndex, SparseIndex
 
 FORMAT_VERSION = 1
 _ARRAYS = ("indptr", "indices", "data", "doc_lengths", "nonoccurrence")
@@ -43,23 +42,6 @@ def cache_root(cache_dir: str | os.PathLike | None = None) -> Path:
     from harness.cache import cache_root as harness_root
 
     return harness_root()
-
-
-def corpus_digest(chunks: Iterable[tuple[list[str], list[str], list[str]]]) -> str:
-    """sha256 over every document's id, title and text, in order (unambiguous: lengths included):
-    per chunk and column, the int64 lengths (code points), then the joined UTF-8 (surrogatepass).
-    The compiled extension feeds the same bytes without building the joined strings."""
-    digest = hashlib.sha256()
-    feed = compiled._fastbm25.digest_column if compiled.available() else None
-    for ids, titles, texts in chunks:
-        for column in (ids, titles, texts):
-            if feed is not None:
-                feed(digest.update, column)
-                continue
-            digest.update(np.fromiter((len(s) for s in column), dtype=np.int64, count=len(column)).tobytes())
-            digest.update("".join(column).encode("utf-8", "surrogatepass"))
-    return digest.hexdigest()
-
 
 
 def cache_key(corpus_sha256: str, settings: dict) -> str:
@@ -134,11 +116,12 @@ def load(root: Path, key: str) -> SparseIndex | None:
     index = SparseIndex(terms=terms, indptr=arrays["indptr"], indices=arrays["indices"], data=arrays["data"],
                         doc_lengths=arrays["doc_lengths"], nonoccurrence=arrays.get("nonoccurrence"),
                         n_docs=int(manifest["n_docs"]))
-    if (len(terms) != manifest["n_terms"] or len(index.indptr) != len(terms) + 1
-            or index.indptr[-1] != len(index.indices) or len(index.data) != len(index.indices)
-            or len(index.doc_lengths) != index.n_docs):
-        raise CacheCorrupt("array shapes are inconsistent")
-    return index
+    if len(terms) != manifest["n_terms"]:
+        raise CacheCorrupt("terms.txt does not hold n_terms terms")
+    try:
+        return index.validate()  # once, here: search trusts it
+    except InvalidIndex as exc:
+        raise CacheCorrupt(f"inconsistent arrays: {exc}") from None
 
 
 def discard(root: Path, key: str) -> None:

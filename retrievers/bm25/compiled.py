@@ -1,8 +1,5 @@
-"""The compiled path of the bm25s backend (C source in retrievers/bm25/native/fastbm25.c).
-
-The extension ``retrievers.bm25._fastbm25`` is built when the package is installed (``pip install
--e .`` compiles it; it is optional, so an install without a C compiler still succeeds). It replaces
-the hot loops of the pure-Python path with the same results:
+"""Python glue of the compiled extension (C sources in retrievers/bm25/native/), used by
+engines.CompiledEngine, which runs only when loader.py says the extension does.
 
 * :class:`CompiledTermEncoder` for :class:`retrievers.bm25.encode.TermEncoder`: ASCII text is
   tokenized (Lucene's rules on ASCII), lowercased, stopped and Porter-stemmed in C, memoized per
@@ -10,42 +7,35 @@ the hot loops of the pure-Python path with the same results:
   holds) and their pieces that hold other non-ASCII characters go, once per distinct piece, to the
   Python analyzer's exact Unicode path (:func:`analyze_words`). :meth:`CompiledTermEncoder.encode_into`
   hands each document's postings straight to a postings builder (:func:`index_postings`).
-* :func:`build_postings` / :func:`index_postings` for the per-chunk ``np.unique`` + counting sort
-  of :meth:`SparseIndex.build <retrievers.bm25.sparse_index.SparseIndex.build>`, and
-  :func:`score_lucene` for its scoring (Lucene's BM25).
-* :func:`search` for :meth:`SparseIndex.search_one <retrievers.bm25.sparse_index.SparseIndex.search_one>`
-  + :func:`retrievers.topk.top_k_positive`, on threads, without the GIL.
+* :func:`build_postings` / :func:`index_postings`: term ids -> term-major postings with tf (the
+  counting sort of build.build_python), :func:`score_lucene`: Lucene's BM25 of each posting.
+* :class:`Searcher`: build.py's index searched in C (search.score_query + top k), on threads.
+* :func:`digest_column`: the corpus digest's bytes of one column, without joining the strings.
 
-It serves analyzers with the ``standard`` tokenizer, lowercasing on and the ``porter`` stemmer or
-none (the defaults); others use the Python path. ``HARNESS_BM25_COMPILED=0`` turns it off.
+The encoder serves analyzers with the ``standard`` tokenizer, lowercasing on and the ``porter``
+stemmer or none (the defaults): :func:`supports`.
 """
 
 from __future__ import annotations
 
 import gc
-import os
 from functools import partial
 
 import numpy as np
 
+from retrievers.bm25 import loader
 from retrievers.bm25.analyzer import Analyzer
+from retrievers.bm25.sparse_index import SparseIndex
 from retrievers.bm25.tokenizer import separated_candidate_finder
 
-try:
-    from retrievers.bm25 import _fastbm25
-except ImportError:  # not built (no C compiler at install time): the Python path runs
-    _fastbm25 = None
-
-
-def available() -> bool:
-    """Whether the extension is built and not turned off with ``HARNESS_BM25_COMPILED=0``."""
-    return _fastbm25 is not None and os.environ.get("HARNESS_BM25_COMPILED", "1") != "0"
+_fastbm25 = loader.built_module()
+if _fastbm25 is None:
+    raise ImportError("retrievers.bm25._fastbm25 is not built (no C compiler at install time)")
 
 
 def supports(analyzer: Analyzer) -> bool:
     """Whether the compiled encoder reproduces ``analyzer`` (standard tokenizer, lowercase, Porter or no stemmer)."""
-    return (available() and analyzer.tokenizer == "standard" and analyzer.lowercase
-            and analyzer.stemmer_name in ("porter", None))
+    return analyzer.tokenizer == "standard" and analyzer.lowercase and analyzer.stemmer_name in ("porter", None)
 
 
 def analyze_words(analyzer: Analyzer, words: list[str]) -> list[list[str]]:
@@ -166,19 +156,31 @@ def score_lucene(indptr: np.ndarray, indices: np.ndarray, tf: np.ndarray, idf32:
     return np.frombuffer(raw, dtype=np.float32)
 
 
-def search(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, n_docs: int, offsets: np.ndarray,
-           term_ids: np.ndarray, k: int, id_rank: np.ndarray, doc_of_rank: np.ndarray,
-           constants: np.ndarray | None = None, n_threads: int = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(hits per query int64, documents int64, scores float64 holding float32 values) for queries
-    ``offsets``/``term_ids``: score desc, document id desc (``id_rank``), scores > 0 only, at most
-    ``k`` per query. The queries are split among ``n_threads`` threads, without the GIL."""
-    c = lambda a, t: np.ascontiguousarray(a, dtype=t)  # noqa: E731
-    hits, docs, scores = _fastbm25.search(
-        c(indptr, np.int64), c(indices, np.int32), c(data, np.float32), int(n_docs), c(offsets, np.int64),
-        c(term_ids, np.int32), int(k), c(id_rank, np.int64), c(doc_of_rank, np.int64),
-        None if constants is None else c(constants, np.float32), int(n_threads))
-    return (np.frombuffer(hits, dtype=np.int64), np.frombuffer(docs, dtype=np.int64),
-            np.frombuffer(scores, dtype=np.float64))
+class Searcher:
+    """``(offsets, term_ids, k, constants, n_threads) -> (hits per query int64, documents int64,
+    scores float64 holding float32 values)``: score desc, document id desc (``id_rank``), scores > 0
+    only, at most ``k`` per query. The index's arrays are checked once, here (``_fastbm25.Index``);
+    a search checks only its queries."""
+
+    def __init__(self, index: SparseIndex, id_rank: np.ndarray, doc_of_rank: np.ndarray):
+        c = lambda a, t: np.ascontiguousarray(a, dtype=t)  # noqa: E731
+        self._index = _fastbm25.Index(c(index.indptr, np.int64), c(index.indices, np.int32),
+                                      c(index.data, np.float32), int(index.n_docs), c(id_rank, np.int64),
+                                      c(doc_of_rank, np.int64))
+
+    def __call__(self, offsets: np.ndarray, term_ids: np.ndarray, k: int, constants: np.ndarray | None = None,
+                 n_threads: int = 1, **options) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        c = lambda a, t: np.ascontiguousarray(a, dtype=t)  # noqa: E731
+        hits, docs, scores = self._index.search(c(offsets, np.int64), c(term_ids, np.int32), int(k),
+                                                None if constants is None else c(constants, np.float32),
+                                                int(n_threads), **options)
+        return (np.frombuffer(hits, dtype=np.int64), np.frombuffer(docs, dtype=np.int64),
+                np.frombuffer(scores, dtype=np.float64))
+
+
+def digest_column(update, column: list[str]) -> None:
+    """Feed ``update`` the int64 lengths (code points) of ``column``'s strings, then their UTF-8."""
+    _fastbm25.digest_column(update, column)
 
 
 def stem(word: str) -> str:

@@ -1,6 +1,6 @@
 """Lucene's Porter stemmer (org.apache.lucene.analysis.en.PorterStemmer, Lucene 8.7) in pure Python.
 
-The same stemmer as retrievers/bm25/native/porter.h, for when the C extension is not built: Martin
+The same stemmer as retrievers/bm25/native/porter.c, for when the C extension is not built: Martin
 Porter's algorithm ("An algorithm for suffix stripping", Program 14(3), 1980) as his reference C
 implementation, and so Lucene, applies it:
 

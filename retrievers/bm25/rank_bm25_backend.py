@@ -8,6 +8,7 @@ from harness import progress
 from harness.datasets.corpus import Corpus, Queries
 from harness.run import Run
 from retrievers.bm25.analyzer import Analyzer
+from retrievers.texts import lexical_texts
 from retrievers.topk import run_from_topk, string_ranks, top_k
 
 
@@ -19,7 +20,7 @@ class RankBM25Backend:
     def index(self, corpus: Corpus) -> None:
         from rank_bm25 import BM25Okapi
 
-        documents = progress.track(corpus.contents(), "analysing documents", unit="docs")
+        documents = progress.track(lexical_texts(corpus), "analysing documents", unit="docs")
         self._model = BM25Okapi([self.analyzer(c) for c in documents], k1=self.k1, b=self.b)
         self._corpus = corpus
         self._ids = corpus.id_array

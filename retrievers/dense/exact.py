@@ -5,21 +5,19 @@ by ``max(||x||, 1e-12)`` as torch's ``F.normalize`` does and MTEB's ``cos_sim`` 
 is bounded by the block sizes: one (query block x document block) score matrix at a time, plus
 the running top k per query.
 
-Ranking is score descending, then document id descending (string order), as the evaluator and
-trec_eval sort. To select that order with ``argpartition`` alone, each (score, id) pair becomes
-one int64 key::
-
-    key = monotone_int32(score) * 2**32 + rank_of_id
-
-where ``monotone_int32`` maps float32 bits to integers in the same order (negative floats have
-their 31 low bits flipped; -0.0 is first turned into +0.0) and ``rank_of_id`` is the id's rank in
-string order. Keys are unique, so the top k of the union of blocks is the top k of the per-block
-top k's: the result does not depend on the block sizes.
+Ranking is score descending, then document id descending (string order), selected with
+``argpartition`` alone on the one int64 key per (score, id) of retrievers/topk.py
+(:func:`retrievers.topk.sort_keys`); keys are unique, so the top k of the union of blocks is the
+top k of the per-block top k's: the result does not depend on the block sizes.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from retrievers.topk import largest_keys, sort_keys
+
+__all__ = ["exact_search", "l2_normalize", "rerank_candidates", "sort_keys"]
 
 EPS = 1e-12
 
@@ -28,26 +26,6 @@ def l2_normalize(x: np.ndarray) -> np.ndarray:
     x = np.asarray(x, dtype=np.float32)
     norms = np.sqrt(np.einsum("ij,ij->i", x, x, dtype=np.float32))
     return x / np.maximum(norms, np.float32(EPS))[:, None]
-
-
-def sort_keys(scores: np.ndarray, id_rank: np.ndarray) -> np.ndarray:
-    """int64 keys ordering (score desc, id desc) as plain integer order (see module docstring).
-
-    NaN scores count as -1 (as MTEB's search sets them).
-    """
-    s = np.asarray(scores, dtype=np.float32) + np.float32(0.0)  # -0.0 -> +0.0
-    s[np.isnan(s)] = -1.0
-    bits = s.view(np.int32)
-    mono = np.where(bits < 0, bits ^ np.int32(0x7FFFFFFF), bits).astype(np.int64)
-    return (mono << 32) | np.asarray(id_rank, dtype=np.int64)
-
-
-def _top_by_key(keys: np.ndarray, k: int) -> np.ndarray:
-    """Column indices of the k largest keys of each row (unordered)."""
-    n = keys.shape[1]
-    if k >= n:
-        return np.broadcast_to(np.arange(n), keys.shape).copy()
-    return np.argpartition(keys, n - k, axis=1)[:, n - k:]
 
 
 def exact_search(queries: np.ndarray, docs: np.ndarray, k: int, id_rank: np.ndarray, cosine: bool = True,
@@ -85,11 +63,11 @@ def exact_search(queries: np.ndarray, docs: np.ndarray, k: int, id_rank: np.ndar
                 block = l2_normalize(block)
             scores = q @ block.T
             keys = sort_keys(scores, id_rank[d0:d0 + len(block)])
-            top = _top_by_key(keys, k)
+            top = largest_keys(keys, k)
             keys = np.concatenate([run_keys, np.take_along_axis(keys, top, 1)], axis=1)
             idx = np.concatenate([run_idx, top + d0], axis=1)
             vals = np.concatenate([run_scores, np.take_along_axis(scores, top, 1)], axis=1)
-            keep = _top_by_key(keys, k)
+            keep = largest_keys(keys, k)
             run_keys = np.take_along_axis(keys, keep, 1)
             run_idx = np.take_along_axis(idx, keep, 1)
             run_scores = np.take_along_axis(vals, keep, 1)

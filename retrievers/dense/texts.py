@@ -1,8 +1,7 @@
 """What the dense model reads: document and query texts, and a content hash of them.
 
-Documents are ``(title + " " + text).strip()``, as MTEB's retrieval evaluator builds them
-(``DRESModel.encode_corpus`` in mteb 1.12: title, one space, text, then ``str.strip``); with an
-empty title that is ``text.strip()``. Queries are passed through unchanged, as MTEB does.
+Documents are retrievers/texts.py's ``dense_text``: ``(title + " " + text).strip()``, as MTEB's
+retrieval evaluator builds them. Queries are passed through unchanged, as MTEB does.
 """
 
 from __future__ import annotations
@@ -13,10 +12,11 @@ from typing import Sequence
 import numpy as np
 
 from harness.datasets.corpus import Corpus
+from retrievers.texts import dense_texts
 
 
 def document_texts(corpus: Corpus) -> list[str]:
-    return [(title + " " + text).strip() for title, text in zip(corpus.titles, corpus.texts)]
+    return dense_texts(corpus)
 
 
 def content_hash(ids: Sequence[str], texts: Sequence[str]) -> str:

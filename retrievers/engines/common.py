@@ -12,8 +12,9 @@ import numpy as np
 
 from harness.datasets.corpus import Corpus
 from harness.run import Run
-from retrievers.bm25.bm25s_backend import corpus_chunks, default_threads
-from retrievers.bm25.cache import corpus_digest
+from retrievers.bm25.engines import corpus_digest
+from retrievers.bm25.lucene_backend import default_threads
+from retrievers.texts import corpus_chunks
 
 T = TypeVar("T")
 

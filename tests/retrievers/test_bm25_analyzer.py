@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from retrievers.bm25.analyzer import Analyzer, java_lower, porter_measure, strip_possessive
+from retrievers.bm25.analyzer import Analyzer, java_lower, strip_possessive
+from retrievers.bm25.porter import _measure as porter_measure
 from retrievers.bm25.tokenizer import tokenize
 
 LUCENE = [

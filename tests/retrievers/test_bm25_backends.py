@@ -91,7 +91,7 @@ def test_other_variants_match_bm25s(method):
 def test_params_and_registry():
     r = retrievers.create("bm25")
     p = r.params()
-    assert p["backend"] == "bm25s" and p["k1"] == 0.9 and p["b"] == 0.4 and p["method"] == "lucene"
+    assert p["backend"] == "lucene" and p["k1"] == 0.9 and p["b"] == 0.4 and p["method"] == "lucene"
     assert p["tokenizer"] == "standard" and p["stemmer"] == "porter" and p["stopwords"] == "lucene"
     with pytest.raises(ValueError, match="backend"):
         BM25Retriever(backend="nope")
@@ -99,8 +99,17 @@ def test_params_and_registry():
         BM25Retriever(method="tfidf")
     with pytest.raises(ValueError, match="k1"):
         BM25Retriever(k1=-1)
-    with pytest.raises(ValueError, match="bm25s backend only"):
+    with pytest.raises(ValueError, match="lucene backend only"):
         BM25Retriever(backend="rank-bm25", method="atire")
+
+
+def test_bm25s_is_a_deprecated_name_of_the_lucene_backend():
+    """metrics.json files and configs from before the rename (backend "bm25s") still run, as lucene."""
+    with pytest.warns(DeprecationWarning, match="'lucene'"):
+        r = BM25Retriever(backend="bm25s", cache=False)
+    assert r.params() == BM25Retriever(cache=False).params() and r.params()["backend"] == "lucene"
+    r.index(CORPUS)
+    assert r.search(Queries(["q"], ["apple"]), 10).doc_ids(0) == ["d1"]
 
 
 def test_rank_bm25_backend_still_works():
@@ -138,14 +147,16 @@ def test_arrow_corpus_gives_the_same_run(tmp_path):
 
 
 def test_top_k_positive_equals_top_k_with_ties():
-    """The int64-key selection BM25 search uses against retrievers.topk.top_k (the reference)."""
+    """The int64-key selection BM25 search uses against a plain sort by (score desc, id desc)."""
     from retrievers.topk import string_ranks, top_k, top_k_positive
+    from tests.retrievers.test_dense_exact import plain_top_k
 
     rng = np.random.default_rng(3)
     scores = rng.choice(np.array([0.5, 1.25, 2.0, 1e-30, 7.5], dtype=np.float32), size=60)  # many exact ties
     ids = np.array([f"d{i}" for i in rng.permutation(60)], dtype=object)
     rank = string_ranks(ids)
     for k in (1, 3, 12, 59, 60, 1000):
-        np.testing.assert_array_equal(top_k_positive(scores, k, rank), top_k(scores[None, :], k, rank)[0])
+        want = plain_top_k(scores, k, rank)
+        assert top_k_positive(scores, k, rank).tolist() == top_k(scores[None, :], k, rank)[0].tolist() == want
     with pytest.raises(ValueError, match="> 0"):
         top_k_positive(np.array([1.0, 0.0], dtype=np.float32), 1, np.arange(2))

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
+from harness.checksums import sha256
 from harness.datasets.corpus import Corpus, Queries
 from retrievers.bm25 import BM25Retriever
 from retrievers.bm25 import cache as index_cache
@@ -36,7 +38,8 @@ def test_second_run_loads_the_cache(tmp_path):
     assert not [p for p in (tmp_path / "bm25").iterdir() if p.name.endswith(".tmp")]  # no temp folder left
 
 
-@pytest.mark.parametrize("damage", ["flip a byte", "truncate", "delete a file", "bad manifest", "extra file"])
+@pytest.mark.parametrize("damage", ["flip a byte", "truncate", "delete a file", "bad manifest", "extra file",
+                                    "document out of range", "indptr not ascending"])
 def test_damaged_cache_is_rebuilt_with_identical_results(tmp_path, damage):
     _, first = run_once(tmp_path)
     folder = entry(tmp_path)
@@ -51,8 +54,22 @@ def test_damaged_cache_is_rebuilt_with_identical_results(tmp_path, damage):
         (folder / "terms.txt").unlink()
     elif damage == "bad manifest":
         (folder / "manifest.json").write_text("{not json")
-    else:
+    elif damage == "extra file":
         (folder / "stray.npy").write_bytes(b"x")
+    else:  # arrays that do not fit together, with checksums that match: SparseIndex.validate on load
+        name = "indices" if damage == "document out of range" else "indptr"
+        array = np.load(folder / f"{name}.npy")
+        if name == "indices":
+            array[0] = len(CORPUS)
+        else:
+            array[1], array[2] = array[2], array[1]
+        np.save(folder / f"{name}.npy", array)
+        manifest = json.loads((folder / "manifest.json").read_text())
+        manifest["files"][f"{name}.npy"] = {"bytes": (folder / f"{name}.npy").stat().st_size,
+                                           "sha256": sha256(folder / f"{name}.npy")}
+        (folder / "manifest.json").write_text(json.dumps(manifest))
+        with pytest.raises(index_cache.CacheCorrupt, match="inconsistent arrays"):
+            index_cache.load(tmp_path, folder.name)
     status, again = run_once(tmp_path)
     assert status == "rebuilt" and again == first
     status, third = run_once(tmp_path)

@@ -3,7 +3,7 @@
 Sources: tests/retrievers/data/lucene_porter_golden.tsv (3,300 words stemmed by Lucene 8.7.0's
 PorterStemmer, see test_bm25_porter.py); the words in LUCENE below were stemmed by Lucene 8.7.0's
 PorterStemFilter behind a KeywordTokenizer (lucene-analyzers-common-8.7.0.jar, Debian
-liblucene8-java 8.8.1-4), 2026-11-23; the compiled stemmer (retrievers/bm25/native/porter.h) is
+liblucene8-java 8.8.1-4), 2026-11-23; the compiled stemmer (retrievers/bm25/native/porter.c) is
 itself checked against the golden file in test_bm25_porter.py.
 """
 

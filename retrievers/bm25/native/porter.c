@@ -1,5 +1,5 @@
 /*
- * porter.h -- the Porter stemmer as Lucene's PorterStemFilter applies it.
+ * porter.c -- the Porter stemmer as Lucene's PorterStemFilter applies it.
  *
  * Lucene's org.apache.lucene.analysis.en.PorterStemmer follows Martin Porter's reference
  * implementation of his algorithm (the ANSI C version), not the letter of the 1980 paper:
@@ -12,7 +12,7 @@
  * This file is a self-contained implementation of that behaviour (C99; only <string.h> and
  * <stddef.h>). It keeps no global state, so it is safe to call from several threads at once.
  *
- *     static int porter_stem(char *b, int len);
+ *     int porter_stem(char *b, int len);   (declared in fastbm25.h)
  *
  * stems the lowercase word b[0..len) in place and returns its new length (never more than len).
  * The word may hold any bytes: every byte that is not a, e, i, o, u is a consonant, except that
@@ -30,11 +30,10 @@
  * Within a step, the rule with the longest matching suffix is the one tried; if its condition
  * fails, the step does nothing (no shorter suffix is tried).
  */
-#ifndef BM25_NATIVE_PORTER_H
-#define BM25_NATIVE_PORTER_H
-
 #include <stddef.h>
 #include <string.h>
+
+int porter_stem(char *b, int len);
 
 /* The word being stemmed: b[0..k] is the current word (k is the index of its last byte), and
  * j marks the end of the stem once a suffix has matched: the stem is b[0..j], the suffix b[j+1..k]. */
@@ -321,7 +320,7 @@ static void porter_step5(porter_word *w)
 }
 
 /* Stem the lowercase word b[0..len) in place; returns the new length (<= len). */
-static int porter_stem(char *b, int len)
+int porter_stem(char *b, int len)
 {
     porter_word w;
     if (len <= 2)                           /* one or two characters: left as they are */
@@ -338,4 +337,3 @@ static int porter_stem(char *b, int len)
     return w.k + 1;
 }
 
-#endif /* BM25_NATIVE_PORTER_H */

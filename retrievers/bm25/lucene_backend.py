@@ -1,0 +1,100 @@
+"""The ``lucene`` backend: Lucene's BM25 on an eager sparse index (bm25s's layout), cached on disk.
+
+index(corpus): hash the corpus (ids, titles, texts) -> cache key with the analyzer and scoring
+parameters -> load the cached index (checked once, on load), or build it from the corpus streamed
+in chunks (``Corpus`` or ``ArrowCorpus``; never a second full copy of the texts), then save it
+atomically. search(queries, k): the searcher made for that index (search.py).
+
+The engine (compiled or pure Python, engines.py) is chosen once, when the backend is made.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+from harness.datasets.corpus import Corpus, Queries
+from harness.run import Run
+from retrievers.bm25 import cache as index_cache
+from retrievers.bm25 import loader
+from retrievers.bm25.analyzer import Analyzer
+from retrievers.bm25.engines import CHUNK_DOCS, choose_engine
+from retrievers.bm25.scoring import ScoringParams
+from retrievers.bm25.search import DocOrder
+from retrievers.bm25.sparse_index import SparseIndex
+
+log = logging.getLogger(__name__)
+
+
+def default_threads() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+class LuceneBackend:
+    def __init__(self, scoring: ScoringParams, analyzer: Analyzer, cache: bool = True,
+                 cache_dir: str | os.PathLike | None = None, n_threads: int | None = None,
+                 chunk_docs: int = CHUNK_DOCS):
+        self.scoring, self.analyzer = scoring, analyzer
+        self.use_cache, self.cache_dir = bool(cache), cache_dir
+        self.n_threads = default_threads() if n_threads is None else int(n_threads)
+        if self.n_threads < 1:
+            raise ValueError(f"n_threads must be >= 1, got {n_threads}")
+        self.engine = choose_engine(analyzer, scoring, self.n_threads, int(chunk_docs))
+        self._index: SparseIndex | None = None
+        self._searcher = None
+        self.cache_status: str | None = None  # "hit", "built", "rebuilt" or "off" after index()
+
+    def settings(self) -> dict:
+        out = {"analyzer": self.analyzer.params(), "scoring": self.scoring.as_dict()}
+        if self.analyzer.stemmer_name == "porter":  # the compiled Lucene stemmer or the Python fallback
+            out["porter"] = loader.porter_implementation()
+        return out
+
+    def build(self, corpus: Corpus) -> SparseIndex:
+        return self.engine.build(corpus)
+
+    def index(self, corpus: Corpus) -> None:
+        index, self.cache_status = self._cached_or_built(corpus)
+        self._index = index
+        self._searcher = self.engine.searcher(index, DocOrder.of(corpus))
+
+    def _cached_or_built(self, corpus: Corpus) -> tuple[SparseIndex, str]:
+        if not self.use_cache:
+            return self.build(corpus), "off"
+        root = index_cache.cache_root(self.cache_dir)
+        settings = self.settings()
+        key = index_cache.cache_key(self.engine.digest(corpus), settings)
+        status = "built"
+        try:
+            index = index_cache.load(root, key)
+        except index_cache.CacheCorrupt as exc:
+            log.warning("BM25 index cache %s is damaged (%s); rebuilding it", index_cache.entry_dir(root, key), exc)
+            index_cache.discard(root, key)
+            index, status = None, "rebuilt"
+        if index is not None and index.n_docs != len(corpus):
+            index_cache.discard(root, key)
+            index, status = None, "rebuilt"
+        if index is not None:
+            return index, "hit"
+        index = self.build(corpus)
+        try:
+            index_cache.save(index, root, key, settings)
+        except OSError as exc:  # a read-only or full disk must not stop the run
+            log.warning("could not write the BM25 index cache under %s: %s", root, exc)
+        return index, status
+
+    @property
+    def sparse_index(self) -> SparseIndex:
+        if self._index is None:
+            raise RuntimeError("index() must be called before search()")
+        return self._index
+
+    def search(self, queries: Queries, k: int) -> Run:
+        if k < 1:
+            raise ValueError(f"k must be >= 1, got {k}")
+        if self._searcher is None:
+            raise RuntimeError("index() must be called before search()")
+        return self._searcher(queries, k)

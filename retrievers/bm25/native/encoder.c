@@ -1,0 +1,669 @@
+/* The Encoder: texts (and titles, read as title + " " + text) -> term ids, or each text's postings
+ * (term, tf), or those appended straight to a PostingsBuilder. ASCII text is cut into tokens in one
+ * pass by Lucene's StandardTokenizer rules restricted to ASCII (retrievers/bm25/tokenizer.py states
+ * them). A whitespace word holding a non-ASCII byte is cut at separators (tokenizer.c); its ASCII
+ * pieces take the ASCII path, and each distinct piece holding another non-ASCII character is handed
+ * to a Python callable (the analyzer's exact Unicode path) in one batch per call. Possessive
+ * removal, lowercasing, stopwords and Lucene's Porter stemmer (porter.c) run here, memoized per
+ * distinct lowercased token. Large calls run on several threads with the same result
+ * (encode_parallel.c). */
+#include "encoder.h"
+
+
+/* The deferred memo: a parallel encode call leaves its new tokens in its parts' tables; a later call
+ * adds them to `tokens` first (flush), or, when the encoder is frozen, drops them: the memo only saves
+ * work (a token missing from it is stemmed and looked up again, with the same result). */
+void drop_deferred(Encoder *e) {
+    for (int i = 0; i < e->n_deferred; i++) {
+        map_free(&e->deferred[i].pend);
+        free(e->deferred[i].resolved);
+    }
+    e->n_deferred = 0;
+}
+
+static int flush_deferred(Encoder *e) {
+    for (int i = 0; i < e->n_deferred; i++) {
+        Deferred *d = &e->deferred[i];
+        if (map_reserve(&e->tokens, d->pend.n)) return -1;
+        for (Py_ssize_t q = 0; q < d->pend.n; q++) {
+            const char *key = d->pend.arena + d->pend.eoff[q];
+            int n = d->pend.elen[q];
+            uint64_t h = hash_bytes(key, n);
+            if (!map_find(&e->tokens, key, n, h) && map_add(&e->tokens, key, n, h, d->resolved[q]) < 0) return -1;
+        }
+    }
+    drop_deferred(e);
+    return 0;
+}
+
+static void Encoder_dealloc(Encoder *e) {
+    drop_deferred(e);
+    map_free(&e->tokens); map_free(&e->terms); map_free(&e->stop); map_free(&e->words);
+    free(e->cache);
+    free(e->cw_first.a); free(e->cw_count.a); free(e->cw_terms.a);
+    Py_XDECREF(e->analyze_words);
+    Py_TYPE(e)->tp_free((PyObject *)e);
+}
+
+/* UTF-8 of a str; surrogates pass through (as "surrogatepass" encodes them). An ASCII str is read
+ * in place; any other is encoded into a new bytes object, *keep, which the caller releases when done
+ * (PyUnicode_AsUTF8AndSize would cache a UTF-8 copy inside every non-ASCII str of the corpus). */
+
+/* Term id of a term string: found, added (unless frozen), or -1. -2: out of memory. */
+int32_t term_id(Encoder *e, const char *s, Py_ssize_t n) {
+    uint64_t h = hash_bytes(s, n);
+    Slot *slot = map_find(&e->terms, s, n, h);
+    if (slot) return slot->val;
+    if (e->frozen) return -1;
+    Py_ssize_t t = map_add(&e->terms, s, n, h, (int32_t)e->terms.n);
+    return t < 0 ? -2 : (int32_t)t;
+}
+
+static int Encoder_init(Encoder *e, PyObject *args, PyObject *kw) {
+    static char *names[] = {"stopwords", "possessive", "stem", "analyze_words", NULL};
+    PyObject *stopwords, *analyze;
+    int possessive, stem;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OppO", names, &stopwords, &possessive, &stem, &analyze)) return -1;
+    if (!PyCallable_Check(analyze)) {
+        PyErr_SetString(PyExc_TypeError, "analyze_words must be callable");
+        return -1;
+    }
+    if (e->tokens.slots) { /* __init__ called twice */
+        PyErr_SetString(PyExc_RuntimeError, "Encoder is already initialised");
+        return -1;
+    }
+    e->cache = calloc((size_t)1 << CACHE_BITS, sizeof(CacheEntry));
+    if (!e->cache || map_init(&e->tokens) || map_init(&e->terms) || map_init(&e->stop) || map_init(&e->words)) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    PyObject *it = PyObject_GetIter(stopwords);
+    if (!it) return -1;
+    PyObject *w;
+    while ((w = PyIter_Next(it))) {
+        PyObject *keep;
+        Py_ssize_t n;
+        const char *s = utf8_of(w, &n, &keep);
+        if (s) {
+            uint64_t h = hash_bytes(s, n);
+            if (!map_find(&e->stop, s, n, h) && map_add(&e->stop, s, n, h, 0) < 0) {
+                PyErr_NoMemory();
+                s = NULL;
+            }
+        }
+        Py_XDECREF(keep);
+        Py_DECREF(w);
+        if (!s) { Py_DECREF(it); return -1; }
+    }
+    Py_DECREF(it);
+    if (PyErr_Occurred()) return -1;
+    e->possessive = possessive;
+    e->stem = stem;
+    Py_INCREF(analyze);
+    e->analyze_words = analyze;
+    return 0;
+}
+
+/* The term of one lowercased token (hash h), written to buf: its length, or -1 for a stopword.
+ * Reads the encoder's tables only (safe from several threads). */
+int token_term(const Encoder *e, const char *tok, int n, uint64_t h, char *buf) {
+    if (map_find(&e->stop, tok, n, h)) return -1;
+    memcpy(buf, tok, (size_t)n);
+    return e->stem ? porter_stem(buf, n) : n;
+}
+
+/* The term id of one lowercased token (memoized): -1 when it has none. -2: out of memory. */
+int32_t token_value(Encoder *e, const char *tok, int n) {
+    uint64_t h = hash_bytes(tok, n);
+    Slot *slot = map_find(&e->tokens, tok, n, h);
+    if (slot) return slot->val;
+    char buf[MAX_TOKEN + 1];
+    int m = token_term(e, tok, n, h, buf);
+    int32_t val = m < 0 ? -1 : term_id(e, buf, m);
+    if (val == -2) return -2;
+    if (map_add(&e->tokens, tok, n, h, val) < 0) return -2;
+    return val;
+}
+
+/* One exact token (raw text): cut to pieces of MAX_TOKEN, possessive, lowercase, look up. */
+/* Lowercase the ASCII bytes of x (SWAR: 'A'..'Z' get bit 0x20). */
+static inline uint64_t lower8(uint64_t x) {
+    const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+    uint64_t heptets = x & ~high;
+    uint64_t ge_a = heptets + (0x80 - 'A') * ones;      /* high bit set where byte >= 'A' */
+    uint64_t gt_z = heptets + (0x80 - 'Z' - 1) * ones;  /* high bit set where byte > 'Z' */
+    uint64_t upper = ge_a & ~gt_z & ~x & high;
+    return x | (upper >> 2);
+}
+
+static inline uint64_t low_bytes(uint64_t x, int n) { /* keep the first n (0..8) bytes */
+    return n >= 8 ? x : (n <= 0 ? 0 : x & ((1ULL << (8 * n)) - 1));
+}
+
+static inline int32_t sink_lookup(Sink *k, const char *tok, int n) {
+    return k->part ? part_lookup(k->part, tok, n) : token_value(k->e, tok, n);
+}
+
+/* The value of one lowercased token through the sink's direct-mapped cache (tokens <= 16 bytes,
+ * zero-padded in words[0..1]); misses go to sink_lookup. Values: a term id, -1 (no term),
+ * PENDING(p), or -2 (out of memory). */
+static inline int32_t cached_value(Sink *k, const uint64_t *words, int n) {
+    uint64_t h = (words[0] * 0x9E3779B97F4A7C15ULL) ^ (words[1] * 0xC2B2AE3D27D4EB4FULL) ^ (uint64_t)n;
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ULL;
+    CacheEntry *c = k->cache + (h >> (64 - CACHE_BITS));
+    if (c->len == n && c->k0 == words[0] && c->k1 == words[1]) return c->val;
+    int32_t v = sink_lookup(k, (const char *)words, n);
+    if (v != -2) {
+        c->k0 = words[0];
+        c->k1 = words[1];
+        c->len = n;
+        c->val = v;
+    }
+    return v;
+}
+
+static inline int append_value(Sink *k, int32_t v) {
+    if (v == -2) return -1;
+    if (v == -1) return 0;
+    return push32(k->out, v);
+}
+
+/* One exact token t[0..len) (raw text; bytes up to `end` may be read): cut to pieces of MAX_TOKEN,
+ * possessive, lowercase, look up, append. */
+static int emit_token(Sink *k, const unsigned char *t, Py_ssize_t len, const unsigned char *end) {
+    if (len <= 16 && t + 16 <= end) { /* the common case: two 8-byte loads, no byte loop */
+        int n = (int)len;
+        uint64_t words[3];
+        memcpy(&words[0], t, 8);
+        memcpy(&words[1], t + 8, 8);
+        words[0] = lower8(low_bytes(words[0], n));
+        words[1] = lower8(low_bytes(words[1], n - 8));
+        words[2] = 0;
+        if (k->e->possessive && n >= 2) {
+            const unsigned char *b = (const unsigned char *)words;
+            if (b[n - 1] == 's' && b[n - 2] == '\'') {
+                n -= 2;
+                words[0] = low_bytes(words[0], n);
+                words[1] = low_bytes(words[1], n - 8);
+            }
+        }
+        if (n == 0) return 0;
+        return append_value(k, cached_value(k, words, n));
+    }
+    for (Py_ssize_t p = 0; p < len; p += MAX_TOKEN) {
+        int n = (int)(len - p < MAX_TOKEN ? len - p : MAX_TOKEN);
+        uint64_t words[(MAX_TOKEN + 8) / 8 + 1]; /* lowercased copy; zero-padded to 16 bytes */
+        words[0] = words[1] = words[2] = 0;
+        unsigned char *buf = (unsigned char *)words;
+        for (int i = 0; i < n; i++) {
+            unsigned char c = t[p + i];
+            buf[i] = (unsigned char)(c + (((unsigned)(c - 'A') < 26u) << 5));
+        }
+        if (k->e->possessive && n >= 2 && buf[n - 1] == 's' && buf[n - 2] == '\'') {
+            n -= 2;
+            buf[n] = buf[n + 1] = 0;
+        }
+        if (n == 0) continue;
+        if (append_value(k, n <= 16 ? cached_value(k, words, n) : sink_lookup(k, (const char *)buf, n))) return -1;
+    }
+    return 0;
+}
+
+/* The end of the run of ASCII letters from w[j] on (j <= n): the first j' >= j with w[j'] not a
+ * letter, or n. Bytes up to `end` may be read. */
+static inline Py_ssize_t alpha_end(const unsigned char *w, Py_ssize_t j, Py_ssize_t n, const unsigned char *end) {
+#ifdef __SSE2__
+    const __m128i lower = _mm_set1_epi8(0x20), shift = _mm_set1_epi8((char)(0x80 - 'a')), limit = _mm_set1_epi8((char)(-128 + 26));
+    while (j < n && w + j + 16 <= end) {
+        __m128i v = _mm_or_si128(_mm_loadu_si128((const __m128i *)(w + j)), lower);
+        unsigned mask = (unsigned)_mm_movemask_epi8(_mm_cmplt_epi8(_mm_add_epi8(v, shift), limit));
+        if (mask != 0xFFFF) {
+            j += __builtin_ctz(~mask);
+            return j < n ? j : n;
+        }
+        j += 16;
+    }
+#endif
+    while (j < n && (CLS[w[j]] & C_ALPHA)) j++;
+    return j < n ? j : n;
+}
+
+/* The exact tokens of an all-ASCII word w[0..n):
+ *   token   = X* unit (X* unit)* X*          X = '_' (ExtendNumLet)
+ *   unit    = A+ (ML A+)*  |  N+ (MN N+)*    A letter, N digit, ML = : . '  MN = , ; . '
+ * scanned left to right, each match as long as it goes (the regex of tokenizer.py on ASCII). */
+int tokenize_ascii(Sink *k, const unsigned char *w, Py_ssize_t n, const unsigned char *end) {
+    Py_ssize_t i = 0;
+    while (i < n) {
+        unsigned char c = CLS[w[i]];
+        if (!(c & (C_ALPHA | C_DIGIT | C_UNDER))) { i++; continue; }
+        if (c & C_ALPHA) { /* the common case: letters, then a byte that cannot continue the token */
+            Py_ssize_t j = alpha_end(w, i + 1, n, end);
+            if (j >= n || !(CLS[w[j]] & (C_ALPHA | C_DIGIT | C_UNDER | C_MIDLETTER))) {
+                if (emit_token(k, w + i, j - i, end)) return -1;
+                i = j + 1; /* w[j] (if any) is not part of a token */
+                continue;
+            }
+        }
+        Py_ssize_t start = i, j = i;
+        while (j < n && w[j] == '_') j++;
+        if (j >= n || !(CLS[w[j]] & (C_ALPHA | C_DIGIT))) { i = j; continue; }
+        for (;;) {
+            if (CLS[w[j]] & C_ALPHA) {
+                while (j < n && (CLS[w[j]] & C_ALPHA)) j++;
+                while (j + 1 < n && (CLS[w[j]] & C_MIDLETTER) && (CLS[w[j + 1]] & C_ALPHA)) {
+                    j++;
+                    while (j < n && (CLS[w[j]] & C_ALPHA)) j++;
+                }
+            } else {
+                while (j < n && (CLS[w[j]] & C_DIGIT)) j++;
+                while (j + 1 < n && (CLS[w[j]] & C_MIDNUM) && (CLS[w[j + 1]] & C_DIGIT)) {
+                    j++;
+                    while (j < n && (CLS[w[j]] & C_DIGIT)) j++;
+                }
+            }
+            Py_ssize_t k = j;
+            while (k < n && w[k] == '_') k++;
+            j = k;
+            if (!(k < n && (CLS[w[k]] & (C_ALPHA | C_DIGIT)))) break;
+        }
+        if (emit_token(k, w + start, j - start, end)) return -1;
+        i = j;
+    }
+    return 0;
+}
+
+/* Records the terms of the words waiting since word number `first` from the analyzer's result
+ * (one term list per word of `words`). */
+int define_words(Encoder *e, PyObject *words, Py_ssize_t first, PyObject *result) {
+    PyObject *seq = PySequence_Fast(result, "analyze_words must return a list of term lists");
+    if (!seq) return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    if (n != PyList_GET_SIZE(words)) {
+        Py_DECREF(seq);
+        PyErr_SetString(PyExc_ValueError, "analyze_words returned a different number of term lists");
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *terms = PySequence_Fast(PySequence_Fast_GET_ITEM(seq, i), "a term list must be a sequence");
+        if (!terms) { Py_DECREF(seq); return -1; }
+        Py_ssize_t start = e->cw_terms.n, m = PySequence_Fast_GET_SIZE(terms);
+        for (Py_ssize_t j = 0; j < m; j++) {
+            PyObject *keep;
+            Py_ssize_t len;
+            const char *s = utf8_of(PySequence_Fast_GET_ITEM(terms, j), &len, &keep);
+            int32_t id = s ? term_id(e, s, len) : -3;
+            Py_XDECREF(keep);
+            if (id == -2 || (id >= 0 && push32(&e->cw_terms, id))) PyErr_NoMemory();
+            if (id < -1 || PyErr_Occurred()) { Py_DECREF(terms); Py_DECREF(seq); return -1; }
+        }
+        Py_DECREF(terms);
+        e->cw_first.a[first + i] = start;
+        e->cw_count.a[first + i] = (int32_t)(e->cw_terms.n - start);
+    }
+    Py_DECREF(seq);
+    return 0;
+}
+
+/* Hands the words waiting since word number `first` to the Python analyzer and records their terms. */
+int analyze_and_define(Encoder *e, PyObject *words, Py_ssize_t first) {
+    PyObject *result = PyObject_CallOneArg(e->analyze_words, words);
+    if (!result) return -1;
+    int failed = define_words(e, words, first, result);
+    Py_DECREF(result);
+    return failed;
+}
+
+static PyObject *Encoder_encode_locked(Encoder *e, PyObject *texts_arg, PyObject *titles_arg, int n_threads,
+                                       Py_ssize_t min_bytes, int postings, Builder *into);
+
+/* encode(texts, n_threads=1, parallel_min_bytes, postings=False, titles=None, into=None): see the method table */
+static PyObject *Encoder_encode(Encoder *e, PyObject *args, PyObject *kw) {
+    static char *names[] = {"texts", "n_threads", "parallel_min_bytes", "postings", "titles", "into", NULL};
+    PyObject *texts_arg, *titles_arg = Py_None, *into = Py_None;
+    int n_threads = 1, postings = 0;
+    Py_ssize_t min_bytes = PARALLEL_MIN_BYTES;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|inpOO", names, &texts_arg, &n_threads, &min_bytes, &postings, &titles_arg,
+                                     &into))
+        return NULL;
+    if (into != Py_None && !PyObject_TypeCheck(into, &BuilderType)) {
+        PyErr_SetString(PyExc_TypeError, "into must be a PostingsBuilder");
+        return NULL;
+    }
+    if (n_threads < 1) return PyErr_Format(PyExc_ValueError, "n_threads must be >= 1, got %d", n_threads);
+    if (n_threads > MAX_THREADS) n_threads = MAX_THREADS;
+    if (!e->tokens.slots) {
+        PyErr_SetString(PyExc_RuntimeError, "Encoder.__init__ was not called");
+        return NULL;
+    }
+    if (e->broken) {
+        PyErr_SetString(PyExc_RuntimeError, "this Encoder failed earlier; make a new one");
+        return NULL;
+    }
+    if (e->busy) { /* the analyze_words callback may let another thread in */
+        PyErr_SetString(PyExc_RuntimeError, "Encoder.encode is already running (one call at a time)");
+        return NULL;
+    }
+    if (e->frozen) drop_deferred(e);
+    else if (flush_deferred(e)) {
+        e->broken = 1;
+        return PyErr_NoMemory();
+    }
+    e->busy = 1;
+    PyObject *ret = Encoder_encode_locked(e, texts_arg, titles_arg == Py_None ? NULL : titles_arg, n_threads, min_bytes,
+                                          postings, into == Py_None ? NULL : (Builder *)into);
+    e->busy = 0;
+    return ret;
+}
+
+/* The number of the non-ASCII word w[0..n) in the encoder's word table; a new word is added,
+ * waiting for its terms (cw_count -1), and listed in new_words for the analyzer. -1: error. */
+int32_t word_number(Encoder *e, const unsigned char *w, Py_ssize_t n, PyObject *new_words) {
+    uint64_t h = hash_bytes((const char *)w, n);
+    Slot *found = map_find(&e->words, (const char *)w, n, h);
+    if (found) return found->val;
+    int32_t cw = (int32_t)e->cw_count.n;
+    PyObject *word = PyUnicode_DecodeUTF8((const char *)w, n, "surrogatepass");
+    if (!word || PyList_Append(new_words, word)) { Py_XDECREF(word); return -1; }
+    Py_DECREF(word);
+    if (map_add(&e->words, (const char *)w, n, h, cw) < 0 || push64(&e->cw_first, 0) || push32(&e->cw_count, -1)) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return cw;
+}
+
+/* A non-ASCII word, sequential encoding: its terms when known, else a placeholder -(cw + 1) until
+ * the analyzer has seen it. */
+static int complex_word_seq(Sink *k, const unsigned char *w, Py_ssize_t n) {
+    Encoder *e = k->e;
+    int32_t cw = word_number(e, w, n, k->new_words);
+    if (cw < 0) return -1;
+    if (e->cw_count.a[cw] < 0) {
+        k->placeholders++;
+        return push32(k->out, -(cw + 1));
+    }
+    for (int32_t j = 0; j < e->cw_count.a[cw]; j++)
+        if (push32(k->out, e->cw_terms.a[e->cw_first.a[cw] + j])) return -1;
+    return 0;
+}
+
+
+
+/* One text s[0..n): an all-ASCII text in one pass (whitespace separates tokens like any other
+ * non-token byte); otherwise the same, but each word (between whitespace) holding a byte >= 0x80 is
+ * set aside for the analyzer. */
+static int scan_text(Sink *k, const unsigned char *s, Py_ssize_t n, int ascii) {
+    if (ascii) return tokenize_ascii(k, s, n, s + n);
+    Py_ssize_t i = 0;
+    while (i < n) {
+        Py_ssize_t h = next_high(s, i, n);
+        if (h == n) return tokenize_ascii(k, s + i, n - i, s + n);
+        Py_ssize_t w = h, e = h + 1; /* the word around s[h]: between whitespace */
+        while (w > i && !(CLS[s[w - 1]] & C_SPACE)) w--;
+        while (e < n && !(CLS[s[e]] & C_SPACE)) e++;
+        if (w > i && tokenize_ascii(k, s + i, w - i, s + n)) return -1; /* all-ASCII words before it */
+        Py_ssize_t at = 0, start;
+        int high;
+        while (next_piece(s + w, e - w, &at, &start, &high)) {
+            const unsigned char *piece = s + w + start;
+            Py_ssize_t len = at - start;
+            if (!high ? tokenize_ascii(k, piece, len, s + n)
+                      : (k->part ? complex_word_part(k->part, piece, len) : complex_word_seq(k, piece, len))) return -1;
+        }
+        i = e;
+    }
+    return 0;
+}
+
+
+static void texts_free(Texts *x) {
+    free(x->ptr); free(x->len); free(x->ascii);
+    Py_XDECREF(x->keep);
+}
+
+Py_ssize_t text_bytes(const Texts *x, Py_ssize_t t) { return x->len[2 * t] + x->len[2 * t + 1]; }
+
+/* titles: NULL, or a sequence as long as texts. */
+static int texts_load(Texts *x, PyObject *texts, PyObject *titles) {
+    memset(x, 0, sizeof(*x));
+    x->n = PySequence_Fast_GET_SIZE(texts);
+    if (titles && PySequence_Fast_GET_SIZE(titles) != x->n) {
+        PyErr_SetString(PyExc_ValueError, "titles and texts must have the same length");
+        return -1;
+    }
+    size_t m = (size_t)(x->n ? 2 * x->n : 1);
+    x->ptr = malloc(m * sizeof(*x->ptr));
+    x->len = malloc(m * sizeof(*x->len));
+    x->ascii = malloc(m);
+    x->keep = PyList_New(0);
+    if (!x->ptr || !x->len || !x->ascii || !x->keep) {
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < 2 * x->n; i++) {
+        if (i % 2 == 0 && !titles) {
+            x->ptr[i] = (const unsigned char *)"";
+            x->len[i] = 0;
+            x->ascii[i] = 1;
+            continue;
+        }
+        PyObject *text = PySequence_Fast_GET_ITEM(i % 2 ? texts : titles, i / 2), *keep;
+        const char *p = utf8_of(text, &x->len[i], &keep);
+        if (!p) return -1;
+        if (keep) {
+            int bad = PyList_Append(x->keep, keep);
+            Py_DECREF(keep); /* the list holds it */
+            if (bad) return -1;
+        }
+        x->ptr[i] = (const unsigned char *)p;
+        x->ascii[i] = !keep && PyUnicode_IS_ASCII(text);
+        x->total += x->len[i];
+    }
+    return 0;
+}
+
+/* Scan text t (its title, then its text: whitespace between them separates like any other). */
+int scan_doc(Sink *k, const Texts *x, Py_ssize_t t) {
+    for (Py_ssize_t i = 2 * t; i < 2 * t + 2; i++)
+        if (x->len[i] && scan_text(k, x->ptr[i], x->len[i], x->ascii[i])) return -1;
+    return 0;
+}
+
+/* Replace each placeholder -(cw + 1) of out by the terms of word cw; counts[t] entries per text. */
+int expand_placeholders(Encoder *e, VecI32 *out, int64_t *counts, Py_ssize_t n_texts) {
+    VecI32 out2 = {0};
+    Py_ssize_t pos = 0;
+    for (Py_ssize_t t = 0; t < n_texts; t++) {
+        Py_ssize_t before = out2.n;
+        for (Py_ssize_t j = pos; j < pos + counts[t]; j++) {
+            int32_t v = out->a[j];
+            if (v >= 0) {
+                if (push32(&out2, v)) goto oom;
+                continue;
+            }
+            int32_t cw = -v - 1;
+            for (int32_t q = 0; q < e->cw_count.a[cw]; q++)
+                if (push32(&out2, e->cw_terms.a[e->cw_first.a[cw] + q])) goto oom;
+        }
+        pos += counts[t];
+        counts[t] = out2.n - before;
+    }
+    free(out->a);
+    *out = out2;
+    return 0;
+oom:
+    free(out2.a);
+    PyErr_NoMemory();
+    return -1;
+}
+
+static PyObject *Encoder_encode_locked(Encoder *e, PyObject *texts_arg, PyObject *titles_arg, int n_threads,
+                                       Py_ssize_t min_bytes, int postings, Builder *into) {
+    if (into) postings = 1;
+    /* tuples of our own: the strings stay alive while other threads run (their UTF-8 is read without the GIL) */
+    PyObject *texts = PySequence_Tuple(texts_arg);
+    if (!texts) return NULL;
+    PyObject *titles = titles_arg ? PySequence_Tuple(titles_arg) : NULL;
+    if (titles_arg && !titles) { Py_DECREF(texts); return NULL; }
+    Texts x;
+    int loaded = texts_load(&x, texts, titles) == 0;
+    int64_t *counts = malloc((size_t)(x.n ? x.n : 1) * sizeof(int64_t));
+    int64_t *pcounts = postings ? malloc((size_t)(x.n ? x.n : 1) * sizeof(int64_t)) : NULL;
+    VecI32 out = {0};
+    Postings post = {0};
+    PyObject *new_words = PyList_New(0), *ret = NULL, *made[2] = {NULL, NULL}; /* made: by encode_parallel */
+    Py_ssize_t first_new = e->cw_count.n;
+    Sink k = {e, NULL, &out, e->cache, new_words, 0};
+    if (!loaded) goto done;
+    if (!counts || !new_words || (postings && !pcounts)) { PyErr_NoMemory(); goto done; }
+    if (n_threads > 1 && x.total >= min_bytes && x.n >= n_threads) {
+        if (encode_parallel(e, &x, n_threads, counts, new_words, pcounts, made, into)) goto done;
+    } else {
+        for (Py_ssize_t t = 0; t < x.n; t++) {
+            Py_ssize_t before = out.n;
+            if (scan_doc(&k, &x, t)) {
+                if (!PyErr_Occurred()) PyErr_NoMemory();
+                goto done;
+            }
+            counts[t] = out.n - before;
+        }
+        if (PyList_GET_SIZE(new_words) && analyze_and_define(e, new_words, first_new)) goto done;
+        if (k.placeholders && expand_placeholders(e, &out, counts, x.n)) goto done;
+        if (postings && ids_to_postings(out.a, counts, x.n, e->terms.n, &post, pcounts)) { PyErr_NoMemory(); goto done; }
+        VecI32 *terms = &post.term, *tfs = &post.tf;
+        if (into && builder_append(into, counts, pcounts, x.n, &terms, &tfs, 1)) { PyErr_NoMemory(); goto done; }
+    }
+    if (into) {
+        Py_INCREF(Py_None);
+        ret = Py_None;
+        goto done;
+    }
+    {
+        PyObject *items[4] = {NULL, NULL, NULL, NULL};
+        items[0] = bytes_of(counts, x.n * (Py_ssize_t)sizeof(int64_t));
+        if (postings) {
+            items[1] = bytes_of(pcounts, x.n * (Py_ssize_t)sizeof(int64_t));
+            items[2] = made[0] ? (Py_INCREF(made[0]), made[0]) : bytes_of(post.term.a, post.term.n * (Py_ssize_t)sizeof(int32_t));
+            items[3] = made[1] ? (Py_INCREF(made[1]), made[1]) : bytes_of(post.tf.a, post.tf.n * (Py_ssize_t)sizeof(int32_t));
+            if (items[0] && items[1] && items[2] && items[3]) ret = PyTuple_Pack(4, items[0], items[1], items[2], items[3]);
+        } else {
+            items[1] = made[0] ? (Py_INCREF(made[0]), made[0]) : bytes_of(out.a, out.n * (Py_ssize_t)sizeof(int32_t));
+            if (items[0] && items[1]) ret = PyTuple_Pack(2, items[0], items[1]);
+        }
+        for (int i = 0; i < 4; i++) Py_XDECREF(items[i]);
+    }
+done:
+    if (!ret && e->cw_count.n > first_new) e->broken = 1; /* words left waiting: do not reuse */
+    texts_free(&x);
+    free(counts);
+    free(pcounts);
+    free(out.a);
+    postings_free(&post);
+    Py_XDECREF(new_words);
+    Py_XDECREF(made[0]);
+    Py_XDECREF(made[1]);
+    Py_DECREF(texts);
+    Py_XDECREF(titles);
+    return ret;
+}
+
+/* add_terms(terms): intern terms in order (a cached index's vocabulary); ids must come out 0, 1, ... */
+static PyObject *Encoder_add_terms(Encoder *e, PyObject *terms_arg) {
+    if (e->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "Encoder.encode is running");
+        return NULL;
+    }
+    if (!e->terms.slots) {
+        PyErr_SetString(PyExc_RuntimeError, "Encoder.__init__ was not called");
+        return NULL;
+    }
+    if (e->frozen) { /* frozen encoders remember unknown tokens as having no term */
+        PyErr_SetString(PyExc_RuntimeError, "add_terms on a frozen Encoder; make a new one");
+        return NULL;
+    }
+    PyObject *terms = PySequence_Fast(terms_arg, "terms must be a sequence of str");
+    if (!terms) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(terms);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *keep;
+        Py_ssize_t len;
+        const char *s = utf8_of(PySequence_Fast_GET_ITEM(terms, i), &len, &keep);
+        if (!s) { Py_DECREF(terms); return NULL; }
+        uint64_t h = hash_bytes(s, len);
+        Slot *found = map_find(&e->terms, s, len, h);
+        Py_ssize_t id = found ? -1 : map_add(&e->terms, s, len, h, (int32_t)e->terms.n);
+        Py_XDECREF(keep);
+        if (found) {
+            Py_DECREF(terms);
+            return PyErr_Format(PyExc_ValueError, "term %zd is a repeat of term %d", i, found->val);
+        }
+        if (id < 0) { Py_DECREF(terms); return PyErr_NoMemory(); }
+    }
+    Py_DECREF(terms);
+    Py_RETURN_NONE;
+}
+
+static PyObject *Encoder_freeze(Encoder *e, PyObject *unused) {
+    if (e->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "Encoder.encode is running");
+        return NULL;
+    }
+    e->frozen = 1;
+    drop_deferred(e);
+    Py_RETURN_NONE;
+}
+
+/* terms(start=0) -> list[str]: the term strings of ids start, start + 1, ... */
+static PyObject *Encoder_terms(Encoder *e, PyObject *args) {
+    Py_ssize_t start = 0;
+    if (!PyArg_ParseTuple(args, "|n", &start)) return NULL;
+    if (e->busy) { /* encode may be changing the tables without the GIL */
+        PyErr_SetString(PyExc_RuntimeError, "Encoder.encode is running");
+        return NULL;
+    }
+    if (start < 0 || start > e->terms.n) return PyErr_Format(PyExc_IndexError, "start %zd out of range", start);
+    PyObject *out = PyList_New(e->terms.n - start);
+    if (!out) return NULL;
+    for (Py_ssize_t i = start; i < e->terms.n; i++) {
+        PyObject *s = PyUnicode_DecodeUTF8(e->terms.arena + e->terms.eoff[i], e->terms.elen[i], "surrogatepass");
+        if (!s) { Py_DECREF(out); return NULL; }
+        PyList_SET_ITEM(out, i - start, s);
+    }
+    return out;
+}
+
+static PyObject *Encoder_n_terms(Encoder *e, void *unused) { return PyLong_FromSsize_t(e->terms.n); }
+static PyObject *Encoder_frozen(Encoder *e, void *unused) { return PyBool_FromLong(e->frozen); }
+
+static PyMethodDef Encoder_methods[] = {
+    {"encode", (PyCFunction)(void (*)(void))Encoder_encode, METH_VARARGS | METH_KEYWORDS,
+     "encode(texts, n_threads=1, parallel_min_bytes=1 MiB, postings=False, titles=None) -> (int64 bytes: terms per"
+     " text, int32 bytes: term ids), or with postings=True (int64 bytes: terms per text, int64 bytes: postings per"
+     " text, int32 bytes: term of each posting, int32 bytes: its tf), each text's distinct terms in order of first"
+     " appearance; titles: one per text, read as title + ' ' + text; texts of at least parallel_min_bytes are"
+     " tokenized on n_threads threads, with the same result"},
+    {"add_terms", (PyCFunction)Encoder_add_terms, METH_O, "add_terms(terms): intern terms as ids n_terms, ..."},
+    {"freeze", (PyCFunction)Encoder_freeze, METH_NOARGS, "freeze(): no new terms from now on (unknown ones are dropped)"},
+    {"terms", (PyCFunction)Encoder_terms, METH_VARARGS, "terms(start=0) -> the term strings from id start on"},
+    {NULL}};
+
+static PyGetSetDef Encoder_getset[] = {
+    {"n_terms", (getter)Encoder_n_terms, NULL, "number of terms", NULL},
+    {"frozen", (getter)Encoder_frozen, NULL, "whether new terms are refused", NULL},
+    {NULL}};
+
+PyTypeObject EncoderType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "retrievers.bm25._fastbm25.Encoder",
+    .tp_basicsize = sizeof(Encoder),
+    .tp_dealloc = (destructor)Encoder_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Encoder(stopwords, possessive, stem, analyze_words): texts -> term ids (see the module doc)",
+    .tp_methods = Encoder_methods,
+    .tp_getset = Encoder_getset,
+    .tp_init = (initproc)Encoder_init,
+    .tp_new = PyType_GenericNew,
+};
+

@@ -1,0 +1,91 @@
+/* The Encoder's types, shared by encoder.c (the type, its tables, sequential encoding) and
+ * encode_parallel.c (large calls on threads). */
+#ifndef ENCODER_H
+#define ENCODER_H
+
+#include "fastbm25.h"
+
+#define CACHE_BITS 15
+typedef struct { uint64_t k0, k1; int32_t len; int32_t val; } CacheEntry; /* len 0: empty */
+
+/* New tokens of a parallel encode call, kept as a memo until the next call: token -> term id or -1 */
+typedef struct { StrMap pend; int32_t *resolved; } Deferred;
+
+typedef struct {
+    PyObject_HEAD
+    StrMap tokens;  /* lowercased ASCII token -> term id, or -1 (stopword / unknown when frozen) */
+    StrMap terms;   /* term -> id (= entry number) */
+    StrMap stop;    /* stopwords */
+    StrMap words;   /* non-ASCII word -> its number in cw_* */
+    VecI64 cw_first;
+    VecI32 cw_count; /* -1 while the word waits for the analyzer */
+    VecI32 cw_terms;
+    CacheEntry *cache;       /* direct-mapped cache of token -> value for tokens of <= 16 bytes */
+    int possessive, stem, frozen, broken, busy;
+    PyObject *analyze_words; /* list[str] -> list[list[str]] */
+    Deferred deferred[MAX_THREADS]; /* memo entries not yet in tokens (see flush_deferred) */
+    int n_deferred;
+} Encoder;
+
+/* Where tokens go. Sequential encoding (part == NULL) reads and writes the encoder's tables and
+ * appends term ids to out. A parallel part (see encode_parallel) only reads the encoder's tables:
+ * tokens it has not seen go to its own table of pending tokens, stemmed there, and are appended as
+ * PENDING(p); words holding non-ASCII bytes are appended as COMPLEX and listed in order. */
+typedef struct Part Part;
+typedef struct {
+    Encoder *e;
+    Part *part;
+    VecI32 *out;
+    CacheEntry *cache;
+    PyObject *new_words;     /* sequential: the new non-ASCII words of this call */
+    Py_ssize_t placeholders; /* sequential: non-ASCII words appended as -(cw + 1), waiting for their terms */
+} Sink;
+
+#define COMPLEX INT32_MIN
+#define PENDING(p) (-3 - (int32_t)(p))
+
+
+/* The texts' UTF-8: pointers, lengths, whether all ASCII, two segments per text (a title, or
+ * nothing, then the text: a text with a title reads as title + " " + text); `keep` holds the bytes
+ * objects made for non-ASCII strings (released with the Texts). */
+typedef struct {
+    Py_ssize_t n;                /* texts */
+    const unsigned char **ptr;   /* segments 2t, 2t + 1 */
+    Py_ssize_t *len;
+    unsigned char *ascii;
+    PyObject *keep;
+    Py_ssize_t total;            /* bytes */
+} Texts;
+
+/* The position of the first byte >= 0x80 in s[i..n), or n. */
+static inline Py_ssize_t next_high(const unsigned char *s, Py_ssize_t i, Py_ssize_t n) {
+#ifdef __SSE2__
+    for (; i + 16 <= n; i += 16) {
+        unsigned mask = (unsigned)_mm_movemask_epi8(_mm_loadu_si128((const __m128i *)(s + i)));
+        if (mask) return i + __builtin_ctz(mask);
+    }
+#endif
+    while (i < n && s[i] < 0x80) i++;
+    return i;
+}
+
+/* encoder.c */
+int32_t term_id(Encoder *e, const char *s, Py_ssize_t n);
+int token_term(const Encoder *e, const char *tok, int n, uint64_t h, char *buf);
+int define_words(Encoder *e, PyObject *words, Py_ssize_t first, PyObject *result);
+void drop_deferred(Encoder *e);
+int32_t token_value(Encoder *e, const char *tok, int n);
+int analyze_and_define(Encoder *e, PyObject *words, Py_ssize_t first);
+int32_t word_number(Encoder *e, const unsigned char *w, Py_ssize_t n, PyObject *new_words);
+int tokenize_ascii(Sink *k, const unsigned char *w, Py_ssize_t n, const unsigned char *end);
+int scan_doc(Sink *k, const Texts *x, Py_ssize_t t);
+Py_ssize_t text_bytes(const Texts *x, Py_ssize_t t);
+int expand_placeholders(Encoder *e, VecI32 *out, int64_t *counts, Py_ssize_t n_texts);
+
+/* encode_parallel.c */
+int32_t part_lookup(Part *part, const char *tok, int n);
+int complex_word_part(Part *part, const unsigned char *w, Py_ssize_t n);
+int encode_parallel(Encoder *e, Texts *x, int n_threads, int64_t *counts, PyObject *new_words, int64_t *pcounts,
+                    PyObject **made, Builder *into);
+
+#endif

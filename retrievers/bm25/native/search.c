@@ -1,0 +1,289 @@
+/* Search an index: the Index type. */
+#include "fastbm25.h"
+
+/* ------------------------------------------------------------------ Index: search
+ * Index(indptr, indices, data, n_docs, id_rank, doc_of_rank) holds an index's arrays, checked once
+ * when it is made (every position search reads at is then in bounds); the arrays must not change
+ * afterwards. Index.search(query_offsets, query_terms, k, constants=None, n_threads=1, doc_block)
+ * checks only the queries. Per thread, documents are scored DOC_BLOCK at a time (each query term's postings for
+ * the block found by binary search: documents ascend within a term), so the scratch is bounded by
+ * the block and k, not the corpus; every document's terms are still added in the same order, so
+ * the sums, the scores and the ranking are those of one pass over the whole corpus. */
+#define DOC_BLOCK 65536
+
+typedef struct {
+    PyObject_HEAD
+    Py_buffer v[5]; /* indptr int64, indices int32, data float32, id_rank int64, doc_of_rank int64 */
+    int n_views;
+    Py_ssize_t n_docs, n_terms, n_post;
+} Index;
+
+static void Index_dealloc(Index *x) {
+    for (int i = 0; i < x->n_views; i++) PyBuffer_Release(&x->v[i]);
+    Py_TYPE(x)->tp_free((PyObject *)x);
+}
+
+static int Index_init(Index *x, PyObject *args, PyObject *kw) {
+    static char *kwlist[] = {"indptr", "indices", "data", "n_docs", "id_rank", "doc_of_rank", NULL};
+    PyObject *o[5];
+    Py_ssize_t n_docs;
+    if (x->n_views) {
+        PyErr_SetString(PyExc_RuntimeError, "Index is already initialised");
+        return -1;
+    }
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOnOO", kwlist, &o[0], &o[1], &o[2], &n_docs, &o[3], &o[4]))
+        return -1;
+    static const Py_ssize_t item[5] = {8, 4, 4, 8, 8};
+    static const char *what[5] = {"indptr", "indices", "data", "id_rank", "doc_of_rank"};
+    for (int i = 0; i < 5; i++) {
+        if (get_buffer(o[i], &x->v[i], item[i], what[i])) return -1;
+        x->n_views++;
+    }
+    const int64_t *indptr = x->v[0].buf, *rank = x->v[3].buf, *order = x->v[4].buf;
+    const int32_t *indices = x->v[1].buf;
+    Py_ssize_t n_terms = x->v[0].len / 8 - 1, n_post = x->v[1].len / 4;
+    if (n_terms < 0) {
+        PyErr_SetString(PyExc_ValueError, "Index: indptr needs at least one entry");
+        return -1;
+    }
+    if (n_docs < 0 || x->v[2].len / 4 != n_post || x->v[3].len / 8 != n_docs || x->v[4].len / 8 != n_docs ||
+        indptr[n_terms] != n_post) {
+        PyErr_SetString(PyExc_ValueError, "Index: array sizes do not fit together");
+        return -1;
+    }
+    if (indptr[0] != 0) {
+        PyErr_SetString(PyExc_ValueError, "Index: indptr must start at 0");
+        return -1;
+    }
+    for (Py_ssize_t t = 0; t < n_terms; t++)
+        if (indptr[t] > indptr[t + 1]) {
+            PyErr_SetString(PyExc_ValueError, "Index: indptr is not ascending");
+            return -1;
+        }
+    for (Py_ssize_t p = 0; p < n_post; p++)
+        if (indices[p] < 0 || indices[p] >= n_docs) {
+            PyErr_SetString(PyExc_ValueError, "Index: a posting's document is out of range");
+            return -1;
+        }
+    for (Py_ssize_t d = 0; d < n_docs; d++)
+        if (rank[d] < 0 || rank[d] >= n_docs || order[d] < 0 || order[d] >= n_docs) {
+            PyErr_SetString(PyExc_ValueError, "Index: id_rank and doc_of_rank values must lie in [0, n_docs)");
+            return -1;
+        }
+    x->n_docs = n_docs;
+    x->n_terms = n_terms;
+    x->n_post = n_post;
+    return 0;
+}
+
+/* One thread's share of a search: queries q0..q1, each written at q * kk of the outputs. */
+typedef struct {
+    const int64_t *indptr, *qoff, *rank, *order;
+    const int32_t *indices, *qterms;
+    const float *data, *consts;
+    Py_ssize_t n_docs, kk, longest, q0, q1, block;
+    int64_t *hits, *docs_out;
+    double *scores_out;
+    int failed;
+} SearchJob;
+
+/* First position in indices[lo..hi) (ascending) holding a document >= d. */
+static inline int64_t lower_bound(const int32_t *indices, int64_t lo, int64_t hi, int32_t d) {
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (indices[mid] < d) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+static void *search_run(void *arg) {
+    SearchJob *j = arg;
+    Py_ssize_t n_docs = j->n_docs, kk = j->kk;
+    Py_ssize_t block = n_docs < j->block ? (n_docs ? n_docs : 1) : j->block, cap = kk + block;
+    double *acc = calloc((size_t)block, sizeof(double));
+    unsigned char *seen = calloc((size_t)block, 1);
+    int32_t *touched = malloc((size_t)block * 4), *qbuf = malloc((size_t)j->longest * 4);
+    int32_t *uniq = malloc((size_t)j->longest * 4);
+    int64_t *keys = malloc((size_t)cap * 8), *scratch = malloc((size_t)cap * 8);
+    int64_t *cursor = malloc((size_t)j->longest * 8);
+    float *boosts = malloc((size_t)j->longest * sizeof(float));
+    if (!acc || !seen || !touched || !qbuf || !uniq || !keys || !scratch || !cursor || !boosts) {
+        j->failed = 1;
+        goto done;
+    }
+    const int64_t *indptr = j->indptr, *qoff = j->qoff, *rank = j->rank, *order = j->order;
+    const int32_t *indices = j->indices;
+    const float *data = j->data;
+    for (Py_ssize_t q = j->q0; q < j->q1; q++) {
+        /* the query's distinct terms in ascending id order (as np.unique), each with its count */
+        Py_ssize_t m = qoff[q + 1] - qoff[q], nt = 0;
+        memcpy(qbuf, j->qterms + qoff[q], (size_t)m * 4);
+        sort_i32(qbuf, m);
+        for (Py_ssize_t i = 0; i < m; i++) {
+            if (nt && uniq[nt - 1] == qbuf[i]) { boosts[nt - 1] += 1.0f; continue; }
+            uniq[nt] = qbuf[i];
+            boosts[nt++] = 1.0f;
+        }
+        for (Py_ssize_t u = 0; u < nt; u++) cursor[u] = indptr[uniq[u]];
+        float c = j->consts ? j->consts[q] : 0.0f;
+        Py_ssize_t n_keys = 0;
+        for (Py_ssize_t b0 = 0; b0 < n_docs; b0 += block) {
+            Py_ssize_t b1 = b0 + block < n_docs ? b0 + block : n_docs, n_touched = 0;
+            if (n_keys > kk) { /* room for this block's keys: keep the best kk so far */
+                top_sorted(keys, scratch, n_keys, kk);
+                n_keys = kk;
+            }
+            for (Py_ssize_t u = 0; u < nt; u++) {
+                int64_t p = cursor[u], end = indptr[uniq[u] + 1];
+                int64_t stop = b1 == n_docs ? end : lower_bound(indices, p, end, (int32_t)b1);
+                float boost = boosts[u];
+                for (; p < stop; p++) {
+                    int32_t d = indices[p] - (int32_t)b0;
+                    float val = boost == 1.0f ? data[p] : data[p] * boost;
+                    acc[d] += (double)val;
+                    if (!seen[d]) { seen[d] = 1; touched[n_touched++] = d; }
+                }
+                cursor[u] = stop;
+            }
+            for (Py_ssize_t i = 0; i < n_touched; i++) {
+                int32_t d = touched[i];
+                float s = (float)acc[d];
+                if (j->consts) s = s + c;
+                acc[d] = 0.0;
+                seen[d] = 0;
+                if (s > 0) { /* the key of retrievers/topk.py: float32 bits (positive) << 32 | id rank */
+                    int32_t bits;
+                    memcpy(&bits, &s, 4);
+                    keys[n_keys++] = ((int64_t)bits << 32) | rank[b0 + d];
+                }
+            }
+        }
+        Py_ssize_t h = n_keys < kk ? n_keys : kk;
+        if (h) top_sorted(keys, scratch, n_keys, h);
+        int64_t *docs_q = j->docs_out + q * kk;
+        double *scores_q = j->scores_out + q * kk;
+        for (Py_ssize_t i = 0; i < h; i++) {
+            int32_t bits = (int32_t)(keys[i] >> 32);
+            float s;
+            memcpy(&s, &bits, 4);
+            docs_q[i] = order[keys[i] & 0xFFFFFFFF];
+            scores_q[i] = s;
+        }
+        j->hits[q] = h;
+    }
+done:
+    free(acc); free(seen); free(touched); free(qbuf); free(uniq); free(keys); free(scratch); free(cursor);
+    free(boosts);
+    return NULL;
+}
+
+/* Index.search(query_offsets, query_terms, k, constants=None, n_threads=1, doc_block=DOC_BLOCK)
+ *   -> (int64 bytes: hits per query, int64 bytes: documents, float64 bytes: scores (float32 values))
+ * constants: None, or a float32 per query added (in float32) to every matched document's score
+ * (BM25L / BM25+'s non-occurrence score). Queries are split among n_threads threads (without the GIL).
+ * doc_block: documents scored together (the same results for any value; tests use small ones). */
+static PyObject *Index_search(Index *x, PyObject *args, PyObject *kw) {
+    static char *kwlist[] = {"query_offsets", "query_terms", "k", "constants", "n_threads", "doc_block", NULL};
+    PyObject *o[3] = {NULL, NULL, Py_None};
+    Py_ssize_t k, doc_block = DOC_BLOCK;
+    int n_threads = 1;
+    if (!x->n_views) {
+        PyErr_SetString(PyExc_RuntimeError, "Index is not initialised");
+        return NULL;
+    }
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOn|Oin", kwlist, &o[0], &o[1], &k, &o[2], &n_threads, &doc_block))
+        return NULL;
+    if (n_threads < 1) n_threads = 1;
+    if (n_threads > MAX_THREADS) n_threads = MAX_THREADS;
+    Py_buffer v[3];
+    static const Py_ssize_t item[3] = {8, 4, 4};
+    static const char *what[3] = {"query_offsets", "query_terms", "constants"};
+    int n_views = 0, has_const = o[2] != Py_None;
+    PyObject *ret = NULL, *hits_b = NULL, *docs_b = NULL, *scores_b = NULL;
+    for (int i = 0; i < 3; i++) {
+        if (i == 2 && !has_const) break;
+        if (get_buffer(o[i], &v[i], item[i], what[i])) goto done;
+        n_views++;
+    }
+    if (v[0].len < 8) {
+        PyErr_SetString(PyExc_ValueError, "search: query_offsets needs at least one entry");
+        goto done;
+    }
+    const int64_t *qoff = v[0].buf;
+    const int32_t *qterms = v[1].buf;
+    Py_ssize_t n_q = v[0].len / 8 - 1, n_qt = v[1].len / 4, n_docs = x->n_docs;
+    if (k < 1 || doc_block < 1 || (has_const && v[2].len / 4 != n_q)) {
+        PyErr_SetString(PyExc_ValueError, "search: k and doc_block must be >= 1, constants one per query");
+        goto done;
+    }
+    for (Py_ssize_t q = 0; q < n_q; q++)
+        if (qoff[q] < 0 || qoff[q] > qoff[q + 1] || qoff[q + 1] > n_qt) {
+            PyErr_SetString(PyExc_ValueError, "search: bad query offsets");
+            goto done;
+        }
+    for (Py_ssize_t i = 0; i < n_qt; i++)
+        if (qterms[i] < 0 || qterms[i] >= x->n_terms) {
+            PyErr_SetString(PyExc_ValueError, "search: query term id out of range");
+            goto done;
+        }
+    Py_ssize_t kk = k < n_docs ? k : n_docs;
+    if (n_q && kk > PY_SSIZE_T_MAX / 8 / n_q) { PyErr_NoMemory(); goto done; }
+    /* each query's results at q * kk, then moved together */
+    hits_b = PyBytes_FromStringAndSize(NULL, n_q * 8);
+    docs_b = PyBytes_FromStringAndSize(NULL, n_q * kk * 8);
+    scores_b = PyBytes_FromStringAndSize(NULL, n_q * kk * 8);
+    if (!hits_b || !docs_b || !scores_b) goto done;
+    int64_t *hits = (int64_t *)PyBytes_AS_STRING(hits_b), *docs_out = (int64_t *)PyBytes_AS_STRING(docs_b);
+    double *scores_out = (double *)PyBytes_AS_STRING(scores_b);
+    Py_ssize_t longest = 1;
+    for (Py_ssize_t q = 0; q < n_q; q++)
+        if (qoff[q + 1] - qoff[q] > longest) longest = qoff[q + 1] - qoff[q];
+    if (n_threads > n_q) n_threads = n_q ? (int)n_q : 1;
+    SearchJob jobs[MAX_THREADS];
+    for (int i = 0; i < n_threads; i++)
+        jobs[i] = (SearchJob){x->v[0].buf, qoff, x->v[3].buf, x->v[4].buf, x->v[1].buf, qterms, x->v[2].buf,
+                              has_const ? v[2].buf : NULL, n_docs, kk, longest, n_q * i / n_threads,
+                              n_q * (i + 1) / n_threads, doc_block, hits, docs_out, scores_out, 0};
+    int failed = 0;
+    Py_ssize_t total = 0;
+    Py_BEGIN_ALLOW_THREADS
+    run_jobs(jobs, sizeof(SearchJob), n_threads, search_run);
+    for (int i = 0; i < n_threads; i++) failed |= jobs[i].failed;
+    if (!failed)
+        for (Py_ssize_t q = 0; q < n_q; q++) { /* close the gaps left by queries with fewer than kk hits */
+            if (total != q * kk) {
+                memmove(docs_out + total, docs_out + q * kk, (size_t)hits[q] * 8);
+                memmove(scores_out + total, scores_out + q * kk, (size_t)hits[q] * 8);
+            }
+            total += hits[q];
+        }
+    Py_END_ALLOW_THREADS
+    if (failed) { PyErr_NoMemory(); goto done; }
+    if (_PyBytes_Resize(&docs_b, total * 8) || _PyBytes_Resize(&scores_b, total * 8)) goto done;
+    ret = PyTuple_Pack(3, hits_b, docs_b, scores_b);
+done:
+    for (int i = 0; i < n_views; i++) PyBuffer_Release(&v[i]);
+    Py_XDECREF(hits_b); Py_XDECREF(docs_b); Py_XDECREF(scores_b);
+    return ret;
+}
+
+static PyMethodDef Index_methods[] = {
+    {"search", (PyCFunction)(void (*)(void))Index_search, METH_VARARGS | METH_KEYWORDS,
+     "search(query_offsets, query_terms, k, constants=None, n_threads=1, doc_block=65536) -> (hits per query,"
+     " documents, scores)"
+     " as bytes (int64, int64, float64 holding float32 values)"},
+    {NULL}};
+
+PyTypeObject IndexType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "retrievers.bm25._fastbm25.Index",
+    .tp_basicsize = sizeof(Index),
+    .tp_dealloc = (destructor)Index_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Index(indptr, indices, data, n_docs, id_rank, doc_of_rank): an index's arrays, checked once, to search",
+    .tp_methods = Index_methods,
+    .tp_init = (initproc)Index_init,
+    .tp_new = PyType_GenericNew,
+};
+

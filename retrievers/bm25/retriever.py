@@ -1,0 +1,87 @@
+"""BM25Retriever: the analyzer and scoring parameters, and the backend that indexes and searches."""
+
+from __future__ import annotations
+
+import os
+import warnings
+
+from harness.datasets.corpus import Corpus, Queries
+from harness.run import Run
+from retrievers.base import Retriever
+from retrievers.bm25.analyzer import Analyzer
+from retrievers.bm25.scoring import ScoringParams
+
+BACKENDS = ("lucene", "rank-bm25")
+DEFAULT_BACKEND = "lucene"
+# Earlier name of the lucene backend (it borrowed bm25s's index layout); metrics.json files and
+# configs that say backend "bm25s" still run, as the lucene backend.
+DEPRECATED_BACKENDS = {"bm25s": "lucene"}
+
+
+def backend_name(name: str) -> str:
+    """``name`` as one of :data:`BACKENDS` (a deprecated alias mapped, with a DeprecationWarning)."""
+    if name in DEPRECATED_BACKENDS:
+        new = DEPRECATED_BACKENDS[name]
+        warnings.warn(f"BM25 backend {name!r} is now called {new!r}", DeprecationWarning, stacklevel=3)
+        return new
+    if name not in BACKENDS:
+        raise ValueError(f"unknown BM25 backend {name!r}; choose one of {', '.join(BACKENDS)}")
+    return name
+
+
+class BM25Retriever(Retriever):
+    """BM25 over title + " " + text (retrievers/texts.py).
+
+    Scoring: ``k1`` (0.9), ``b`` (0.4), ``method`` (``lucene``, ``robertson``, ``atire``, ``bm25l``,
+    ``bm25+``), ``idf_method`` (default: the method's own), ``delta`` (BM25L/BM25+, 0.5),
+    ``lossy_lengths`` (Lucene's one-byte document lengths; default on for ``lucene``).
+    Analysis: ``tokenizer`` (``standard`` Lucene-like, or ``simple`` \\w+), ``stopwords``
+    (``lucene``, None, or a list), ``stemmer`` (``porter``, another PyStemmer algorithm, or None),
+    ``possessive``, ``lowercase``.
+    Operation (not part of :meth:`params`): ``cache`` / ``cache_dir`` (index cache; see
+    retrievers/bm25/cache.py), ``n_threads`` (query batches; default all usable cores).
+    """
+
+    name = "bm25"
+
+    def __init__(self, backend: str = DEFAULT_BACKEND, k1: float = 0.9, b: float = 0.4, method: str = "lucene",
+                 idf_method: str | None = None, delta: float = 0.5, lossy_lengths: bool | None = None,
+                 tokenizer: str = "standard", stopwords: str | list[str] | None = "lucene",
+                 stemmer: str | None = "porter", possessive: bool = True, lowercase: bool = True,
+                 cache: bool = True, cache_dir: str | os.PathLike | None = None, n_threads: int | None = None):
+        backend = backend_name(backend)
+        self.backend_name = backend
+        self.scoring = ScoringParams(k1=float(k1), b=float(b), method=method, idf_method=idf_method,
+                                     delta=float(delta), lossy_lengths=lossy_lengths)
+        self.k1, self.b = self.scoring.k1, self.scoring.b
+        self.analyzer = Analyzer(tokenizer=tokenizer, stopwords=stopwords, stemmer=stemmer, possessive=possessive,
+                                 lowercase=lowercase)
+        if backend == "rank-bm25":
+            if method != "lucene" or idf_method is not None or lossy_lengths is not None:
+                raise ValueError("method, idf_method and lossy_lengths apply to the lucene backend only; "
+                                 "rank-bm25 always uses its BM25Okapi formula")
+            from retrievers.bm25.rank_bm25_backend import RankBM25Backend
+
+            self._backend = RankBM25Backend(self.k1, self.b, self.analyzer)
+        else:
+            from retrievers.bm25.lucene_backend import LuceneBackend
+
+            self._backend = LuceneBackend(self.scoring, self.analyzer, cache=cache, cache_dir=cache_dir,
+                                          n_threads=n_threads)
+
+    def params(self) -> dict:
+        if self.backend_name == "rank-bm25":
+            scoring = {"k1": self.k1, "b": self.b, "method": "rank-bm25 BM25Okapi"}
+        else:
+            scoring = self.scoring.as_dict()
+        return {"backend": self.backend_name, **scoring, **self.analyzer.params()}
+
+    @property
+    def backend(self):
+        return self._backend
+
+    def index(self, corpus: Corpus) -> None:
+        self._backend.index(corpus)
+
+    def search(self, queries: Queries, k: int) -> Run:
+        return self._backend.search(queries, k)

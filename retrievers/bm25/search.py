@@ -1,0 +1,156 @@
+"""Search a :class:`SparseIndex`: per query, sum the posting scores of its terms (float64, rounded
+to float32 as Lucene sums its clause scores in double and rounds to float), keep the matched
+documents with score > 0 and take the top k by score descending, ties by document id descending
+(the evaluator's canonical order; retrievers/topk.py).
+
+For a term repeated q times the posting score is multiplied by q in float32, which equals Lucene's
+value exactly when q is a power of two and agrees within one float32 ulp otherwise. BM25L / BM25+
+add the query's non-occurrence constant (scoring.py) to every matched document.
+
+:class:`PythonSearcher` does it with numpy on a thread pool (numpy releases the GIL in the heavy
+steps); :class:`CompiledSearcher` in C, the queries split among threads without the GIL. Same runs.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from harness.datasets.corpus import Corpus, Queries
+from harness.run import Run
+from retrievers.bm25.analyzer import Analyzer
+from retrievers.bm25.sparse_index import SparseIndex
+from retrievers.topk import run_from_topk, string_ranks, top_k_positive
+
+
+@dataclass(frozen=True)
+class DocOrder:
+    """The corpus's document ids and their string order (the tie rule)."""
+
+    ids: np.ndarray          # document ids (object), index order
+    id_index: dict           # id -> index
+    rank: np.ndarray         # int64: each document's rank in id string order
+    doc_of_rank: np.ndarray  # int64: the inverse of ``rank``
+
+    @classmethod
+    def of(cls, corpus: Corpus) -> "DocOrder":
+        ids = corpus.id_array
+        rank = string_ranks(ids)
+        doc_of_rank = np.empty(len(rank), dtype=np.int64)
+        doc_of_rank[rank] = np.arange(len(rank))
+        return cls(ids, corpus.id_index, rank, doc_of_rank)
+
+    def run(self, query_ids, offsets: np.ndarray, docs: np.ndarray, scores: np.ndarray) -> Run:
+        return Run.from_arrays(query_ids, offsets, docs, scores, self.ids, self.id_index)
+
+
+def query_constants(index: SparseIndex, offsets: np.ndarray, term_ids: np.ndarray) -> np.ndarray | None:
+    """BM25L / BM25+: each query's non-occurrence constant (float32), None for the other methods."""
+    if index.nonoccurrence is None:
+        return None
+    constants = np.zeros(len(offsets) - 1, dtype=np.float32)
+    for q in range(len(constants)):
+        uniq, boost = np.unique(term_ids[offsets[q]:offsets[q + 1]], return_counts=True)
+        constants[q] = np.float32((index.nonoccurrence[uniq].astype(np.float64) * boost).sum())
+    return constants
+
+
+def score_query(index: SparseIndex, term_ids: list[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(matched documents, their float32 scores) for one query's term ids (repeats count)."""
+    if len(term_ids) == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.float32)
+    uniq, boost = np.unique(np.asarray(term_ids, dtype=np.int64), return_counts=True)
+    starts, ends = index.indptr[uniq], index.indptr[uniq + 1]
+    total = int((ends - starts).sum())
+    if total == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.float32)
+    ranges = list(zip(starts.tolist(), ends.tolist()))
+    if len(uniq) == 1:
+        (s, e), q = ranges[0], boost[0]
+        values = index.data[s:e] if q == 1 else index.data[s:e] * np.float32(q)
+        scores = values.astype(np.float32, copy=True)
+        docs = index.indices[s:e].astype(np.int64)
+    else:
+        docs = np.concatenate([index.indices[s:e] for s, e in ranges])
+        values = np.concatenate([index.data[s:e] if q == 1 else index.data[s:e] * np.float32(q)
+                                 for (s, e), q in zip(ranges, boost.tolist())])
+        if total * 8 < index.n_docs:  # few postings: sort them instead of a dense accumulator
+            docs, inverse = np.unique(docs, return_inverse=True)
+            sums = np.bincount(inverse, weights=values, minlength=len(docs))
+        else:
+            sums = np.bincount(docs, weights=values, minlength=index.n_docs)
+            matched = sums != 0 if index.nonoccurrence is None else np.bincount(docs, minlength=index.n_docs) > 0
+            docs = np.flatnonzero(matched)
+            sums = sums[docs]
+        scores = sums.astype(np.float32)
+        docs = docs.astype(np.int64)
+    if index.nonoccurrence is not None:
+        scores = scores + np.float32((index.nonoccurrence[uniq].astype(np.float64) * boost).sum())
+    return docs, scores
+
+
+class PythonSearcher:
+    """Queries -> Run with numpy: the analyzer's terms looked up in the index's vocabulary."""
+
+    def __init__(self, index: SparseIndex, order: DocOrder, analyzer: Analyzer, n_threads: int):
+        self.index, self.order, self.analyzer, self.n_threads = index, order, analyzer, n_threads
+        self._term_index: dict[str, int] | None = None  # made when a query needs it
+
+    def queries_term_ids(self, texts: list[str]) -> list[list[int]]:
+        """Term ids of each query's terms that are in the vocabulary (unknown terms match nothing; a
+        repeated term repeats), analysing each distinct candidate once for all the queries."""
+        per_query = [self.analyzer.candidates(text) for text in texts]
+        distinct = list(dict.fromkeys(c for found in per_query for c in found))
+        counts, first, terms = self.analyzer.analyze_flat(distinct)
+        if self._term_index is None:
+            self._term_index = {t: i for i, t in enumerate(self.index.terms)}
+        index = self._term_index
+        ids_of = {cand: [index[t] for t in terms[f:f + n] if t in index]
+                  for cand, f, n in zip(distinct, first.tolist(), counts.tolist())}
+        return [[i for cand in found for i in ids_of[cand]] for found in per_query]
+
+    def _search_batch(self, term_ids: list[list[int]], k: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        out = []
+        for ids in term_ids:
+            docs, scores = score_query(self.index, ids)
+            positive = scores > 0
+            if not positive.all():
+                docs, scores = docs[positive], scores[positive]
+            if len(docs) > 1:
+                chosen = top_k_positive(scores, k, self.order.rank[docs])
+                docs, scores = docs[chosen], scores[chosen]
+            out.append((docs, scores.astype(np.float64)))
+        return out
+
+    def __call__(self, queries: Queries, k: int) -> Run:
+        term_ids = self.queries_term_ids(list(queries.texts))
+        size = max(1, -(-len(term_ids) // (self.n_threads * 4)))
+        batches = [term_ids[i:i + size] for i in range(0, len(term_ids), size)]
+        search = lambda batch: self._search_batch(batch, k)  # noqa: E731
+        if self.n_threads > 1 and len(batches) > 1:
+            with ThreadPoolExecutor(max_workers=self.n_threads) as pool:
+                done = list(pool.map(search, batches))
+        else:
+            done = [search(b) for b in batches]
+        results = [r for batch in done for r in batch]
+        return run_from_topk(queries.ids, [d for d, _ in results], [s for _, s in results], self.order.ids,
+                             self.order.id_index)
+
+
+class CompiledSearcher:
+    """Queries -> Run in C (compiled.search): the index is checked once, here; ``query_terms(texts)``
+    gives (offsets, term ids) of the queries' known terms."""
+
+    def __init__(self, index: SparseIndex, order: DocOrder, query_terms, n_threads: int):
+        from retrievers.bm25 import compiled
+
+        self.index, self.order, self.query_terms, self.n_threads = index, order, query_terms, n_threads
+        self._search = compiled.Searcher(index, order.rank, order.doc_of_rank)
+
+    def __call__(self, queries: Queries, k: int) -> Run:
+        offsets, term_ids = self.query_terms(list(queries.texts))
+        constants = query_constants(self.index, offsets, term_ids)
+        hits, docs, scores = self._search(offsets, term_ids, k, constants, self.n_threads)
+        return self.order.run(queries.ids, np.concatenate([[0], np.cumsum(hits)]), docs, scores)

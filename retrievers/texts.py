@@ -1,0 +1,47 @@
+"""What a retriever reads of a document: its title and its text, joined by one space.
+
+Two named policies, because the published systems each project reproduces differ on the ends:
+
+* :func:`lexical_text` (BM25, as BEIR feeds its lexical models): ``title + " " + text`` stripped
+  when there is a title, the text as it is when there is none (``Corpus.contents()``). For a
+  tokenizer the ends are whitespace and never matter, so the compiled BM25 encoder reads title and
+  text apart as ``title + " " + text`` without joining them (:func:`corpus_chunks`).
+* :func:`dense_text` (dense models, as MTEB's retrieval evaluator builds them in
+  ``DRESModel.encode_corpus``, mteb 1.12): ``(title + " " + text).strip()``; with an empty title
+  that is ``text.strip()``.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from harness.datasets.corpus import Corpus
+
+
+def lexical_text(title: str, text: str) -> str:
+    return f"{title} {text}".strip() if title else text
+
+
+def dense_text(title: str, text: str) -> str:
+    return (title + " " + text).strip()
+
+
+def corpus_chunks(corpus: Corpus, size: int) -> Iterator[tuple[list[str], list[str], list[str]]]:
+    """(ids, titles, texts) of consecutive slices of ``size`` documents."""
+    for start in range(0, len(corpus), size):
+        end = start + size
+        yield corpus.ids[start:end], corpus.titles[start:end], corpus.texts[start:end]
+
+
+def lexical_batches(corpus: Corpus, size: int) -> Iterator[list[str]]:
+    """:func:`lexical_text` of every document, ``size`` documents at a time (never all at once)."""
+    for _, titles, texts in corpus_chunks(corpus, size):
+        yield list(map(lexical_text, titles, texts))
+
+
+def lexical_texts(corpus: Corpus) -> list[str]:
+    return list(map(lexical_text, corpus.titles, corpus.texts))
+
+
+def dense_texts(corpus: Corpus) -> list[str]:
+    return list(map(dense_text, corpus.titles, corpus.texts))

@@ -1,0 +1,187 @@
+"""The compiled search (native/search.c, native/topk.c) against search.score_query + top_k_positive."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from retrievers.bm25 import loader
+from retrievers.bm25.analyzer import Analyzer
+from retrievers.bm25.build import build_python
+from retrievers.bm25.encode import TermEncoder
+from retrievers.bm25.scoring import ScoringParams
+from retrievers.bm25.search import score_query
+from retrievers.bm25.sparse_index import SparseIndex
+from retrievers.topk import string_ranks, top_k_positive
+from tests.retrievers.bm25_c import compiled, compiled_on, needs_extension, scifact  # noqa: F401
+
+
+# ------------------------------------------------------------------------- search edge cases
+SMALL = [
+    "apple banana apple", "banana cherry", "cherry", "apple cherry date", "date date date elder",
+    "fig", "", "apple apple apple apple banana", "elder fig grape", "grape apple",
+]
+
+
+@pytest.fixture
+def small_index(compiled_on):
+    encoder = TermEncoder(Analyzer(stemmer=None))
+    index = build_python([encoder.encode(SMALL[:4]), encoder.encode(SMALL[4:])], encoder.terms, ScoringParams())
+    ids = np.array([f"d{i:02d}" for i in range(len(SMALL))])[::-1].copy()  # id order differs from doc order
+    rank = string_ranks(ids)
+    doc_of_rank = np.empty_like(rank)
+    doc_of_rank[rank] = np.arange(len(rank))
+    return index, {t: i for i, t in enumerate(index.terms)}, rank, doc_of_rank
+
+
+def _search(index, rank, doc_of_rank, queries: list[list[int]], k: int, **kw):
+    offsets = np.concatenate([[0], np.cumsum([len(q) for q in queries])]).astype(np.int64)
+    term_ids = np.array([t for q in queries for t in q], dtype=np.int32)
+    arrays = {name: kw.pop(name) for name in ("indptr", "indices", "data", "n_docs") if name in kw}
+    damaged = SparseIndex(**{**vars(index), **arrays})  # not validated: the searcher checks what it reads
+    offsets, term_ids = kw.pop("offsets", offsets), kw.pop("term_ids", term_ids)
+    return compiled.Searcher(damaged, rank, doc_of_rank)(offsets, term_ids, k, **kw)
+
+
+def _python_search(index, rank, term_ids, k):
+    docs, scores = score_query(index, term_ids)
+    keep = scores > 0
+    docs, scores = docs[keep], scores[keep]
+    chosen = top_k_positive(scores, k, rank[docs])
+    return docs[chosen], scores[chosen]
+
+
+@needs_extension
+def test_search_matches_score_query(small_index):
+    index, tid, rank, doc_of_rank = small_index
+    a, c, d = tid["apple"], tid["cherry"], tid["date"]
+    queries = [[], [a], [a, a], [a, a, a, c], [c, a, c, d, a, c], [tid["fig"], tid["grape"], tid["fig"]], [d, d, d, d, d]]
+    for k in (1, 2, 3, 100):
+        hits, docs, scores = _search(index, rank, doc_of_rank, queries, k)
+        assert hits.dtype == docs.dtype == np.int64 and scores.dtype == np.float64
+        assert (scores == scores.astype(np.float32)).all()  # float32 values
+        assert hits[0] == 0 and hits.sum() == len(docs) == len(scores)
+        pos = 0
+        for q, h in zip(queries, hits.tolist()):
+            exp_docs, exp_scores = _python_search(index, rank, q, k) if q else (np.zeros(0), np.zeros(0, np.float32))
+            assert docs[pos:pos + h].tolist() == exp_docs.tolist()
+            np.testing.assert_array_equal(scores[pos:pos + h], exp_scores)
+            pos += h
+    # a term repeated q times weighs q times (in float32) when it is the query's only term
+    _, d1, s1 = _search(index, rank, doc_of_rank, [[a]], 100)
+    _, d3, s3 = _search(index, rank, doc_of_rank, [[a, a, a]], 100)
+    assert d1.tolist() == d3.tolist() == [7, 0, 9, 3]  # the documents holding "apple"
+    np.testing.assert_array_equal(s3, s1.astype(np.float32) * np.float32(3))  # multiplied in float32
+    # equal scores go by document id descending: "fig" alone in doc 5 (id d04), with 2 others in doc 8 (id d01)
+    hits, docs, scores = _search(index, rank, doc_of_rank, [[tid["fig"]]], 100)
+    assert hits.tolist() == [2] and docs.tolist() == [5, 8] and scores[0] > scores[1]
+
+
+@needs_extension
+def test_search_top_k_with_many_documents_and_ties(compiled_on):
+    """The compiled top k (a histogram of the keys' top bits, then a radix sort) against
+    score_query + top_k_positive, on 3,000 documents over 6 words: scores tie in large groups, so
+    the k-th score's group is cut by document id; k below, at and above the number of hits; the
+    queries split among threads (results of queries with fewer than k hits closed up); documents
+    scored in blocks of 1 to 2,999 (bounded scratch: the best k kept between blocks)."""
+    rng = random.Random(5)
+    words = ["ant", "bee", "cat", "dog", "eel", "fox"]
+    texts = [" ".join(rng.choice(words) for _ in range(rng.randint(1, 6))) for _ in range(3000)]
+    encoder = TermEncoder(Analyzer(stemmer=None))
+    index = build_python([encoder.encode(texts)], encoder.terms, ScoringParams())
+    ids = np.array([f"doc{rng.randrange(10**6)}-{i}" for i in range(len(texts))])
+    rank = string_ranks(ids)
+    doc_of_rank = np.empty_like(rank)
+    doc_of_rank[rank] = np.arange(len(rank))
+    tid = {t: i for i, t in enumerate(index.terms)}
+    queries = [[tid[w] for w in rng.sample(words, rng.randint(1, 4))] for _ in range(20)]
+    checked_cut = 0
+    cases = [(1, 1, None), (7, 3, None), (300, 1, None), (1000, 2, None), (2999, 25, None), (5000, 4, None),
+             (1, 1, 1), (7, 2, 3), (300, 3, 64), (1000, 1, 999), (2999, 2, 1000), (5000, 1, 2999)]  # 25 threads > 20 queries
+    for k, n_threads, doc_block in cases:  # documents scored doc_block at a time (default: all 3,000 at once)
+        options = {} if doc_block is None else {"doc_block": doc_block}
+        hits, docs, scores = _search(index, rank, doc_of_rank, queries, k, n_threads=n_threads, **options)
+        pos = 0
+        for q, h in zip(queries, hits.tolist()):
+            exp_docs, exp_scores = _python_search(index, rank, q, k)
+            assert docs[pos:pos + h].tolist() == exp_docs.tolist()
+            np.testing.assert_array_equal(scores[pos:pos + h], exp_scores)
+            checked_cut += 256 < h < int((score_query(index, q)[1] > 0).sum())
+            pos += h
+    assert checked_cut > 40  # the histogram cut ran, with more hits than k
+
+
+@needs_extension
+def test_search_with_constants_adds_them(small_index):
+    index, tid, rank, doc_of_rank = small_index
+    q = [tid["apple"], tid["cherry"]]
+    _, docs, scores = _search(index, rank, doc_of_rank, [q], 100)
+    _, docs2, scores2 = _search(index, rank, doc_of_rank, [q], 100, constants=np.array([0.25], np.float32))
+    assert sorted(docs.tolist()) == sorted(docs2.tolist())
+    by_doc = dict(zip(docs.tolist(), scores.tolist()))
+    expected = {d: np.float32(by_doc[d]) + np.float32(0.25) for d in docs2.tolist()}
+    assert expected == dict(zip(docs2.tolist(), scores2.tolist()))
+    # a negative constant larger than every score leaves no hit (scores > 0 only)
+    hits, _, _ = _search(index, rank, doc_of_rank, [q], 100, constants=np.array([-100], np.float32))
+    assert hits.tolist() == [0]
+
+
+@needs_extension
+def test_search_rejects_bad_arguments(small_index):
+    index, tid, rank, doc_of_rank = small_index
+    ok = [[tid["apple"]]]
+    _search(index, rank, doc_of_rank, ok, 5)
+    with pytest.raises(ValueError):
+        _search(index, rank, doc_of_rank, ok, 0)  # k < 1
+    with pytest.raises(ValueError):
+        _search(index, rank, doc_of_rank, ok, 5, n_docs=index.n_docs + 1)  # id_rank has n_docs entries
+    with pytest.raises(ValueError):
+        _search(index, rank[:-1], doc_of_rank, ok, 5)
+    with pytest.raises(ValueError):
+        _search(index, rank, doc_of_rank, ok, 5, data=index.data[:-1])
+    with pytest.raises(ValueError):
+        _search(index, rank, doc_of_rank, ok, 5, indptr=index.indptr[:-1])  # indptr[-1] != postings
+    with pytest.raises(ValueError):
+        _search(index, rank, doc_of_rank, ok, 5, offsets=np.array([0, 2], np.int64))  # past the term ids
+    with pytest.raises(ValueError):
+        _search(index, rank, doc_of_rank, ok, 5, offsets=np.array([1, 0], np.int64))  # decreasing
+    with pytest.raises(ValueError):
+        _search(index, rank, doc_of_rank, ok, 5, offsets=np.zeros(0, np.int64))  # not even [0]
+    with pytest.raises(ValueError):
+        _search(index, rank, doc_of_rank, ok, 5, constants=np.zeros(2, np.float32))  # one per query
+    for bad in (index.n_terms, index.n_terms + 1000, -1):
+        with pytest.raises(ValueError, match="out of range"):
+            _search(index, rank, doc_of_rank, [[tid["apple"], bad]], 5)
+    with pytest.raises(ValueError, match="whole number"):
+        loader.built_module().Index(index.indptr.tobytes()[:-1], index.indices, index.data, index.n_docs, rank,
+                                    doc_of_rank)
+    with pytest.raises(ValueError, match="doc_block"):
+        _search(index, rank, doc_of_rank, ok, 5, doc_block=0)
+
+
+
+
+def test_search_rejects_damaged_index_arrays(small_index):
+    """A damaged index raises instead of reading out of bounds."""
+    index, tid, rank, doc_of_rank = small_index
+    ok = [[tid["apple"]]]
+    bad_indptr = index.indptr.copy()
+    bad_indptr[1], bad_indptr[2] = bad_indptr[2] + 1, bad_indptr[1]
+    with pytest.raises(ValueError, match="ascending"):
+        _search(index, rank, doc_of_rank, ok, 5, indptr=bad_indptr)
+    shifted = index.indptr + 1
+    shifted[-1] = index.indptr[-1]
+    with pytest.raises(ValueError):
+        _search(index, rank, doc_of_rank, ok, 5, indptr=shifted)
+    bad_indices = index.indices.copy()
+    bad_indices[0] = index.n_docs
+    with pytest.raises(ValueError, match="out of range"):
+        _search(index, rank, doc_of_rank, ok, 5, indices=bad_indices)
+    bad_rank = rank.copy()
+    bad_rank[0] = index.n_docs + 7
+    with pytest.raises(ValueError, match="id_rank"):
+        _search(index, bad_rank, doc_of_rank, ok, 5)
+
+

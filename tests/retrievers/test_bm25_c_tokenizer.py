@@ -1,0 +1,252 @@
+"""The compiled tokenizer / encoder (native/tokenizer.c, native/encoder.c) against the Python
+analyzer it replaces: the same terms per text, sequential or on threads, and its API edge cases."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from retrievers.bm25 import loader
+from retrievers.bm25.analyzer import Analyzer
+from retrievers.bm25.encode import TermEncoder
+from tests.retrievers.bm25_c import _NON_ASCII, _WORDS, random_text, raw_encoder, term_strings  # noqa: F401
+from tests.retrievers.bm25_c import compiled, compiled_on, needs_extension, scifact  # noqa: F401
+
+
+
+def test_tokenizer_fuzz_matches_the_python_path(compiled_on):
+    rng = random.Random(20261122)
+    texts = [random_text(rng) for _ in range(2500)]
+    texts += ["x" * n + "'s" for n in range(250, 260)] + ["x" * 253 + "'s" + "x" * 300, "s" * 255 + "'s", "_" * 300 + "a"]
+    assert all(t.isascii() for t in texts)
+    assert sum(len(t) > 255 for t in texts) > 100  # long runs were generated
+    # the same fuzz with non-ASCII words mixed in (the C encoder hands those words to Python)
+    mixed = []
+    for _ in range(500):
+        words = random_text(rng).split(" ")
+        for _ in range(rng.randint(1, 4)):
+            words.insert(rng.randint(0, len(words)), rng.choice(_NON_ASCII) + rng.choice(["", "s", "'s", ".", "x"]))
+        mixed.append(rng.choice([" ", "\t", "\x1c", "\u00a0"]).join(words))
+    analyzers = [Analyzer(), Analyzer(stopwords=None, possessive=False), Analyzer(stemmer=None),
+                 Analyzer(stopwords=["cells", "s", "x", "don't", "e.g", "1,000", "_x_"])]
+    for analyzer in analyzers:
+        expected = [analyzer(t) for t in texts + mixed]
+        assert sum(map(len, expected)) > 20_000
+        got = term_strings(compiled.CompiledTermEncoder(analyzer), texts + mixed, chunks=3)
+        python = term_strings(TermEncoder(analyzer), texts + mixed, chunks=3)
+        bad = [(t, g, e) for t, g, e in zip(texts + mixed, got, expected) if g != e]
+        assert not bad, f"{analyzer.params()}: {len(bad)} texts differ, first: {bad[0]!r}"
+        assert python == expected
+        # one text at a time (every text a fresh chunk, the memo warm) gives the same
+        encoder = compiled.CompiledTermEncoder(analyzer)
+        assert [term_strings(encoder, [t])[0] for t in mixed[:100] + texts[:100]] == expected[-500:-400] + expected[:100]
+
+
+def test_long_token_cut_and_possessive_at_the_boundary(compiled_on):
+    analyzer = Analyzer(stemmer=None)
+    encoder = compiled.CompiledTermEncoder(analyzer)
+    cases = {
+        "x" * 253 + "'s": ["x" * 253],                 # 255 characters: one token, possessive removed
+        "x" * 254 + "'s": ["x" * 254 + "'", "s"],      # 256: cut between ' and s, no possessive
+        "x" * 255 + "'s": ["x" * 255],                 # 257: the second piece "'s" is all possessive
+        "x" * 256 + "'s": ["x" * 255, "x"],            # the second piece "x's" loses its 's
+        "x" * 600: ["x" * 255, "x" * 255, "x" * 90],
+    }
+    for text, expected in cases.items():
+        assert analyzer(text) == expected
+        assert term_strings(encoder, [text]) == [expected]
+        assert term_strings(encoder, ["\u00e9 " + text]) == [["\u00e9"] + expected]  # in a non-ASCII text
+
+
+def test_ascii_texts_never_call_the_python_analyzer(compiled_on):
+    analyzer = Analyzer()
+    seen: list[list[str]] = []
+
+    def spy(words):
+        seen.append(list(words))
+        return compiled.analyze_words(analyzer, words)
+
+    encoder = raw_encoder(analyzer, spy)
+    encoder.encode(["Plain ASCII text, with (punctuation) & x" * 3, "e.g. John's 3.14"])
+    assert seen == []
+    counts, ids = encoder.encode(["café café x", "CAFÉ café\u00a0y"])
+    # once per distinct piece, one batch per call; U+00A0 is a separator: café + y, and y is ASCII
+    assert seen == [["café", "CAFÉ"]]
+    assert np.frombuffer(counts, dtype=np.int64).tolist() == [3, 3]
+    # words are cut at separators (ASCII punctuation, U+2013, U+00B1): only the non-ASCII pieces go
+    counts, ids = encoder.encode(["α–β-cells (IL-1β) ±5 naïve’s x·y"])
+    assert seen[1:] == [["α", "β", "1β", "naïve’s", "x·y"]]
+    terms = encoder.terms()
+    assert [terms[i] for i in np.frombuffer(ids, dtype=np.int32)] == ["α", "β", "cell", "il", "1β", "5", "naïv", "x·y"]
+    assert analyzer("α–β-cells (IL-1β) ±5 naïve’s x·y") == ["α", "β", "cell", "il", "1β", "5", "naïv", "x·y"]
+
+
+@needs_extension
+def test_separators_hold_no_token_so_words_may_be_cut_there():
+    """Every code point the encoder cuts words at (ASCII punctuation; separators.h, generated from
+    tokenizer.TOKEN_CHAR) splits tokens under the Python tokenizer too: tokens(X + c + Y) ==
+    tokens(X) + tokens(Y), for neighbours that every joining rule would act on."""
+    import regex
+
+    from retrievers.bm25.tokenizer import TOKEN_CHAR, tokenize
+
+    points = [cp for cp in range(0x10000) if not 0xD800 <= cp < 0xE000]
+    seps = [chr(cp) for cp in points if loader.built_module().is_separator(cp)]
+    assert len(seps) > 11_000 and {"–", "−", "±", "≥", "×", "“", "°", "\u00a0", "-", "(", '"'} <= set(seps)
+    assert not {"’", "·", "_", ".", ",", "α", "é", "\u0301", "\u200d", "ア", "中", "©", "a", "1"} & set(seps)
+    ascii_seps = {c for c in map(chr, range(0x80)) if loader.built_module().is_separator(ord(c))}
+    assert ascii_seps == {c for c in map(chr, range(0x80)) if not regex.match(TOKEN_CHAR, c)}
+    for x, y in [("ab", "cd"), ("1", "2"), ("a", "1"), ("x.", "y"), ("a_", "_b"), ("ア", "ア"), ("😀", "\u0301x"),
+                 ("\U0001F1EB", "\U0001F1F7"), ("ก", "ข")]:
+        expected = tokenize(x) + tokenize(y)
+        got = tokenize(" ".join(x + c + y for c in seps))
+        assert got == expected * len(seps), next(c for c in seps if tokenize(x + c + y) != expected)
+
+
+# ------------------------------------------------------------------ encoder API edge cases
+@needs_extension
+def test_encoder_empty_inputs(compiled_on):
+    encoder = compiled.CompiledTermEncoder(Analyzer())
+    counts, ids = encoder.encode([])
+    assert counts.dtype == np.int64 and ids.dtype == np.int32 and len(counts) == len(ids) == 0
+    counts, ids = encoder.encode(["", " \t\n", "the of AND a An", "... --- ()", "café"])
+    assert counts.tolist() == [0, 0, 0, 0, 1] and encoder.terms == ["café"]
+    assert encoder.n_terms == 1
+
+
+@needs_extension
+def test_encoder_freeze_drops_unknown_terms(compiled_on):
+    encoder = compiled.CompiledTermEncoder(Analyzer())
+    counts, ids = encoder.encode(["Cells and mice", "naïve cells"])
+    assert encoder.terms == ["cell", "mice", "naïv"] and ids.tolist() == [0, 1, 2, 0]
+    assert encoder.freeze() is encoder and encoder._encoder.frozen
+    counts, ids = encoder.encode(["cells unknownword MICE cells café naïve zzz's", "nothing known here"])
+    assert counts.tolist() == [4, 0] and ids.tolist() == [0, 1, 0, 2]
+    assert encoder.n_terms == 3 and encoder._encoder.n_terms == 3
+    offsets, ids = encoder.query_terms(["mice mice x", "", "cells"])
+    assert offsets.tolist() == [0, 2, 2, 3] and ids.tolist() == [1, 1, 0]
+    # a vocabulary given up front (a cached index) keeps its numbering
+    given = compiled.CompiledTermEncoder(Analyzer(), ["mice", "cell"]).freeze()
+    assert given.encode(["cells mice rats"])[1].tolist() == [1, 0]
+
+
+@needs_extension
+def test_encoder_bad_inputs(compiled_on):
+    analyzer = Analyzer()
+    encoder = raw_encoder(analyzer)
+    encoder.add_terms(["a", "b"])
+    with pytest.raises(ValueError, match="repeat"):
+        encoder.add_terms(["c", "a"])
+    with pytest.raises(ValueError):
+        compiled.CompiledTermEncoder(analyzer, ["x", "y", "x"])
+    with pytest.raises(TypeError):
+        encoder.encode(["fine", 3])
+    with pytest.raises(TypeError):
+        encoder.encode([b"bytes"])
+    with pytest.raises(TypeError):
+        encoder.encode(None)
+    with pytest.raises(TypeError):
+        encoder.add_terms([1])
+    # a TypeError before any new non-ASCII word leaves the encoder usable
+    counts, ids = encoder.encode(["cells"])
+    assert np.frombuffer(counts, dtype=np.int64).tolist() == [1]
+    with pytest.raises(TypeError):
+        loader.built_module().Encoder([], True, True, "not callable")
+    with pytest.raises(ValueError, match="does not support"):
+        compiled.CompiledTermEncoder(Analyzer(stemmer="english"))
+
+
+class Boom(Exception):
+    pass
+
+
+@needs_extension
+def test_encoder_callback_errors_break_the_encoder(compiled_on):
+    def boom(words):
+        raise Boom(words)
+
+    encoder = raw_encoder(Analyzer(), boom)
+    assert np.frombuffer(encoder.encode(["ascii only"])[0], dtype=np.int64).tolist() == [2]  # no call
+    with pytest.raises(Boom):
+        encoder.encode(["plain", "café au lait"])
+    with pytest.raises(RuntimeError):
+        encoder.encode(["plain"])
+
+    encoder = raw_encoder(Analyzer(), lambda words: [[] for _ in words] + [[]])
+    with pytest.raises(ValueError, match="number"):
+        encoder.encode(["naïve"])
+    with pytest.raises(RuntimeError):
+        encoder.encode(["x"])
+
+    encoder = raw_encoder(Analyzer(), lambda words: [[1] for _ in words])  # terms must be str
+    with pytest.raises(TypeError):
+        encoder.encode(["naïve"])
+    with pytest.raises(RuntimeError):
+        encoder.encode(["x"])
+
+    # on threads: the callback runs while the threads scan; they are joined before the error rises
+    texts = ["plain words here", "café au lait", "more naïve text"] * 40
+    for callback, error in ((boom, Boom), (lambda words: [[1] for _ in words], TypeError),
+                            (lambda words: [[] for _ in words] + [[]], ValueError)):
+        encoder = raw_encoder(Analyzer(), callback)
+        builder = loader.built_module().PostingsBuilder()
+        with pytest.raises(error):
+            encoder.encode(texts, n_threads=3, parallel_min_bytes=0, into=builder)
+        with pytest.raises(RuntimeError):
+            encoder.encode(["x"])
+        assert [len(b) for b in builder.finish(0)] == [8, 0, 0, 0]  # nothing was appended
+
+
+
+def test_frozen_encoder_refuses_new_terms(compiled_on):
+    encoder = compiled.CompiledTermEncoder(Analyzer(), ["cell"]).freeze()
+    assert encoder.encode(["cells mice"])[1].tolist() == [0]
+    with pytest.raises(RuntimeError, match="frozen"):
+        encoder._encoder.add_terms(["mice"])
+
+
+# --------------------------------------------------------------------------- parallel encoding
+def _encode_all(analyzer, chunks, **kw):
+    encoder = raw_encoder(analyzer)
+    outs = [encoder.encode(chunk, **kw) for chunk in chunks]
+    return outs, encoder.terms()
+
+
+@needs_extension
+@pytest.mark.parametrize("n_threads", [2, 3, 5])
+def test_parallel_encoding_equals_sequential_on_scifact(scifact, n_threads):
+    """Texts tokenized on several threads give the same counts, term ids and vocabulary, bit for bit."""
+    analyzer = Analyzer()
+    texts = scifact.corpus.contents()
+    chunks = [texts[:3000], texts[3000:], texts[:100] + ["α–β naïve cells"]]
+    sequential = _encode_all(analyzer, chunks)
+    parallel = _encode_all(analyzer, chunks, n_threads=n_threads, parallel_min_bytes=0)
+    assert parallel == sequential
+    assert len(sequential[1]) > 20_000
+
+
+@needs_extension
+
+@needs_extension
+def test_parallel_encoding_equals_sequential_on_random_texts():
+    rng = random.Random(11)
+    texts = [random_text(rng) for _ in range(600)] + ["café’s α-helix", "\ud800 lone", "", "the of and"]
+    rng.shuffle(texts)
+    for analyzer in (Analyzer(), Analyzer(stemmer=None), Analyzer(stopwords=None, possessive=False)):
+        chunks = [texts[:300], texts[300:]]
+        assert _encode_all(analyzer, chunks, n_threads=4, parallel_min_bytes=0) == _encode_all(analyzer, chunks)
+
+
+@needs_extension
+def test_parallel_encoding_frozen_drops_unknown_terms():
+    analyzer = Analyzer()
+    texts = ["cells mice", "rats cells café", "mice α"] * 50
+    a, b = raw_encoder(analyzer), raw_encoder(analyzer)
+    a.add_terms(["cell", "mice"])
+    b.add_terms(["cell", "mice"])
+    a.freeze()
+    b.freeze()
+    assert a.encode(texts, n_threads=3, parallel_min_bytes=0) == b.encode(texts)
+    assert a.terms() == ["cell", "mice"]
