@@ -35,7 +35,7 @@ def test_quickstart_config():
     assert config.name == "quickstart" and config.folder == Path("results/quickstart")
     assert [d.to_dict() for d in config.datasets] == [{"name": "scifact", "split": "test", "label": "scifact"}]
     assert [(r.type, r.label, r.params["backend"]) for r in config.retrievers] == [
-        ("bm25", "rank-bm25", "rank-bm25"), ("bm25", "bm25s", "bm25s")]
+        ("bm25", "rank-bm25", "rank-bm25"), ("bm25", "lucene", "lucene")]
     assert config.metrics == ("NDCG@10", "Recall@100") and config.k == (1, 3, 5, 10, 100, 1000)
 
 
