@@ -12,7 +12,7 @@ import numpy as np
 
 from harness.datasets.corpus import Corpus
 from harness.run import Run
-from retrievers.bm25.engines import corpus_digest
+from retrievers.bm25.engines import CHUNK_DOCS, corpus_digest
 from retrievers.bm25.lucene_backend import default_threads
 from retrievers.texts import corpus_chunks
 
@@ -24,7 +24,7 @@ __all__ = ["default_threads", "index_key", "in_batches", "hits_run"]
 def index_key(corpus: Corpus, settings: dict) -> str:
     """32 hex digits naming a stored index: sha256 over the corpus (ids, titles, texts, as the BM25
     cache hashes them) and the settings that change what is stored."""
-    blob = json.dumps({"corpus": corpus_digest(corpus_chunks(corpus)), "settings": settings}, sort_keys=True)
+    blob = json.dumps({"corpus": corpus_digest(corpus_chunks(corpus, CHUNK_DOCS)), "settings": settings}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
 
