@@ -7,14 +7,16 @@ ties by document id descending), and ``w_r`` the weight of run ``r``:
 * ``rrf``      ``sum_{r in R(d)} w_r / (k + rank_r(d))``  (Cormack et al. 2009; ``w_r = 1`` as in ranx)
 * ``combsum``  ``sum_{r in R(d)} s_r(d)``  (Fox & Shaw 1993)
 * ``combmnz``  ``|R(d)| * sum_{r in R(d)} s_r(d)``
-* ``combmax``  ``max_{r in R(d)} s_r(d)``
-* ``combmin``  ``min_{r in R(d)} s_r(d)``
+* ``combmax``  ``max_{r in R(d)} s_r(d)``  (with -1e9 for a run that missed ``d``, see below)
+* ``combmin``  ``min_{r in R(d)} s_r(d)``  (with +1e9 for a run that missed ``d``)
 * ``wsum``     ``sum_{r in R(d)} w_r * s_r(d)``
 
 A document a run did not retrieve therefore counts as 0 in the sums (ranx: ``res.get(doc, 0.0)``),
-is not counted by CombMNZ's ``|R(d)|``, and is left out of CombMAX / CombMIN (ranx puts a -1e9 /
-+1e9 sentinel there, which differs only for normalised scores beyond it). Sums run over the runs
-in the order given, starting from 0, as ranx adds them, so the fused values equal ranx's exactly.
+is not counted by CombMNZ's ``|R(d)|``, and counts as ranx's sentinel -1e9 in CombMAX and +1e9 in
+CombMIN (so it is left out unless the scores reach beyond the sentinel: ``max`` normalisation of
+negative scores divides by its 1e-9 floor, and CombMAX then gives -1e9 to a document that some run
+missed). Sums run over the runs in the order given, starting from 0, as ranx adds them, so the
+fused values equal ranx's exactly.
 
 Each function takes the number of (query, document) pairs of the fused run, one ``(pairs, values)``
 per run (the fused pair index of each of that run's entries, and the entries' normalised scores, or
@@ -56,21 +58,28 @@ def combmnz(n_pairs: int, contributions: Sequence[Contribution], weights: Sequen
     return combsum(n_pairs, contributions, weights) * hits
 
 
-def _extreme(n_pairs: int, contributions: Sequence[Contribution], pick: np.ufunc, start: float) -> np.ndarray:
-    best = np.full(n_pairs, start, dtype=np.float64)
+MISSING_MAX, MISSING_MIN = -1e9, 1e9  # ranx's values for a document a run did not retrieve
+
+
+def _extreme(n_pairs: int, contributions: Sequence[Contribution], pick: np.ufunc, missing: float) -> np.ndarray:
+    best = np.full(n_pairs, -np.inf if missing < 0 else np.inf, dtype=np.float64)
+    hits = np.zeros(n_pairs, dtype=np.int64)
     for pairs, values in contributions:
         best[pairs] = pick(best[pairs], values)
+        hits[pairs] += 1
+    some_missed = hits < len(contributions)
+    best[some_missed] = pick(best[some_missed], missing)
     return best
 
 
 def combmax(n_pairs: int, contributions: Sequence[Contribution], weights: Sequence[float]) -> np.ndarray:
-    """``max_{r in R(d)} s_r(d)`` (over the runs that retrieved ``d``)."""
-    return _extreme(n_pairs, contributions, np.maximum, -np.inf)
+    """``max_{r in R(d)} s_r(d)``, and -1e9 for each run that missed ``d``."""
+    return _extreme(n_pairs, contributions, np.maximum, MISSING_MAX)
 
 
 def combmin(n_pairs: int, contributions: Sequence[Contribution], weights: Sequence[float]) -> np.ndarray:
-    """``min_{r in R(d)} s_r(d)`` (over the runs that retrieved ``d``)."""
-    return _extreme(n_pairs, contributions, np.minimum, np.inf)
+    """``min_{r in R(d)} s_r(d)``, and +1e9 for each run that missed ``d``."""
+    return _extreme(n_pairs, contributions, np.minimum, MISSING_MIN)
 
 
 def wsum(n_pairs: int, contributions: Sequence[Contribution], weights: Sequence[float]) -> np.ndarray:
