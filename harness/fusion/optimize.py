@@ -80,6 +80,14 @@ def check_split(split: str | None, allow_test_split: bool) -> None:
                            "on the queries they are evaluated on); use a train/dev split, or allow it explicitly (--allow-test-split)")
 
 
+def tuned_parameter(spec: FusionSpec) -> str:
+    """The parameter an optimisation of ``spec`` tunes (``k`` or ``weights``); ValueError when none."""
+    parameter = OPTIMIZABLE.get(spec.method)
+    if parameter is None:
+        raise ValueError(f"{spec.method} has no parameter to optimise (optimisation tunes rrf's k or wsum's weights)")
+    return parameter
+
+
 def single_metric_evaluator(metric: str, **options) -> Evaluator:
     """An evaluator of exactly one metric (``NDCG@10``, ``AP``, ...)."""
     evaluator = Evaluator([metric], **options)
@@ -98,9 +106,7 @@ def optimize(runs: Sequence[Run], qrels: Qrels, spec: FusionSpec, metric: str = 
     ignore_identical_ids).
     """
     check_split(split, allow_test_split)
-    parameter = OPTIMIZABLE.get(spec.method)
-    if parameter is None:
-        raise ValueError(f"{spec.method} has no parameter to optimise (optimisation tunes rrf's k or wsum's weights)")
+    parameter = tuned_parameter(spec)
     if len(runs) < 2:
         raise ValueError(f"fusion needs at least two runs, got {len(runs)}")
     evaluator = single_metric_evaluator(metric, **evaluator_options)
