@@ -62,7 +62,7 @@ def fuse(
     from harness.formats.trec import read_qrels, read_run, write_run
     from harness.fusion import FusionSpec, fuse_runs
     from harness.fusion.optimize import (RRF_K_GRID, check_split, optimize as run_optimize, single_metric_evaluator,
-                                         tuned_parameter)
+                                         tuned_parameter, weight_grid)
 
     # Everything the options decide is checked before any file is read or written.
     spec = FusionSpec.create(method, norm, k, _numbers(weights, "--weights", float), depth)
@@ -73,7 +73,8 @@ def fuse(
     if optimize:
         if qrels is None:
             raise HarnessError("--optimize needs --qrels (training or dev judgments)")
-        tuned_parameter(spec)
+        if tuned_parameter(spec) == "weights":
+            weight_grid(len(run), step)
         single_metric_evaluator(metric)
         for name in dict.fromkeys([split or qrels.stem, qrels.stem]):
             check_split(name, allow_test_split)

@@ -34,8 +34,8 @@ OPTIMIZABLE = {"rrf": "k", "wsum": "weights"}
 
 def weight_grid(n_runs: int, step: float = WEIGHT_STEP) -> list[tuple[float, ...]]:
     """Every weight vector of ``n_runs`` multiples of ``step`` summing to 1, in product order."""
-    parts = Fraction(1) / Fraction(str(step))
-    if step <= 0 or step > 1 or parts.denominator != 1:
+    parts = Fraction(1) / Fraction(str(step)) if 0 < step <= 1 else Fraction(1, 2)
+    if parts.denominator != 1:
         raise ValueError(f"weight step must divide 1 (e.g. 0.1, 0.05, 0.25), got {step}")
     m = int(parts)
 

@@ -58,6 +58,8 @@ def test_wsum_weights_norm_depth_and_json(runs):
     (["--optimize"], "error: --optimize needs --qrels (training or dev judgments)"),
     (["--optimize", "--qrels", "dev.tsv", "--metric", "NDCG"],
      "error: optimisation needs one metric with its cutoff (e.g. NDCG@10), got 'NDCG'"),
+    (["--method", "wsum", "--optimize", "--qrels", "dev.tsv", "--step", "0"],
+     "error: weight step must divide 1 (e.g. 0.1, 0.05, 0.25), got 0.0"),
     (["--method", "combsum", "--optimize", "--qrels", "dev.tsv"],
      "error: combsum has no parameter to optimise (optimisation tunes rrf's k or wsum's weights)"),
 ])

@@ -133,8 +133,9 @@ def test_weight_grid():
     assert weight_grid(2) == [(i / 10, (10 - i) / 10) for i in range(11)]
     assert len(weight_grid(3)) == 66 and all(math.isclose(sum(w), 1.0) for w in weight_grid(3))
     assert weight_grid(2, 0.25) == [(0.0, 1.0), (0.25, 0.75), (0.5, 0.5), (0.75, 0.25), (1.0, 0.0)]
-    with pytest.raises(ValueError, match="must divide 1"):
-        weight_grid(2, 0.3)
+    for step in (0.3, 0, -0.1, 2):
+        with pytest.raises(ValueError, match="must divide 1"):
+            weight_grid(2, step)
 
 
 def test_optimize_picks_the_better_run_and_refuses_the_test_split():
