@@ -119,7 +119,7 @@ def test_optimize_writes_the_chosen_values_and_refuses_the_test_split(runs):
 def test_scifact_bm25_pair_fused_by_rrf_and_evaluated(tmp_path):
     """Real data: BM25 (k1 0.9, b 0.4) and BM25 (k1 1.2, b 0.75) on SciFact, RRF k=60, evaluated."""
     ndcg = {}
-    for name, params in (("bm25", []), ("bm25-robertson", ["-p", "k1=1.2", "-p", "b=0.75"])):
+    for name, params in (("bm25", []), ("bm25-k1.2-b0.75", ["-p", "k1=1.2", "-p", "b=0.75"])):
         proc = harness("run", "--retriever", "bm25", *params, "--name", name, "--k", "10,100", "--quiet",
                        "--output-dir", str(tmp_path))
         assert proc.returncode == 0, proc.stderr
@@ -132,9 +132,9 @@ def test_scifact_bm25_pair_fused_by_rrf_and_evaluated(tmp_path):
     proc = harness("evaluate", "--qrels", str(qrels), "--run", str(out), "--k", "10,100", "--json", str(tmp_path / "m.json"))
     assert proc.returncode == 0, proc.stderr
     fused = json.loads((tmp_path / "m.json").read_text())["metrics"]["NDCG@10"]
-    # The values docs/fusion.md reports (this harness, SciFact test, 300 queries)
-    assert ndcg == pytest.approx({"bm25": 0.678909, "bm25-robertson": 0.682575}, abs=1e-6)
-    assert fused == pytest.approx(0.677440, abs=1e-6)
+    # The values docs/fusion.md reports (this harness, SciFact test, 300 queries), to 4 decimals
+    assert ndcg == pytest.approx({"bm25": 0.678909, "bm25-k1.2-b0.75": 0.682575}, abs=1e-4)
+    assert fused == pytest.approx(0.677440, abs=1e-4)
     # the CLI's file equals the library's fusion of the same runs
     api = evaluate(fuse([read_run(r) for r in runs], "rrf"), read_qrels(qrels), ["NDCG@10"], [10])
     assert api.means["NDCG@10"] == fused
