@@ -18,6 +18,7 @@ def _register() -> None:
     from harness.cli import bench  # noqa: F401
     from harness.cli import serve  # noqa: F401
     from harness.cli import report  # noqa: F401
+    from harness.cli import fuse  # noqa: F401
 
 
 def main() -> None:

@@ -1,0 +1,104 @@
+"""``harness fuse``: fuse TREC runs (RRF, CombSUM, ...), optionally tuning k / weights on dev qrels."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from harness.cli import app
+from harness.cli.options import KEEP_IDENTICAL_IDS_OPTION, RELEVANCE_THRESHOLD_OPTION
+from harness.errors import HarnessError
+
+
+def _numbers(text: str | None, option: str, kind: type) -> list | None:
+    if text is None:
+        return None
+    try:
+        return [kind(part) for part in text.replace(" ", "").split(",") if part]
+    except ValueError:
+        raise HarnessError(f"{option} takes comma-separated numbers, e.g. 0.7,0.3; got {text!r}") from None
+
+
+def _file_entry(path: Path) -> dict:
+    from harness.checksums import sha256
+
+    return {"path": str(path), "sha256": sha256(path)}
+
+
+@app.command()
+def fuse(
+    run: List[Path] = typer.Option(..., "--run", help="TREC run to fuse (repeat for each run, at least two)."),
+    output: Path = typer.Option(..., "--output", "-o", help="Fused TREC run to write."),
+    method: str = typer.Option("rrf", "--method",
+                               help="rrf, combsum, combmnz, combmax, combmin or wsum (ranx's names also work)."),
+    norm: Optional[str] = typer.Option(None, "--norm",
+                                       help="Score normalisation per run and query: none, min-max, max, sum, "
+                                            "zmuv (z-score) or rank (default: none for rrf, min-max otherwise)."),
+    k: Optional[int] = typer.Option(None, "--k", help="RRF's rank constant (default 60)."),
+    weights: Optional[str] = typer.Option(None, "--weights",
+                                          help="One weight per run, comma-separated (rrf and wsum only)."),
+    depth: int = typer.Option(1000, "--depth", help="Documents kept per query in the fused run."),
+    tag: Optional[str] = typer.Option(None, "--tag", help="Run tag written in the 6th column (default: the method)."),
+    optimize: bool = typer.Option(False, "--optimize",
+                                  help="Grid-search RRF's k or wsum's weights on --qrels before fusing."),
+    qrels: Optional[Path] = typer.Option(None, "--qrels", help="Training/dev qrels for --optimize (TREC or BEIR tsv)."),
+    metric: str = typer.Option("NDCG@10", "--metric", help="Metric that --optimize maximises."),
+    split: Optional[str] = typer.Option(None, "--split",
+                                        help="Name of the --qrels split (default: the qrels file name, e.g. dev)."),
+    allow_test_split: bool = typer.Option(False, "--allow-test-split",
+                                          help="Allow --optimize on the test split (optimistic scores)."),
+    step: float = typer.Option(0.1, "--step", help="Weight grid step of --optimize for wsum."),
+    k_grid: Optional[str] = typer.Option(None, "--k-grid", help="RRF k values --optimize tries (default 10,20,...,100)."),
+    json_out: Optional[Path] = typer.Option(None, "--json",
+                                            help="Write the fusion settings (and the optimisation) as JSON here "
+                                                 "(default with --optimize: OUTPUT.json)."),
+    keep_identical_ids: bool = KEEP_IDENTICAL_IDS_OPTION,
+    relevance_threshold: float = RELEVANCE_THRESHOLD_OPTION,
+) -> None:
+    """Fuse two or more TREC runs into OUTPUT (canonical order: score desc, ties by doc id desc)."""
+    from harness.atomic import write_json
+    from harness.formats.trec import read_qrels, read_run, write_run
+    from harness.fusion import FusionSpec, fuse_runs
+    from harness.fusion.optimize import (RRF_K_GRID, check_split, optimize as run_optimize, single_metric_evaluator,
+                                         tuned_parameter, weight_grid)
+
+    # Everything the options decide is checked before any file is read or written.
+    spec = FusionSpec.create(method, norm, k, _numbers(weights, "--weights", float), depth)
+    if len(run) < 2:
+        raise HarnessError(f"fusion needs at least two --run files, got {len(run)}")
+    spec.weights_for(len(run))
+    k_values = _numbers(k_grid, "--k-grid", int) or list(RRF_K_GRID)
+    if optimize:
+        if qrels is None:
+            raise HarnessError("--optimize needs --qrels (training or dev judgments)")
+        if tuned_parameter(spec) == "weights":
+            weight_grid(len(run), step)
+        single_metric_evaluator(metric)
+        for name in dict.fromkeys([split or qrels.stem, qrels.stem]):
+            check_split(name, allow_test_split)
+        if min(k_values) < 0:
+            raise HarnessError(f"--k-grid values must be >= 0; got {k_grid!r}")
+    elif qrels is not None:
+        raise HarnessError("--qrels is used only with --optimize")
+    runs = [read_run(path) for path in run]
+    document = {"fusion": spec.to_dict(), "runs": [_file_entry(path) for path in run]}
+    if optimize:
+        result = run_optimize(runs, read_qrels(qrels), spec, metric, split=split or qrels.stem,
+                              allow_test_split=allow_test_split, step=step, k_values=k_values,
+                              relevance_threshold=relevance_threshold, ignore_identical_ids=not keep_identical_ids)
+        spec = result.spec
+        chosen = ", ".join(f"{key}={value}" for key, value in result.chosen.items())
+        typer.echo(f"optimised on {result.split} ({qrels}): {chosen}  {result.metric} = {result.score:.6f} "
+                   f"({len(result.trials)} trials)")
+        document = {"fusion": spec.to_dict(), "runs": document["runs"],
+                    "optimization": {**result.to_dict(), "qrels": _file_entry(qrels)}}
+        json_out = json_out or output.with_name(output.name + ".json")
+    fused = fuse_runs(runs, spec)
+    write_run(fused, output, tag=tag or spec.method)
+    if json_out:
+        write_json(json_out, {**document, "output": str(output), "n_queries": fused.n_queries})
+        typer.echo(f"settings written to {json_out}")
+    typer.echo(f"fused {len(runs)} runs ({spec.method}, norm {spec.norm}) into {output}: "
+               f"{fused.n_queries} queries, {len(fused)} entries")

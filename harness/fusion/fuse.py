@@ -1,0 +1,116 @@
+"""Fuse runs: align their (query, document) pairs, normalise, combine, rank, cut to depth.
+
+Queries: the union of the runs' queries, in first-seen order (run 1's, then new ones of run 2, ...);
+a query a run lacks counts as retrieved nothing there (ranx requires equal query sets instead).
+Documents: each run is taken in canonical order (score descending, ties by document id descending,
+the evaluator's order), which gives the ranks that RRF and the ``rank`` normalisation use. The fused
+run is returned in canonical order, ties by document id descending, cut to ``depth`` per query.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from harness.columns import object_array
+from harness.fusion.methods import COMBINERS
+from harness.fusion.normalize import normalize, positions
+from harness.fusion.spec import DEFAULT_DEPTH, FusionSpec
+from harness.run import Run
+
+
+@dataclass(frozen=True, eq=False)
+class AlignedRuns:
+    """Runs mapped onto one set of (query, document) pairs.
+
+    ``pair_query``/``pair_doc`` index ``query_ids``/``doc_vocab``, sorted by query then document;
+    ``pairs[r]`` is the pair index of each entry of (canonical) ``runs[r]``.
+    """
+
+    runs: tuple[Run, ...]
+    query_ids: np.ndarray
+    doc_vocab: np.ndarray
+    pair_query: np.ndarray
+    pair_doc: np.ndarray
+    pairs: tuple[np.ndarray, ...]
+
+    @property
+    def n_pairs(self) -> int:
+        return len(self.pair_query)
+
+
+def _union_documents(runs: Sequence[Run]) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The distinct document ids the runs retrieve, and each run's entries' codes into them."""
+    used = [np.unique(run.doc_codes) for run in runs]
+    ids = np.concatenate([run.doc_vocab[codes] for run, codes in zip(runs, used)]).tolist()
+    width = max(map(len, ids), default=1) or 1
+    vocab, inverse = np.unique(np.array(ids, dtype=f"U{width}"), return_inverse=True)
+    codes, start = [], 0
+    for run, run_used in zip(runs, used):
+        local = np.full(len(run.doc_vocab), -1, dtype=np.int64)
+        local[run_used] = inverse.ravel()[start:start + len(run_used)]
+        start += len(run_used)
+        codes.append(local[run.doc_codes])
+    return object_array(vocab.tolist()), codes
+
+
+def align(runs: Sequence[Run]) -> AlignedRuns:
+    """Put the canonical forms of ``runs`` on one set of (query, document) pairs."""
+    runs = tuple(run.canonical() for run in runs)
+    query_index: dict[str, int] = {}
+    for run in runs:
+        for qid in run.query_ids.tolist():
+            query_index.setdefault(qid, len(query_index))
+    doc_vocab, doc_codes = _union_documents(runs)
+    n_docs = max(len(doc_vocab), 1)
+    keys = []
+    for run, codes in zip(runs, doc_codes):
+        queries = np.fromiter((query_index[q] for q in run.query_ids.tolist()), dtype=np.int64, count=run.n_queries)
+        keys.append(np.repeat(queries, np.diff(run.offsets)) * n_docs + codes)
+    unique_keys, inverse = np.unique(np.concatenate(keys), return_inverse=True)
+    inverse = inverse.ravel()
+    bounds = np.cumsum([0] + [len(k) for k in keys])
+    return AlignedRuns(
+        runs=runs, query_ids=object_array(query_index), doc_vocab=doc_vocab,
+        pair_query=unique_keys // n_docs, pair_doc=unique_keys % n_docs,
+        pairs=tuple(inverse[bounds[i]:bounds[i + 1]] for i in range(len(runs))))
+
+
+def fuse_runs(runs: Sequence[Run], spec: FusionSpec) -> Run:
+    """The fusion of ``runs`` described by ``spec`` (see ``harness.fusion.methods`` for the formulas)."""
+    if len(runs) < 2:
+        raise ValueError(f"fusion needs at least two runs, got {len(runs)}")
+    weights = spec.weights_for(len(runs))
+    return fuse_aligned(align(runs), spec, weights)
+
+
+def contributions(aligned: AlignedRuns, spec: FusionSpec) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per run: (pair index, value) of its entries; the value is the position for RRF, else the norm."""
+    if spec.method == "rrf":
+        return [(pairs, positions(run)) for run, pairs in zip(aligned.runs, aligned.pairs)]
+    return [(pairs, normalize(run, spec.norm)) for run, pairs in zip(aligned.runs, aligned.pairs)]
+
+
+def fuse_aligned(aligned: AlignedRuns, spec: FusionSpec, weights: Sequence[float],
+                 parts: list[tuple[np.ndarray, np.ndarray]] | None = None) -> Run:
+    """Combine aligned runs (``parts``: their :func:`contributions`, when the caller has them)."""
+    parts = contributions(aligned, spec) if parts is None else parts
+    combine = COMBINERS[spec.method]
+    extra = {"k": spec.k} if spec.method == "rrf" else {}
+    scores = combine(aligned.n_pairs, parts, weights, **extra)
+    counts = np.bincount(aligned.pair_query, minlength=len(aligned.query_ids))
+    fused = Run(aligned.query_ids, np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
+                aligned.pair_doc, scores, aligned.doc_vocab)
+    return fused.truncated(spec.depth)
+
+
+def fuse(runs: Sequence[Run], method: str = "rrf", norm: str | None = None, k: int | None = None,
+         weights: Sequence[float] | None = None, depth: int = DEFAULT_DEPTH) -> Run:
+    """Fuse ``runs`` with ``method`` after the ``norm`` normalisation (default: ``none`` for RRF,
+    ``min-max`` otherwise); ``k`` for RRF (60), ``weights`` for RRF / wsum; ``depth`` per query.
+
+    >>> fused = fuse([bm25_run, dense_run], "rrf", k=60)
+    """
+    return fuse_runs(runs, FusionSpec.create(method, norm, k, weights, depth))

@@ -1,0 +1,128 @@
+"""Grid search of fusion parameters on training / dev qrels, as ranx's ``optimize_fusion``.
+
+* ``rrf``: ``k`` over ``k_values`` (default ranx's grid 10, 20, ..., 100).
+* ``wsum``: the weights, every vector of multiples of ``step`` (default 0.1) that sums to 1, in
+  ``itertools.product`` order (first run's weight slowest). ranx filters ``product`` with a float
+  test ``sum(weights) == 1.0``; this grid is built from integers, so it is the exact set (for three
+  or more runs, ranx's float sum can drop a few vectors such as ``(0.2, 0.7, 0.1)``).
+
+Each trial fuses the runs (aligned and normalised once), cuts to the spec's depth and is scored
+with the project's evaluator on one metric (e.g. ``NDCG@10``). The best score wins; among equal
+scores the later trial in grid order wins, as in ranx (``score >= best``).
+
+Tuning on the test split is refused unless ``allow_test_split=True``: parameters chosen on the
+queries they are then evaluated on make the reported score optimistic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Iterable, Iterator, Sequence
+
+from harness.errors import HarnessError
+from harness.evaluation import Evaluator
+from harness.fusion.fuse import align, contributions, fuse_aligned
+from harness.fusion.spec import FusionSpec
+from harness.qrels import Qrels
+from harness.run import Run
+
+RRF_K_GRID = tuple(range(10, 101, 10))
+WEIGHT_STEP = 0.1
+OPTIMIZABLE = {"rrf": "k", "wsum": "weights"}
+
+
+def weight_grid(n_runs: int, step: float = WEIGHT_STEP) -> list[tuple[float, ...]]:
+    """Every weight vector of ``n_runs`` multiples of ``step`` summing to 1, in product order."""
+    parts = Fraction(1) / Fraction(str(step)) if 0 < step <= 1 else Fraction(1, 2)
+    if parts.denominator != 1:
+        raise ValueError(f"weight step must divide 1 (e.g. 0.1, 0.05, 0.25), got {step}")
+    m = int(parts)
+
+    def compositions(n: int, total: int) -> Iterator[tuple[int, ...]]:
+        if n == 1:
+            yield (total,)
+            return
+        for first in range(total + 1):
+            for rest in compositions(n - 1, total - first):
+                yield (first, *rest)
+
+    return [tuple(i / m for i in combo) for combo in compositions(n_runs, m)]
+
+
+@dataclass(frozen=True)
+class Optimization:
+    """The chosen spec, its score, and every trial (parameters, score) in grid order."""
+
+    spec: FusionSpec
+    metric: str
+    score: float
+    split: str | None
+    parameter: str
+    trials: tuple[tuple[object, float], ...]
+
+    @property
+    def chosen(self) -> dict:
+        value = getattr(self.spec, self.parameter)
+        return {self.parameter: list(value) if isinstance(value, tuple) else value}
+
+    def to_dict(self) -> dict:
+        return {"metric": self.metric, "score": self.score, "split": self.split, "chosen": self.chosen,
+                "spec": self.spec.to_dict(),
+                "trials": [{self.parameter: list(v) if isinstance(v, tuple) else v, "score": s}
+                           for v, s in self.trials]}
+
+
+def check_split(split: str | None, allow_test_split: bool) -> None:
+    """Refuse to tune on a split named ``test`` unless asked explicitly."""
+    if split is not None and split.strip().lower() == "test" and not allow_test_split:
+        raise HarnessError("refusing to optimise fusion on the test split (the chosen values would be tuned "
+                           "on the queries they are evaluated on); use a train/dev split, or allow it explicitly (--allow-test-split)")
+
+
+def tuned_parameter(spec: FusionSpec) -> str:
+    """The parameter an optimisation of ``spec`` tunes (``k`` or ``weights``); ValueError when none."""
+    parameter = OPTIMIZABLE.get(spec.method)
+    if parameter is None:
+        raise ValueError(f"{spec.method} has no parameter to optimise (optimisation tunes rrf's k or wsum's weights)")
+    return parameter
+
+
+def single_metric_evaluator(metric: str, **options) -> Evaluator:
+    """An evaluator of exactly one metric (``NDCG@10``, ``AP``, ...)."""
+    evaluator = Evaluator([metric], **options)
+    if len(evaluator.metrics) != 1:
+        raise ValueError(f"optimisation needs one metric with its cutoff (e.g. NDCG@10), got {metric!r}")
+    return evaluator
+
+
+def optimize(runs: Sequence[Run], qrels: Qrels, spec: FusionSpec, metric: str = "NDCG@10",
+             split: str | None = None, allow_test_split: bool = False, step: float = WEIGHT_STEP,
+             k_values: Iterable[int] = RRF_K_GRID, **evaluator_options) -> Optimization:
+    """Grid-search ``spec``'s free parameter (RRF's ``k`` or wsum's weights) on ``qrels``.
+
+    ``split`` names the qrels' split (refused when ``test`` unless ``allow_test_split``);
+    ``evaluator_options`` go to :class:`~harness.evaluation.Evaluator` (relevance_threshold,
+    ignore_identical_ids).
+    """
+    check_split(split, allow_test_split)
+    parameter = tuned_parameter(spec)
+    if len(runs) < 2:
+        raise ValueError(f"fusion needs at least two runs, got {len(runs)}")
+    evaluator = single_metric_evaluator(metric, **evaluator_options)
+    name = evaluator.metrics[0].name
+    grid: list = [int(k) for k in k_values] if parameter == "k" else weight_grid(len(runs), step)
+    if not grid:
+        raise ValueError("the optimisation grid is empty")
+    aligned = align(runs)
+    parts = contributions(aligned, spec)  # normalised once; only k or the weights change per trial
+    trials, best, best_score = [], None, 0.0
+    for value in grid:
+        trial = spec.replace(**{parameter: value})
+        fused = fuse_aligned(aligned, trial, trial.weights_for(len(runs)), parts)
+        score = evaluator.evaluate(fused, qrels).means[name]
+        trials.append((value, score))
+        if best is None or score >= best_score:
+            best, best_score = trial, score
+    return Optimization(spec=best, metric=name, score=best_score, split=split, parameter=parameter,
+                        trials=tuple(trials))

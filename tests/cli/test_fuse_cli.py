@@ -1,0 +1,140 @@
+"""``harness fuse`` end to end through the entry point: files, errors, optimisation sidecar, real data."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from harness.datasets import BUNDLED
+from harness.evaluation import evaluate
+from harness.formats.trec import read_qrels, read_run
+from harness.fusion import fuse
+from tests.cli.test_cli import harness
+
+RUN_A = "q Q0 d1 1 3.0 a\nq Q0 d2 2 2.0 a\nq Q0 d3 3 1.0 a\n"
+RUN_B = "q Q0 d2 1 4.0 b\nq Q0 d4 2 2.0 b\nq Q0 d3 3 0.0 b\n"
+
+
+@pytest.fixture
+def runs(tmp_path):
+    (tmp_path / "a.trec").write_text(RUN_A)
+    (tmp_path / "b.trec").write_text(RUN_B)
+    return tmp_path
+
+
+def test_rrf_fuses_two_files(runs):
+    out = runs / "fused.trec"
+    proc = harness("fuse", "--run", str(runs / "a.trec"), "--run", str(runs / "b.trec"), "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert "fused 2 runs (rrf, norm none)" in proc.stdout
+    # hand-computed: d2 1/62 + 1/61, d3 2/63, d1 1/61, d4 1/62 (see tests/fusion/test_worked_examples.py)
+    assert out.read_text() == (f"q Q0 d2 1 {1 / 62 + 1 / 61!r} rrf\nq Q0 d3 2 {1 / 63 + 1 / 63!r} rrf\n"
+                                f"q Q0 d1 3 {1 / 61!r} rrf\nq Q0 d4 4 {1 / 62!r} rrf\n")
+    assert not (runs / "fused.trec.json").exists()  # no sidecar unless optimising or --json
+
+
+def test_wsum_weights_norm_depth_and_json(runs):
+    out, side = runs / "f.trec", runs / "f.json"
+    proc = harness("fuse", "--method", "wsum", "--weights", "0.25,0.75", "--norm", "minmax", "--depth", "2",
+                   "--run", str(runs / "a.trec"), "--run", str(runs / "b.trec"), "-o", str(out), "--json", str(side))
+    assert proc.returncode == 0, proc.stderr
+    assert out.read_text() == "q Q0 d2 1 0.875 wsum\nq Q0 d4 2 0.375 wsum\n"  # 0.25*0.5 + 0.75*1, 0.75*0.5
+    doc = json.loads(side.read_text())
+    assert doc["fusion"] == {"method": "wsum", "norm": "min-max", "k": None, "weights": [0.25, 0.75], "depth": 2}
+    assert [r["path"] for r in doc["runs"]] == [str(runs / "a.trec"), str(runs / "b.trec")]
+    assert len(doc["runs"][0]["sha256"]) == 64 and "optimization" not in doc
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--weights", "0.7,0.2,0.1"], "error: 3 weights given for 2 runs; give one weight per run"),
+    (["--weights", "0.7,x"], "error: --weights takes comma-separated numbers, e.g. 0.7,0.3; got '0.7,x'"),
+    (["--method", "borda"], "error: unknown fusion method 'borda'; choose one of rrf, combsum, combmnz, combmax, "
+                            "combmin, wsum"),
+    (["--norm", "l2"], "error: unknown score normalisation 'l2'; choose one of none, min-max, max, sum, zmuv, rank"),
+    (["--k", "-1"], "error: RRF k must be an integer >= 0, got -1"),
+    (["--method", "combsum", "--weights", "1,2"], "error: weights apply to rrf and wsum only, not to combsum"),
+    (["--optimize"], "error: --optimize needs --qrels (training or dev judgments)"),
+    (["--optimize", "--qrels", "dev.tsv", "--metric", "NDCG"],
+     "error: optimisation needs one metric with its cutoff (e.g. NDCG@10), got 'NDCG'"),
+    (["--method", "wsum", "--optimize", "--qrels", "dev.tsv", "--step", "0"],
+     "error: weight step must divide 1 (e.g. 0.1, 0.05, 0.25), got 0.0"),
+    (["--method", "combsum", "--optimize", "--qrels", "dev.tsv"],
+     "error: combsum has no parameter to optimise (optimisation tunes rrf's k or wsum's weights)"),
+])
+def test_bad_options_exit_2_with_one_line_and_write_nothing(runs, args, message):
+    (runs / "dev.tsv").write_text("query-id\tcorpus-id\tscore\nq\td4\t1\n")
+    out = runs / "out.trec"
+    proc = harness("fuse", "--run", str(runs / "a.trec"), "--run", str(runs / "b.trec"), "-o", str(out), *args,
+                   cwd=runs)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [message]
+    assert not out.exists() and not (runs / "out.trec.json").exists()
+
+
+def test_unreadable_or_single_run_exits_2(runs):
+    out = runs / "out.trec"
+    proc = harness("fuse", "--run", str(runs / "a.trec"), "--run", str(runs / "missing.trec"), "-o", str(out))
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [f"error: {runs / 'missing.trec'}: cannot read run file: "
+                                                "No such file or directory"]
+    (runs / "bad.trec").write_text("q Q0 d1 1 0.5\n")
+    proc = harness("fuse", "--run", str(runs / "a.trec"), "--run", str(runs / "bad.trec"), "-o", str(out))
+    assert proc.returncode == 2 and "bad.trec:1: expected 6 columns" in proc.stderr
+    proc = harness("fuse", "--run", str(runs / "a.trec"), "-o", str(out))
+    assert proc.returncode == 2 and proc.stderr.strip() == "error: fusion needs at least two --run files, got 1"
+    assert not out.exists()
+
+
+def test_optimize_writes_the_chosen_values_and_refuses_the_test_split(runs):
+    (runs / "dev.tsv").write_text("query-id\tcorpus-id\tscore\nq\td4\t1\nq\td1\t0\n")
+    out = runs / "fused.trec"
+    base = ["fuse", "--method", "wsum", "--run", str(runs / "a.trec"), "--run", str(runs / "b.trec"), "-o", str(out),
+            "--optimize", "--metric", "NDCG@3"]
+    proc = harness(*base, "--qrels", str(runs / "dev.tsv"))
+    assert proc.returncode == 0, proc.stderr
+    # worked out in tests/fusion/test_worked_examples.py: weights (0.3, 0.7), NDCG@3 = 1/log2(3)
+    assert f"weights=[0.3, 0.7]  NDCG@3 = {1 / math.log2(3):.6f} (11 trials)" in proc.stdout
+    doc = json.loads((runs / "fused.trec.json").read_text())
+    opt = doc["optimization"]
+    assert opt["chosen"] == {"weights": [0.3, 0.7]} and opt["split"] == "dev" and opt["metric"] == "NDCG@3"
+    assert opt["score"] == pytest.approx(1 / math.log2(3)) and len(opt["trials"]) == 11
+    assert doc["fusion"]["weights"] == [0.3, 0.7] and opt["qrels"]["path"] == str(runs / "dev.tsv")
+    # the fused run uses the chosen weights: d2 = 0.3*0.5 + 0.7, d4 = 0.35, d1 = 0.3, d3 = 0
+    assert [line.split()[2] for line in out.read_text().splitlines()] == ["d2", "d4", "d1", "d3"]
+
+    (runs / "test.tsv").write_text((runs / "dev.tsv").read_text())
+    out.unlink()
+    for extra in ([], ["--split", "dev"]):
+        proc = harness(*base, "--qrels", str(runs / "test.tsv"), *extra)
+        assert proc.returncode == 2 and "refusing to optimise fusion on the test split" in proc.stderr
+    proc = harness(*base, "--qrels", str(runs / "dev.tsv"), "--split", "test")
+    assert proc.returncode == 2 and not out.exists()
+    proc = harness(*base, "--qrels", str(runs / "test.tsv"), "--allow-test-split")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads((runs / "fused.trec.json").read_text())["optimization"]["split"] == "test"
+
+
+def test_scifact_bm25_pair_fused_by_rrf_and_evaluated(tmp_path):
+    """Real data: BM25 (k1 0.9, b 0.4) and BM25 (k1 1.2, b 0.75) on SciFact, RRF k=60, evaluated."""
+    ndcg = {}
+    for name, params in (("bm25", []), ("bm25-k1.2-b0.75", ["-p", "k1=1.2", "-p", "b=0.75"])):
+        proc = harness("run", "--retriever", "bm25", *params, "--name", name, "--k", "10,100", "--quiet",
+                       "--output-dir", str(tmp_path))
+        assert proc.returncode == 0, proc.stderr
+        ndcg[name] = json.loads((tmp_path / "scifact" / name / "metrics.json").read_text())["metrics"]["NDCG@10"]
+    runs = [tmp_path / "scifact" / name / "run.trec" for name in ndcg]
+    out = tmp_path / "fused.trec"
+    proc = harness("fuse", "--method", "rrf", "--run", str(runs[0]), "--run", str(runs[1]), "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    qrels = BUNDLED / "scifact/qrels/test.tsv"
+    proc = harness("evaluate", "--qrels", str(qrels), "--run", str(out), "--k", "10,100", "--json", str(tmp_path / "m.json"))
+    assert proc.returncode == 0, proc.stderr
+    fused = json.loads((tmp_path / "m.json").read_text())["metrics"]["NDCG@10"]
+    # The values docs/fusion.md reports (this harness, SciFact test, 300 queries), to 4 decimals
+    assert ndcg == pytest.approx({"bm25": 0.678909, "bm25-k1.2-b0.75": 0.682575}, abs=1e-4)
+    assert fused == pytest.approx(0.677440, abs=1e-4)
+    # the CLI's file equals the library's fusion of the same runs
+    api = evaluate(fuse([read_run(r) for r in runs], "rrf"), read_qrels(qrels), ["NDCG@10"], [10])
+    assert api.means["NDCG@10"] == fused
