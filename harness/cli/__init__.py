@@ -16,6 +16,7 @@ def _register() -> None:
     from harness.cli import datasets, evaluate, run  # noqa: F401  (each module adds its command to ``app``)
     from harness.cli import check, compare  # noqa: F401
     from harness.cli import bench  # noqa: F401
+    from harness.cli import rerank  # noqa: F401
 
 
 def main() -> None:

@@ -167,7 +167,10 @@ def test_unknown_ids_and_bad_parameters_are_one_line_errors(tiny_model, tmp_path
         CrossEncoderReranker()
     with pytest.raises(ValueError, match="batch_size must be an integer >= 1"):
         CrossEncoderReranker(str(tiny_model), batch_size=0)
-    with pytest.raises(ValueError, match="cannot load cross-encoder"):
+    with pytest.raises(ValueError, match="cross-encoder model folder '.*no-such-model' does not exist"):
         CrossEncoderReranker(str(tmp_path / "no-such-model"), device="cpu").load()
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ValueError, match="cannot load cross-encoder"):
+        CrossEncoderReranker(str(tmp_path / "empty"), device="cpu").load()
     with pytest.raises(ValueError, match="depth must be an integer >= 1"):
         reranker.rerank(FIRST, QUERIES, CORPUS, 0)
