@@ -12,6 +12,7 @@ import sys
 
 import pytest
 
+from harness.cli import main
 from harness.datasets import BUNDLED
 from harness.formats.trec import read_run
 from retrievers.dense.model import bundled_model_path
@@ -57,26 +58,39 @@ def test_bm25_run_reranked_by_the_bi_encoder_and_evaluated(bm25_run, tmp_path):
     # ... and Recall@100 is BM25's 0.9253 (results/baselines/scifact/bm25): the top 100 is only reordered.
     assert table_rows(proc.stdout)["Recall"][1] == "0.9253"
     run, first = read_run(out), read_run(bm25_run)
-    assert run.n_queries == first.n_queries == 300 and len(run) == 30000
+    assert run.n_queries == first.n_queries == 300 and len(run) == len(first) == 29966
     assert out.read_text().split("\n", 1)[0].split()[5] == "bi-encoder"
     assert [sorted(run.doc_ids(i)) for i in range(300)] == [sorted(first.doc_ids(i)) for i in range(300)]
 
 
-def test_bad_input_is_one_line_and_exit_2_with_nothing_written(bm25_run, tmp_path):
+def main_in_process(monkeypatch, capsys, *args):
+    """(exit code, stdout, stderr) of the CLI's main() run in this process (no interpreter start-up)."""
+    monkeypatch.setattr(sys, "argv", ["harness", *args])
+    with pytest.raises(SystemExit) as exit_info:
+        main()
+    captured = capsys.readouterr()
+    return exit_info.value.code, captured.out, captured.err
+
+
+def test_bad_input_is_one_line_and_exit_2_with_nothing_written(bm25_run, tmp_path, monkeypatch, capsys):
     out = tmp_path / "reranked.trec"
-    proc = harness("rerank", "--run", str(bm25_run), "--reranker", "nope", "-o", str(out))
-    assert proc.returncode == 2 and proc.stderr.startswith("error: unknown reranker 'nope'; available: ")
-    assert len(proc.stderr.strip().splitlines()) == 1
+    code, _, err = main_in_process(monkeypatch, capsys, "rerank", "--run", str(bm25_run), "--reranker", "nope",
+                                   "-o", str(out))
+    assert code == 2 and err.startswith("error: unknown reranker 'nope'; available: bi-encoder, cross-encoder")
+    assert len(err.strip().splitlines()) == 1
 
     lines = bm25_run.read_text().splitlines()
     bad = tmp_path / "bad.trec"
     bad.write_text("\n".join([*lines[:3], "1 Q0 not-a-doc 4 1.5 bm25", *lines[3:10]]) + "\n")
-    proc = harness("rerank", "--run", str(bad), "--reranker", "bi-encoder", "-o", str(out))
-    assert proc.returncode == 2
-    assert proc.stderr == f"error: {bad}:4: document is not in the dataset's corpus (id 'not-a-doc')\n"
+    code, _, err = main_in_process(monkeypatch, capsys, "rerank", "--run", str(bad), "--reranker", "bi-encoder",
+                                   "-o", str(out), "--quiet")
+    assert (code, err) == (2, f"error: {bad}:4: document is not in the dataset's corpus (id 'not-a-doc')\n")
 
     bad.write_text("\n".join([*lines[:3], "no-such-query Q0 4983 1 1.5 bm25"]) + "\n")
-    proc = harness("rerank", "--run", str(bad), "--reranker", "bi-encoder", "-o", str(out))
-    assert proc.returncode == 2
-    assert proc.stderr == f"error: {bad}:4: query is not among the dataset's queries (id 'no-such-query')\n"
+    code, _, err = main_in_process(monkeypatch, capsys, "rerank", "--run", str(bad), "--reranker", "bi-encoder",
+                                   "-o", str(out), "--quiet")
+    assert (code, err) == (2, f"error: {bad}:4: query is not among the dataset's queries (id 'no-such-query')\n")
+    code, _, err = main_in_process(monkeypatch, capsys, "rerank", "--run", str(bm25_run), "--reranker",
+                                   "bi-encoder", "--param", "documents=all", "-o", str(out))
+    assert (code, err) == (2, "error: documents must be one of corpus, candidates, got 'all'\n")
     assert not out.exists()

@@ -125,7 +125,8 @@ def test_scifact_bm25_top100_reranked_by_minilm_is_the_dense_run_restricted(scif
     run = reranker.rerank(first, ds.queries, ds.corpus, 100)
     s = reranker.stats()
     assert (s["documents_cache"], s["queries_cache"], s["device"]) == ("hit", "hit", "not loaded")
-    assert run.query_ids.tolist() == first.query_ids.tolist() and len(run) == len(first) == 30000
+    # Every candidate is kept (BM25 returns fewer than 100 documents for a few queries: 29,966 in all).
+    assert run.query_ids.tolist() == first.query_ids.tolist() and len(run) == len(first) == 29966
     expected = restricted(full, top(first, 100))
     got = as_lists(run)
     assert got == expected  # same ids, same float scores, same order
