@@ -36,7 +36,7 @@ def _line_of(path: str | Path | None, column: int, value: str) -> int | None:
     return None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Candidates:
     """The pairs to score, grouped by query (CSR layout, like :class:`harness.run.Run`).
 
