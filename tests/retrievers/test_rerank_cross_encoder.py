@@ -12,6 +12,7 @@ batch size 7 are compared with the oracle within 1e-6 and must give the same ran
 from __future__ import annotations
 
 from functools import lru_cache
+from importlib.metadata import entry_points
 
 import numpy as np
 import pytest
@@ -25,7 +26,7 @@ from harness.errors import HarnessError, InputError  # noqa: E402
 from harness.formats.trec import read_run  # noqa: E402
 from harness.run import Run  # noqa: E402
 from retrievers.rerank.cross_encoder import CrossEncoderReranker  # noqa: E402
-from retrievers.rerank_registry import available, create_reranker  # noqa: E402
+from retrievers.rerank_registry import BUILTIN, ENTRY_POINT_GROUP, available, create_reranker  # noqa: E402
 
 WORDS = ("the a of and in to is cell cells protein gene genes risk cancer dna blood study effect increase "
          "reduce patients mice brain heart diet vitamin sleep").split()
@@ -101,7 +102,8 @@ def as_lists(run):
 
 
 def test_registered_under_its_entry_point_name(tiny_model):
-    assert {"cross-encoder", "bi-encoder"} <= set(available())
+    declared = {ep.name: ep.value for ep in entry_points(group=ENTRY_POINT_GROUP)}  # pyproject.toml
+    assert declared == BUILTIN and available() == ["bi-encoder", "cross-encoder"]
     reranker = create_reranker("cross-encoder", model=str(tiny_model), device="cpu")
     assert isinstance(reranker, CrossEncoderReranker)
     assert reranker.load().num_labels == 1
