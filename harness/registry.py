@@ -1,9 +1,9 @@
-"""Find a retriever by name: the ``retrieval_harness.retrievers`` entry-point group, or a
-``module:Class`` spec.
+"""Find a retriever or a reranker by name: the ``retrieval_harness.retrievers`` /
+``retrieval_harness.rerankers`` entry-point groups, or a ``module:Class`` spec.
 
-The built-in retrievers (bm25, dense, run-file) are registered in that group by this project's
-pyproject.toml exactly like a plugin, so the core never imports the ``retrievers`` package: a
-retriever's module is imported only when it is asked for (BM25 never imports torch).
+The built-ins (bm25, dense, run-file, ...; bi-encoder, cross-encoder) are registered in those groups
+by this project's pyproject.toml exactly like a plugin, so the core never imports the ``retrievers``
+package: a component's module is imported only when it is asked for (BM25 never imports torch).
 """
 
 from __future__ import annotations
@@ -12,47 +12,65 @@ import importlib
 from importlib.metadata import entry_points
 
 from harness.errors import HarnessError
+from harness.reranker import Reranker
 from harness.retriever import Retriever
 
 ENTRY_POINT_GROUP = "retrieval_harness.retrievers"
+RERANKER_GROUP = "retrieval_harness.rerankers"
+_KINDS = {ENTRY_POINT_GROUP: ("retriever", Retriever, "retrievers.Retriever"),
+          RERANKER_GROUP: ("reranker", Reranker, "retrievers.rerank.Reranker")}
 
 
-def registered() -> dict[str, str]:
-    """Entry-point name -> ``module:Class`` of every installed retriever (built-ins included)."""
-    return {ep.name: ep.value for ep in entry_points(group=ENTRY_POINT_GROUP)}
+def registered(group: str = ENTRY_POINT_GROUP) -> dict[str, str]:
+    """Entry-point name -> ``module:Class`` of every installed component of ``group`` (built-ins included)."""
+    return {ep.name: ep.value for ep in entry_points(group=group)}
 
 
-def available() -> list[str]:
-    return sorted(registered())
+def available(group: str = ENTRY_POINT_GROUP) -> list[str]:
+    return sorted(registered(group))
 
 
-def load_class(spec: str) -> type[Retriever]:
+def load_class(spec: str, group: str = ENTRY_POINT_GROUP) -> type:
+    kind, base, base_name = _KINDS[group]
     module_name, _, attr = spec.partition(":")
     try:
         module = importlib.import_module(module_name)
         cls = getattr(module, attr)
     except (ImportError, AttributeError) as exc:
-        raise HarnessError(f"cannot load retriever {spec!r}: {exc}") from None
-    if not (isinstance(cls, type) and issubclass(cls, Retriever)):
-        raise HarnessError(f"{spec!r} is not a subclass of retrievers.Retriever")
+        raise HarnessError(f"cannot load {kind} {spec!r}: {exc}") from None
+    if not (isinstance(cls, type) and issubclass(cls, base)):
+        raise HarnessError(f"{spec!r} is not a subclass of {base_name}")
     return cls
 
 
-def retriever_class(name: str) -> type[Retriever]:
+def component_class(name: str, group: str = ENTRY_POINT_GROUP) -> type:
     """The class behind a registered name or a ``module:Class`` spec."""
-    known = registered()
+    known = registered(group)
     spec = known.get(name) or (name if ":" in name else None)
     if spec is None:
         hint = (", ".join(sorted(known)) if known else
-                f"none registered (no {ENTRY_POINT_GROUP} entry points: is retrieval-harness installed?)")
-        raise HarnessError(f"unknown retriever {name!r}; available: {hint}, or module:Class")
-    return load_class(spec)
+                f"none registered (no {group} entry points: is retrieval-harness installed?)")
+        raise HarnessError(f"unknown {_KINDS[group][0]} {name!r}; available: {hint}, or module:Class")
+    return load_class(spec, group)
+
+
+def _create(name: str, group: str, params: dict):
+    cls = component_class(name, group)
+    try:
+        return cls(**params)
+    except TypeError as exc:
+        raise HarnessError(f"bad parameters for {_KINDS[group][0]} {name!r}: {exc}") from None
+
+
+def retriever_class(name: str) -> type[Retriever]:
+    return component_class(name, ENTRY_POINT_GROUP)
 
 
 def create(name: str, **params) -> Retriever:
     """Instantiate a retriever by registered name or ``module:Class``."""
-    cls = retriever_class(name)
-    try:
-        return cls(**params)
-    except TypeError as exc:
-        raise HarnessError(f"bad parameters for retriever {name!r}: {exc}") from None
+    return _create(name, ENTRY_POINT_GROUP, params)
+
+
+def create_reranker(name: str, **params) -> Reranker:
+    """Instantiate a reranker by registered name or ``module:Class``."""
+    return _create(name, RERANKER_GROUP, params)

@@ -19,6 +19,7 @@ def _register() -> None:
     from harness.cli import serve  # noqa: F401
     from harness.cli import report  # noqa: F401
     from harness.cli import fuse  # noqa: F401
+    from harness.cli import rerank  # noqa: F401
 
 
 def main() -> None:

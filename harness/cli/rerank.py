@@ -1,0 +1,58 @@
+"""``harness rerank``: rescore the top ``depth`` of a first-stage TREC run with a reranker."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from harness.cli import app
+from harness.cli.display import print_metrics
+from harness.cli.options import (K_OPTION, KEEP_IDENTICAL_IDS_OPTION, METRIC_OPTION, RELEVANCE_THRESHOLD_OPTION,
+                                  build_evaluator, parse_params)
+from harness.datasets import DEFAULT_DATASET
+
+
+@app.command()
+def rerank(
+    run: Path = typer.Option(..., "--run", help="First-stage TREC run (qid Q0 docid rank score tag)."),
+    output: Path = typer.Option(..., "--output", "-o", help="Where the reranked TREC run goes (written atomically)."),
+    dataset: str = typer.Option(DEFAULT_DATASET, "--dataset", "-d", help="Dataset name or BEIR folder path."),
+    reranker: str = typer.Option(..., "--reranker", "-r", help="Reranker name (cross-encoder, bi-encoder) "
+                                                                  "or module:Class."),
+    param: Optional[List[str]] = typer.Option(None, "--param", "-p", help="Reranker parameter key=value."),
+    depth: int = typer.Option(100, "--depth", help="Candidates reranked per query (the rest are dropped)."),
+    split: str = typer.Option("test", "--split", help="Qrels split (its judged queries are the dataset's)."),
+    evaluate: bool = typer.Option(False, "--evaluate", help="Print the metric table of the reranked run."),
+    k: Optional[str] = K_OPTION,
+    keep_identical_ids: bool = KEEP_IDENTICAL_IDS_OPTION,
+    relevance_threshold: float = RELEVANCE_THRESHOLD_OPTION,
+    metric: Optional[List[str]] = METRIC_OPTION,
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars or table; print only the output path."),
+) -> None:
+    """Rerank the top DEPTH documents of each query of RUN with RERANKER and write the new run."""
+    from harness import progress
+    from harness.datasets import load_dataset
+    from harness.formats.trec import read_run, write_run
+    from harness.registry import create_reranker
+
+    if quiet:
+        progress.disable()
+    if depth < 1:
+        raise typer.BadParameter("--depth must be >= 1")
+    evaluator, _ = build_evaluator(k, metric, relevance_threshold, keep_identical_ids)
+    system = create_reranker(reranker, **parse_params(param))
+    first_stage = read_run(run)
+    with progress.task(f"loading {dataset}"):
+        ds = load_dataset(dataset, split)
+    with progress.task(f"reranking {first_stage.n_queries:,} queries ({system.name}, depth {depth})"):
+        reranked = system.rerank(first_stage, ds.queries, ds.corpus, depth, source=run)
+    write_run(reranked, output, tag=system.name)
+    if evaluate and not quiet:
+        result = evaluator.evaluate(reranked, ds.qrels)
+        print_metrics(result.means, title=f"{ds.name} ({split}) - {system.name} @{depth}: {result.n_queries} queries")
+        if result.n_missing_from_run:
+            typer.echo(f"note: {result.n_missing_from_run} judged queries are missing from the run and score 0",
+                       err=True)
+    typer.echo(f"reranked run written to {output}")

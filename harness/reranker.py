@@ -1,0 +1,134 @@
+"""The reranker interface: a run's top ``depth`` candidates per query in, a rescored run out.
+
+It lives in the core because the core calls it (``harness rerank``, pipelines); the rerankers in
+``retrievers/rerank/`` (and plugins) implement it.
+
+A reranker scores each query only against that query's own candidates (never a pool of every
+query's candidates, the mistake of BEIR issue #106). The output holds the reranked top ``depth``
+of each query in canonical order (score descending, then document id descending, as the evaluator
+and trec_eval rank); documents the first stage ranked below ``depth`` are dropped, as BEIR's
+``Rerank`` keeps only the reranked top k, so no first-stage score is ever compared with a reranker
+score.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from harness.datasets.corpus import Corpus, Queries
+from harness.errors import InputError
+from harness.run import Run
+
+
+def _line_of(path: str | Path | None, column: int, value: str) -> int | None:
+    """The first line of a whitespace-separated file whose ``column`` is ``value`` (for error messages)."""
+    if path is None:
+        return None
+    try:
+        with open(path, encoding="utf-8") as handle:
+            for number, line in enumerate(handle, 1):
+                parts = line.split()
+                if len(parts) > column and parts[column] == value:
+                    return number
+    except (OSError, UnicodeDecodeError):
+        pass
+    return None
+
+
+@dataclass(frozen=True, eq=False)
+class Candidates:
+    """The pairs to score, grouped by query (CSR layout, like :class:`harness.run.Run`).
+
+    ``query_rows[i]`` is the row of the run's i-th query in ``queries``; entries
+    ``offsets[i]:offsets[i+1]`` are its candidates, ``doc_rows`` their rows in the corpus.
+    """
+
+    query_ids: list[str]
+    query_rows: np.ndarray
+    offsets: np.ndarray
+    doc_rows: np.ndarray
+
+    @classmethod
+    def of(cls, run: Run, queries: Queries, corpus: Corpus, depth: int, source: str | Path | None = None
+           ) -> "Candidates":
+        """The top ``depth`` documents of each query of ``run`` (canonical order).
+
+        Every query id of the run must be one of ``queries`` and every document id one of ``corpus``
+        (the whole run is checked, not only the top ``depth``); otherwise an :class:`InputError`
+        names the id (and ``source``, the run's file, with the line when it can be found).
+        """
+        if not isinstance(depth, (int, np.integer)) or isinstance(depth, bool) or depth < 1:
+            raise ValueError(f"depth must be an integer >= 1, got {depth!r}")
+        query_row = {qid: i for i, qid in enumerate(queries.ids)}
+        qids = run.query_ids.tolist()
+        for qid in qids:
+            if qid not in query_row:
+                raise InputError("query is not among the dataset's queries", source, _line_of(source, 0, qid), qid)
+        index = corpus.id_index
+        vocab_rows = np.fromiter((index.get(d, -1) for d in run.doc_vocab.tolist()), dtype=np.int64,
+                                 count=len(run.doc_vocab))
+        used = np.zeros(len(vocab_rows), dtype=bool)
+        used[run.doc_codes] = True
+        missing = np.flatnonzero(used & (vocab_rows < 0))
+        if missing.size:
+            doc_id = run.doc_vocab[missing[0]]
+            raise InputError("document is not in the dataset's corpus", source, _line_of(source, 2, doc_id), doc_id)
+        top = run.truncated(int(depth))
+        return cls(qids, np.array([query_row[q] for q in qids], dtype=np.int64), top.offsets,
+                   vocab_rows[top.doc_codes])
+
+    def __len__(self) -> int:
+        return len(self.doc_rows)
+
+    @property
+    def entry_query_rows(self) -> np.ndarray:
+        """The row in ``queries`` of every entry's query."""
+        return np.repeat(self.query_rows, np.diff(self.offsets))
+
+    def documents(self, corpus: Corpus) -> tuple[Corpus, np.ndarray]:
+        """(the distinct candidate documents as a small corpus, each entry's row in it)."""
+        needed, inverse = np.unique(self.doc_rows, return_inverse=True)
+        rows = needed.tolist()
+        subset = Corpus([corpus.ids[i] for i in rows], [corpus.titles[i] for i in rows],
+                        [corpus.texts[i] for i in rows])
+        return subset, inverse
+
+    def to_run(self, scores: np.ndarray, corpus: Corpus) -> Run:
+        """A run of these candidates with new ``scores`` (one per entry), in canonical order."""
+        scores = np.asarray(scores, dtype=np.float64)
+        if scores.shape != self.doc_rows.shape:
+            raise ValueError(f"need one score per candidate ({len(self)}), got shape {scores.shape}")
+        return Run.from_arrays(self.query_ids, self.offsets, self.doc_rows, scores, corpus.id_array,
+                               corpus.id_index).canonical()
+
+
+class Reranker(ABC):
+    """A second stage: rescore the top ``depth`` candidates of each query of a run.
+
+    Subclasses set ``name`` and implement :meth:`score`; :meth:`params` identifies the settings.
+    """
+
+    name: str = "reranker"
+
+    def rerank(self, run: Run, queries: Queries, corpus: Corpus, depth: int,
+               source: str | Path | None = None) -> Run:
+        """The reranked top ``depth`` of each query of ``run`` in canonical order (see module docstring).
+
+        ``queries`` and ``corpus`` are the dataset's; ``source`` names the run's file in errors.
+        """
+        candidates = Candidates.of(run, queries, corpus, depth, source)
+        return candidates.to_run(self.score(candidates, queries, corpus), corpus)
+
+    @abstractmethod
+    def score(self, candidates: Candidates, queries: Queries, corpus: Corpus) -> np.ndarray:
+        """One score per candidate entry (aligned with ``candidates.doc_rows``); higher is better."""
+
+    def params(self) -> dict:
+        return {}
+
+    def stats(self) -> dict:
+        return {}

@@ -1,0 +1,107 @@
+"""``cross-encoder``: score (query, document) pairs with a sentence-transformers ``CrossEncoder``.
+
+Each query's candidates are scored in their own ``predict`` call (batches of ``batch_size``
+pairs, never mixed with another query's), so a query's scores do not depend on which other
+queries the run holds. The document text is the dense retriever's
+(:func:`retrievers.dense.texts.document_texts`: title, a space, text, stripped); the query text is
+the dataset's. Pairs longer than ``max_length`` tokens are truncated by the model's tokenizer.
+
+Scores are the model's output for the one label after its activation (``activation="model"``:
+what ``CrossEncoder.predict`` returns, e.g. a sigmoid for a one-label model without a configured
+activation; ``identity``: raw logits, which separate near-certain documents that a sigmoid rounds to
+the same float32; ``sigmoid``). Batching changes the scores only in the last float32 bits: torch
+kernels round differently for different batch shapes (CrossEncoder.predict behaves the same).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+
+from harness import progress
+from harness.datasets.corpus import Corpus, Queries
+from retrievers.dense.texts import document_texts
+from retrievers.rerank.base import Candidates, Reranker
+
+ACTIVATIONS = ("model", "identity", "sigmoid")
+
+
+class CrossEncoderReranker(Reranker):
+    """Rescore candidates with a cross-encoder (hub name or local folder; one output label)."""
+
+    name = "cross-encoder"
+
+    def __init__(self, model: str | None = None, batch_size: int = 32, max_length: int | None = None,
+                 device: str = "auto", activation: str = "model", revision: str | None = None):
+        if not model or not isinstance(model, str):
+            raise ValueError("the cross-encoder reranker needs model=NAME_OR_PATH (a hub name or a local folder)")
+        for label, value in (("batch_size", batch_size), ("max_length", max_length)):
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+                raise ValueError(f"{label} must be an integer >= 1, got {value!r}")
+        if activation not in ACTIVATIONS:
+            raise ValueError(f"activation must be one of {', '.join(ACTIVATIONS)}, got {activation!r}")
+        self.model_name, self.revision, self.batch_size = model, revision, batch_size
+        self.max_length, self.requested_device, self.activation = max_length, device, activation
+        self._model = None
+        self._stats: dict = {}
+
+    def load(self):
+        """The CrossEncoder (loaded on first use; torch is imported only then)."""
+        if self._model is None:
+            started = time.perf_counter()
+            from sentence_transformers import CrossEncoder
+
+            from retrievers.dense.model import resolve_device
+
+            if self.model_name.startswith(("/", ".", "~")) and not Path(self.model_name).expanduser().is_dir():
+                raise ValueError(f"cross-encoder model folder {self.model_name!r} does not exist")
+            try:
+                model = CrossEncoder(str(Path(self.model_name).expanduser()), revision=self.revision, max_length=self.max_length,
+                                     device=resolve_device(self.requested_device))
+            except (OSError, ValueError) as exc:  # not a model folder / hub repo, or offline without a cached copy
+                raise ValueError(f"cannot load cross-encoder {self.model_name!r}: {exc}") from None
+            if model.num_labels != 1:
+                raise ValueError(f"cross-encoder {self.model_name!r} has {model.num_labels} output labels; "
+                                 "a reranker needs a model with one score per pair")
+            self._model = model
+            self._stats["model_load_seconds"] = round(time.perf_counter() - started, 3)
+        return self._model
+
+    def _activation_fn(self):
+        if self.activation == "model":
+            return None
+        import torch
+
+        return torch.nn.Identity() if self.activation == "identity" else torch.nn.Sigmoid()
+
+    def params(self) -> dict:
+        return {"model": self.model_name, "revision": self.revision, "max_length": self.max_length,
+                "batch_size": self.batch_size, "activation": self.activation}
+
+    def stats(self) -> dict:
+        return {"device": str(self._model.device) if self._model is not None else "not loaded", **self._stats}
+
+    def score(self, candidates: Candidates, queries: Queries, corpus: Corpus) -> np.ndarray:
+        model = self.load()
+        subset, doc_of_entry = candidates.documents(corpus)
+        texts = document_texts(subset)
+        activation_fn = self._activation_fn()
+        out = np.empty(len(candidates), dtype=np.float32)
+        offsets = candidates.offsets.tolist()
+        started = time.perf_counter()
+        with progress.task("cross-encoding", total=len(candidates), unit="pairs") as bar:
+            for i, q_row in enumerate(candidates.query_rows.tolist()):
+                start, end = offsets[i], offsets[i + 1]
+                if start == end:
+                    continue
+                query = queries.texts[q_row]
+                pairs = [(query, texts[j]) for j in doc_of_entry[start:end].tolist()]
+                out[start:end] = model.predict(pairs, batch_size=self.batch_size, activation_fn=activation_fn,
+                                               show_progress_bar=False, convert_to_numpy=True)
+                bar.advance(end - start)
+        seconds = time.perf_counter() - started
+        self._stats.update({"pairs": len(candidates), "score_seconds": round(seconds, 3),
+                            "pairs_per_second": round(len(candidates) / seconds, 1) if seconds > 0 else None})
+        return out
