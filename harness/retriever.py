@@ -20,6 +20,9 @@ class Retriever(ABC):
     """
 
     name: str = "retriever"
+    # True when the retriever times each query itself: its ``stats()`` then holds
+    # ``query_latency_ms`` ({query id: ms}), the efficiency block's "per request" latencies.
+    measures_latency: bool = False
 
     @abstractmethod
     def index(self, corpus: Corpus) -> None:

@@ -21,6 +21,7 @@ import logging
 import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Iterator
+from pathlib import Path
 
 import numpy as np
 
@@ -63,6 +64,7 @@ class BM25sBackend:
         self.chunk_docs = int(chunk_docs)
         self._index: SparseIndex | None = None
         self.cache_status: str | None = None  # "hit", "built", "rebuilt" or "off" after index()
+        self.cache_entry: Path | None = None  # the index's cache folder after index() (cache on)
 
     def settings(self) -> dict:
         out = {"analyzer": self.analyzer.params(), "scoring": self.scoring.as_dict()}
@@ -87,7 +89,7 @@ class BM25sBackend:
         self._id_index = corpus.id_index
         self._rank = string_ranks(self._ids)
         if not self.use_cache:
-            self._index, self.cache_status = self.build(corpus), "off"
+            self._index, self.cache_status, self.cache_entry = self.build(corpus), "off", None
             self._after_index()
             return
         root = index_cache.cache_root(self.cache_dir)
@@ -112,6 +114,7 @@ class BM25sBackend:
         else:
             status = "hit"
         self._index, self.cache_status = index, status
+        self.cache_entry = index_cache.entry_dir(root, key)
         self._after_index()
 
     def _after_index(self) -> None:
