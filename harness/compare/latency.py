@@ -17,7 +17,8 @@ Every other stage both results timed (load, index, evaluate, rerank...) is one w
 measurement: no interval can be drawn from it, so it is reported as ``OK`` (within the tolerance),
 ``SLOWER`` or ``FASTER`` and never fails the gate. A result without an efficiency block (written
 before it existed, like the committed SciFact baseline) gives "no latency data": nothing is
-judged, the gate does not fail. Results measured on different hardware are flagged (a warning).
+judged, the gate does not fail. Results measured on different hardware are flagged by the
+check's warnings (harness.compare.load.hardware_warning); the verdicts are still given.
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ import numpy as np
 from harness.compare.check import IMPROVED, NOISE, OK, REGRESSED
 from harness.compare.load import SystemResult
 from harness.compare.significance import paired_bootstrap_ratio
-from harness.fingerprint import describe_hardware, hardware
 from harness.reports.efficiency import latency_statistic, query_latencies
 
 SLOWER, FASTER = "SLOWER", "FASTER"
@@ -104,21 +104,6 @@ def stage_verdict(ratio: float, tolerance: float) -> str:
     return OK
 
 
-def hardware_warning(systems: list[SystemResult]) -> str | None:
-    """A warning when the results' efficiency fingerprints name different hardware (None otherwise)."""
-    known = [(s, hardware((s.document.efficiency or {}).get("fingerprint"))) for s in systems
-             if s.document is not None and s.document.efficiency]
-    known = [(s, hw) for s, hw in known if hw]
-    if len(known) < 2:
-        return None
-    ref, ref_hw = known[0]
-    differ = [(s, hw) for s, hw in known[1:] if hw != ref_hw]
-    if not differ:
-        return None
-    return ("timings measured on different hardware, not comparable: " + f"{ref.name}: {describe_hardware(ref_hw)}; "
-            + "; ".join(f"{s.name}: {describe_hardware(hw)}" for s, hw in differ))
-
-
 def check_latency(base: SystemResult, cur: SystemResult, statistic: str = "p95", tolerance: float = 0.2,
                   alpha: float = 0.05, resamples: int = 10_000, seed: int = 0) -> LatencyResult:
     """Latency verdicts of ``cur`` against ``base`` (see the module docstring)."""
@@ -134,9 +119,6 @@ def check_latency(base: SystemResult, cur: SystemResult, statistic: str = "p95",
             result.no_data = f"{NO_DATA}: the {role} has no efficiency block (written before it existed); not checked"
             return result
         blocks[role] = block
-    warning = hardware_warning([base, cur])
-    if warning:
-        result.warnings.append(warning)
     bases = [blocks[r].get("latency_ms", {}).get("basis") for r in ("baseline", "current")]
     if bases[0] != bases[1]:
         result.warnings.append(f"latencies measured on different bases: baseline {bases[0]!r}, current {bases[1]!r}")

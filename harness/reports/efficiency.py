@@ -151,3 +151,42 @@ def parse_header(lines: Iterable[str]) -> dict:
             parent[key] = {}
             stack.append((indent, parent[key]))
     return root
+
+
+# ------------------------------------------------------------------------------ columns for tables
+def summary(efficiency: dict | None) -> dict:
+    """The figures tables show beside effectiveness (None where unknown): ``queries_per_s``, ``p50_ms``,
+    ``p95_ms``, ``basis``, ``index_mb`` (10^6 bytes), ``peak_rss_mb`` and ``hardware`` (see
+    :func:`harness.fingerprint.hardware`)."""
+    from harness.fingerprint import hardware
+
+    block = efficiency or {}
+    latency = block.get("latency_ms") or {}
+
+    def mb(value):
+        return round(value / 1e6, 3) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+    return {"queries_per_s": block.get("queries_per_s"), "p50_ms": latency.get("p50"), "p95_ms": latency.get("p95"),
+            "basis": latency.get("basis"), "index_mb": mb(block.get("index_bytes")),
+            "peak_rss_mb": mb(block.get("peak_rss_bytes")), "hardware": hardware(block.get("fingerprint"))}
+
+
+def hardware_labels(hardwares: Sequence[dict | None]) -> tuple[list[str], dict[str, dict]]:
+    """A letter per distinct hardware (``A``, ``B``...; ``-`` when unknown) and the legend letter -> hardware."""
+    legend: dict[str, dict] = {}
+    labels = []
+    for hw in hardwares:
+        if not hw:
+            labels.append("-")
+            continue
+        letter = next((k for k, v in legend.items() if v == hw), None)
+        if letter is None:
+            letter = chr(ord("A") + len(legend)) if len(legend) < 26 else f"H{len(legend) + 1}"
+            legend[letter] = hw
+        labels.append(letter)
+    return labels, legend
+
+
+def fmt(value, digits: int = 1) -> str:
+    """A table cell: ``-`` for None, else the number with ``digits`` decimals and thousands separators."""
+    return "-" if value is None else f"{value:,.{digits}f}"
