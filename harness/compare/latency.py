@@ -5,7 +5,10 @@ mean) reads both results' ``efficiency`` blocks (docs/efficiency.md).
 
 The search stage is judged on the per-query latencies (``per_query_latency_ms``) of the queries
 both results searched: ``ratio = STAT(current) / STAT(baseline)``, and its percentile bootstrap
-interval at confidence ``1 - alpha`` (queries resampled as pairs; significance.paired_bootstrap_ratio):
+interval at confidence ``1 - alpha`` (significance.paired_bootstrap_ratio). The resampled units are
+the independent measurements: queries for "per request" latencies; whole batches (paired by
+position) for "per batch share" latencies, whose queries share one timing -- resampling those
+queries one by one would give an interval far too narrow.
 
 * ``REGRESSED``: ``ratio > 1 + TOL`` and the interval lies above 1 (``low > 1``) -- slower by more
   than the tolerance, and not by the luck of which queries were drawn. The gate fails (exit 1).
@@ -30,7 +33,7 @@ import numpy as np
 from harness.compare.check import IMPROVED, NOISE, OK, REGRESSED
 from harness.compare.load import SystemResult
 from harness.compare.significance import paired_bootstrap_ratio
-from harness.reports.efficiency import latency_statistic, query_latencies
+from harness.reports.efficiency import PER_BATCH_SHARE, latency_statistic, query_latencies
 
 SLOWER, FASTER = "SLOWER", "FASTER"
 STATISTICS = ("p50", "p90", "p95", "p99", "mean")
@@ -153,10 +156,38 @@ def _search_check(base, cur, blocks, result: LatencyResult) -> StageCheck | None
     if before <= 0:
         result.warnings.append(f"search: the baseline's {result.statistic} latency is 0; not checked")
         return None
+    clusters = _batches(blocks, common, result)
     ci = paired_bootstrap_ratio(a, b, _reducer(result.statistic), resamples=result.resamples,
-                                confidence=result.confidence, seed=result.seed)
+                                confidence=result.confidence, seed=result.seed, clusters=clusters)
     return StageCheck("search", result.statistic, "ms", before, after,
                       search_verdict(after / before, ci.low, ci.high, result.tolerance), ci.low, ci.high, len(common))
+
+
+def _batches(blocks: dict, common: list[str], result: LatencyResult) -> np.ndarray | None:
+    """The batches to resample when both results measured "per batch share" with the same batches
+    (same batch size, same query order): an (m, size) matrix of positions in ``common``, a short last
+    batch padded by repeating its own queries. None (resample queries) for per-request latencies."""
+    latency = [blocks[r].get("latency_ms") or {} for r in ("baseline", "current")]
+    if any(x.get("basis") != PER_BATCH_SHARE for x in latency):
+        return None
+    size = latency[0].get("batch_size")
+    order = [list(query_latencies(blocks[r])) for r in ("baseline", "current")]
+    if not isinstance(size, int) or size < 1 or size != latency[1].get("batch_size"):
+        result.warnings.append("search: the two results were searched in different batches; queries resampled "
+                               "one by one (the interval is too narrow for per-batch timings)")
+        return None
+    batch_ids = [{q: i // size for i, q in enumerate(ids)} for ids in order]
+    if any(batch_ids[0][q] != batch_ids[1][q] for q in common):
+        result.warnings.append("search: the two results batched their queries differently; queries resampled "
+                               "one by one (the interval is too narrow for per-batch timings)")
+        return None
+    groups: dict[int, list[int]] = {}
+    for position, q in enumerate(common):
+        groups.setdefault(batch_ids[0][q], []).append(position)
+    if len(groups) < 2:
+        return None
+    width = max(map(len, groups.values()))
+    return np.array([np.resize(members, width) for members in groups.values()], dtype=np.int64)
 
 
 def _reducer(statistic: str):

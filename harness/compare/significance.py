@@ -24,7 +24,8 @@ two systems are interchangeable (mean difference 0).
   resampled with replacement ``resamples`` times (seeded) and the interval is the
   ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` quantiles of the resampled means.
 * :func:`paired_bootstrap_ratio` -- the same percentile interval for ``statistic(b) / statistic(a)``
-  (a ratio of, e.g., two p95 latencies), the query pairs resampled together.
+  (a ratio of, e.g., two p95 latencies), the query pairs resampled together (or whole groups of
+  queries, a cluster bootstrap, when the values were measured per group).
 * :func:`holm_bonferroni` -- Holm's step-down adjustment of m p-values (sorted ascending
   ``p_(1) <= ... <= p_(m)``): ``adj_(j) = max_{i <= j} min(1, (m - i + 1) * p_(i))``. Rejecting where
   ``adj < alpha`` controls the family-wise error rate at ``alpha``.
@@ -188,10 +189,11 @@ def _check_bootstrap(resamples: int, confidence: float) -> None:
         raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
 
 
-def _resampled_rows(n: int, resamples: int, seed: int):
-    """``(start, index matrix)`` blocks of ``resamples`` seeded draws of n query positions with replacement."""
+def _resampled_rows(n: int, resamples: int, seed: int, width: int | None = None):
+    """``(start, index matrix)`` blocks of ``resamples`` seeded draws of n positions with replacement
+    (``width``: cells per draw, for the block size, when each position expands to several)."""
     rng = np.random.default_rng(seed)
-    block = max(1, _BLOCK_CELLS // n)
+    block = max(1, _BLOCK_CELLS // (width or n))
     for start in range(0, resamples, block):
         yield start, rng.integers(0, n, size=(min(block, resamples - start), n))
 
@@ -203,17 +205,27 @@ def _percentile_interval(values: np.ndarray, confidence: float, resamples: int, 
 
 
 def paired_bootstrap_ratio(a: Sequence[float], b: Sequence[float], statistic, resamples: int = 10_000,
-                           confidence: float = 0.95, seed: int = 0) -> BootstrapResult:
+                           confidence: float = 0.95, seed: int = 0, clusters: np.ndarray | None = None
+                           ) -> BootstrapResult:
     """Percentile bootstrap interval of ``statistic(b) / statistic(a)`` (e.g. the ratio of two p95
     latencies), the queries resampled with replacement as pairs; ``statistic(matrix)`` reduces each
-    row of a (resamples, n) matrix (e.g. ``lambda x: np.percentile(x, 95, axis=1)``)."""
+    row of a (resamples, n) matrix (e.g. ``lambda x: np.percentile(x, 95, axis=1)``).
+
+    ``clusters`` (optional, an (m, size) matrix of positions): resample these m groups of queries
+    instead of single queries (a cluster bootstrap, for values measured per group, such as the
+    per-batch shares of a batched search); each drawn group contributes its ``size`` positions.
+    """
     _differences(a, b)  # same checks: 1-d, same length, >= 2 queries, finite
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
     _check_bootstrap(resamples, confidence)
+    groups = None if clusters is None else np.asarray(clusters, dtype=np.int64)
+    units, width = (len(a), None) if groups is None else (len(groups), groups.size)
     ratios = np.empty(resamples, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
-        for start, rows in _resampled_rows(len(a), resamples, seed):
+        for start, rows in _resampled_rows(units, resamples, seed, width):
+            if groups is not None:
+                rows = groups[rows].reshape(len(rows), -1)
             ratios[start:start + len(rows)] = statistic(b[rows]) / statistic(a[rows])
     return _percentile_interval(ratios, confidence, resamples, seed)
 

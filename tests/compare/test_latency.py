@@ -179,3 +179,33 @@ def test_different_hardware_is_flagged(harness, results):
     assert "warning: timings measured on different hardware are not comparable: base: Test CPU 3000" in proc.stderr
     check = gate(harness, results, results.other_hw)
     assert check.returncode == 0 and "warning: timings measured on different hardware" in check.stdout
+
+
+def test_cluster_bootstrap_with_singleton_clusters_is_the_query_bootstrap():
+    rng = np.random.default_rng(3)
+    a, b = rng.lognormal(size=40), rng.lognormal(size=40)
+    p95 = lambda rows: np.percentile(rows, 95, axis=1)  # noqa: E731
+    plain = paired_bootstrap_ratio(a, b, p95, resamples=300, seed=5)
+    singletons = paired_bootstrap_ratio(a, b, p95, resamples=300, seed=5, clusters=np.arange(40)[:, None])
+    assert (plain.low, plain.high) == (singletons.low, singletons.high)
+
+
+def batch_block(shares: list[float], size: int) -> dict:
+    """An efficiency block of a batched search: batch k's queries all get shares[k] ms."""
+    latencies = np.repeat(np.asarray(shares, dtype=np.float64), size)[:N]
+    out = block(latencies)
+    out["latency_ms"].update(basis="per batch share", batch_size=size)
+    return out
+
+
+def test_batch_shares_are_resampled_by_batch(harness, tmp_path):
+    quality = values("NDCG@10", [0.5] * N)
+    shares = [0.3, 0.5, 0.4, 1.2, 0.35, 0.6, 0.45, 0.3, 0.5, 0.4]  # 10 batches of 20 queries, one slow batch
+    base = write_result(tmp_path / "base", quality, efficiency=batch_block(shares, 20))
+    # Another run where a different batch is slow: p95 moves (1.2 -> 2.0 ms) but the batches say it may be chance.
+    other = write_result(tmp_path / "other", quality, efficiency=batch_block([0.3, 2.0, *shares[2:3], 0.4, *shares[4:]], 20))
+    twice = write_result(tmp_path / "twice", quality, efficiency=batch_block([2 * s for s in shares], 20))
+    noisy = harness("check", "--baseline", base, "--current", other, "--latency-tolerance", "0.2")
+    assert noisy.returncode == 0 and "NOISE     search p95: 1.2 ms -> 2 ms (x1.667" in noisy.stdout
+    slower = harness("check", "--baseline", base, "--current", twice, "--latency-tolerance", "0.2")
+    assert slower.returncode == 1 and "REGRESSED search p95: 1.2 ms -> 2.4 ms (x2.000, CI [2.000, 2.000]" in slower.stdout
