@@ -119,33 +119,41 @@ def check_latency(base: SystemResult, cur: SystemResult, statistic: str = "p95",
     for role, system in (("baseline", base), ("current", cur)):
         block = system.document.efficiency if system.document is not None else None
         if not block:
-            result.no_data = f"{NO_DATA}: the {role} has no efficiency block (written before it existed); not checked"
+            result.no_data = (f"{NO_DATA}: the {role} has no efficiency block (written before it existed, or by "
+                              "harness evaluate); not checked")
             return result
         blocks[role] = block
-    bases = [blocks[r].get("latency_ms", {}).get("basis") for r in ("baseline", "current")]
+    bases = [_mapping(blocks[r], "latency_ms").get("basis") for r in ("baseline", "current")]
     if bases[0] != bases[1]:
         result.warnings.append(f"latencies measured on different bases: baseline {bases[0]!r}, current {bases[1]!r}")
-    result.checks.append(_search_check(base, cur, blocks, result))
-    base_stages, cur_stages = blocks["baseline"].get("stages_s") or {}, blocks["current"].get("stages_s") or {}
+    search = _search_check(blocks, result)
+    if search is not None:
+        result.checks.append(search)
+    base_stages, cur_stages = _mapping(blocks["baseline"], "stages_s"), _mapping(blocks["current"], "stages_s")
     for stage, seconds in base_stages.items():
         now = cur_stages.get(stage)
-        if stage == "search" or not _positive(seconds) or not _positive(now):
+        if (stage == "search" and search is not None) or not _positive(seconds) or not _positive(now):
             continue
         result.checks.append(StageCheck(stage, "wall", "s", float(seconds), float(now),
                                         stage_verdict(now / seconds, tolerance)))
-    result.checks = [c for c in result.checks if c is not None]
     return result
+
+
+def _mapping(block: dict, key: str) -> dict:
+    value = block.get(key)
+    return value if isinstance(value, dict) else {}
 
 
 def _positive(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
 
 
-def _search_check(base, cur, blocks, result: LatencyResult) -> StageCheck | None:
+def _search_check(blocks: dict, result: LatencyResult) -> StageCheck | None:
     a_map, b_map = query_latencies(blocks["baseline"]), query_latencies(blocks["current"])
     common = [q for q in a_map if q in b_map]
     if len(common) < 2:
-        result.warnings.append("search: fewer than 2 queries with a latency in both results; not checked")
+        result.warnings.append("search: fewer than 2 queries with a latency in both results; its wall time is "
+                               "compared instead")
         return None
     if len(common) < max(len(a_map), len(b_map)):
         result.warnings.append(f"search latency compared on the {len(common)} queries timed in both results "
@@ -154,7 +162,8 @@ def _search_check(base, cur, blocks, result: LatencyResult) -> StageCheck | None
     b = np.fromiter((b_map[q] for q in common), dtype=np.float64, count=len(common))
     before, after = latency_statistic(a, result.statistic), latency_statistic(b, result.statistic)
     if before <= 0:
-        result.warnings.append(f"search: the baseline's {result.statistic} latency is 0; not checked")
+        result.warnings.append(f"search: the baseline's {result.statistic} latency is 0; its wall time is "
+                               "compared instead")
         return None
     clusters = _batches(blocks, common, result)
     ci = paired_bootstrap_ratio(a, b, _reducer(result.statistic), resamples=result.resamples,
@@ -167,7 +176,7 @@ def _batches(blocks: dict, common: list[str], result: LatencyResult) -> np.ndarr
     """The batches to resample when both results measured "per batch share" with the same batches
     (same batch size, same query order): an (m, size) matrix of positions in ``common``, a short last
     batch padded by repeating its own queries. None (resample queries) for per-request latencies."""
-    latency = [blocks[r].get("latency_ms") or {} for r in ("baseline", "current")]
+    latency = [_mapping(blocks[r], "latency_ms") for r in ("baseline", "current")]
     if any(x.get("basis") != PER_BATCH_SHARE for x in latency):
         return None
     size = latency[0].get("batch_size")

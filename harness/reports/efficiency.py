@@ -160,15 +160,20 @@ def summary(efficiency: dict | None) -> dict:
     :func:`harness.fingerprint.hardware`)."""
     from harness.fingerprint import hardware
 
-    block = efficiency or {}
-    latency = block.get("latency_ms") or {}
+    block = efficiency if isinstance(efficiency, dict) else {}
+    latency = block.get("latency_ms") if isinstance(block.get("latency_ms"), dict) else {}
+
+    def number(value):  # a hand-edited or foreign file may hold anything: only numbers are shown
+        return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
     def mb(value):
-        return round(value / 1e6, 3) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+        return None if number(value) is None else round(value / 1e6, 3)
 
-    return {"queries_per_s": block.get("queries_per_s"), "p50_ms": latency.get("p50"), "p95_ms": latency.get("p95"),
-            "basis": latency.get("basis"), "index_mb": mb(block.get("index_bytes")),
-            "peak_rss_mb": mb(block.get("peak_rss_bytes")), "hardware": hardware(block.get("fingerprint"))}
+    basis = latency.get("basis")
+    return {"queries_per_s": number(block.get("queries_per_s")), "p50_ms": number(latency.get("p50")),
+            "p95_ms": number(latency.get("p95")), "basis": basis if isinstance(basis, str) else None,
+            "index_mb": mb(block.get("index_bytes")), "peak_rss_mb": mb(block.get("peak_rss_bytes")),
+            "hardware": hardware(block.get("fingerprint"))}
 
 
 def hardware_labels(hardwares: Sequence[dict | None]) -> tuple[list[str], dict[str, dict]]:

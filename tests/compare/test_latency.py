@@ -7,7 +7,6 @@ expected verdicts follow the rules of harness/compare/latency.py.
 from __future__ import annotations
 
 import json
-import sys
 import xml.etree.ElementTree as ET
 from types import SimpleNamespace
 
@@ -17,6 +16,7 @@ import pytest
 from harness.compare.latency import search_verdict, stage_verdict
 from harness.compare.significance import paired_bootstrap_ratio
 from tests.compare.helpers import values, write_result
+from tests.compare.test_cli import harness  # noqa: F401 - the in-process CLI fixture
 
 N = 200
 HARDWARE = {"cpu": {"model": "Test CPU 3000", "cores": 8, "machine": "x86_64"}, "ram_bytes": 16 * 2 ** 30,
@@ -32,24 +32,6 @@ def block(latencies: np.ndarray, hw: dict = HARDWARE, search_s: float | None = N
                            "basis": "per request"},
             "per_query_latency_ms": per_query, "index_bytes": 3_000_000, "peak_rss_bytes": 200_000_000,
             "fingerprint": {**hw, "os": "Linux", "python": "3.11", "libraries": {}, "git": None}}
-
-
-@pytest.fixture
-def harness(capsys, monkeypatch):
-    from harness.cli import main
-
-    def call(*args):
-        monkeypatch.setattr(sys, "argv", ["harness", *map(str, args)])
-        capsys.readouterr()
-        try:
-            main()
-            code = 0
-        except SystemExit as exc:
-            code = exc.code or 0
-        out = capsys.readouterr()
-        return SimpleNamespace(returncode=code, stdout=out.out, stderr=out.err)
-
-    return call
 
 
 @pytest.fixture
@@ -209,3 +191,14 @@ def test_batch_shares_are_resampled_by_batch(harness, tmp_path):
     assert noisy.returncode == 0 and "NOISE     search p95: 1.2 ms -> 2 ms (x1.667" in noisy.stdout
     slower = harness("check", "--baseline", base, "--current", twice, "--latency-tolerance", "0.2")
     assert slower.returncode == 1 and "REGRESSED search p95: 1.2 ms -> 2.4 ms (x2.000, CI [2.000, 2.000]" in slower.stdout
+
+
+def test_without_per_query_latencies_search_is_a_wall_time(harness, results, tmp_path):
+    quality = values("NDCG@10", [0.5] * N)
+    bare = block(results.base * 3)
+    bare.pop("per_query_latency_ms")
+    current = write_result(tmp_path / "bare", quality, efficiency=bare)
+    proc = gate(harness, results, current)
+    assert proc.returncode == 0, proc.stdout
+    assert "SLOWER    search wall:" in proc.stdout and "(x3.000)" in proc.stdout
+    assert "warning: search: fewer than 2 queries with a latency in both results" in proc.stdout
