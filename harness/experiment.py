@@ -15,7 +15,7 @@ from harness.reports import MetricsDocument, efficiency, write_result_folder
 from harness.retriever import Retriever
 from harness.run import Run, concat_runs
 
-SEARCH_BATCH = 32  # queries per timed search call: the in-process latency basis (docs/efficiency.md)
+SEARCH_BATCH = Retriever.search_batch_size  # queries per timed search() call (docs/efficiency.md)
 
 
 @dataclass
@@ -69,13 +69,14 @@ class TimedSearch:
     batch_size: int | None = None
 
 
-def timed_search(retriever, queries: Queries, k: int, batch_size: int = SEARCH_BATCH) -> TimedSearch:
+def timed_search(retriever, queries: Queries, k: int) -> TimedSearch:
     """Search ``queries`` and time each query.
 
     A retriever that times its own requests (``measures_latency``; its ``stats()`` holds
     ``query_latency_ms``) searches all queries in one call and its latencies are kept ("per
-    request"); any other searches batches of ``batch_size`` queries, each batch timed, and each
-    query is given its batch's time divided by the batch's size ("per batch share").
+    request"); any other searches batches of its ``search_batch_size`` queries (all in one call
+    when None), each batch timed, and each query is given its batch's time divided by the batch's
+    size ("per batch share").
     """
     if getattr(retriever, "measures_latency", False):
         started = time.perf_counter()
@@ -87,6 +88,7 @@ def timed_search(retriever, queries: Queries, k: int, batch_size: int = SEARCH_B
             return TimedSearch(run, {q: float(v) for q, v in measured.items()}, efficiency.PER_REQUEST)
         return TimedSearch(run, efficiency.batch_shares([(queries.ids, elapsed)]), efficiency.PER_BATCH_SHARE,
                            len(queries))
+    batch_size = max(1, getattr(retriever, "search_batch_size", SEARCH_BATCH) or len(queries))
     parts, batches = [], []
     for start in range(0, len(queries), batch_size):
         batch = Queries(queries.ids[start:start + batch_size], queries.texts[start:start + batch_size])

@@ -166,6 +166,10 @@ def _search_check(blocks: dict, result: LatencyResult) -> StageCheck | None:
                                "compared instead")
         return None
     clusters = _batches(blocks, common, result)
+    if clusters is not None and len(clusters) < 2:
+        result.warnings.append("search: every query was searched in one timed call (one batch): no interval can be "
+                               "drawn; its wall time is compared instead")
+        return None
     ci = paired_bootstrap_ratio(a, b, _reducer(result.statistic), resamples=result.resamples,
                                 confidence=result.confidence, seed=result.seed, clusters=clusters)
     return StageCheck("search", result.statistic, "ms", before, after,
@@ -175,7 +179,8 @@ def _search_check(blocks: dict, result: LatencyResult) -> StageCheck | None:
 def _batches(blocks: dict, common: list[str], result: LatencyResult) -> np.ndarray | None:
     """The batches to resample when both results measured "per batch share" with the same batches
     (same batch size, same query order): an (m, size) matrix of positions in ``common``, a short last
-    batch padded by repeating its own queries. None (resample queries) for per-request latencies."""
+    batch padded by repeating its own queries (m = 1: no interval possible). None (resample queries)
+    for per-request latencies."""
     latency = [_mapping(blocks[r], "latency_ms") for r in ("baseline", "current")]
     if any(x.get("basis") != PER_BATCH_SHARE for x in latency):
         return None
@@ -193,8 +198,6 @@ def _batches(blocks: dict, common: list[str], result: LatencyResult) -> np.ndarr
     groups: dict[int, list[int]] = {}
     for position, q in enumerate(common):
         groups.setdefault(batch_ids[0][q], []).append(position)
-    if len(groups) < 2:
-        return None
     width = max(map(len, groups.values()))
     return np.array([np.resize(members, width) for members in groups.values()], dtype=np.int64)
 

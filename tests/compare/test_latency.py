@@ -202,3 +202,14 @@ def test_without_per_query_latencies_search_is_a_wall_time(harness, results, tmp
     assert proc.returncode == 0, proc.stdout
     assert "SLOWER    search wall:" in proc.stdout and "(x3.000)" in proc.stdout
     assert "warning: search: fewer than 2 queries with a latency in both results" in proc.stdout
+
+
+def test_one_timed_batch_is_a_wall_time(harness, tmp_path):
+    # A retriever searched in one call (search_batch_size None): every query has the mean; no interval.
+    quality = values("NDCG@10", [0.5] * N)
+    base = write_result(tmp_path / "base", quality, efficiency=batch_block([0.5], N))
+    slower = write_result(tmp_path / "slower", quality, efficiency=batch_block([1.5], N))
+    proc = harness("check", "--baseline", base, "--current", slower, "--latency-tolerance", "0.2")
+    assert proc.returncode == 0, proc.stdout
+    assert "SLOWER    search wall: 0.1 s -> 0.3 s (x3.000)" in proc.stdout
+    assert "warning: search: every query was searched in one timed call" in proc.stdout

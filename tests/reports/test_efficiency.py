@@ -169,3 +169,13 @@ def test_reader_skips_leading_comment_lines(tmp_path):
     write_run(run, tmp_path / "r.trec", header=["# a: 1", "#b"])
     assert (tmp_path / "r.trec").read_text().startswith("# a: 1\n#b\nq1 Q0 d1 1 1.5 harness\n")
     assert read_run(tmp_path / "r.trec").to_dict() == run.to_dict()
+
+
+def test_a_retriever_searching_in_one_call_gets_the_mean(tmp_path):
+    retriever = CountingRetriever()
+    retriever.search_batch_size = None  # as the dense, engine and run-file retrievers declare
+    exp = run_experiment(toy_dataset(70), retriever, Evaluator(["P@1"], k_values=[1]), [1])
+    assert retriever.calls == [70]
+    latency = exp.document.efficiency["latency_ms"]
+    assert latency["basis"] == "per batch share" and latency["batch_size"] == 70
+    assert latency["p50"] == latency["p99"] == pytest.approx(latency["mean"])
