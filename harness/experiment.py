@@ -16,6 +16,7 @@ from harness.retriever import Retriever
 from harness.run import Run, concat_runs
 
 SEARCH_BATCH = Retriever.search_batch_size  # queries per timed search() call (docs/efficiency.md)
+MAX_TIMED_CALLS = 50  # larger batches beyond 50 x SEARCH_BATCH queries: bounds the per-call overhead
 
 
 @dataclass
@@ -75,8 +76,8 @@ def timed_search(retriever, queries: Queries, k: int) -> TimedSearch:
     A retriever that times its own requests (``measures_latency``; its ``stats()`` holds
     ``query_latency_ms``) searches all queries in one call and its latencies are kept ("per
     request"); any other searches batches of its ``search_batch_size`` queries (all in one call
-    when None), each batch timed, and each query is given its batch's time divided by the batch's
-    size ("per batch share").
+    when None; larger batches when that would take more than ``MAX_TIMED_CALLS`` calls), each batch
+    timed, and each query is given its batch's time divided by the batch's size ("per batch share").
     """
     if getattr(retriever, "measures_latency", False):
         started = time.perf_counter()
@@ -88,7 +89,8 @@ def timed_search(retriever, queries: Queries, k: int) -> TimedSearch:
             return TimedSearch(run, {q: float(v) for q, v in measured.items()}, efficiency.PER_REQUEST)
         return TimedSearch(run, efficiency.batch_shares([(queries.ids, elapsed)]), efficiency.PER_BATCH_SHARE,
                            len(queries))
-    batch_size = max(1, getattr(retriever, "search_batch_size", SEARCH_BATCH) or len(queries))
+    batch_size = getattr(retriever, "search_batch_size", SEARCH_BATCH) or len(queries)
+    batch_size = max(1, batch_size, -(-len(queries) // MAX_TIMED_CALLS))
     parts, batches = [], []
     for start in range(0, len(queries), batch_size):
         batch = Queries(queries.ids[start:start + batch_size], queries.texts[start:start + batch_size])

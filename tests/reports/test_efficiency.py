@@ -179,3 +179,15 @@ def test_a_retriever_searching_in_one_call_gets_the_mean(tmp_path):
     latency = exp.document.efficiency["latency_ms"]
     assert latency["basis"] == "per batch share" and latency["batch_size"] == 70
     assert latency["p50"] == latency["p99"] == pytest.approx(latency["mean"])
+
+
+def test_large_query_sets_are_timed_in_at_most_50_calls(monkeypatch):
+    from harness import experiment
+
+    retriever = CountingRetriever()
+    retriever.index(toy_dataset(1).corpus)
+    monkeypatch.setattr(experiment, "MAX_TIMED_CALLS", 4)
+    queries = toy_dataset(130).queries  # 130 > 4 x 32: four batches of ceil(130 / 4) = 33
+    searched = experiment.timed_search(retriever, queries, 3)
+    assert retriever.calls == [33, 33, 33, 31] and searched.batch_size == 33
+    assert searched.run.n_queries == 130
