@@ -23,9 +23,6 @@ two systems are interchangeable (mean difference 0).
 * :func:`paired_bootstrap_ci` -- percentile confidence interval of ``mean(d)``: queries are
   resampled with replacement ``resamples`` times (seeded) and the interval is the
   ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` quantiles of the resampled means.
-* :func:`paired_bootstrap_ratio` -- the same percentile interval for ``statistic(b) / statistic(a)``
-  (a ratio of, e.g., two p95 latencies), the query pairs resampled together (or whole groups of
-  queries, a cluster bootstrap, when the values were measured per group).
 * :func:`holm_bonferroni` -- Holm's step-down adjustment of m p-values (sorted ascending
   ``p_(1) <= ... <= p_(m)``): ``adj_(j) = max_{i <= j} min(1, (m - i + 1) * p_(i))``. Rejecting where
   ``adj < alpha`` controls the family-wise error rate at ``alpha``.
@@ -175,59 +172,19 @@ def paired_bootstrap_ci(a: Sequence[float], b: Sequence[float], resamples: int =
     """Percentile bootstrap interval of ``mean(b - a)`` over queries resampled with replacement."""
     d = _differences(a, b)
     n = len(d)
-    _check_bootstrap(resamples, confidence)
-    means = np.empty(resamples, dtype=np.float64)
-    for start, rows in _resampled_rows(n, resamples, seed):
-        means[start:start + len(rows)] = d[rows].mean(axis=1)
-    return _percentile_interval(means, confidence, resamples, seed)
-
-
-def _check_bootstrap(resamples: int, confidence: float) -> None:
     if resamples < 1:
         raise ValueError(f"resamples must be >= 1, got {resamples}")
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
-
-
-def _resampled_rows(n: int, resamples: int, seed: int, width: int | None = None):
-    """``(start, index matrix)`` blocks of ``resamples`` seeded draws of n positions with replacement
-    (``width``: cells per draw, for the block size, when each position expands to several)."""
     rng = np.random.default_rng(seed)
-    block = max(1, _BLOCK_CELLS // (width or n))
-    for start in range(0, resamples, block):
-        yield start, rng.integers(0, n, size=(min(block, resamples - start), n))
-
-
-def _percentile_interval(values: np.ndarray, confidence: float, resamples: int, seed: int) -> BootstrapResult:
+    rows = max(1, _BLOCK_CELLS // n)
+    means = np.empty(resamples, dtype=np.float64)
+    for start in range(0, resamples, rows):
+        size = min(rows, resamples - start)
+        means[start:start + size] = d[rng.integers(0, n, size=(size, n))].mean(axis=1)
     tail = (1.0 - confidence) / 2.0
-    low, high = np.quantile(values, [tail, 1.0 - tail])
+    low, high = np.quantile(means, [tail, 1.0 - tail])
     return BootstrapResult(float(low), float(high), confidence, resamples, seed)
-
-
-def paired_bootstrap_ratio(a: Sequence[float], b: Sequence[float], statistic, resamples: int = 10_000,
-                           confidence: float = 0.95, seed: int = 0, clusters: np.ndarray | None = None
-                           ) -> BootstrapResult:
-    """Percentile bootstrap interval of ``statistic(b) / statistic(a)`` (e.g. the ratio of two p95
-    latencies), the queries resampled with replacement as pairs; ``statistic(matrix)`` reduces each
-    row of a (resamples, n) matrix (e.g. ``lambda x: np.percentile(x, 95, axis=1)``).
-
-    ``clusters`` (optional, an (m, size) matrix of positions): resample these m groups of queries
-    instead of single queries (a cluster bootstrap, for values measured per group, such as the
-    per-batch shares of a batched search); each drawn group contributes its ``size`` positions.
-    """
-    _differences(a, b)  # same checks: 1-d, same length, >= 2 queries, finite
-    a = np.asarray(a, dtype=np.float64)
-    b = np.asarray(b, dtype=np.float64)
-    _check_bootstrap(resamples, confidence)
-    groups = None if clusters is None else np.asarray(clusters, dtype=np.int64)
-    units, width = (len(a), None) if groups is None else (len(groups), groups.size)
-    ratios = np.empty(resamples, dtype=np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        for start, rows in _resampled_rows(units, resamples, seed, width):
-            if groups is not None:
-                rows = groups[rows].reshape(len(rows), -1)
-            ratios[start:start + len(rows)] = statistic(b[rows]) / statistic(a[rows])
-    return _percentile_interval(ratios, confidence, resamples, seed)
 
 
 def holm_bonferroni(p_values: Sequence[float]) -> np.ndarray:
@@ -285,3 +242,39 @@ def compare_paired(a: Sequence[float], b: Sequence[float], permutations: int = 1
         wins=int((d > 0).sum()), losses=int((d < 0).sum()), ties=int((d == 0).sum()),
         t_statistic=t.statistic, p_t=t.p_value, p_randomization=r.p_value, randomization_exact=r.exact,
         permutations=r.n_permutations, ci_low=ci.low, ci_high=ci.high, confidence=confidence)
+
+
+def paired_bootstrap_ratio(a: Sequence[float], b: Sequence[float], statistic, resamples: int = 10_000,
+                           confidence: float = 0.95, seed: int = 0, clusters: np.ndarray | None = None
+                           ) -> BootstrapResult:
+    """Percentile bootstrap interval of ``statistic(b) / statistic(a)`` (e.g. the ratio of two p95
+    latencies): the queries are resampled with replacement as pairs (seeded, in blocks, as
+    :func:`paired_bootstrap_ci`), and ``statistic(matrix)`` reduces each row of a (resamples, n)
+    matrix of values (e.g. ``lambda x: np.percentile(x, 95, axis=1)``).
+
+    ``clusters`` (optional, an (m, size) matrix of positions): resample these m groups of queries
+    instead of single queries (a cluster bootstrap, for values measured per group, such as the
+    per-batch shares of a batched search); each drawn group contributes its ``size`` positions.
+    """
+    _differences(a, b)  # the same checks: 1-d, same length, >= 2 queries, finite
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    if resamples < 1:
+        raise ValueError(f"resamples must be >= 1, got {resamples}")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
+    groups = None if clusters is None else np.asarray(clusters, dtype=np.int64)
+    units = len(a) if groups is None else len(groups)
+    rng = np.random.default_rng(seed)
+    rows = max(1, _BLOCK_CELLS // (len(a) if groups is None else groups.size))
+    ratios = np.empty(resamples, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for start in range(0, resamples, rows):
+            size = min(rows, resamples - start)
+            drawn = rng.integers(0, units, size=(size, units))
+            if groups is not None:
+                drawn = groups[drawn].reshape(size, -1)
+            ratios[start:start + size] = statistic(b[drawn]) / statistic(a[drawn])
+    tail = (1.0 - confidence) / 2.0
+    low, high = np.quantile(ratios, [tail, 1.0 - tail])
+    return BootstrapResult(float(low), float(high), confidence, resamples, seed)

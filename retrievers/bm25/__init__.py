@@ -70,6 +70,16 @@ class BM25Retriever(Retriever):
             scoring = self.scoring.as_dict()
         return {"backend": self.backend_name, **scoring, **self.analyzer.params()}
 
+    @property
+    def backend(self):
+        return self._backend
+
+    def index(self, corpus: Corpus) -> None:
+        self._backend.index(corpus)
+
+    def search(self, queries: Queries, k: int) -> Run:
+        return self._backend.search(queries, k)
+
     def stats(self) -> dict:
         """The index cache's status and, when the index is cached, its size on disk (``index_bytes``)."""
         status, entry = getattr(self._backend, "cache_status", None), getattr(self._backend, "cache_entry", None)
@@ -80,13 +90,3 @@ class BM25Retriever(Retriever):
         except OSError:  # the cache could not be written (read-only disk): size unknown
             pass
         return out
-
-    @property
-    def backend(self):
-        return self._backend
-
-    def index(self, corpus: Corpus) -> None:
-        self._backend.index(corpus)
-
-    def search(self, queries: Queries, k: int) -> Run:
-        return self._backend.search(queries, k)
