@@ -128,6 +128,7 @@ def run_experiment(
     document.efficiency = efficiency.efficiency_block(
         timer.seconds, len(dataset.queries), searched.latency_ms, searched.basis, searched.batch_size,
         index_bytes=(stats or {}).get("index_bytes"))
+    document.query_latency_ms = efficiency.query_latency_block(searched.latency_ms)
     folder = None
     if output_dir is not None:
         folder = write_result_folder(Path(output_dir), document, dataset.queries.as_dict(), run, tag=retriever.name)

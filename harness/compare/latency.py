@@ -3,7 +3,7 @@
 ``harness check --latency-tolerance TOL --latency-metric STAT`` (STAT: p50, p90, p95, p99 or
 mean) reads both results' ``efficiency`` blocks (docs/efficiency.md).
 
-The search stage is judged on the per-query latencies (``per_query_latency_ms``) of the queries
+The search stage is judged on the per-query latencies (metrics.json ``query_latency_ms``) of the queries
 both results searched: ``ratio = STAT(current) / STAT(baseline)``, and its percentile bootstrap
 interval at confidence ``1 - alpha`` (significance.paired_bootstrap_ratio). The resampled units are
 the independent measurements: queries for "per request" latencies; whole batches (paired by
@@ -126,7 +126,8 @@ def check_latency(base: SystemResult, cur: SystemResult, statistic: str = "p95",
     bases = [_mapping(blocks[r], "latency_ms").get("basis") for r in ("baseline", "current")]
     if bases[0] != bases[1]:
         result.warnings.append(f"latencies measured on different bases: baseline {bases[0]!r}, current {bases[1]!r}")
-    search = _search_check(blocks, result)
+    search = _search_check(blocks, {"baseline": query_latencies(base.document),
+                                    "current": query_latencies(cur.document)}, result)
     if search is not None:
         result.checks.append(search)
     base_stages, cur_stages = _mapping(blocks["baseline"], "stages_s"), _mapping(blocks["current"], "stages_s")
@@ -148,8 +149,8 @@ def _positive(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
 
 
-def _search_check(blocks: dict, result: LatencyResult) -> StageCheck | None:
-    a_map, b_map = query_latencies(blocks["baseline"]), query_latencies(blocks["current"])
+def _search_check(blocks: dict, latencies: dict, result: LatencyResult) -> StageCheck | None:
+    a_map, b_map = latencies["baseline"], latencies["current"]
     common = [q for q in a_map if q in b_map]
     if len(common) < 2:
         result.warnings.append("search: fewer than 2 queries with a latency in both results; its wall time is "
@@ -165,7 +166,7 @@ def _search_check(blocks: dict, result: LatencyResult) -> StageCheck | None:
         result.warnings.append(f"search: the baseline's {result.statistic} latency is 0; its wall time is "
                                "compared instead")
         return None
-    clusters = _batches(blocks, common, result)
+    clusters = _batches(blocks, latencies, common, result)
     if clusters is not None and len(clusters) < 2:
         result.warnings.append("search: every query was searched in one timed call (one batch): no interval can be "
                                "drawn; its wall time is compared instead")
@@ -176,7 +177,7 @@ def _search_check(blocks: dict, result: LatencyResult) -> StageCheck | None:
                       search_verdict(after / before, ci.low, ci.high, result.tolerance), ci.low, ci.high, len(common))
 
 
-def _batches(blocks: dict, common: list[str], result: LatencyResult) -> np.ndarray | None:
+def _batches(blocks: dict, latencies: dict, common: list[str], result: LatencyResult) -> np.ndarray | None:
     """The batches to resample when both results measured "per batch share" with the same batches
     (same batch size, same query order): an (m, size) matrix of positions in ``common``, a short last
     batch padded by repeating its own queries (m = 1: no interval possible). None (resample queries)
@@ -185,7 +186,7 @@ def _batches(blocks: dict, common: list[str], result: LatencyResult) -> np.ndarr
     if any(x.get("basis") != PER_BATCH_SHARE for x in latency):
         return None
     size = latency[0].get("batch_size")
-    order = [list(query_latencies(blocks[r])) for r in ("baseline", "current")]
+    order = [list(latencies[r]) for r in ("baseline", "current")]
     if not isinstance(size, int) or size < 1 or size != latency[1].get("batch_size"):
         result.warnings.append("search: the two results were searched in different batches; queries resampled "
                                "one by one (the interval is too narrow for per-batch timings)")

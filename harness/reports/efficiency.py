@@ -6,8 +6,7 @@ The block (docs/efficiency.md)::
                                        when the pipeline has it), from metrics.json's ``timings``
     n_queries        queries searched
     queries_per_s    n_queries / stages_s.search
-    latency_ms       {p50, p90, p95, p99, mean, max, basis[, batch_size]} over per_query_latency_ms
-    per_query_latency_ms  {query id: ms}  what the latency gate (harness check) resamples
+    latency_ms       {p50, p90, p95, p99, mean, max, basis[, batch_size]} over the per-query latencies
     index_bytes      size of the index on disk (retriever_stats.index_bytes), None when not exposed
     peak_rss_bytes   the process's peak resident memory so far (getrusage)
     fingerprint      harness.fingerprint.fingerprint(): CPU, RAM, GPU, OS, Python, libraries, git commit
@@ -16,7 +15,8 @@ The block (docs/efficiency.md)::
 (the http retriever times each request); ``"per batch share"`` -- the search stage ran in batches of
 ``batch_size`` queries, each batch was timed, and each of its queries is given ``batch_s / len(batch)``.
 Percentiles are numpy's default (linear interpolation between order statistics, as
-``np.percentile``).
+``np.percentile``). The per-query latencies themselves are metrics.json's ``query_latency_ms``
+block ({query id: ms}, in search order), beside this one: what the latency gate resamples.
 """
 
 from __future__ import annotations
@@ -83,14 +83,18 @@ def efficiency_block(timings: dict[str, float], n_queries: int, query_latency_ms
     return {"stages_s": stages, "n_queries": n_queries,
             "queries_per_s": n_queries / search_s if search_s else None,
             "latency_ms": latency,
-            "per_query_latency_ms": {qid: round(ms, 6) for qid, ms in query_latency_ms.items()},
             "index_bytes": index_bytes if isinstance(index_bytes, int) and not isinstance(index_bytes, bool) else None,
             "peak_rss_bytes": peak_rss_bytes(), "fingerprint": fingerprint()}
 
 
-def query_latencies(efficiency: dict | None) -> dict[str, float]:
-    """``per_query_latency_ms`` of a block (empty without one, or when it is malformed)."""
-    values = (efficiency or {}).get("per_query_latency_ms")
+def query_latency_block(query_latency_ms: dict[str, float]) -> dict[str, float]:
+    """metrics.json's ``query_latency_ms``: the per-query latencies in ms (6 decimals), in search order."""
+    return {qid: round(ms, 6) for qid, ms in query_latency_ms.items()}
+
+
+def query_latencies(document) -> dict[str, float]:
+    """A metrics document's ``query_latency_ms`` (empty without one, or when it is malformed)."""
+    values = getattr(document, "query_latency_ms", None)
     if not isinstance(values, dict):
         return {}
     return {q: float(v) for q, v in values.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
@@ -113,11 +117,11 @@ def _yaml_lines(obj: dict, indent: int = 0) -> list[str]:
 
 
 def header_facts(efficiency: dict, tag: str, dataset: dict | None = None) -> dict:
-    """What the run.trec header records: the efficiency block without its per-query latencies."""
+    """What the run.trec header records: the run's tag, the test collection and the efficiency block."""
     facts = {"tag": tag}
     if dataset:
         facts["data"] = {"test_collection": dataset.get("name"), "split": dataset.get("split")}
-    facts.update((k, v) for k, v in efficiency.items() if k != "per_query_latency_ms")
+    facts.update(efficiency)
     return facts
 
 

@@ -23,14 +23,17 @@ HARDWARE = {"cpu": {"model": "Test CPU 3000", "cores": 8, "machine": "x86_64"}, 
             "gpu": None}
 
 
+def per_query(latencies: np.ndarray) -> dict[str, float]:
+    return {f"q{i}": float(v) for i, v in enumerate(latencies)}
+
+
 def block(latencies: np.ndarray, hw: dict = HARDWARE, search_s: float | None = None, index_s: float = 2.0) -> dict:
-    per_query = {f"q{i}": float(v) for i, v in enumerate(latencies)}
     search_s = search_s if search_s is not None else float(latencies.sum()) / 1000
     return {"stages_s": {"load": 0.5, "index": index_s, "search": search_s, "evaluate": 0.1}, "n_queries": N,
             "queries_per_s": N / search_s,
             "latency_ms": {"p50": float(np.percentile(latencies, 50)), "p95": float(np.percentile(latencies, 95)),
                            "basis": "per request"},
-            "per_query_latency_ms": per_query, "index_bytes": 3_000_000, "peak_rss_bytes": 200_000_000,
+            "index_bytes": 3_000_000, "peak_rss_bytes": 200_000_000,
             "fingerprint": {**hw, "os": "Linux", "python": "3.11", "libraries": {}, "git": None}}
 
 
@@ -41,7 +44,10 @@ def results(tmp_path):
     quality = values("NDCG@10", list(rng.uniform(0, 1, N)))
 
     def write(name: str, latencies: np.ndarray | None, **kw) -> str:
-        return str(write_result(tmp_path / name, quality, efficiency=None if latencies is None else block(latencies, **kw)))
+        if latencies is None:
+            return str(write_result(tmp_path / name, quality))
+        return str(write_result(tmp_path / name, quality, efficiency=block(latencies, **kw),
+                                query_latency_ms=per_query(latencies)))
 
     return SimpleNamespace(
         base=base, baseline=write("baseline", base),
@@ -173,20 +179,20 @@ def test_cluster_bootstrap_with_singleton_clusters_is_the_query_bootstrap():
 
 
 def batch_block(shares: list[float], size: int) -> dict:
-    """An efficiency block of a batched search: batch k's queries all get shares[k] ms."""
+    """The efficiency block and per-query latencies of a batched search: batch k's queries all get shares[k] ms."""
     latencies = np.repeat(np.asarray(shares, dtype=np.float64), size)[:N]
     out = block(latencies)
     out["latency_ms"].update(basis="per batch share", batch_size=size)
-    return out
+    return {"efficiency": out, "query_latency_ms": per_query(latencies)}
 
 
 def test_batch_shares_are_resampled_by_batch(harness, tmp_path):
     quality = values("NDCG@10", [0.5] * N)
     shares = [0.3, 0.5, 0.4, 1.2, 0.35, 0.6, 0.45, 0.3, 0.5, 0.4]  # 10 batches of 20 queries, one slow batch
-    base = write_result(tmp_path / "base", quality, efficiency=batch_block(shares, 20))
+    base = write_result(tmp_path / "base", quality, **batch_block(shares, 20))
     # Another run where a different batch is slow: p95 moves (1.2 -> 2.0 ms) but the batches say it may be chance.
-    other = write_result(tmp_path / "other", quality, efficiency=batch_block([0.3, 2.0, *shares[2:3], 0.4, *shares[4:]], 20))
-    twice = write_result(tmp_path / "twice", quality, efficiency=batch_block([2 * s for s in shares], 20))
+    other = write_result(tmp_path / "other", quality, **batch_block([0.3, 2.0, *shares[2:3], 0.4, *shares[4:]], 20))
+    twice = write_result(tmp_path / "twice", quality, **batch_block([2 * s for s in shares], 20))
     noisy = harness("check", "--baseline", base, "--current", other, "--latency-tolerance", "0.2")
     assert noisy.returncode == 0 and "NOISE     search p95: 1.2 ms -> 2 ms (x1.667" in noisy.stdout
     slower = harness("check", "--baseline", base, "--current", twice, "--latency-tolerance", "0.2")
@@ -195,9 +201,7 @@ def test_batch_shares_are_resampled_by_batch(harness, tmp_path):
 
 def test_without_per_query_latencies_search_is_a_wall_time(harness, results, tmp_path):
     quality = values("NDCG@10", [0.5] * N)
-    bare = block(results.base * 3)
-    bare.pop("per_query_latency_ms")
-    current = write_result(tmp_path / "bare", quality, efficiency=bare)
+    current = write_result(tmp_path / "bare", quality, efficiency=block(results.base * 3))  # no query_latency_ms
     proc = gate(harness, results, current)
     assert proc.returncode == 0, proc.stdout
     assert "SLOWER    search wall:" in proc.stdout and "(x3.000)" in proc.stdout
@@ -207,8 +211,8 @@ def test_without_per_query_latencies_search_is_a_wall_time(harness, results, tmp
 def test_one_timed_batch_is_a_wall_time(harness, tmp_path):
     # A retriever searched in one call (search_batch_size None): every query has the mean; no interval.
     quality = values("NDCG@10", [0.5] * N)
-    base = write_result(tmp_path / "base", quality, efficiency=batch_block([0.5], N))
-    slower = write_result(tmp_path / "slower", quality, efficiency=batch_block([1.5], N))
+    base = write_result(tmp_path / "base", quality, **batch_block([0.5], N))
+    slower = write_result(tmp_path / "slower", quality, **batch_block([1.5], N))
     proc = harness("check", "--baseline", base, "--current", slower, "--latency-tolerance", "0.2")
     assert proc.returncode == 0, proc.stdout
     assert "SLOWER    search wall: 0.1 s -> 0.3 s (x3.000)" in proc.stdout

@@ -115,7 +115,7 @@ def test_in_process_search_is_timed_in_batches(tmp_path):
     assert block["stages_s"] == {"load": 0.25, "index": timings["index_s"], "search": timings["search_s"],
                                  "evaluate": timings["evaluate_s"]}
     assert block["n_queries"] == 70 and block["queries_per_s"] == 70 / timings["search_s"]
-    latencies = block["per_query_latency_ms"]
+    latencies = exp.document.query_latency_ms
     assert list(latencies) == dataset.queries.ids
     # Every query of a batch has the same share, and the shares add up to (at most) the search stage.
     first = {latencies[q] for q in dataset.queries.ids[:SEARCH_BATCH]}
@@ -125,7 +125,8 @@ def test_in_process_search_is_timed_in_batches(tmp_path):
     assert block["latency_ms"]["p95"] == pytest.approx(np.percentile(list(latencies.values()), 95), abs=1e-5)
     assert block["index_bytes"] is None and block["peak_rss_bytes"] > 10 * 2 ** 20
     assert set(block["fingerprint"]) >= {"cpu", "ram_bytes", "gpu", "os", "python", "libraries", "git"}
-    assert MetricsDocument.read(tmp_path / "metrics.json").efficiency == block
+    written = MetricsDocument.read(tmp_path / "metrics.json")
+    assert written.efficiency == block and written.query_latency_ms == latencies
 
 
 def test_a_retriever_timing_its_requests_gives_per_request_latencies(tmp_path):
@@ -134,7 +135,7 @@ def test_a_retriever_timing_its_requests_gives_per_request_latencies(tmp_path):
     exp = run_experiment(dataset, retriever, Evaluator(["P@1"], k_values=[1]), [1])
     assert retriever.calls == [40]  # one call: the service's own concurrency is left alone
     block = exp.document.efficiency
-    assert block["per_query_latency_ms"] == {f"q{i}": 10.0 + i for i in range(40)}
+    assert exp.document.query_latency_ms == {f"q{i}": 10.0 + i for i in range(40)}
     assert block["latency_ms"]["basis"] == "per request" and "batch_size" not in block["latency_ms"]
     assert block["latency_ms"]["p50"] == np.percentile(np.arange(40) + 10.0, 50) == 29.5
     assert block["index_bytes"] == 12345
@@ -158,8 +159,7 @@ def test_run_trec_header_round_trips(tmp_path):
     assert "#   basis: \"per batch share\"" in header
     facts = efficiency.parse_header(lines)
     block = exp.document.efficiency
-    expected = {k: v for k, v in block.items() if k != "per_query_latency_ms"}
-    assert facts == {"tag": "counting", "data": {"test_collection": "toy", "split": "test"}, **expected}
+    assert facts == {"tag": "counting", "data": {"test_collection": "toy", "split": "test"}, **block}
     # The reader skips the header: the run reads back exactly.
     assert read_run(tmp_path / "run.trec").to_dict() == exp.run.to_dict()
 
