@@ -9,10 +9,14 @@ from pathlib import Path
 
 from harness import progress
 from harness.datasets import Dataset
+from harness.datasets.corpus import Queries
 from harness.evaluation import EvaluationResult, Evaluator
-from harness.reports import MetricsDocument, write_result_folder
+from harness.reports import MetricsDocument, efficiency, write_result_folder
 from harness.retriever import Retriever
-from harness.run import Run
+from harness.run import Run, concat_runs
+
+SEARCH_BATCH = Retriever.search_batch_size  # queries per timed search() call (docs/efficiency.md)
+MAX_TIMED_CALLS = 50  # larger batches beyond 50 x SEARCH_BATCH queries: bounds the per-call overhead
 
 
 @dataclass
@@ -44,10 +48,56 @@ def dataset_info(dataset: Dataset) -> dict:
 
 def search_run(retriever, dataset: Dataset, depth: int, ignore_identical_ids: bool) -> Run:
     """Search to ``depth`` (one more when identical ids will be dropped, so depth hits remain)."""
-    run = retriever.search(dataset.queries, depth + 1 if ignore_identical_ids else depth)
+    return _finish(retriever.search(dataset.queries, _search_k(depth, ignore_identical_ids)), depth,
+                   ignore_identical_ids)
+
+
+def _search_k(depth: int, ignore_identical_ids: bool) -> int:
+    return depth + 1 if ignore_identical_ids else depth
+
+
+def _finish(run: Run, depth: int, ignore_identical_ids: bool) -> Run:
     if ignore_identical_ids:
         run = run.without_identical_ids()
     return run.truncated(depth)
+
+
+@dataclass
+class TimedSearch:
+    run: Run
+    latency_ms: dict[str, float]  # query id -> ms
+    basis: str  # efficiency.PER_REQUEST or efficiency.PER_BATCH_SHARE
+    batch_size: int | None = None
+
+
+def timed_search(retriever, queries: Queries, k: int) -> TimedSearch:
+    """Search ``queries`` and time each query.
+
+    A retriever that times its own requests (``measures_latency``; its ``stats()`` holds
+    ``query_latency_ms``) searches all queries in one call and its latencies are kept ("per
+    request"); any other searches batches of its ``search_batch_size`` queries (all in one call
+    when None; larger batches when that would take more than ``MAX_TIMED_CALLS`` calls), each batch
+    timed, and each query is given its batch's time divided by the batch's size ("per batch share").
+    """
+    if getattr(retriever, "measures_latency", False):
+        started = time.perf_counter()
+        run = retriever.search(queries, k)
+        elapsed = time.perf_counter() - started
+        stats = getattr(retriever, "stats", None)
+        measured = (stats() if callable(stats) else {}).get("query_latency_ms")
+        if isinstance(measured, dict):
+            return TimedSearch(run, {q: float(v) for q, v in measured.items()}, efficiency.PER_REQUEST)
+        return TimedSearch(run, efficiency.batch_shares([(queries.ids, elapsed)]), efficiency.PER_BATCH_SHARE,
+                           len(queries))
+    batch_size = getattr(retriever, "search_batch_size", SEARCH_BATCH) or len(queries)
+    batch_size = max(1, batch_size, -(-len(queries) // MAX_TIMED_CALLS))
+    parts, batches = [], []
+    for start in range(0, len(queries), batch_size):
+        batch = Queries(queries.ids[start:start + batch_size], queries.texts[start:start + batch_size])
+        started = time.perf_counter()
+        parts.append(retriever.search(batch, k))
+        batches.append((batch.ids, time.perf_counter() - started))
+    return TimedSearch(concat_runs(parts), efficiency.batch_shares(batches), efficiency.PER_BATCH_SHARE, batch_size)
 
 
 def run_experiment(
@@ -65,14 +115,20 @@ def run_experiment(
     with timer("index_s"), progress.task(f"indexing {len(dataset.corpus):,} documents ({retriever.name})"):
         retriever.index(dataset.corpus)
     with timer("search_s"), progress.task(f"searching {len(dataset.queries):,} queries ({retriever.name})"):
-        run = search_run(retriever, dataset, depth, evaluator.ignore_identical_ids)
+        searched = timed_search(retriever, dataset.queries, _search_k(depth, evaluator.ignore_identical_ids))
+        run = _finish(searched.run, depth, evaluator.ignore_identical_ids)
     with timer("evaluate_s"), progress.task("evaluating"):
         result = evaluator.evaluate(run, dataset.qrels)
     stats = getattr(retriever, "stats", None)
+    stats = stats() if callable(stats) else None
     document = MetricsDocument.build(
         result, dataset=dataset_info(dataset), retriever={"name": retriever.name, "params": retriever.params()},
-        k_values=k_values, depth=depth, timings=timer.seconds, retriever_stats=stats() if callable(stats) else None,
+        k_values=k_values, depth=depth, timings=timer.seconds, retriever_stats=stats,
         warnings=list(dataset.warnings) or None)
+    document.efficiency = efficiency.efficiency_block(
+        timer.seconds, len(dataset.queries), searched.latency_ms, searched.basis, searched.batch_size,
+        index_bytes=(stats or {}).get("index_bytes"))
+    document.query_latency_ms = efficiency.query_latency_block(searched.latency_ms)
     folder = None
     if output_dir is not None:
         folder = write_result_folder(Path(output_dir), document, dataset.queries.as_dict(), run, tag=retriever.name)

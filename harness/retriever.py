@@ -20,6 +20,14 @@ class Retriever(ABC):
     """
 
     name: str = "retriever"
+    # True when the retriever times each query itself: its ``stats()`` then holds
+    # ``query_latency_ms`` ({query id: ms}), the efficiency block's "per request" latencies.
+    measures_latency: bool = False
+    # Queries per timed search() call when the harness measures latency itself (docs/efficiency.md):
+    # each call's time is shared among its queries. None: all queries in one call, for a retriever
+    # whose search() keeps per-call state (a cache keyed on the queries, statistics of the call,
+    # its own thread pool over the queries); its latencies are then one share, the mean.
+    search_batch_size: int | None = 32
 
     @abstractmethod
     def index(self, corpus: Corpus) -> None:

@@ -234,3 +234,30 @@ class Run:
         offsets = np.concatenate([[0], np.cumsum(kept_per_query)])
         return Run(self.query_ids, offsets, self.doc_codes[~drop], self.scores[~drop], self.doc_vocab,
                    self._vocab_index)
+
+
+def concat_runs(runs: list[Run]) -> Run:
+    """The runs of disjoint query batches as one run (queries in the given order).
+
+    Runs sharing one ``doc_vocab`` (a retriever's corpus ids) are joined without touching ids;
+    otherwise each run's codes are mapped into the union of the vocabularies.
+    """
+    if len(runs) == 1:
+        return runs[0]
+    if not runs:
+        return Run.from_dict({})
+    first = runs[0].doc_vocab
+    if all(r.doc_vocab is first for r in runs):
+        vocab, vocab_index, codes = first, runs[0]._vocab_index, [r.doc_codes for r in runs]
+    else:
+        vocab_index = {}
+        codes = []
+        for r in runs:
+            mapping = np.fromiter((vocab_index.setdefault(d, len(vocab_index)) for d in r.doc_vocab.tolist()),
+                                  dtype=np.int64, count=len(r.doc_vocab))
+            codes.append(mapping[r.doc_codes])
+        vocab = object_array(list(vocab_index))
+    sizes = np.concatenate([np.diff(r.offsets) for r in runs])
+    return Run.from_arrays(np.concatenate([r.query_ids for r in runs]).tolist(),
+                           np.concatenate([[0], np.cumsum(sizes)]), np.concatenate(codes),
+                           np.concatenate([r.scores for r in runs]), vocab, vocab_index)

@@ -25,6 +25,7 @@ class RunFileRetriever(Retriever):
     """Serve results from a 6-column TREC run file (``qid Q0 docid rank score tag``)."""
 
     name = "run-file"
+    search_batch_size = None  # one search() call: stats() describe it (a lookup has no latency to speak of)
 
     def __init__(self, path: str):
         self.path = Path(str(path)).expanduser()

@@ -3,6 +3,8 @@
 Values are each cell's mean over its evaluated queries (from its metrics.json). The ``average``
 row is the unweighted mean over datasets, given only for retrievers with a value on every
 dataset (an average over fewer datasets would not be comparable); otherwise it is null / "-".
+The timings table adds each cell's efficiency figures (p95 latency, index size, peak RSS) and a
+letter per distinct hardware; cells timed on different hardware are flagged.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from datetime import datetime, timezone
 
 from harness.bench.cells import Cell
 from harness.bench.config import BenchConfig
+from harness.fingerprint import describe_hardware
+from harness.reports import efficiency
 from harness.reports.document import MetricsDocument
 
 SCHEMA = "retrieval-harness/leaderboard/v1"
@@ -74,6 +78,8 @@ def build(config: BenchConfig, outcomes: list[CellOutcome]) -> dict:
             entry["n_queries"] = o.document.n_queries
             entry["timings"] = o.document.timings
             entry["throughput"] = throughput(o.document)
+            if o.document.efficiency:
+                entry["efficiency"] = efficiency.summary(o.document.efficiency)
         cells.append(entry)
     return {"schema": SCHEMA, "bench": config.name, "metrics": list(config.metrics), "datasets": datasets,
             "retrievers": retrievers, "tables": tables, "cells": cells,
@@ -111,14 +117,23 @@ def markdown(board: dict, description: str = "") -> str:
                   "covers retrievers with a value on every dataset.", ""]
         lines += metric_table(board, metric) + [""]
     lines += ["## Timings", "",
-              "| dataset | retriever | status | index s | search s | docs indexed/s | queries/s | docs encoded/s |",
-              "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |"]
-    for cell in board["cells"]:
+              "| dataset | retriever | status | index s | search s | docs indexed/s | queries/s | docs encoded/s "
+              "| p95 ms | index MB | peak RSS MB | hardware |",
+              "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    speeds = [cell.get("efficiency") or {} for cell in board["cells"]]
+    labels, legend = efficiency.hardware_labels([e.get("hardware") for e in speeds])
+    for cell, e, label in zip(board["cells"], speeds, labels):
         t = cell.get("throughput") or {}
         status = cell["status"] + (f": {cell['error']}" if cell.get("error") else "")
         lines.append(f"| {cell['dataset']} | {cell['retriever']} | {status.replace('|', '/')} | "
                      f"{_fmt(t.get('index_s'), 2)} | {_fmt(t.get('search_s'), 2)} | "
                      f"{_rate(t.get('docs_indexed_per_s'))} | {_rate(t.get('queries_per_s'))} | "
-                     f"{_rate(t.get('docs_encoded_per_s'))} |")
-    lines += ["", "Timings are those of the run that produced each cell (a reused cell keeps its own)."]
+                     f"{_rate(t.get('docs_encoded_per_s'))} | {efficiency.fmt(e.get('p95_ms'), 3)} | "
+                     f"{efficiency.fmt(e.get('index_mb'))} | {efficiency.fmt(e.get('peak_rss_mb'))} | {label} |")
+    lines += ["", "Timings are those of the run that produced each cell (a reused cell keeps its own). p95: "
+              "search latency per query (docs/efficiency.md); peak RSS: the benchmark process's peak up to the "
+              "cell; hardware:" + "".join(f" **{k}** = {describe_hardware(hw)};" for k, hw in legend.items())]
+    if len(legend) > 1:
+        lines += ["", "> warning: cells were timed on different hardware (reused cells from another machine); "
+                      "their timings are not comparable."]
     return "\n".join(lines) + "\n"

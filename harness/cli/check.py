@@ -32,11 +32,18 @@ def check(
     github_summary: bool = typer.Option(False, "--github-summary",
                                         help="Append the verdict table (Markdown) to $GITHUB_STEP_SUMMARY."),
     junit: Optional[Path] = typer.Option(None, "--junit", help="Write JUnit XML here (one test case per metric)."),
+    latency_tolerance: Optional[float] = typer.Option(
+        None, "--latency-tolerance", help="Also gate latency: largest slowdown (0.2 = 20%) that is never a "
+                                          "regression (needs the efficiency blocks; docs/compare.md)."),
+    latency_metric: str = typer.Option("p95", "--latency-metric", help="Latency statistic of the gate: p50, p90, "
+                                                                       "p95, p99 or mean."),
 ) -> None:
     """Gate CURRENT on BASELINE: a verdict per metric; exit 0 pass, 1 regression, 2 bad input.
 
     REGRESSED: mean drop > tolerance and p < alpha (exit 1). IMPROVED: gain > tolerance and p < alpha.
     NOISE: change > tolerance but p >= alpha. OK: change within tolerance.
+    With --latency-tolerance: a latency verdict per stage; search REGRESSED (exit 1) when its
+    latency statistic grew by more than the tolerance and the bootstrap interval of the ratio excludes 1.
     """
     from harness.atomic import write_json
     from harness.compare import align, load_system, run_check
@@ -47,6 +54,12 @@ def check(
         raise HarnessError("--show must be >= 0")
     if permutations < 1:
         raise HarnessError("--permutations must be >= 1")
+    if latency_tolerance is not None and latency_tolerance < 0:
+        raise HarnessError("--latency-tolerance must be >= 0")
+    from harness.compare.latency import STATISTICS, check_latency
+
+    if latency_metric not in STATISTICS:
+        raise HarnessError(f"--latency-metric must be one of {', '.join(STATISTICS)}, got {latency_metric!r}")
     metrics = list(dict.fromkeys(metric or ["NDCG@10"]))
     for role, argument in (("baseline", baseline), ("current", current)):
         path = Path(argument)
@@ -58,6 +71,8 @@ def check(
     judgments = _judgments(qrels, cur, base) if show else None
     result = run_check(aligned, metrics, tolerance=tolerance, alpha=alpha, test=test, permutations=permutations,
                        seed=seed, show=show, qrels=judgments)
+    if latency_tolerance is not None:
+        result.latency = check_latency(base, cur, latency_metric, latency_tolerance, alpha=alpha, seed=seed)
     typer.echo(format_report(result, baseline, current), nl=False)
     if json_out:
         write_json(json_out, result.to_dict())

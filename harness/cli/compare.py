@@ -63,7 +63,10 @@ def compare(
     if markdown_out:
         write_text(markdown_out, markdown)
     if json_out:
-        write_json(json_out, comparison.to_dict())
+        from harness.reports.efficiency import summary
+
+        speed = {s.name: summary(s.document.efficiency) for s in systems if s.document and s.document.efficiency}
+        write_json(json_out, {**comparison.to_dict(), **({"efficiency": speed} if speed else {})})
         if plots:
             _plots(comparison, json_out.parent, json_out.stem)
 

@@ -15,6 +15,9 @@ paired t-test), the verdict is:
 
 The p-values are not corrected across the metrics of one check (each metric is its own gate);
 check fewer metrics, or lower ``alpha``, to keep the chance of a false alarm down.
+
+With a latency tolerance, :mod:`harness.compare.latency` adds a verdict per stage; a REGRESSED
+stage fails the gate as a regressed metric does (same exit code 1).
 """
 
 from __future__ import annotations
@@ -96,10 +99,19 @@ class CheckResult:
     alpha: float
     test: str
     warnings: list[str]
+    latency: object | None = None  # harness.compare.latency.LatencyResult, with --latency-tolerance
+
+    @property
+    def failures(self) -> list[str]:
+        """What regressed: metrics, then latency stages (``latency search p95``)."""
+        out = [c.metric for c in self.checks if c.verdict == REGRESSED]
+        if self.latency is not None:
+            out += [f"latency {c.stage} {c.statistic}" for c in self.latency.regressed]
+        return out
 
     @property
     def regressed(self) -> bool:
-        return any(c.verdict == REGRESSED for c in self.checks)
+        return bool(self.failures)
 
     @property
     def exit_code(self) -> int:
@@ -108,7 +120,8 @@ class CheckResult:
     def to_dict(self) -> dict:
         return {"schema": "retrieval-harness/check/v1", "passed": not self.regressed, "n_queries": self.n_queries,
                 "tolerance": self.tolerance, "alpha": self.alpha, "test": self.test, "warnings": self.warnings,
-                "checks": [c.to_dict() for c in self.checks]}
+                "checks": [c.to_dict() for c in self.checks],
+                **({"latency": self.latency.to_dict()} if self.latency is not None else {})}
 
 
 def cutoff(metric: str) -> int | None:
@@ -213,7 +226,10 @@ def format_report(result: CheckResult, baseline: str, current: str, max_docs: in
                 lines.append("      (rankings unavailable: no run.trec beside both metrics files)")
     for w in result.warnings:
         lines.append(f"warning: {w}")
-    verdict_line = "FAILED: regression on " + ", ".join(c.metric for c in result.checks if c.verdict == REGRESSED) \
-        if result.regressed else "PASSED"
+    if result.latency is not None:
+        from harness.compare.latency import format_latency
+
+        lines.extend(format_latency(result.latency))
+    verdict_line = "FAILED: regression on " + ", ".join(result.failures) if result.regressed else "PASSED"
     lines.append(verdict_line)
     return "\n".join(lines) + "\n"

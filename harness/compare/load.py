@@ -279,6 +279,8 @@ def align(systems: Sequence[SystemResult], metrics: Sequence[str], intersection:
         take = np.fromiter((position[q] for q in ordered), dtype=np.int64, count=len(ordered))
         values[s.name] = {m: s.values[m][take] for m in metrics}
     warnings.extend(consistency_warnings(systems))
+    hardware = hardware_warning(systems)
+    warnings.extend([hardware] if hardware else [])
     return Aligned(_objects(ordered), systems, values, metrics, warnings)
 
 
@@ -302,3 +304,18 @@ def consistency_warnings(systems: Sequence[SystemResult]) -> list[str]:
             warnings.append(f"{s.name} and {ref.name} differ in evaluation settings: "
                             + ", ".join(f"{k} {ref_settings[k]!r} vs {settings[k]!r}" for k in changed))
     return warnings
+
+
+def hardware_warning(systems: Sequence[SystemResult]) -> str | None:
+    """A warning when the results' efficiency fingerprints name different hardware (None otherwise)."""
+    from harness.fingerprint import describe_hardware, hardware
+
+    known = [(s, hardware((s.document.efficiency or {}).get("fingerprint"))) for s in systems
+             if s.document is not None and s.document.efficiency]
+    known = [(s, hw) for s, hw in known if hw]
+    differ = [(s, hw) for s, hw in known[1:] if hw != known[0][1]]
+    if not differ:
+        return None
+    ref, ref_hw = known[0]
+    return (f"timings measured on different hardware are not comparable: {ref.name}: {describe_hardware(ref_hw)}; "
+            + "; ".join(f"{s.name}: {describe_hardware(hw)}" for s, hw in differ))

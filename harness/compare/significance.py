@@ -311,3 +311,39 @@ def compare_paired(a: Sequence[float], b: Sequence[float], permutations: int = 1
         wins=int((d > 0).sum()), losses=int((d < 0).sum()), ties=int((d == 0).sum()),
         t_statistic=t.statistic, p_t=t.p_value, p_randomization=r.p_value, randomization_exact=r.exact,
         permutations=r.n_permutations, ci_low=ci.low, ci_high=ci.high, confidence=confidence)
+
+
+def paired_bootstrap_ratio(a: Sequence[float], b: Sequence[float], statistic, resamples: int = 10_000,
+                           confidence: float = 0.95, seed: int = 0, clusters: np.ndarray | None = None
+                           ) -> BootstrapResult:
+    """Percentile bootstrap interval of ``statistic(b) / statistic(a)`` (e.g. the ratio of two p95
+    latencies): the queries are resampled with replacement as pairs (seeded, in blocks, as
+    :func:`paired_bootstrap_ci`), and ``statistic(matrix)`` reduces each row of a (resamples, n)
+    matrix of values (e.g. ``lambda x: np.percentile(x, 95, axis=1)``).
+
+    ``clusters`` (optional, an (m, size) matrix of positions): resample these m groups of queries
+    instead of single queries (a cluster bootstrap, for values measured per group, such as the
+    per-batch shares of a batched search); each drawn group contributes its ``size`` positions.
+    """
+    _differences(a, b)  # the same checks: 1-d, same length, >= 2 queries, finite
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    if resamples < 1:
+        raise ValueError(f"resamples must be >= 1, got {resamples}")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
+    groups = None if clusters is None else np.asarray(clusters, dtype=np.int64)
+    units = len(a) if groups is None else len(groups)
+    rng = np.random.default_rng(seed)
+    rows = max(1, _BLOCK_CELLS // (len(a) if groups is None else groups.size))
+    ratios = np.empty(resamples, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for start in range(0, resamples, rows):
+            size = min(rows, resamples - start)
+            drawn = rng.integers(0, units, size=(size, units))
+            if groups is not None:
+                drawn = groups[drawn].reshape(size, -1)
+            ratios[start:start + size] = statistic(b[drawn]) / statistic(a[drawn])
+    tail = (1.0 - confidence) / 2.0
+    low, high = np.quantile(ratios, [tail, 1.0 - tail])
+    return BootstrapResult(float(low), float(high), confidence, resamples, seed)

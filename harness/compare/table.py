@@ -5,12 +5,15 @@ decimals; the best value of each column is bold (every system that reaches it ex
 significantly better than the baseline (Holm-adjusted p of the chosen test < alpha) is marked
 ``▲``, significantly worse ``▼``. The details table gives, for every system and metric, the mean
 difference with its bootstrap interval, the raw and adjusted p-values of both tests, and the
-number of queries won, tied and lost against the baseline.
+number of queries won, tied and lost against the baseline. When the results carry efficiency
+blocks, efficiency columns follow the metrics in the main table (:func:`efficiency_columns`).
 """
 
 from __future__ import annotations
 
 from harness.compare.analysis import TESTS, Comparison
+from harness.fingerprint import describe_hardware
+from harness.reports import efficiency
 
 
 def _p(value: float) -> str:
@@ -23,8 +26,10 @@ def _signed(value: float) -> str:
 
 def comparison_table(comparison: Comparison) -> str:
     c = comparison
-    lines = ["| system | " + " | ".join(c.metrics) + " |",
-             "| --- | " + " | ".join("---:" for _ in c.metrics) + " |"]
+    speed, _ = efficiency_columns(c.aligned.systems)
+    extra = list(EFFICIENCY_COLUMNS) if speed else []
+    lines = ["| system | " + " | ".join([*c.metrics, *extra]) + " |",
+             "| --- | " + " | ".join(["---:" for _ in c.metrics] + ["---:"] * len(extra)) + " |"]
     best = {m: c.best(m) for m in c.metrics}
     for system in c.systems:
         cells = []
@@ -37,7 +42,7 @@ def comparison_table(comparison: Comparison) -> str:
                 text += " ▲" if cell.stats.difference > 0 else " ▼"
             cells.append(text)
         label = f"{system} (baseline)" if system == c.baseline else system
-        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+        lines.append(f"| {label} | " + " | ".join(cells + speed.get(system, [])) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -54,6 +59,30 @@ def details_table(comparison: Comparison) -> str:
     return "\n".join(lines) + "\n"
 
 
+EFFICIENCY_COLUMNS = ("search q/s", "p95 ms", "index MB", "peak RSS MB", "hardware")
+
+
+def efficiency_columns(systems) -> tuple[dict[str, list[str]], list[str]]:
+    """Efficiency cells beside the metrics: ``{system: [search q/s, p95 ms, index MB, peak RSS MB,
+    hardware letter]}`` and the lines under the table (latency basis, hardware legend, a warning when
+    the hardware differs); empty when no system has an efficiency block."""
+    blocks = {s.name: s.document.efficiency for s in systems if s.document is not None}
+    if not any(blocks.values()):
+        return {}, []
+    rows = {s.name: efficiency.summary(blocks.get(s.name)) for s in systems}
+    labels, legend = efficiency.hardware_labels([row["hardware"] for row in rows.values()])
+    cells = {name: [efficiency.fmt(row["queries_per_s"]), efficiency.fmt(row["p95_ms"], 3),
+                    efficiency.fmt(row["index_mb"]), efficiency.fmt(row["peak_rss_mb"]), label]
+             for (name, row), label in zip(rows.items(), labels)}
+    bases = sorted({row["basis"] for row in rows.values() if row["basis"]})
+    notes = [f"Efficiency (docs/efficiency.md): search q/s and p95 latency of the search stage "
+             f"({' / '.join(bases) or 'basis unknown'}); index size on disk; peak RSS of the process; hardware:"
+             + "".join(f" **{letter}** = {describe_hardware(hw)};" for letter, hw in legend.items())]
+    if len(legend) > 1:
+        notes.append("> warning: these timings were measured on different hardware and are not comparable.")
+    return cells, notes
+
+
 def comparison_markdown(comparison: Comparison, title: str | None = "Comparison") -> str:
     c = comparison
     s = c.settings
@@ -63,6 +92,7 @@ def comparison_markdown(comparison: Comparison, title: str | None = "Comparison"
     sections.append(f"{n} queries. Best value per metric in bold. ▲ / ▼: significantly better / worse than "
                     f"**{c.baseline}** ({TESTS[s.test]}, Holm-Bonferroni adjusted across {len(c.systems) - 1} "
                     f"system(s), alpha = {s.alpha}).")
+    sections.extend(efficiency_columns(c.aligned.systems)[1])
     if c.cells:
         rand = (f"{s.permutations:,} seeded sign permutations (seed {s.seed}), or all 2^n sign flips when "
                 "that is fewer")

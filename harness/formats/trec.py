@@ -52,10 +52,12 @@ def _check_token(value: str, what: str) -> None:
         raise ValueError(f"{what} {value!r} cannot be written to a TREC file (empty or contains whitespace)")
 
 
-def write_run(run: Run, path: str | Path, tag: str = "harness") -> None:
-    """Write ``run`` as a 6-column TREC run (canonical order, real ranks, repr scores), atomically."""
+def write_run(run: Run, path: str | Path, tag: str = "harness", header: list[str] | None = None) -> None:
+    """Write ``run`` as a 6-column TREC run (canonical order, real ranks, repr scores), atomically,
+    after the ``#`` comment lines of ``header`` (e.g. the ir_metadata header of the result)."""
     run = run.canonical()
     with atomic_open(path) as handle:
+        handle.writelines(line + "\n" for line in header or ())
         write_run_to(run, handle, tag)
 
 
@@ -81,7 +83,7 @@ def read_run(path: str | Path) -> Run:
     scores = array("d")
     for number, line in _lines(path, "run"):
         parts = line.split()
-        if not parts:
+        if not parts or (not codes and line.startswith("#")):  # blank, or a comment line of the header
             continue
         if len(parts) != 6:
             raise InputError(f"expected 6 columns (qid Q0 docid rank score tag), got {len(parts)}", path, number)

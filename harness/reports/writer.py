@@ -8,6 +8,7 @@ from pathlib import Path
 from harness.atomic import atomic_open, write_json, write_text
 from harness.formats.trec import write_run
 from harness.reports.document import MetricsDocument
+from harness.reports.efficiency import header_facts, run_header
 from harness.reports.markdown import metrics_table
 from harness.run import Run
 
@@ -18,7 +19,10 @@ def write_result_folder(folder: str | Path, document: MetricsDocument, query_tex
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     if run is not None:
-        write_run(run, folder / "run.trec", tag=tag)
+        header = None
+        if document.efficiency:
+            header = run_header(header_facts(document.efficiency, tag, document.dataset))
+        write_run(run, folder / "run.trec", tag=tag, header=header)
     texts = query_texts or {}
     with atomic_open(folder / "per_query.jsonl") as handle:
         for qid, values in document.per_query.items():

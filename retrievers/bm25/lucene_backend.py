@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+from pathlib import Path
 
 from harness.datasets.corpus import Corpus, Queries
 from harness.run import Run
@@ -46,6 +47,7 @@ class LuceneBackend:
         self._index: SparseIndex | None = None
         self._searcher = None
         self.cache_status: str | None = None  # "hit", "built", "rebuilt" or "off" after index()
+        self.cache_entry: Path | None = None  # the index's cache folder after index() (cache on)
 
     def settings(self) -> dict:
         out = {"analyzer": self.analyzer.params(), "scoring": self.scoring.as_dict()}
@@ -62,11 +64,13 @@ class LuceneBackend:
         self._searcher = self.engine.searcher(index, DocOrder.of(corpus))
 
     def _cached_or_built(self, corpus: Corpus) -> tuple[SparseIndex, str]:
+        self.cache_entry = None
         if not self.use_cache:
             return self.build(corpus), "off"
         root = index_cache.cache_root(self.cache_dir)
         settings = self.settings()
         key = index_cache.cache_key(self.engine.digest(corpus), settings)
+        self.cache_entry = index_cache.entry_dir(root, key)
         status = "built"
         try:
             index = index_cache.load(root, key)

@@ -85,3 +85,14 @@ class BM25Retriever(Retriever):
 
     def search(self, queries: Queries, k: int) -> Run:
         return self._backend.search(queries, k)
+
+    def stats(self) -> dict:
+        """The index cache's status and, when the index is cached, its size on disk (``index_bytes``)."""
+        status, entry = getattr(self._backend, "cache_status", None), getattr(self._backend, "cache_entry", None)
+        out = {"cache": status} if status else {}
+        try:
+            if entry is not None:
+                out["index_bytes"] = sum(f.stat().st_size for f in entry.iterdir() if f.is_file())
+        except OSError:  # the cache could not be written (read-only disk): size unknown
+            pass
+        return out

@@ -50,6 +50,7 @@ class DenseRetriever(Retriever):
     """
 
     name = "dense"
+    search_batch_size = None  # one search() call: query embeddings are cached per call, stats() describe it
 
     def __init__(self, model: str | ModelHandle | None = None, revision: str | None = None,
                  max_seq_length: int | None = None, query_prompt: str | None = None,

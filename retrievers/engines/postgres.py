@@ -71,6 +71,7 @@ class PostgresRetriever(Retriever):
     """
 
     name = "postgres"
+    search_batch_size = None  # one search() call: its threads share the queries, stats() describe the call
 
     def __init__(self, dsn: str = "", table: str | None = None, id_column: str = "id", vector_column: str = "tsv",
                  config: str = "english", rank: str = "ts_rank", normalization: int = 0, parser: str = "websearch",

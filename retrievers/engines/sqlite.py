@@ -82,6 +82,7 @@ class SQLiteRetriever(Retriever):
     """
 
     name = "sqlite"
+    search_batch_size = None  # one search() call: its threads share the queries, stats() describe the call
 
     def __init__(self, tokenizer: str = "porter unicode61", columns: str = "contents", title_weight: float = 1.0,
                  text_weight: float = 1.0, stopwords: str | None = "lucene", cache: bool = True,

@@ -34,6 +34,7 @@ class HTTPRetriever(Retriever):
     """Search a service over HTTP (see the module docstring and docs/http.md for every parameter)."""
 
     name = "http"
+    measures_latency = True  # stats()["query_latency_ms"]: per request
 
     def __init__(self, url: str = "", preset: str | None = None, path: str | None = None, method: str | None = None,
                  params: dict | None = None, body: Any = None, headers: dict | None = None,

@@ -37,7 +37,9 @@ def test_run_writes_the_result_folder(scifact_result):
     lines = (folder / "per_query.jsonl").read_text().splitlines()
     assert len(lines) == 300 and json.loads(lines[0])["query"]
     assert "| NDCG |" in (folder / "metrics.md").read_text()
-    first = (folder / "run.trec").read_text().splitlines()[0].split()
+    lines = (folder / "run.trec").read_text().splitlines()
+    assert lines[0] == "# ir_metadata.start"  # the header (docs/efficiency.md), then the ranking
+    first = next(line for line in lines if not line.startswith("#")).split()
     assert first[1] == "Q0" and first[3] == "1"
 
 

@@ -10,7 +10,8 @@ from harness.reports import MetricsDocument
 
 def write_result(folder: Path, per_query: dict[str, dict[str, float]], texts: dict[str, str] | None = None,
                  rankings: dict[str, list[str]] | None = None, files: dict[str, str] | None = None,
-                 settings: dict | None = None) -> Path:
+                 settings: dict | None = None, efficiency: dict | None = None,
+                 query_latency_ms: dict[str, float] | None = None) -> Path:
     """A result folder with metrics.json (+ per_query.jsonl when ``texts``, run.trec when ``rankings``)."""
     folder.mkdir(parents=True, exist_ok=True)
     names = list(next(iter(per_query.values())))
@@ -20,7 +21,8 @@ def write_result(folder: Path, per_query: dict[str, dict[str, float]], texts: di
                  "n_docs": 10, "n_queries": len(per_query)},
         retriever={"name": folder.name, "params": {}}, k_values=[1, 3, 5, 10],
         settings=settings or {"relevance_threshold": 1.0, "ignore_identical_ids": True, "depth": 10},
-        n_queries=len(per_query), metrics=means, per_query=per_query, created="2025-01-01T00:00:00")
+        n_queries=len(per_query), metrics=means, per_query=per_query, created="2025-01-01T00:00:00",
+        efficiency=efficiency, query_latency_ms=query_latency_ms)
     (folder / "metrics.json").write_text(json.dumps(doc.to_json()))
     if texts is not None:
         (folder / "per_query.jsonl").write_text("".join(

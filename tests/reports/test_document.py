@@ -30,16 +30,17 @@ def test_committed_baseline_round_trips_key_for_key():
 def test_optional_blocks_and_unknown_keys_are_kept_in_order():
     raw = {"schema": SCHEMA, "per_query": {"q1": {"M": 0.5}, "q2": {"M": 1}}, "created": "x",
            "warnings": ["3 qrels rows name unknown documents"], "bench": {"fingerprint": "ab"},
-           "stages": [{"name": "bm25"}], "efficiency": {"peak_rss_mb": 12.5}}
+           "stages": [{"name": "bm25"}], "efficiency": {"peak_rss_bytes": 12}, "energy": {"joules": 1.5}}
     doc = MetricsDocument.from_json(raw)
     assert doc.warnings == raw["warnings"] and doc.bench == {"fingerprint": "ab"}
-    assert doc.extra == {"stages": [{"name": "bm25"}], "efficiency": {"peak_rss_mb": 12.5}}
+    assert doc.efficiency == {"peak_rss_bytes": 12}
+    assert doc.extra == {"stages": [{"name": "bm25"}], "energy": {"joules": 1.5}}
     out = doc.to_json()
     # Every key written by the current version comes first, in its order; unknown keys follow as read.
     assert list(out)[:13] == ["schema", "dataset", "retriever", "k_values", "settings", "n_queries",
                               "n_missing_from_run", "n_without_relevant", "metrics", "per_query", "timings",
                               "versions", "created"]
-    assert list(out)[13:] == ["warnings", "bench", "stages", "efficiency"]
+    assert list(out)[13:] == ["warnings", "bench", "efficiency", "stages", "energy"]
     assert MetricsDocument.from_json(out) == doc
 
 

@@ -1,0 +1,109 @@
+"""The hardware and software a result was measured on, as a JSON-able dict.
+
+::
+
+    {"cpu": {"model", "cores", "machine"}, "ram_bytes", "gpu": [names] | None, "os", "python",
+     "libraries": {name: version}, "git": {"commit", "dirty"} | None}
+
+``cpu.model`` comes from ``/proc/cpuinfo`` (Linux) or ``platform.processor()``; ``cores`` is
+``os.cpu_count()``; ``ram_bytes`` is the physical memory (``sysconf``). ``gpu`` lists the CUDA
+devices only when torch is *already imported* (reading it never imports torch, which costs seconds).
+``libraries`` are those of :func:`harness.versions.versions`. ``git`` is the commit of the working
+tree holding the harness source (``dirty``: tracked files modified), None outside git or without git.
+Nothing here raises: an unreadable fact is None.
+
+:func:`hardware` is the part that makes timings comparable; results whose hardware differs are
+flagged by ``compare``, ``check`` and the leaderboard.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+from functools import lru_cache
+from pathlib import Path
+
+HARDWARE_KEYS = ("cpu", "ram_bytes", "gpu")
+
+
+def _cpu_model() -> str | None:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                key, sep, value = line.partition(":")
+                if sep and key.strip() in ("model name", "Model", "Hardware", "cpu model"):
+                    return value.strip() or None
+    except OSError:
+        pass
+    return platform.processor() or None
+
+
+def _ram_bytes() -> int | None:
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def _gpus() -> list[str] | None:
+    torch = sys.modules.get("torch")  # never import torch just to ask
+    try:
+        if torch is not None and torch.cuda.is_available():
+            return [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+    except Exception:  # noqa: BLE001 - a broken CUDA setup only loses this fact
+        pass
+    return None
+
+
+def git_commit(folder: str | Path | None = None) -> dict | None:
+    """``{"commit", "dirty"}`` of the git working tree holding ``folder`` (default: the harness source)."""
+    folder = Path(folder) if folder is not None else Path(__file__).resolve().parent
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=folder, capture_output=True, text=True, timeout=5)
+        if head.returncode != 0:
+            return None
+        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=folder,
+                                capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    dirty = bool(status.stdout.strip()) if status.returncode == 0 else None
+    return {"commit": head.stdout.strip(), "dirty": dirty}
+
+
+@lru_cache(maxsize=1)
+def _static() -> dict:
+    from harness.versions import versions
+
+    return {"cpu": {"model": _cpu_model(), "cores": os.cpu_count(), "machine": platform.machine() or None},
+            "ram_bytes": _ram_bytes(), "os": platform.platform(), "python": platform.python_version(),
+            "libraries": versions(), "git": git_commit()}
+
+
+def fingerprint() -> dict:
+    """The machine and software of this process (see the module docstring); the git state is read once."""
+    static = _static()
+    return {"cpu": dict(static["cpu"]), "ram_bytes": static["ram_bytes"], "gpu": _gpus(), "os": static["os"],
+            "python": static["python"], "libraries": dict(static["libraries"]),
+            "git": dict(static["git"]) if static["git"] else None}
+
+
+def hardware(fp: dict | None) -> dict | None:
+    """The hardware part of a fingerprint (CPU, RAM, GPU); None without a fingerprint."""
+    if not isinstance(fp, dict):
+        return None
+    return {key: fp.get(key) for key in HARDWARE_KEYS}
+
+
+def describe_hardware(hw: dict | None) -> str:
+    """One line: ``CPU model (N cores), R GiB RAM[, GPU]``."""
+    if not hw:
+        return "unknown hardware"
+    cpu = hw.get("cpu") or {}
+    ram = hw.get("ram_bytes")
+    parts = [f"{cpu.get('model') or 'unknown CPU'} ({cpu.get('cores')} cores)",
+             f"{ram / 2 ** 30:.1f} GiB RAM" if ram else "RAM unknown"]
+    if hw.get("gpu"):
+        parts.append(", ".join(hw["gpu"]))
+    return ", ".join(parts)

@@ -1,0 +1,201 @@
+"""The ``efficiency`` block of metrics.json and the ir_metadata header of run.trec.
+
+The block (docs/efficiency.md)::
+
+    stages_s         {stage: seconds}  wall time of each stage: load, index, search, evaluate (rerank, ...
+                                       when the pipeline has it), from metrics.json's ``timings``
+    n_queries        queries searched
+    queries_per_s    n_queries / stages_s.search
+    latency_ms       {p50, p90, p95, p99, mean, max, basis[, batch_size]} over the per-query latencies
+    index_bytes      size of the index on disk (retriever_stats.index_bytes), None when not exposed
+    peak_rss_bytes   the process's peak resident memory so far (getrusage)
+    fingerprint      harness.fingerprint.fingerprint(): CPU, RAM, GPU, OS, Python, libraries, git commit
+
+``basis`` says what a query's latency is: ``"per request"`` -- measured per query by the retriever
+(the http retriever times each request); ``"per batch share"`` -- the search stage ran in batches of
+``batch_size`` queries, each batch was timed, and each of its queries is given ``batch_s / len(batch)``.
+Percentiles are numpy's default (linear interpolation between order statistics, as
+``np.percentile``). The per-query latencies themselves are metrics.json's ``query_latency_ms``
+block ({query id: ms}, in search order), beside this one: what the latency gate resamples.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import sys
+from typing import Iterable, Sequence
+
+import numpy as np
+
+PER_REQUEST, PER_BATCH_SHARE = "per request", "per batch share"
+PERCENTILES = (50, 90, 95, 99)
+LATENCY_STATS = tuple(f"p{p}" for p in PERCENTILES) + ("mean", "max")
+
+
+def latency_summary(values_ms: Sequence[float]) -> dict:
+    """``{p50, p90, p95, p99, mean, max}`` of per-query latencies in ms (empty dict without any)."""
+    values = np.asarray(values_ms, dtype=np.float64)
+    if not len(values):
+        return {}
+    out = {f"p{p}": float(v) for p, v in zip(PERCENTILES, np.percentile(values, PERCENTILES))}
+    return {**out, "mean": float(values.mean()), "max": float(values.max())}
+
+
+def latency_statistic(values_ms: np.ndarray, name: str) -> float:
+    """One statistic of :data:`LATENCY_STATS` (``p95``, ``mean``...) of a latency array."""
+    if name == "mean":
+        return float(np.mean(values_ms))
+    if name == "max":
+        return float(np.max(values_ms))
+    return float(np.percentile(values_ms, float(name[1:])))
+
+
+def batch_shares(batches: Iterable[tuple[Sequence[str], float]]) -> dict[str, float]:
+    """Per-query latency in ms from timed batches ``(query ids, seconds)``: each query gets its batch's share."""
+    out: dict[str, float] = {}
+    for ids, seconds in batches:
+        if len(ids):
+            share = seconds * 1000.0 / len(ids)
+            out.update((qid, share) for qid in ids)
+    return out
+
+
+def peak_rss_bytes() -> int | None:
+    """Peak resident set size of this process (``ru_maxrss``: KiB on Linux, bytes on macOS)."""
+    try:
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    except (OSError, ValueError):
+        return None
+    return int(peak if sys.platform == "darwin" else peak * 1024)
+
+
+def efficiency_block(timings: dict[str, float], n_queries: int, query_latency_ms: dict[str, float], basis: str,
+                     batch_size: int | None = None, index_bytes: int | None = None) -> dict:
+    """The block (module docstring) from metrics.json's ``timings`` (``NAME_s`` keys) and the latencies."""
+    from harness.fingerprint import fingerprint
+
+    stages = {name[:-2]: round(float(s), 6) for name, s in timings.items() if name.endswith("_s") and s is not None}
+    search_s = stages.get("search")
+    latency = {**latency_summary(list(query_latency_ms.values())), "basis": basis}
+    if basis == PER_BATCH_SHARE and batch_size:
+        latency["batch_size"] = batch_size
+    return {"stages_s": stages, "n_queries": n_queries,
+            "queries_per_s": n_queries / search_s if search_s else None,
+            "latency_ms": latency,
+            "index_bytes": index_bytes if isinstance(index_bytes, int) and not isinstance(index_bytes, bool) else None,
+            "peak_rss_bytes": peak_rss_bytes(), "fingerprint": fingerprint()}
+
+
+def query_latency_block(query_latency_ms: dict[str, float]) -> dict[str, float]:
+    """metrics.json's ``query_latency_ms``: the per-query latencies in ms (6 decimals), in search order."""
+    return {qid: round(ms, 6) for qid, ms in query_latency_ms.items()}
+
+
+def query_latencies(document) -> dict[str, float]:
+    """A metrics document's ``query_latency_ms`` (empty without one, or when it is malformed)."""
+    values = getattr(document, "query_latency_ms", None)
+    if not isinstance(values, dict):
+        return {}
+    return {q: float(v) for q, v in values.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+
+
+# ------------------------------------------------------------------------------ run.trec header
+HEADER_START, HEADER_END = "ir_metadata.start", "ir_metadata.end"
+
+
+def _yaml_lines(obj: dict, indent: int = 0) -> list[str]:
+    """Nested dicts as YAML block mappings; every scalar (and list) as JSON, which YAML reads as is."""
+    lines = []
+    for key, value in obj.items():
+        if isinstance(value, dict) and value:
+            lines.append(f"{' ' * indent}{key}:")
+            lines.extend(_yaml_lines(value, indent + 2))
+        else:
+            lines.append(f"{' ' * indent}{key}: {json.dumps(value if value != {} else None, ensure_ascii=False)}")
+    return lines
+
+
+def header_facts(efficiency: dict, tag: str, dataset: dict | None = None) -> dict:
+    """What the run.trec header records: the run's tag, the test collection and the efficiency block."""
+    facts = {"tag": tag}
+    if dataset:
+        facts["data"] = {"test_collection": dataset.get("name"), "split": dataset.get("split")}
+    facts.update(efficiency)
+    return facts
+
+
+def run_header(facts: dict) -> list[str]:
+    """The ``#`` lines that open run.trec: ``# ir_metadata.start``, ``# key: value`` ..., ``# ir_metadata.end``."""
+    return [f"# {HEADER_START}", *(f"# {line}" for line in _yaml_lines(facts)), f"# {HEADER_END}"]
+
+
+def parse_header(lines: Iterable[str]) -> dict:
+    """The facts of :func:`run_header`'s lines (the leading ``#`` lines of a run file; others end it)."""
+    root: dict = {}
+    stack: list[tuple[int, dict]] = [(-1, root)]
+    for raw in lines:
+        if not raw.startswith("#"):
+            break
+        text = raw[1:].rstrip("\n")
+        text = text[1:] if text.startswith(" ") else text
+        if text.strip() in (HEADER_START, HEADER_END) or not text.strip():
+            continue
+        indent = len(text) - len(text.lstrip(" "))
+        key, _, value = text.strip().partition(":")
+        while stack[-1][0] >= indent:
+            stack.pop()
+        parent = stack[-1][1]
+        if value.strip():
+            try:
+                parent[key] = json.loads(value.strip())
+            except json.JSONDecodeError:
+                parent[key] = value.strip()
+        else:
+            parent[key] = {}
+            stack.append((indent, parent[key]))
+    return root
+
+
+# ------------------------------------------------------------------------------ columns for tables
+def summary(efficiency: dict | None) -> dict:
+    """The figures tables show beside effectiveness (None where unknown): ``queries_per_s``, ``p50_ms``,
+    ``p95_ms``, ``basis``, ``index_mb`` (10^6 bytes), ``peak_rss_mb`` and ``hardware`` (see
+    :func:`harness.fingerprint.hardware`)."""
+    from harness.fingerprint import hardware
+
+    block = efficiency if isinstance(efficiency, dict) else {}
+    latency = block.get("latency_ms") if isinstance(block.get("latency_ms"), dict) else {}
+
+    def number(value):  # a hand-edited or foreign file may hold anything: only numbers are shown
+        return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+    def mb(value):
+        return None if number(value) is None else round(value / 1e6, 3)
+
+    basis = latency.get("basis")
+    return {"queries_per_s": number(block.get("queries_per_s")), "p50_ms": number(latency.get("p50")),
+            "p95_ms": number(latency.get("p95")), "basis": basis if isinstance(basis, str) else None,
+            "index_mb": mb(block.get("index_bytes")), "peak_rss_mb": mb(block.get("peak_rss_bytes")),
+            "hardware": hardware(block.get("fingerprint"))}
+
+
+def hardware_labels(hardwares: Sequence[dict | None]) -> tuple[list[str], dict[str, dict]]:
+    """A letter per distinct hardware (``A``, ``B``...; ``-`` when unknown) and the legend letter -> hardware."""
+    legend: dict[str, dict] = {}
+    labels = []
+    for hw in hardwares:
+        if not hw:
+            labels.append("-")
+            continue
+        letter = next((k for k, v in legend.items() if v == hw), None)
+        if letter is None:
+            letter = chr(ord("A") + len(legend)) if len(legend) < 26 else f"H{len(legend) + 1}"
+            legend[letter] = hw
+        labels.append(letter)
+    return labels, legend
+
+
+def fmt(value, digits: int = 1) -> str:
+    """A table cell: ``-`` for None, else the number with ``digits`` decimals and thousands separators."""
+    return "-" if value is None else f"{value:,.{digits}f}"

@@ -1,0 +1,193 @@
+"""The efficiency block of metrics.json, the hardware/software fingerprint and the run.trec header."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from harness.datasets.corpus import Corpus, Dataset, Queries
+from harness.evaluation import Evaluator
+from harness.experiment import SEARCH_BATCH, run_experiment
+from harness.fingerprint import fingerprint, git_commit, hardware
+from harness.formats.trec import read_run, write_run
+from harness.qrels import Qrels
+from harness.reports import MetricsDocument, efficiency
+from harness.retriever import Retriever
+from harness.run import Run, concat_runs
+
+
+class CountingRetriever(Retriever):
+    """Scores document j for query i as ((i + 1) * (j + 3)) % 7; records the size of each search call."""
+
+    name = "counting"
+
+    def __init__(self):
+        self.calls: list[int] = []
+
+    def index(self, corpus) -> None:
+        self.doc_ids = list(corpus.ids)
+
+    def search(self, queries, k):
+        self.calls.append(len(queries))
+        return Run.from_dict({q: {d: float((int(q[1:]) + 1) * (j + 3) % 7) for j, d in enumerate(self.doc_ids)}
+                              for q in queries.ids}).truncated(k)
+
+
+class TimedService(CountingRetriever):
+    """A retriever that times its own requests, as the http retriever does."""
+
+    name = "timed"
+    measures_latency = True
+
+    def search(self, queries, k):
+        self.latencies = {q: 10.0 + i for i, q in enumerate(queries.ids)}
+        return super().search(queries, k)
+
+    def stats(self) -> dict:
+        return {"query_latency_ms": self.latencies, "index_bytes": 12345}
+
+
+def toy_dataset(n_queries: int = 70) -> Dataset:
+    docs = [f"d{j}" for j in range(9)]
+    ids = [f"q{i}" for i in range(n_queries)]
+    return Dataset("toy", "test", Corpus(docs, [""] * 9, ["text"] * 9), Queries(ids, ["text"] * n_queries),
+                   Qrels.from_dict({q: {"d1": 1} for q in ids}), load_s=0.25)
+
+
+def test_fingerprint_keys():
+    fp = fingerprint()
+    assert set(fp) == {"cpu", "ram_bytes", "gpu", "os", "python", "libraries", "git"}
+    assert set(fp["cpu"]) == {"model", "cores", "machine"} and fp["cpu"]["cores"] >= 1
+    assert fp["ram_bytes"] > 2 ** 28 and fp["python"] == "%d.%d.%d" % sys.version_info[:3]
+    assert fp["libraries"]["numpy"] == np.__version__
+    assert hardware(fp) == {"cpu": fp["cpu"], "ram_bytes": fp["ram_bytes"], "gpu": fp["gpu"]}
+    json.dumps(fp)  # JSON-able
+
+
+def test_git_commit_outside_git_is_none_and_inside_is_the_head(tmp_path):
+    assert git_commit(tmp_path) is None
+    repo = Path(__file__).resolve().parents[2]
+    head = git_commit(repo)
+    if head is None:
+        pytest.skip("the checkout is not a git working tree")
+    assert len(head["commit"]) == 40 and int(head["commit"], 16) >= 0 and head["dirty"] in (True, False)
+
+
+def test_gpu_names_come_from_an_already_imported_torch(monkeypatch):
+    cuda = SimpleNamespace(is_available=lambda: True, device_count=lambda: 2, get_device_name=lambda i: f"GPU {i}")
+    monkeypatch.setitem(sys.modules, "torch", SimpleNamespace(cuda=cuda))
+    assert fingerprint()["gpu"] == ["GPU 0", "GPU 1"]
+    monkeypatch.delitem(sys.modules, "torch")
+    assert fingerprint()["gpu"] is None  # torch not imported: not imported to ask
+
+
+def test_latency_summary_is_numpys_percentiles():
+    values = [12.0, 3.0, 7.5, 1.0, 30.0, 4.25, 9.0, 2.0, 16.0, 5.0, 8.0]
+    summary = efficiency.latency_summary(values)
+    for p in (50, 90, 95, 99):
+        assert summary[f"p{p}"] == np.percentile(values, p)
+    # Worked by hand: sorted 1 2 3 4.25 5 7.5 8 9 12 16 30; p50 = 7.5, p90 = 16 (position 9.0), p95 = 16 + 0.5 * 14.
+    assert (summary["p50"], summary["p90"], summary["p95"]) == (7.5, 16.0, 23.0)
+    assert summary["mean"] == pytest.approx(97.75 / 11) and summary["max"] == 30.0
+    assert efficiency.latency_summary([]) == {}
+
+
+def test_batch_shares_divide_each_batch_fairly():
+    shares = efficiency.batch_shares([(["a", "b", "c", "d"], 0.02), (["e"], 0.003)])
+    assert shares == {"a": 5.0, "b": 5.0, "c": 5.0, "d": 5.0, "e": 3.0}
+
+
+def test_in_process_search_is_timed_in_batches(tmp_path):
+    dataset = toy_dataset(70)
+    retriever = CountingRetriever()
+    exp = run_experiment(dataset, retriever, Evaluator(["P@1"], k_values=[1]), [1, 5], output_dir=tmp_path)
+    assert retriever.calls == [SEARCH_BATCH, SEARCH_BATCH, 70 - 2 * SEARCH_BATCH]
+    whole = CountingRetriever()
+    whole.index(dataset.corpus)
+    assert exp.run.to_dict() == whole.search(dataset.queries, 6).without_identical_ids().truncated(5).to_dict()
+    block = exp.document.efficiency
+    timings = exp.document.timings
+    assert block["stages_s"] == {"load": 0.25, "index": timings["index_s"], "search": timings["search_s"],
+                                 "evaluate": timings["evaluate_s"]}
+    assert block["n_queries"] == 70 and block["queries_per_s"] == 70 / timings["search_s"]
+    latencies = exp.document.query_latency_ms
+    assert list(latencies) == dataset.queries.ids
+    # Every query of a batch has the same share, and the shares add up to (at most) the search stage.
+    first = {latencies[q] for q in dataset.queries.ids[:SEARCH_BATCH]}
+    assert len(first) == 1
+    assert sum(latencies.values()) <= timings["search_s"] * 1000 * (1 + 1e-6) + 1e-3
+    assert block["latency_ms"]["basis"] == "per batch share" and block["latency_ms"]["batch_size"] == SEARCH_BATCH
+    assert block["latency_ms"]["p95"] == pytest.approx(np.percentile(list(latencies.values()), 95), abs=1e-5)
+    assert block["index_bytes"] is None and block["peak_rss_bytes"] > 10 * 2 ** 20
+    assert set(block["fingerprint"]) >= {"cpu", "ram_bytes", "gpu", "os", "python", "libraries", "git"}
+    written = MetricsDocument.read(tmp_path / "metrics.json")
+    assert written.efficiency == block and written.query_latency_ms == latencies
+
+
+def test_a_retriever_timing_its_requests_gives_per_request_latencies(tmp_path):
+    dataset = toy_dataset(40)
+    retriever = TimedService()
+    exp = run_experiment(dataset, retriever, Evaluator(["P@1"], k_values=[1]), [1])
+    assert retriever.calls == [40]  # one call: the service's own concurrency is left alone
+    block = exp.document.efficiency
+    assert exp.document.query_latency_ms == {f"q{i}": 10.0 + i for i in range(40)}
+    assert block["latency_ms"]["basis"] == "per request" and "batch_size" not in block["latency_ms"]
+    assert block["latency_ms"]["p50"] == np.percentile(np.arange(40) + 10.0, 50) == 29.5
+    assert block["index_bytes"] == 12345
+
+
+def test_concat_runs_with_different_vocabularies():
+    a = Run.from_dict({"q1": {"d1": 2.0, "d2": 1.0}})
+    b = Run.from_dict({"q2": {"d3": 5.0, "d1": 4.0}, "q3": {}})
+    both = concat_runs([a, b])
+    assert both.to_dict() == {"q1": {"d1": 2.0, "d2": 1.0}, "q2": {"d3": 5.0, "d1": 4.0}, "q3": {}}
+    assert sorted(both.doc_vocab.tolist()) == ["d1", "d2", "d3"]
+
+
+def test_run_trec_header_round_trips(tmp_path):
+    dataset = toy_dataset(5)
+    exp = run_experiment(dataset, CountingRetriever(), Evaluator(["P@1"], k_values=[1]), [1, 3],
+                         output_dir=tmp_path)
+    lines = (tmp_path / "run.trec").read_text().splitlines()
+    header = [line for line in lines if line.startswith("#")]
+    assert lines[:len(header)] == header and header[0] == "# ir_metadata.start" and header[-1] == "# ir_metadata.end"
+    assert "#   basis: \"per batch share\"" in header
+    facts = efficiency.parse_header(lines)
+    block = exp.document.efficiency
+    assert facts == {"tag": "counting", "data": {"test_collection": "toy", "split": "test"}, **block}
+    # The reader skips the header: the run reads back exactly.
+    assert read_run(tmp_path / "run.trec").to_dict() == exp.run.to_dict()
+
+
+def test_reader_skips_leading_comment_lines(tmp_path):
+    run = Run.from_dict({"q1": {"d1": 1.5, "d2": 0.5}})
+    write_run(run, tmp_path / "r.trec", header=["# a: 1", "#b"])
+    assert (tmp_path / "r.trec").read_text().startswith("# a: 1\n#b\nq1 Q0 d1 1 1.5 harness\n")
+    assert read_run(tmp_path / "r.trec").to_dict() == run.to_dict()
+
+
+def test_a_retriever_searching_in_one_call_gets_the_mean(tmp_path):
+    retriever = CountingRetriever()
+    retriever.search_batch_size = None  # as the dense, engine and run-file retrievers declare
+    exp = run_experiment(toy_dataset(70), retriever, Evaluator(["P@1"], k_values=[1]), [1])
+    assert retriever.calls == [70]
+    latency = exp.document.efficiency["latency_ms"]
+    assert latency["basis"] == "per batch share" and latency["batch_size"] == 70
+    assert latency["p50"] == latency["p99"] == pytest.approx(latency["mean"])
+
+
+def test_large_query_sets_are_timed_in_at_most_50_calls(monkeypatch):
+    from harness import experiment
+
+    retriever = CountingRetriever()
+    retriever.index(toy_dataset(1).corpus)
+    monkeypatch.setattr(experiment, "MAX_TIMED_CALLS", 4)
+    queries = toy_dataset(130).queries  # 130 > 4 x 32: four batches of ceil(130 / 4) = 33
+    searched = experiment.timed_search(retriever, queries, 3)
+    assert retriever.calls == [33, 33, 33, 31] and searched.batch_size == 33
+    assert searched.run.n_queries == 130
