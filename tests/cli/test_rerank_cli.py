@@ -79,7 +79,7 @@ def test_bad_input_is_one_line_and_exit_2_with_nothing_written(bm25_run, tmp_pat
     assert code == 2 and err.startswith("error: unknown reranker 'nope'; available: bi-encoder, cross-encoder")
     assert len(err.strip().splitlines()) == 1
 
-    lines = bm25_run.read_text().splitlines()
+    lines = [line for line in bm25_run.read_text().splitlines() if not line.startswith("#")]  # no ir_metadata header
     bad = tmp_path / "bad.trec"
     bad.write_text("\n".join([*lines[:3], "1 Q0 not-a-doc 4 1.5 bm25", *lines[3:10]]) + "\n")
     code, _, err = main_in_process(monkeypatch, capsys, "rerank", "--run", str(bad), "--reranker", "bi-encoder",
