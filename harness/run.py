@@ -208,6 +208,12 @@ class Run:
         codes[members] = codes[members[np.lexsort((-string_rank, group))]]
         return codes
 
+    def with_scores(self, scores: np.ndarray) -> "Run":
+        """The same entries with other scores (e.g. the float32-rounded scores a ranking compares)."""
+        if scores is self.scores:
+            return self
+        return Run(self.query_ids, self.offsets, self.doc_codes, scores, self.doc_vocab, self._vocab_index)
+
     def truncated(self, depth: int) -> "Run":
         """The first ``depth`` entries of each query (of the canonical order)."""
         run = self.canonical()
