@@ -73,16 +73,21 @@ def _intern(column) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     if len(column) == 0 or not pc.all(pc.string_is_ascii(column)).as_py():
         return None
     width = -(-int(pc.max(pc.binary_length(column)).as_py()) // 8) * 8
+    if width == 0:
+        return None
     padded = pc.utf8_rpad(column, width=width, padding="\x00")
     offsets = np.frombuffer(padded.buffers()[1], dtype=np.int32, count=len(padded) + 1, offset=4 * padded.offset)
     raw = np.frombuffer(padded.buffers()[2], dtype=np.uint8)[offsets[0]:offsets[-1]]
-    keys = raw.view(">u8") if width == 8 else raw.view(f"V{width}")  # compared byte by byte, as strings
-    order = np.argsort(keys)  # (np.unique's inverse and first index sort stably: several times slower)
-    ordered = keys[order]
-    new = np.empty(len(keys), dtype=bool)
+    words = raw.view(">u8").reshape(-1, width // 8)  # big-endian words: numeric order = byte order
+    if width == 8:
+        order = np.argsort(words[:, 0])  # (np.unique's inverse and first index sort stably: slower)
+    else:
+        order = np.lexsort(words.T[::-1])  # first word primary
+    ordered = words[order]
+    new = np.empty(len(words), dtype=bool)
     new[0] = True
-    np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
-    codes = np.empty(len(keys), dtype=np.int64)
+    np.any(ordered[1:] != ordered[:-1], axis=1, out=new[1:])
+    codes = np.empty(len(words), dtype=np.int64)
     codes[order] = np.cumsum(new) - 1
     first = np.minimum.reduceat(order, np.flatnonzero(new))  # the first position of each id
     vocab = raw.reshape(-1, width)[first].view(f"S{width}").ravel().astype(f"U{width}")  # ASCII; padding dropped
@@ -117,8 +122,11 @@ def read_run_columns(read: Callable[[], bytes]) -> Run | None:
     scores = np.concatenate([_values(chunk, np.float64) for chunk in table["f4"].chunks])
     if np.isnan(scores).any():
         return None
-    queries = _query_blocks(table["f0"].combine_chunks())
-    docs = _intern(table["f2"].combine_chunks())
+    try:
+        queries = _query_blocks(table["f0"].combine_chunks())
+        docs = _intern(table["f2"].combine_chunks())
+    except pa.ArrowException:  # e.g. more than 2 GB of ids in one column
+        return None
     del table
     if queries is None or docs is None:
         return None

@@ -55,6 +55,18 @@ def test_plain_files_take_the_columnar_path_with_sorted_vocabulary(tmp_path):
     assert columnar is not None and run.vocab_sorted and run.doc_vocab.tolist() == ["d1", "d2"]
 
 
+def test_long_ids_and_shared_prefixes_intern_in_string_order(tmp_path):
+    # Ids longer than 8 bytes are compared over several words; "doc-1" < "doc-10" < "doc-1000000000-a" < "doc-2".
+    ids = ["doc-2", "doc-1000000000-a", "doc-10", "doc-1", "doc-1000000000-b", "a" * 40]
+    text = "".join(f"q{q} Q0 {d} 1 {float(i % 3)} t\n" for q in (2, 1) for i, d in enumerate(ids))
+    columnar, lines, run = both(tmp_path, text)
+    assert columnar is not None and columnar.vocab_sorted
+    assert columnar.doc_vocab.tolist() == sorted(ids)
+    assert columnar.to_dict() == lines.to_dict() and columnar.query_ids.tolist() == ["q2", "q1"]
+    for i in range(2):  # ties (equal scores) broken by id descending, as the line reader does
+        assert columnar.doc_ids(i) == lines.doc_ids(i)
+
+
 def test_unicode_spaces_stay_inside_ids(tmp_path):
     # trec_eval splits on ASCII isspace only; U+00A0 and U+2003 are part of the id (Python's str.split would cut).
     text = "q1 Q0 d\u00a01 1 2.5 tag\nq1 Q0 d\u20032 2 1.5 tag\n"
