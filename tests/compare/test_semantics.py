@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import sys
-from types import SimpleNamespace
-
 import pytest
 
 from harness.compare import align, load_system
 from harness.errors import InputError
 from tests.compare.helpers import values, write_result
+from tests.compare.test_cli import harness  # noqa: F401  (the in-process CLI fixture)
 
 SETTINGS = {"relevance_threshold": 1.0, "ignore_identical_ids": True, "depth": 10}
 
@@ -17,24 +15,6 @@ SETTINGS = {"relevance_threshold": 1.0, "ignore_identical_ids": True, "depth": 1
 def _result(folder, semantics):
     settings = dict(SETTINGS, **({"semantics": semantics} if semantics else {}))
     return write_result(folder, values("NDCG@10", [0.1, 0.5, 0.7, 0.2]), settings=settings)
-
-
-@pytest.fixture
-def harness(capsys, monkeypatch):
-    from harness.cli import main
-
-    def call(*args):
-        monkeypatch.setattr(sys, "argv", ["harness", *map(str, args)])
-        capsys.readouterr()
-        try:
-            main()
-            code = 0
-        except SystemExit as exc:
-            code = exc.code or 0
-        out = capsys.readouterr()
-        return SimpleNamespace(returncode=code, stdout=out.out, stderr=out.err)
-
-    return call
 
 
 def test_align_refuses_mixed_semantics(tmp_path):
