@@ -65,9 +65,9 @@ def _without_comment_lines(data: bytes) -> bytes:
     return b"".join(pieces)
 
 
-def _intern(column) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """(codes, vocabulary, first position of each id) with the vocabulary in string order; None
-    unless every id is ASCII."""
+def _intern(column, with_first: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray | None] | None:
+    """(codes, vocabulary, first position of each id if ``with_first``) with the vocabulary in string
+    order; None unless every id is ASCII."""
     import pyarrow.compute as pc
 
     if len(column) == 0 or not pc.all(pc.string_is_ascii(column)).as_py():
@@ -89,8 +89,9 @@ def _intern(column) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     np.any(ordered[1:] != ordered[:-1], axis=1, out=new[1:])
     codes = np.empty(len(words), dtype=np.int64)
     codes[order] = np.cumsum(new) - 1
-    first = np.minimum.reduceat(order, np.flatnonzero(new))  # the first position of each id
-    vocab = raw.reshape(-1, width)[first].view(f"S{width}").ravel().astype(f"U{width}")  # ASCII; padding dropped
+    starts = np.flatnonzero(new)
+    first = np.minimum.reduceat(order, starts) if with_first else None  # the first position of each id
+    vocab = raw.reshape(-1, width)[order[starts]].view(f"S{width}").ravel().astype(f"U{width}")  # ASCII; padding dropped
     return codes, vocab, first
 
 
@@ -154,7 +155,7 @@ def _query_blocks(column) -> tuple[np.ndarray, np.ndarray] | None:
     ids = np.array(column.take(_arrow_int64(starts)).to_pylist(), dtype=object)
     if len(set(ids.tolist())) == len(ids):
         return np.repeat(np.arange(len(starts)), np.diff(np.append(starts, len(column)))), ids
-    interned = _intern(column)
+    interned = _intern(column, with_first=True)
     if interned is None:
         return None
     codes, ids, first = interned

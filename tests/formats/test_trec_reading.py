@@ -121,3 +121,20 @@ def test_qrels_comments_tabs_and_unicode_spaces(tmp_path):
     path = tmp_path / "qrels"
     path.write_text("# header\nq1\t0\td\u00a01\t2\n\nq1  0 d2 -1\n")
     assert read_qrels(path).to_dict() == {"q1": {"d\u00a01": 2, "d2": -1}}
+
+
+def test_harness_evaluate_imports_no_heavy_module(tmp_path):
+    # Startup cost: `harness evaluate` must not pull torch, datasets, sentence-transformers or pandas
+    # (pyarrow's to_numpy on chunked arrays imports pandas; the columnar reader avoids it).
+    import subprocess
+    import sys
+
+    (tmp_path / "run").write_text(PLAIN)
+    (tmp_path / "qrels").write_text("q1 0 d1 1\n")
+    code = ("import sys; from harness.cli import main\n"
+            f"sys.argv = ['harness', 'evaluate', '--qrels', {str(tmp_path / 'qrels')!r}, '--run', {str(tmp_path / 'run')!r}]\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in ('torch', 'datasets', 'sentence_transformers', 'pandas', 'scipy') if m in sys.modules))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "[]"
