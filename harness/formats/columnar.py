@@ -5,12 +5,15 @@ every error). This module reads the common case column-wise at Arrow speed and g
 None) on anything it does not accept exactly as the line reader would; the caller then reads the
 file line by line, which accepts it or reports the bad line. The steps:
 
-1. bytes: a lone CR or a NUL byte -> give up; CRLF -> LF; tabs, vertical tabs and form feeds ->
-   spaces; runs of spaces -> one; spaces at line edges and ``#`` comment lines removed. Only ASCII
-   whitespace separates columns (U+00A0 and other Unicode spaces stay inside ids, as in trec_eval).
-2. pyarrow.csv with a single-space delimiter, no quoting, no null values: columns 1, 3 and 5 as
-   strings / float64 (a score such as ``1_0`` fails the conversion -> give up). Every row must have
-   the first row's number of columns (>= 6; extra columns ignored), else give up.
+1. bytes: a lone CR or a NUL byte -> give up; CRLF -> LF; ``#`` comment lines removed; tabs,
+   vertical tabs and form feeds -> spaces, and then runs of spaces -> one and spaces at line edges
+   removed. Only ASCII whitespace separates columns (U+00A0 and other Unicode spaces stay inside ids,
+   as in trec_eval). A file with spaces only is parsed as it is first (the two-byte searches cost
+   more than the parse); an empty field or uneven columns send it through the normalization once.
+2. pyarrow.csv with a single-space delimiter, no quoting, no null values: the query and document
+   columns as strings, the score as float64 (a score such as ``1_0`` fails the conversion -> give up),
+   the other three only checked to be non-empty. Every row must have the first row's number of
+   columns (>= 6; extra columns ignored), else give up.
 3. Document ids and query ids are interned by sorting their bytes (zero-padded to a multiple of 8
    and viewed as big-endian words), so the vocabulary comes out in string order and ties can be
    broken by comparing codes. Ids must be ASCII for that (else give up).
@@ -28,8 +31,13 @@ from harness.run import Run
 _SPACES = bytes.maketrans(b"\t\x0b\x0c", b"   ")
 
 
-def _normalized(data: bytes) -> bytes | None:
-    """One space between columns, no blank edges, no comment lines; None when the line reader must decide."""
+def _normalized(data: bytes, collapse: bool) -> bytes | None:
+    """No comment lines, CRLF as LF, tabs as spaces; with ``collapse`` (or when there were tabs), one
+    space between columns and none at line edges. None when the line reader must decide.
+
+    Only single-byte searches (memchr) run on a plain file; runs of spaces are found after parsing,
+    as empty fields, and the file is then normalized again with ``collapse``.
+    """
     if b"\x00" in data:
         return None
     if b"\r" in data:
@@ -37,14 +45,15 @@ def _normalized(data: bytes) -> bytes | None:
             return None  # a lone CR: refused with its line by the line reader
         data = data.replace(b"\r\n", b"\n")
     if b"\t" in data or b"\x0b" in data or b"\x0c" in data:
-        data = data.translate(_SPACES)
-    while b"  " in data:
-        data = data.replace(b"  ", b" ")
-    if data.startswith(b" ") or b"\n " in data:
-        data = data.replace(b"\n ", b"\n").lstrip(b" ")
-    if data.endswith(b" ") or b" \n" in data:
-        data = data.replace(b" \n", b"\n").rstrip(b" ")
-    if data.startswith(b"#") or b"\n#" in data:
+        data, collapse = data.translate(_SPACES), True
+    if collapse:
+        while b"  " in data:
+            data = data.replace(b"  ", b" ")
+        if data.startswith(b" ") or b"\n " in data:
+            data = data.replace(b"\n ", b"\n").lstrip(b" ")
+        if data.endswith(b" ") or b" \n" in data:
+            data = data.replace(b" \n", b"\n").rstrip(b" ")
+    if b"#" in data and (data.startswith(b"#") or b"\n#" in data):
         data = _without_comment_lines(data)
     return data
 
@@ -99,26 +108,11 @@ def read_run_columns(read: Callable[[], bytes]) -> Run | None:
     """The run that ``read()`` returns (a whole TREC run file's bytes), or None when the line reader
     must read it. The bytes are dropped once parsed, before the ids are interned."""
     import pyarrow as pa
-    import pyarrow.csv as pcsv
 
-    data = _normalized(read())
-    if data is None:
-        return None
-    first_line = data[:data.find(b"\n")] if b"\n" in data else data
-    if len(first_line.split(b" ")) < 6:
-        return None
-    try:
-        table = pcsv.read_csv(
-            pa.BufferReader(data),
-            read_options=pcsv.ReadOptions(autogenerate_column_names=True, block_size=1 << 24),
-            parse_options=pcsv.ParseOptions(delimiter=" ", quote_char=False, double_quote=False),
-            convert_options=pcsv.ConvertOptions(
-                include_columns=["f0", "f2", "f4"], null_values=[], strings_can_be_null=False,
-                column_types={"f0": pa.string(), "f2": pa.string(), "f4": pa.float64()}))
-    except (pa.ArrowInvalid, KeyError):
-        return None
-    del data
-    if table.num_rows == 0:
+    table = _parse(read(), collapse=False)
+    if table is None:  # runs of spaces: normalize and parse again
+        table = _parse(read(), collapse=True)
+    if table is None or table is False:
         return None
     scores = np.concatenate([_values(chunk, np.float64) for chunk in table["f4"].chunks])
     if np.isnan(scores).any():
@@ -140,6 +134,43 @@ def read_run_columns(read: Callable[[], bytes]) -> Run | None:
         return None
     offsets = np.concatenate([[0], np.cumsum(np.bincount(query_codes, minlength=len(query_ids)))])
     return Run.from_arrays(query_ids.tolist(), offsets, doc_codes, scores, doc_vocab, vocab_sorted=True).canonical()
+
+
+def _parse(data: bytes, collapse: bool):
+    """The query, document and score columns; None to try again with ``collapse`` (an empty field or
+    uneven columns: runs of spaces or spaces at a line edge), False when only the line reader can
+    read the file."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.csv as pcsv
+
+    data = _normalized(data, collapse)
+    if data is None:
+        return False
+    first_line = data[:data.find(b"\n")] if b"\n" in data else data
+    if len(first_line.split(b" ")) < 6:
+        return False
+    tag = pa.dictionary(pa.int32(), pa.binary())  # columns only checked for being non-empty
+    try:
+        table = pcsv.read_csv(
+            pa.BufferReader(data),
+            read_options=pcsv.ReadOptions(autogenerate_column_names=True, block_size=1 << 24),
+            parse_options=pcsv.ParseOptions(delimiter=" ", quote_char=False, double_quote=False),
+            convert_options=pcsv.ConvertOptions(
+                include_columns=[f"f{i}" for i in range(6)], null_values=[], strings_can_be_null=False,
+                column_types={"f0": pa.string(), "f1": tag, "f2": pa.string(), "f3": tag, "f4": pa.float64(),
+                              "f5": tag}))
+    except (pa.ArrowInvalid, KeyError):
+        return False if collapse else None
+    del data
+    if table.num_rows == 0:
+        return False
+    empty = any(pc.min(pc.binary_length(table[name])).as_py() == 0 for name in ("f0", "f2")) or any(
+        pc.min(pc.binary_length(chunk.dictionary)).as_py() == 0
+        for name in ("f1", "f3", "f5") for chunk in table[name].chunks if len(chunk.dictionary))
+    if empty:
+        return False if collapse else None
+    return table.select(["f0", "f2", "f4"])
 
 
 def _query_blocks(column) -> tuple[np.ndarray, np.ndarray] | None:

@@ -33,6 +33,8 @@ def both(tmp_path, text: str | bytes):
     "q1 Q0 d1 1 2.5 tag extra columns here\nq1 Q0 d2 2 1.5 tag x y z\nq2 Q0 d1 1 0.5 tag 1 2 3\n",  # extra columns
     "q1 Q0 d1 one 2.5 tag\nq1 Q0 d2 2.0 1.5 tag\nq2 Q0 d1 - 0.5 tag\n",  # rank not an integer: ignored
     "q1\tQ0\td1\t1\t2.5\ttag\nq1  Q0   d2 2 1.5\t tag\n  q2 Q0 d1 1 0.5 tag  \n",  # tabs, runs of spaces, edges
+    "q1 Q0 d1 1 2.5 tag\nq1  Q0 d2 2 1.5 tag\n q2 Q0 d1 1 0.5 tag \n",  # spaces only: parsed again, collapsed
+    "q1  Q0  d1  1  2.5  tag\nq1  Q0  d2  2  1.5  tag\nq2  Q0  d1  1  0.5  tag\n",  # two spaces everywhere
     "# ir_metadata: run-id tag\n#{\"a\": 1}\nq1 Q0 d1 1 2.5 tag\n  # indented comment\nq1 Q0 d2 2 1.5 tag\n\n"
     "q2 Q0 d1 1 0.5 tag\n# trailing",  # comment lines (trec_eval 10), blank lines, no final newline
     PLAIN.replace("\n", "\r\n"),  # CRLF line ends
@@ -90,6 +92,10 @@ def test_gzipped_run_and_qrels(tmp_path):
     ("q1 Q0 d1 1 2.5 tag\nq1 Q0 d2 2\r1.5 tag\n", ":2: carriage return inside a line (a lone CR; trec_eval reads "
                                                   "it as a space, Python as a line break): fix the line ends"),
     ("q1 Q0 d1 1 2.5\n", ":1: expected 6 columns (qid Q0 docid rank score tag), got 5"),
+    # Runs of spaces must not hide a missing column (the field count would match: q1,"",d1,...).
+    ("q1 Q0 d1 1 2.5 tag\nq1  d2 2 1.5 tag\n", ":2: expected 6 columns (qid Q0 docid rank score tag), got 5"),
+    ("q1 Q0 d1 1 2.5 tag\nq1 Q0 d2  1.5 tag\n", ":2: expected 6 columns (qid Q0 docid rank score tag), got 5"),
+    ("q1 Q0 d1 1 2.5 \nq1 Q0 d2 2 1.5 \n", ":1: expected 6 columns (qid Q0 docid rank score tag), got 5"),
     ("q1 Q0 d1 1 NaN tag\n", ":1: score is NaN (id 'd1')"),
     ("q1 Q0 d1 1 2 t\nq1 Q0 d2 1 2 t\nq1 Q0 d1 3 1 t\n",
      ":3: document retrieved twice for query 'q1' (first on line 1) (id 'd1')"),
@@ -138,3 +144,8 @@ def test_harness_evaluate_imports_no_heavy_module(tmp_path):
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_runs_of_spaces_stay_on_the_columnar_path(tmp_path):
+    columnar, _, _ = both(tmp_path, PLAIN.replace(" ", "  "))
+    assert columnar is not None and columnar.to_dict() == PLAIN_DICT
