@@ -20,7 +20,9 @@ def recorded_semantics(system) -> str | None:
         from harness.evaluation.semantics import DEFAULT_SEMANTICS
 
         return DEFAULT_SEMANTICS  # a run file evaluated here, by the default evaluator
-    value = (system.document.get("settings") or {}).get("semantics")
+    doc = system.document  # a metrics.json dict, or a typed document with a ``settings`` dict
+    settings = doc.get("settings") if isinstance(doc, dict) else getattr(doc, "settings", None)
+    value = (settings or {}).get("semantics")
     return value if isinstance(value, str) else None
 
 
