@@ -116,12 +116,15 @@ def _markdown(results: list) -> str:
 
 
 def _write_documents(outputs: list[Path], results: list, qrels: Path, k_values: list[int]) -> None:
+    from harness import reports
     from harness.checksums import sha256
-    from harness.reports import metrics_document
 
+    # The metrics.json document as a dict (built by the typed MetricsDocument where the reports have it).
+    build = (lambda *a, **kw: reports.MetricsDocument.build(*a, **kw).to_json()) \
+        if hasattr(reports, "MetricsDocument") else reports.metrics_document
     qrels_sum = sha256(qrels)
     for out, (path, result, timings) in zip(outputs, results):
-        document = metrics_document(
+        document = build(
             result, dataset={"name": qrels.name, "split": None, "files": {str(qrels): qrels_sum},
                              "n_docs": None, "n_queries": result.n_queries},
             retriever={"name": "run-file", "params": {"path": str(path), "sha256": sha256(path)}},
