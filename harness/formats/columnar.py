@@ -87,7 +87,8 @@ def _intern(column, with_first: bool = False) -> tuple[np.ndarray, np.ndarray, n
     padded = pc.utf8_rpad(column, width=width, padding="\x00")
     offsets = np.frombuffer(padded.buffers()[1], dtype=np.int32, count=len(padded) + 1, offset=4 * padded.offset)
     raw = np.frombuffer(padded.buffers()[2], dtype=np.uint8)[offsets[0]:offsets[-1]]
-    words = raw.view(">u8").reshape(-1, width // 8)  # big-endian words: numeric order = byte order
+    # Big-endian words as native integers: numeric order = byte order = string order (ASCII).
+    words = raw.view(">u8").astype(np.uint64).reshape(-1, width // 8)
     if width == 8:
         order = np.argsort(words[:, 0])  # (np.unique's inverse and first index sort stably: slower)
     else:
@@ -98,9 +99,9 @@ def _intern(column, with_first: bool = False) -> tuple[np.ndarray, np.ndarray, n
     np.any(ordered[1:] != ordered[:-1], axis=1, out=new[1:])
     codes = np.empty(len(words), dtype=np.int64)
     codes[order] = np.cumsum(new) - 1
-    starts = np.flatnonzero(new)
-    first = np.minimum.reduceat(order, starts) if with_first else None  # the first position of each id
-    vocab = raw.reshape(-1, width)[order[starts]].view(f"S{width}").ravel().astype(f"U{width}")  # ASCII; padding dropped
+    first = np.minimum.reduceat(order, np.flatnonzero(new)) if with_first else None  # first position of each id
+    unique_bytes = ordered[new].astype(">u8").view(np.uint8).reshape(-1, width)
+    vocab = unique_bytes.astype(np.uint32).view(f"U{width}").ravel()  # ASCII bytes as code points; padding dropped
     return codes, vocab, first
 
 
