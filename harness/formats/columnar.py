@@ -89,6 +89,7 @@ def _intern(column, with_first: bool = False) -> tuple[np.ndarray, np.ndarray, n
     raw = np.frombuffer(padded.buffers()[2], dtype=np.uint8)[offsets[0]:offsets[-1]]
     # Big-endian words as native integers: numeric order = byte order = string order (ASCII).
     words = raw.view(">u8").astype(np.uint64).reshape(-1, width // 8)
+    del raw, padded, offsets
     if width == 8:
         order = np.argsort(words[:, 0])  # (np.unique's inverse and first index sort stably: slower)
     else:
@@ -120,10 +121,11 @@ def read_run_columns(read: Callable[[], bytes]) -> Run | None:
         return None
     try:
         queries = _query_blocks(table["f0"].combine_chunks())
-        docs = _intern(table["f2"].combine_chunks())
+        doc_column = table["f2"].combine_chunks()
+        del table  # (memory: each column is dropped as soon as it has been used)
+        docs = _intern(doc_column)
     except pa.ArrowException:  # e.g. more than 2 GB of ids in one column
         return None
-    del table
     if queries is None or docs is None:
         return None
     query_codes, query_ids = queries
