@@ -37,11 +37,11 @@ def write_case(folder: Path, seed: int, n_queries: int = 200, n_docs: int = 400,
         qrels_lines.append("# qrels written by trec_eval_binaries.py\n")
     for q in range(n_queries):
         qid = f"q{q}"
-        for d in {f"d{rng.randrange(n_docs)}" for _ in range(rng.randrange(1, 25))}:
+        for d in sorted({f"d{rng.randrange(n_docs)}" for _ in range(rng.randrange(1, 25))}):
             qrels_lines.append(f"{qid} 0 {d} {rng.choice([-1, 0, 0, 1, 1, 2, 3])}\n")
         if rng.random() < 0.1:
             continue  # judged, missing from the run
-        docs = list({f"d{rng.randrange(n_docs)}" for _ in range(rng.choice([rng.randrange(1, 6), rng.randrange(1, 300)]))})
+        docs = sorted({f"d{rng.randrange(n_docs)}" for _ in range(rng.choice([rng.randrange(1, 6), rng.randrange(1, 300)]))})
         kind = rng.choice(["float32", "integer", "float"])
         for rank, d in enumerate(docs, 1):
             if kind == "float32":  # equal in float32, not in double

@@ -31,12 +31,12 @@ def random_case(seed: int, n_queries: int = 120, n_docs: int = 300):
     qrels, run = {}, {}
     for q in range(n_queries):
         qid = f"q{q}"
-        judged = {f"d{rng.randrange(n_docs)}" for _ in range(rng.randrange(1, 25))}
+        judged = sorted({f"d{rng.randrange(n_docs)}" for _ in range(rng.randrange(1, 25))})  # sorted: same case every run
         qrels[qid] = {d: rng.choice([-1, 0, 0, 1, 1, 2, 3]) for d in judged}
         if rng.random() < 0.1:
             continue  # judged, missing from the run
         depth = rng.choice([rng.randrange(1, 6), rng.randrange(1, 400)])  # short rankings often
-        docs = list({f"d{rng.randrange(n_docs)}" for _ in range(depth)})
+        docs = sorted({f"d{rng.randrange(n_docs)}" for _ in range(depth)})
         kind = rng.choice(["float32", "integer", "float"])
         if kind == "float32":  # a few float32 values, each nudged in float64 below float32's resolution
             run[qid] = {d: float(rng.randrange(5)) + 1.0 + rng.randrange(1, 50) * 1e-10 for d in docs}
