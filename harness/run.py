@@ -13,13 +13,15 @@ integers, never on Python strings per entry. A retriever builds runs directly fr
 index; ``Run.from_dict`` and the TREC reader build them from ids.
 
 Canonical order (the evaluator's ranking) is score descending, ties broken by document id
-descending in string order, as trec_eval sorts. ``Run.canonical()`` returns a run in that order
+descending in string order, as trec_eval sorts. A run whose ``doc_vocab`` is in string order
+(``vocab_sorted``, as the columnar TREC reader builds it) breaks ties by comparing codes and finds
+ids by binary search. ``Run.canonical()`` returns a run in that order
 (itself when it already is), so rank = position within the query + 1.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterable, Mapping
 
 import numpy as np
@@ -48,6 +50,7 @@ class Run:
     scores: np.ndarray
     doc_vocab: np.ndarray
     _vocab_index: dict = field(default=None, repr=False, compare=False)  # type: ignore[assignment]
+    vocab_sorted: bool = False  # doc_vocab is in string order (code order = id order)
 
     def __post_init__(self) -> None:
         n_q = len(self.query_ids)
@@ -68,8 +71,10 @@ class Run:
         scores: np.ndarray,
         doc_vocab: Iterable[str],
         vocab_index: dict | None = None,
+        vocab_sorted: bool = False,
     ) -> "Run":
-        """Build a run from columnar arrays (no copy where dtypes already fit)."""
+        """Build a run from columnar arrays (no copy where dtypes already fit); ``vocab_sorted`` says
+        that ``doc_vocab`` is in string order."""
         return cls(
             query_ids=object_array(query_ids),
             offsets=np.asarray(offsets, dtype=np.int64),
@@ -77,6 +82,7 @@ class Run:
             scores=np.asarray(scores, dtype=np.float64),
             doc_vocab=doc_vocab if isinstance(doc_vocab, np.ndarray) else object_array(doc_vocab),
             _vocab_index=vocab_index,
+            vocab_sorted=vocab_sorted,
         )
 
     @classmethod
@@ -117,6 +123,12 @@ class Run:
         millions of ids that an evaluation looks up only a few thousand of.
         """
         ids = ids if isinstance(ids, list) else list(ids)
+        if self.vocab_sorted and self._vocab_index is None:
+            if not ids or not len(self.doc_vocab):
+                return np.full(len(ids), -1, dtype=np.int64)
+            probe = np.array(ids, dtype=str)
+            at = np.minimum(np.searchsorted(self.doc_vocab, probe), len(self.doc_vocab) - 1)
+            return np.where(self.doc_vocab[at] == probe, at, -1).astype(np.int64)
         if self._vocab_index is not None or len(self.doc_vocab) <= 4 * len(ids):
             index = self.vocab_index
             return np.fromiter((index.get(d, -1) for d in ids), dtype=np.int64, count=len(ids))
@@ -146,6 +158,8 @@ class Run:
     # ----------------------------------------------------------------- ordering
     def _tie_break_violations(self, positions: np.ndarray) -> np.ndarray:
         """For tied neighbours (i, i+1), whether doc id i < doc id i+1 (out of canonical order)."""
+        if self.vocab_sorted:
+            return self.doc_codes[positions] < self.doc_codes[positions + 1]
         left = self.doc_vocab[self.doc_codes[positions]]
         right = self.doc_vocab[self.doc_codes[positions + 1]]
         return np.fromiter((a < b for a, b in zip(left.tolist(), right.tolist())), dtype=bool, count=len(positions))
@@ -177,7 +191,7 @@ class Run:
         tied = (scores[1:] == scores[:-1]) & (qidx[1:] == qidx[:-1])
         if tied.any():
             codes = self._order_ties(codes, tied)
-        return Run(self.query_ids, self.offsets, codes, scores, self.doc_vocab, self._vocab_index)
+        return replace(self, doc_codes=codes, scores=scores)
 
     def _score_order(self, qidx: np.ndarray) -> np.ndarray:
         """Positions sorted by query, then score descending (ties in arbitrary order)."""
@@ -202,11 +216,18 @@ class Run:
         members = np.repeat(starts - np.concatenate([[0], np.cumsum(sizes)[:-1]]), sizes) + np.arange(sizes.sum())
         group = np.repeat(np.arange(len(starts)), sizes)
         # String order of just the tied documents, then sort within groups on it.
-        string_rank = np.empty(len(members), dtype=np.int64)
-        string_rank[_string_argsort(self.doc_vocab[codes[members]])] = np.arange(len(members))
+        if self.vocab_sorted:
+            string_rank = codes[members]
+        else:
+            string_rank = np.empty(len(members), dtype=np.int64)
+            string_rank[_string_argsort(self.doc_vocab[codes[members]])] = np.arange(len(members))
         codes = codes.copy()
         codes[members] = codes[members[np.lexsort((-string_rank, group))]]
         return codes
+
+    def with_scores(self, scores: np.ndarray) -> "Run":
+        """The same entries with other scores (e.g. the float32-rounded scores a ranking compares)."""
+        return self if scores is self.scores else replace(self, scores=scores)
 
     def truncated(self, depth: int) -> "Run":
         """The first ``depth`` entries of each query (of the canonical order)."""
@@ -215,7 +236,7 @@ class Run:
         keep = np.arange(len(run.scores)) - np.repeat(run.offsets[:-1], np.diff(run.offsets)) < np.repeat(
             lengths, np.diff(run.offsets))
         offsets = np.concatenate([[0], np.cumsum(lengths)])
-        return Run(run.query_ids, offsets, run.doc_codes[keep], run.scores[keep], run.doc_vocab, run._vocab_index)
+        return replace(run, offsets=offsets, doc_codes=run.doc_codes[keep], scores=run.scores[keep])
 
     def without_identical_ids(self, query_codes: np.ndarray | None = None) -> "Run":
         """Drop every entry whose document id equals its query id (BEIR's ignore_identical_ids).
@@ -232,8 +253,7 @@ class Run:
         dropped[nonempty] = np.add.reduceat(drop.astype(np.int64), self.offsets[:-1][nonempty])
         kept_per_query = lengths - dropped
         offsets = np.concatenate([[0], np.cumsum(kept_per_query)])
-        return Run(self.query_ids, offsets, self.doc_codes[~drop], self.scores[~drop], self.doc_vocab,
-                   self._vocab_index)
+        return replace(self, offsets=offsets, doc_codes=self.doc_codes[~drop], scores=self.scores[~drop])
 
 
 def concat_runs(runs: list[Run]) -> Run:

@@ -40,7 +40,8 @@ def cells(config: BenchConfig) -> list[Cell]:
 
 def evaluation_settings(config: BenchConfig, metric_names: list[str]) -> dict:
     return {"k": list(config.k), "depth": config.search_depth, "metrics": list(metric_names),
-            "relevance_threshold": config.relevance_threshold, "ignore_identical_ids": config.ignore_identical_ids}
+            "relevance_threshold": config.relevance_threshold, "ignore_identical_ids": config.ignore_identical_ids,
+            "semantics": config.semantics}
 
 
 def fingerprint(dataset_files: dict[str, str], split: str, spec: RetrieverSpec, resolved_params: dict,

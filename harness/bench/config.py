@@ -86,6 +86,7 @@ class BenchConfig:
     output_dir: str = "results"
     relevance_threshold: float = 1.0
     ignore_identical_ids: bool = True
+    semantics: str = "trec_eval-9"
     cache_dir: str | None = None
     description: str = ""
     source: str = field(default="<config>", compare=False)
@@ -103,7 +104,7 @@ class BenchConfig:
         out = {"name": self.name, "description": self.description, "output_dir": self.output_dir,
                "split": self.split, "k": list(self.k), "depth": self.depth, "metrics": list(self.metrics),
                "relevance_threshold": self.relevance_threshold, "ignore_identical_ids": self.ignore_identical_ids,
-               "cache_dir": self.cache_dir,
+               "semantics": self.semantics, "cache_dir": self.cache_dir,
                "datasets": [d.to_dict() for d in self.datasets],
                "retrievers": [r.to_dict() for r in self.retrievers]}
         return {key: value for key, value in out.items() if value is not None}
@@ -177,7 +178,7 @@ class _Reader:
 
 TOP_REQUIRED = {"name", "datasets", "retrievers"}
 TOP_OPTIONAL = {"description", "output_dir", "split", "k", "depth", "metrics", "relevance_threshold",
-                "ignore_identical_ids", "cache_dir"}
+                "ignore_identical_ids", "semantics", "cache_dir"}
 
 
 def _looks_like_path(text: str) -> bool:
@@ -261,9 +262,19 @@ def parse_config(data: dict, source: str = "<config>") -> BenchConfig:
         relevance_threshold=threshold,
         ignore_identical_ids=r.boolean(top["ignore_identical_ids"], "ignore_identical_ids")
         if "ignore_identical_ids" in top else True,
+        semantics=_semantics(r, top["semantics"]) if "semantics" in top else "trec_eval-9",
         cache_dir=r.string(top["cache_dir"], "cache_dir") if "cache_dir" in top else None,
         description=r.string(top["description"], "description", allow_empty=True) if "description" in top else "",
         source=source)
+
+
+def _semantics(r: "_Reader", value: object) -> str:
+    from harness.evaluation.semantics import SEMANTICS
+
+    name = r.string(value, "semantics")
+    if name not in SEMANTICS:
+        raise r.error("semantics", f"expected one of {', '.join(SEMANTICS)}, got {render(name)}")
+    return name
 
 
 def read_toml(path: str | Path) -> dict:

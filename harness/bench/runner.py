@@ -167,7 +167,7 @@ class BenchRunner:
         if ds.files != self._checksums.get(cell.dataset):  # checksums known only after loading
             expected = fingerprint(ds.files, cell.dataset.split, cell.retriever, retriever.params(), self.evaluation)
         evaluator = Evaluator(self.metrics, k_values=self.config.k, relevance_threshold=self.config.relevance_threshold,
-                              ignore_identical_ids=self.config.ignore_identical_ids)
+                              ignore_identical_ids=self.config.ignore_identical_ids, semantics=self.config.semantics)
         exp = run_experiment(ds, retriever, evaluator, list(self.config.k), depth=self.config.search_depth)
         document = exp.document
         document.throughput = leaderboard.throughput(document)

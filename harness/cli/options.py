@@ -60,14 +60,20 @@ RELEVANCE_THRESHOLD_OPTION = typer.Option(1.0, "--relevance-threshold",
                                           help="Grade at or above which a document is relevant "
                                                "(binary metrics; any positive number, for float grades).")
 
+SEMANTICS_OPTION = typer.Option("trec_eval-9", "--semantics",
+                                help="trec_eval-9 (default: scores compared as float32, as trec_eval 9 and "
+                                     "pytrec_eval) or trec_eval-10 (scores as doubles; negative grades unjudged).")
 
-def build_evaluator(k: str | None, metric: list[str] | None, relevance_threshold: float, keep_identical_ids: bool):
+
+def build_evaluator(k: str | None, metric: list[str] | None, relevance_threshold: float, keep_identical_ids: bool,
+                    semantics: str | None = None):
     """(Evaluator, k list) from the shared evaluation options."""
     from harness.evaluation import Evaluator
 
     k_values = parse_k(k)
     evaluator = Evaluator(parse_metrics(metric, k_values), k_values=k_values,
-                          relevance_threshold=relevance_threshold, ignore_identical_ids=not keep_identical_ids)
+                          relevance_threshold=relevance_threshold, ignore_identical_ids=not keep_identical_ids,
+                          semantics=semantics)
     return evaluator, k_values
 
 

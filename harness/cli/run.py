@@ -10,7 +10,7 @@ import typer
 from harness.cli import app
 from harness.cli.display import print_metrics
 from harness.cli.options import (K_OPTION, KEEP_IDENTICAL_IDS_OPTION, METRIC_OPTION, RELEVANCE_THRESHOLD_OPTION,
-                                  build_evaluator, parse_params)
+                                  SEMANTICS_OPTION, build_evaluator, parse_params)
 from harness.datasets import DEFAULT_DATASET
 
 
@@ -26,6 +26,7 @@ def run(
     name: Optional[str] = typer.Option(None, "--name", help="Result folder name (default: retriever name)."),
     keep_identical_ids: bool = KEEP_IDENTICAL_IDS_OPTION,
     relevance_threshold: float = RELEVANCE_THRESHOLD_OPTION,
+    semantics: str = SEMANTICS_OPTION,
     metric: Optional[List[str]] = METRIC_OPTION,
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars or table; print only the output path."),
 ) -> None:
@@ -37,7 +38,7 @@ def run(
 
     if quiet:
         progress.disable()
-    evaluator, k_values = build_evaluator(k, metric, relevance_threshold, keep_identical_ids)
+    evaluator, k_values = build_evaluator(k, metric, relevance_threshold, keep_identical_ids, semantics)
     if depth is not None and depth < 1:
         raise typer.BadParameter("--depth must be >= 1")
     system = create(retriever, **parse_params(param))

@@ -26,6 +26,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from harness.compare.semantics import refuse_mixed_semantics
 from harness.errors import InputError
 from harness.reports.document import MetricsDocument
 
@@ -242,6 +243,7 @@ def align(systems: Sequence[SystemResult], metrics: Sequence[str], intersection:
     metrics = list(dict.fromkeys(metrics))
     if not metrics:
         raise ValueError("no metrics to align")
+    refuse_mixed_semantics(systems)
     for s in systems:
         missing = [m for m in metrics if m not in s.values]
         if missing:

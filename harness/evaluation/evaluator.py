@@ -4,9 +4,10 @@ Contract (the default reproduces trec_eval 9 as bundled in pytrec_eval, which pr
 published numbers):
 
 * Ranking: score descending; equal scores ordered by document id descending (string order).
-  Scores are compared as the float64 values given: a float32 score converted to float64 is exact,
-  so ties are the ties the retriever produced. TREC run files are written with round-trip
-  precision so that reading one back cannot create new ties.
+  ``semantics`` says how scores compare (:mod:`harness.evaluation.semantics`): ``trec_eval-9``
+  (default) compares them as float32, as trec_eval 9 and pytrec_eval do, so 1.0000000001 and 1.0
+  tie; ``trec_eval-10`` compares the float64 values. Runs keep their full scores either way (TREC
+  run files are written with round-trip precision).
 * Identical ids: a retrieved document whose id equals its query id is dropped before ranking
   (BEIR's ``ignore_identical_ids``; Anserini's ``-removeQuery``). ``ignore_identical_ids=False``
   keeps it.
@@ -35,6 +36,7 @@ import numpy as np
 
 from harness.evaluation.judgments import Judgments, judge
 from harness.evaluation.metrics import DEFAULT_FAMILIES, DEFAULT_K, Metric, parse_metric, takes_cutoff
+from harness.evaluation.semantics import Semantics, parse_semantics
 from harness.qrels import Qrels
 from harness.run import Run
 
@@ -83,6 +85,7 @@ class Evaluator:
         k_values: Iterable[int] = DEFAULT_K,
         relevance_threshold: float = 1.0,
         ignore_identical_ids: bool = True,
+        semantics: str | Semantics | None = None,
     ) -> None:
         k_values = list(k_values)
         if any((not isinstance(k, (int, np.integer))) or k < 1 for k in k_values):
@@ -99,9 +102,10 @@ class Evaluator:
             raise ValueError(f"relevance threshold must be a positive number, got {relevance_threshold}")
         self.relevance_threshold = float(relevance_threshold)
         self.ignore_identical_ids = bool(ignore_identical_ids)
+        self.semantics = parse_semantics(semantics)
 
     def judge(self, run: Run, qrels: Qrels) -> Judgments:
-        return judge(run, qrels, self.relevance_threshold, self.ignore_identical_ids)
+        return judge(run, qrels, self.relevance_threshold, self.ignore_identical_ids, self.semantics)
 
     def evaluate(self, run: Run, qrels: Qrels) -> EvaluationResult:
         j = self.judge(run, qrels)
@@ -112,7 +116,8 @@ class Evaluator:
             n_without_relevant=j.n_without_relevant,
             n_missing_from_run=j.n_missing_from_run,
             settings={"relevance_threshold": self.relevance_threshold,
-                      "ignore_identical_ids": self.ignore_identical_ids},
+                      "ignore_identical_ids": self.ignore_identical_ids,
+                      "semantics": self.semantics.name},
         )
 
 

@@ -3,8 +3,10 @@
 This is the one place where the ranking contract is applied; every metric is then a few numpy
 operations over the arrays built here, never a Python loop over documents.
 
-Ranking contract (trec_eval 9 as bundled in pytrec_eval): within a query, documents are ranked by
-score descending; equal scores are ordered by document id descending (string order). With
+Ranking contract (see :mod:`harness.evaluation.semantics`): within a query, documents are ranked by
+score descending, the scores compared as float32 under ``trec_eval-9`` (the default, as trec_eval 9
+and pytrec_eval) or as float64 under ``trec_eval-10``; equal scores are ordered by document id
+descending (string order). With
 ``ignore_identical_ids`` (BEIR's default) an entry whose document id equals its query id is removed
 before ranking, so the documents after it move up one rank.
 """
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from harness.evaluation.semantics import Semantics, parse_semantics
 from harness.qrels import Qrels
 from harness.run import Run
 
@@ -36,6 +39,7 @@ class Judgments:
     ideal_rank     (I,)  1-based rank in the ideal ranking
     ideal_grade    (I,)  the grade (gain) at that rank
     threshold            grade at or above which a document counts as relevant
+    semantics            the trec_eval semantics the ranking followed (and Judged@k follows)
     """
 
     query_ids: np.ndarray
@@ -52,6 +56,7 @@ class Judgments:
     threshold: float
     n_without_relevant: int
     n_missing_from_run: int
+    semantics: Semantics = parse_semantics(None)
 
     @property
     def n_queries(self) -> int:
@@ -78,9 +83,11 @@ def _query_positions(values: list[str]) -> tuple[list[str], np.ndarray]:
     return list(index), positions
 
 
-def judge(run: Run, qrels: Qrels, threshold: float = 1.0, ignore_identical_ids: bool = True) -> Judgments:
+def judge(run: Run, qrels: Qrels, threshold: float = 1.0, ignore_identical_ids: bool = True,
+          semantics: Semantics | str | None = None) -> Judgments:
     """Rank the run by the contract and look up the grade of every judged retrieved document."""
-    run = run.canonical()
+    semantics = parse_semantics(semantics)
+    run = run.with_scores(semantics.ranking_scores(run.scores)).canonical()
     # One vocabulary lookup for the run's query ids (identical-id rule) and the judged doc ids.
     run_queries = run.query_ids.tolist()
     codes = run.codes_of(run_queries + qrels.doc_ids.tolist())
@@ -148,4 +155,5 @@ def judge(run: Run, qrels: Qrels, threshold: float = 1.0, ignore_identical_ids: 
         threshold=float(threshold),
         n_without_relevant=int((~evaluated).sum()),
         n_missing_from_run=int((~(in_run & (n_retrieved > 0))).sum()),
+        semantics=semantics,
     )

@@ -1,15 +1,23 @@
 """TREC file formats: runs, qrels and topics, read and written.
 
-    run     ``qid Q0 docid rank score tag``   (6 whitespace-separated columns)
-    qrels   ``qid iter docid grade``          (4 columns; ``iter`` is ignored, written as 0)
+    run     ``qid Q0 docid rank score tag [more...]``   (at least 6 columns; extra columns ignored)
+    qrels   ``qid iter docid grade``                    (4 columns; ``iter`` is ignored, written as 0)
     topics  ``qid <TAB> text`` (TSV), or the classic SGML-ish ``<top> <num> <title> <desc> <narr> </top>``
+
+Runs and qrels are read as trec_eval reads them: columns are separated by runs of ASCII whitespace
+(space, tab, vertical tab, form feed; U+00A0 and other Unicode spaces stay inside ids), blank lines
+and ``#`` comment lines (ir_metadata headers; trec_eval 10) are skipped, the rank column is ignored
+(it need not be an integer) and the ranking is by score. Gzipped files (``.gz``) are read too.
+Stricter than trec_eval, so that nothing is silently misread: a score or grade must be a whole
+number token (``1_0`` is refused where Python's float reads 10 and C's atof 1; NaN is refused), a
+carriage return inside a line (not part of a CRLF line end) is refused, as are ids that are not
+UTF-8 and a (query, document) pair given twice. Every refusal names the file, the line and the id.
+
+Runs are read column-wise (:mod:`harness.formats.columnar`, pyarrow.csv); a file that reader does
+not take exactly is read line by line here, which accepts it or names the bad line.
 
 Runs are written in canonical order with real ranks (1-based) and scores at round-trip precision
 (``repr`` of the float), so reading a written run back gives exactly the same floats and ties.
-Reading ignores the rank column (it must still be an integer) and orders by score, as trec_eval does.
-Reading a run interns document ids into the run's ``doc_vocab`` with one dict while parsing and keeps
-the other columns in compact arrays; a (query, document) pair retrieved twice is an error naming the
-line, as is any malformed line (``file:line: message``).
 """
 
 from __future__ import annotations
@@ -46,6 +54,52 @@ def _lines(path: Path, what: str) -> Iterator[tuple[int, str]]:
         raise InputError(f"cannot read {what} file: {exc}", path) from None
 
 
+def _read_bytes(path: Path, what: str) -> bytes:
+    """The whole file (decompressed when ``.gz``)."""
+    try:
+        if path.suffix == ".gz":
+            with gzip.open(path, "rb") as handle:
+                return handle.read()
+        return path.read_bytes()
+    except (OSError, EOFError) as exc:
+        raise InputError(f"cannot read {what} file: {getattr(exc, 'strerror', None) or exc}", path) from None
+
+
+def _fields(data: bytes, path: Path) -> Iterator[tuple[int, list[bytes]]]:
+    """(line number, columns) of every line that is neither blank nor a ``#`` comment.
+
+    Columns are split on ASCII whitespace only (``bytes.split``), as C's isspace in trec_eval.
+    """
+    for number, line in enumerate(data.split(b"\n"), 1):
+        body = line[:-1] if line.endswith(b"\r") else line
+        if b"\r" in body:
+            raise InputError("carriage return inside a line (a lone CR; trec_eval reads it as a space, "
+                             "Python as a line break): fix the line ends", path, number)
+        parts = body.split()
+        if parts and not parts[0].startswith(b"#"):
+            yield number, parts
+
+
+def _text(token: bytes, path: Path, number: int) -> str:
+    try:
+        return token.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError(f"{token!r} is not UTF-8 text", path, number) from None
+
+
+# A whole number token, as the columnar reader (Arrow) accepts it; never Python's ``1_0`` or `` 1``.
+_NUMBER = re.compile(rb"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf|infinity|nan)", re.IGNORECASE)
+
+
+def _number(token: bytes, what: str, path: Path, number: int, id: str) -> float:
+    if not _NUMBER.fullmatch(token):
+        raise InputError(f"{what} {token.decode('utf-8', 'replace')!r} is not a number", path, number, id)
+    value = float(token)
+    if value != value:
+        raise InputError(f"{what} is NaN", path, number, id)
+    return value
+
+
 # --------------------------------------------------------------------------- runs
 def _check_token(value: str, what: str) -> None:
     if not value or any(c.isspace() for c in value):
@@ -73,32 +127,29 @@ def write_run_to(run: Run, handle: IO[str], tag: str = "harness") -> None:
 
 
 def read_run(path: str | Path) -> Run:
-    """Parse a 6-column TREC run into a canonical :class:`Run`; errors name the file and line."""
+    """Read a TREC run into a canonical :class:`Run`; errors name the file and line (see the module doc)."""
+    from harness.formats.columnar import read_run_columns
+
     path = Path(path)
+    run = read_run_columns(lambda: _read_bytes(path, "run"))
+    return run if run is not None else read_run_lines(_read_bytes(path, "run"), path)
+
+
+def read_run_lines(data: bytes, path: Path) -> Run:
+    """The line-by-line reader: the reference grammar, and the one that names every bad line."""
     query_index: dict[str, int] = {}
     vocab: dict[str, int] = {}
     entry_query = array("q")
     codes = array("q")
     line_numbers = array("q")
     scores = array("d")
-    for number, line in _lines(path, "run"):
-        parts = line.split()
-        if not parts or (not codes and line.startswith("#")):  # blank, or a comment line of the header
-            continue
-        if len(parts) != 6:
+    for number, parts in _fields(data, path):
+        if len(parts) < 6:
             raise InputError(f"expected 6 columns (qid Q0 docid rank score tag), got {len(parts)}", path, number)
-        qid, _, doc_id, rank_text, score_text, _ = parts
-        try:
-            score = float(score_text)
-        except ValueError:
-            raise InputError(f"score {score_text!r} is not a number", path, number, doc_id) from None
-        if score != score:
-            raise InputError("score is NaN", path, number, doc_id)
-        if not rank_text.lstrip("-").isdigit():
-            raise InputError(f"rank {rank_text!r} is not an integer", path, number, doc_id)
+        qid, doc_id = _text(parts[0], path, number), _text(parts[2], path, number)
+        scores.append(_number(parts[4], "score", path, number, doc_id))
         entry_query.append(query_index.setdefault(qid, len(query_index)))
         codes.append(vocab.setdefault(doc_id, len(vocab)))
-        scores.append(score)
         line_numbers.append(number)
     if not codes:
         raise InputError("the run file is empty", path)
@@ -136,30 +187,26 @@ def read_qrels(path: str | Path) -> Qrels:
     from harness.datasets.beir import load_qrels_tsv
 
     path = Path(path)
-    first = next((line for _, line in _lines(path, "qrels") if line.strip()), "")
-    if len(first.split()) == 3:
+    data = _read_bytes(path, "qrels")
+    first = next((parts for _, parts in _fields(data, path)), [])
+    if len(first) == 3:
         return load_qrels_tsv(path)
-    return read_trec_qrels(path)
+    return read_trec_qrels(path, data)
 
 
-def read_trec_qrels(path: str | Path) -> Qrels:
+def read_trec_qrels(path: str | Path, data: bytes | None = None) -> Qrels:
     """Read 4-column TREC qrels; a pair judged twice with different grades is an error."""
     from harness.datasets.beir import _add_judgment
 
     path = Path(path)
+    data = _read_bytes(path, "qrels") if data is None else data
     rows: dict[tuple[str, str], float] = {}
     lines: dict[tuple[str, str], int] = {}
-    for number, line in _lines(path, "qrels"):
-        parts = line.split()
-        if not parts:
-            continue
+    for number, parts in _fields(data, path):
         if len(parts) != 4:
             raise InputError(f"expected 4 columns (qid iter docid grade), got {len(parts)}", path, number)
-        qid, _, doc_id, grade_text = parts
-        try:
-            grade = float(grade_text)
-        except ValueError:
-            raise InputError(f"grade {grade_text!r} is not a number", path, number, doc_id) from None
+        qid, doc_id = _text(parts[0], path, number), _text(parts[2], path, number)
+        grade = _number(parts[3], "grade", path, number, doc_id)
         _add_judgment(rows, lines, qid, doc_id, grade, path, number)
     if not rows:
         raise InputError("no judgments in qrels file", path)

@@ -54,6 +54,7 @@ def test_defaults_and_round_trip(tmp_path):
     assert config.to_dict() == {
         "name": "b", "description": "", "output_dir": "results", "split": "test", "k": list(DEFAULT_K),
         "metrics": ["NDCG@10"], "relevance_threshold": 1.0, "ignore_identical_ids": True,
+        "semantics": "trec_eval-9",
         "datasets": [{"name": "scifact", "split": "test", "label": "scifact"}],
         "retrievers": [{"type": "bm25", "label": "bm25", "params": {}}]}
     # Serialising and parsing again gives the same config.
@@ -71,6 +72,7 @@ depth = 50
 metrics = ["ndcg_cut_10", "P@5", "nDCG@10"]
 relevance_threshold = 2
 ignore_identical_ids = false
+semantics = "trec_eval-10"
 cache_dir = "cache"
 datasets = ["./some/folder", {path = "x/y", split = "test", label = "y-test"}, {name = "hf:BeIR/nfcorpus"}]
 [[retrievers]]
@@ -81,6 +83,7 @@ params = {min_df = 2}
     assert config.k == (1, 10, 100) and config.depth == 50 and config.search_depth == 50
     assert config.metrics == ("NDCG@10", "P@5")  # aliases canonicalised, duplicates dropped
     assert config.relevance_threshold == 2.0 and config.ignore_identical_ids is False
+    assert config.semantics == "trec_eval-10"
     assert [(d.kind, d.source, d.split, d.label) for d in config.datasets] == [
         ("path", "./some/folder", "dev", "folder"), ("path", "x/y", "test", "y-test"),
         ("name", "hf:BeIR/nfcorpus", "dev", "hf-BeIR-nfcorpus")]
@@ -92,7 +95,7 @@ params = {min_df = 2}
 @pytest.mark.parametrize("text, expected", [
     ("colour = 1\n" + MINIMAL,
      "colour: unknown key (expected one of: cache_dir, datasets, depth, description, ignore_identical_ids, k, "
-     "metrics, name, output_dir, relevance_threshold, retrievers, split)"),
+     "metrics, name, output_dir, relevance_threshold, retrievers, semantics, split)"),
     ('datasets = ["scifact"]\n[[retrievers]]\ntype = "bm25"\n', "name: missing required key"),
     ('name = "b"\n[[retrievers]]\ntype = "bm25"\n', "datasets: missing required key"),
     ('name = "b"\ndatasets = []\n[[retrievers]]\ntype = "bm25"\n', "datasets: expected a non-empty list"),
@@ -110,6 +113,8 @@ params = {min_df = 2}
      'ignore_identical_ids: expected true or false, got "yes"'),
     (MINIMAL.replace('name = "b"', 'name = "b"\nrelevance_threshold = 0'),
      "relevance_threshold: expected a positive number, got 0.0"),
+    (MINIMAL.replace('name = "b"', 'name = "b"\nsemantics = "trec_eval-8"'),
+     'semantics: expected one of trec_eval-9, trec_eval-10, got "trec_eval-8"'),
     ('name = "b"\ndatasets = [{split = "test"}]\n[[retrievers]]\ntype = "bm25"\n',
      "datasets[0].name: missing required key (or path)"),
     ('name = "b"\ndatasets = [{name = "a", path = "b"}]\n[[retrievers]]\ntype = "bm25"\n',

@@ -71,5 +71,5 @@ def test_run_with_extra_metrics(tmp_path):
     means = json.loads((tmp_path / "out" / "tiny" / "bm25" / "metrics.json").read_text())["metrics"]
     # BM25 ranks d0 ("apple pie recipe": both terms) first, then d2 ("apple tart"); d3 never matches.
     assert means["bpref"] == 1.0 and means["Judged@1"] == 1.0 and means["P@1"] == 1.0
-    assert means["Judged@3"] == pytest.approx(2 / 3)  # two documents retrieved, both judged; denominator k
+    assert means["Judged@3"] == 1.0  # two documents retrieved, both judged; denominator min(k, retrieved)
     assert means["DCG_jarvelin@3"] == pytest.approx(2 + 1 / 1.0)  # rel_1 + rel_2 / max(1, log2 2)

@@ -96,8 +96,9 @@ def test_no_query_with_a_relevant_judgment():
 
 
 def test_judged_and_success_by_hand(ranking):
-    # Ranking: judged 0, unjudged, judged 2, unjudged; 4 retrieved.
+    # Ranking: judged 0, unjudged, judged 2, unjudged; 4 retrieved. Judged@10 divides by
+    # min(10, 4) retrieved, as ir_measures' Judged@k.
     run, qrels = ranking({"q": [0, None, 2, None]})
     values = Evaluator(["Judged@1", "Judged@3", "Judged@10", "Success@2", "Success@3"]).evaluate(run, qrels)
     assert values.per_query()["q"] == pytest.approx(
-        {"Judged@1": 1.0, "Judged@3": 2 / 3, "Judged@10": 2 / 10, "Success@2": 0.0, "Success@3": 1.0})
+        {"Judged@1": 1.0, "Judged@3": 2 / 3, "Judged@10": 2 / 4, "Success@2": 0.0, "Success@3": 1.0})

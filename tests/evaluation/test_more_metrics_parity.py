@@ -166,7 +166,7 @@ def _reference(run: Run, qrels: Qrels, k: int, scheme: str, threshold: float = 1
         ideal = sorted((g for g in grades.values() if g > 0), reverse=True)[:k]
         idcg = sum(gain(g) / disc(i) for i, g in enumerate(ideal, 1))
         judged = sum(d in grades for _, d in ranked)
-        out[q] = {"DCG": dcg, "NDCG": dcg / idcg if idcg else 0.0, "Judged": judged / k}
+        out[q] = {"DCG": dcg, "NDCG": dcg / idcg if idcg else 0.0, "Judged": judged / len(ranked) if ranked else 0.0}
     return out
 
 

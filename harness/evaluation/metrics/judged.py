@@ -7,22 +7,27 @@ from dataclasses import dataclass
 import numpy as np
 
 from harness.evaluation.judgments import Judgments
-from harness.evaluation.metrics.base import Metric
+from harness.evaluation.metrics.base import Metric, safe_divide
 
 
 @dataclass(frozen=True)
 class Judged(Metric):
-    """Judged@k = |documents in the top k judged for the query (any grade)| / k.
+    """Judged@k = |judged documents in the top k| / min(k, |retrieved|)  (0 when nothing is retrieved).
 
-    The denominator is k even when fewer than k documents are retrieved, as in BEIR's Hole@k and
-    ir_measures' Judged@k. BEIR's Hole@k counts as "annotated" a document judged for *any* query,
-    so 1 - Hole@k >= Judged@k, with equality when no retrieved document is judged only for another
-    query. A low Judged@k warns that the other metrics treat many unjudged documents as
-    non-relevant.
+    As ir_measures' ``Judged@k``: a ranking shorter than k is judged on what it retrieved (two judged
+    documents retrieved, k = 5: 1.0). A document is judged when the qrels have it for the query with
+    any grade; under ``trec_eval-10`` semantics a negative grade counts as unjudged, as trec_eval 10's
+    ``unj``. Note that BEIR's Hole@k and trec_eval 10's ``unj@k`` divide by k instead (their sources:
+    ``len(hole_docs) / k``; ``unj_so_far / cutoff`` for cutoffs past the ranking), so
+    1 - unj@k = Judged@k only when at least k documents are retrieved. A low Judged@k warns that the
+    other metrics treat many unjudged documents as non-relevant.
     """
 
     family = "Judged"
     aliases = ("judged",)
 
     def __call__(self, j: Judgments) -> np.ndarray:
-        return j.per_query_sum(j.hit_rank <= self.k) / self.k
+        judged = j.hit_rank <= self.k
+        if not j.semantics.negative_grade_judged:
+            judged &= j.hit_grade >= 0
+        return safe_divide(j.per_query_sum(judged), np.minimum(j.n_retrieved, self.k))

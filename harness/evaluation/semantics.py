@@ -1,0 +1,57 @@
+"""Evaluation semantics: which trec_eval the evaluator reproduces exactly.
+
+Two versions of trec_eval differ in ways that change per-query values; the evaluator follows one of
+them, named in every result (``settings["semantics"]``, stored in metrics.json) so that results made
+under different semantics are never compared (see :func:`harness.compare.semantics.refuse_mixed`).
+
+``trec_eval-9`` (default): trec_eval 9.0.x, bundled in pytrec_eval and behind BEIR's and
+ir_measures' published numbers. It holds run scores as 32-bit floats (``float sim`` in
+``trec_format.h``), so two scores equal in float32 but not in float64 tie, and ties are ordered by
+document id descending. The evaluator ranks by ``float32(score)``; runs and metrics.json keep the
+full float64 scores.
+
+``trec_eval-10``: trec_eval 10.0 (2026) holds scores as doubles, so the evaluator ranks by the
+float64 score (ties by document id descending, as before). Its ``unj`` measure counts a document
+judged with a negative grade as unjudged; under this semantics ``Judged@k`` does too.
+
+Both read ``#`` comment lines in runs and qrels (trec_eval 10 does; the project accepts them under
+either semantics, since trec_eval 9 would refuse the file rather than read it differently).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Semantics:
+    name: str
+    float32_scores: bool  # rank by float32(score), as trec_eval 9's ``float sim``
+    negative_grade_judged: bool  # a negative grade counts as judged (Judged@k)
+
+    def ranking_scores(self, scores: np.ndarray) -> np.ndarray:
+        """The scores the ranking compares: float32-rounded (as float64) or the scores themselves."""
+        if not self.float32_scores:
+            return scores
+        with np.errstate(over="ignore"):  # beyond float32's range: +-inf, as C's float conversion
+            return scores.astype(np.float32).astype(np.float64)
+
+
+TREC_EVAL_9 = Semantics("trec_eval-9", float32_scores=True, negative_grade_judged=True)
+TREC_EVAL_10 = Semantics("trec_eval-10", float32_scores=False, negative_grade_judged=False)
+SEMANTICS = {s.name: s for s in (TREC_EVAL_9, TREC_EVAL_10)}
+DEFAULT_SEMANTICS = TREC_EVAL_9.name
+
+
+def parse_semantics(value: str | Semantics | None) -> Semantics:
+    """``"trec_eval-9"`` / ``"trec_eval-10"`` (or None: the default) -> :class:`Semantics`."""
+    if isinstance(value, Semantics):
+        return value
+    if value is None:
+        return SEMANTICS[DEFAULT_SEMANTICS]
+    try:
+        return SEMANTICS[value]
+    except KeyError:
+        raise ValueError(f"unknown semantics {value!r}; known: {', '.join(SEMANTICS)}") from None

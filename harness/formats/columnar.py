@@ -1,0 +1,217 @@
+"""Fast columnar reading of TREC runs: pyarrow.csv straight into a :class:`Run`.
+
+The exact grammar lives in :mod:`harness.formats.trec` (the line reader, which names the line of
+every error). This module reads the common case column-wise at Arrow speed and gives up (returns
+None) on anything it does not accept exactly as the line reader would; the caller then reads the
+file line by line, which accepts it or reports the bad line. The steps:
+
+1. bytes: a lone CR or a NUL byte -> give up; CRLF -> LF; ``#`` comment lines removed; tabs,
+   vertical tabs and form feeds -> spaces, and then runs of spaces -> one and spaces at line edges
+   removed. Only ASCII whitespace separates columns (U+00A0 and other Unicode spaces stay inside ids,
+   as in trec_eval). A file with spaces only is parsed as it is first (the two-byte searches cost
+   more than the parse); an empty field or uneven columns send it through the normalization once.
+2. pyarrow.csv with a single-space delimiter, no quoting, no null values: the query and document
+   columns as strings, the score as float64 (a score such as ``1_0`` fails the conversion -> give up),
+   the other three only checked to be non-empty. Every row must have the first row's number of
+   columns (>= 6; extra columns ignored), else give up.
+3. Document ids and query ids are interned by sorting their bytes (zero-padded to a multiple of 8
+   and viewed as big-endian words), so the vocabulary comes out in string order and ties can be
+   broken by comparing codes. Ids must be ASCII for that (else give up).
+4. A NaN score or a (query, document) pair given twice -> give up (the line reader names the line).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from harness.run import Run
+
+_SPACES = bytes.maketrans(b"\t\x0b\x0c", b"   ")
+
+
+def _normalized(data: bytes, collapse: bool) -> bytes | None:
+    """No comment lines, CRLF as LF, tabs as spaces; with ``collapse`` (or when there were tabs), one
+    space between columns and none at line edges. None when the line reader must decide.
+
+    Only single-byte searches (memchr) run on a plain file; runs of spaces are found after parsing,
+    as empty fields, and the file is then normalized again with ``collapse``.
+    """
+    if b"\x00" in data:
+        return None
+    if b"\r" in data:
+        if data.count(b"\r") != data.count(b"\r\n"):
+            return None  # a lone CR: refused with its line by the line reader
+        data = data.replace(b"\r\n", b"\n")
+    if b"\t" in data or b"\x0b" in data or b"\x0c" in data:
+        data, collapse = data.translate(_SPACES), True
+    if collapse:
+        while b"  " in data:
+            data = data.replace(b"  ", b" ")
+        if data.startswith(b" ") or b"\n " in data:
+            data = data.replace(b"\n ", b"\n").lstrip(b" ")
+        if data.endswith(b" ") or b" \n" in data:
+            data = data.replace(b" \n", b"\n").rstrip(b" ")
+    if b"#" in data and (data.startswith(b"#") or b"\n#" in data):
+        data = _without_comment_lines(data)
+    return data
+
+
+def _without_comment_lines(data: bytes) -> bytes:
+    """Drop every line starting with ``#`` (comment lines are few: ir_metadata headers)."""
+    starts = [0] if data.startswith(b"#") else []
+    at = data.find(b"\n#")
+    while at >= 0:
+        starts.append(at + 1)
+        at = data.find(b"\n#", at + 1)
+    pieces, kept_from = [], 0
+    for start in starts:
+        pieces.append(data[kept_from:start])
+        end = data.find(b"\n", start)
+        kept_from = len(data) if end < 0 else end + 1
+    pieces.append(data[kept_from:])
+    return b"".join(pieces)
+
+
+def _intern(column, with_first: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray | None] | None:
+    """(codes, vocabulary, first position of each id if ``with_first``) with the vocabulary in string
+    order; None unless every id is ASCII."""
+    import pyarrow.compute as pc
+
+    if len(column) == 0 or not pc.all(pc.string_is_ascii(column)).as_py():
+        return None
+    width = -(-int(pc.max(pc.binary_length(column)).as_py()) // 8) * 8
+    if width == 0:
+        return None
+    padded = pc.utf8_rpad(column, width=width, padding="\x00")
+    offsets = np.frombuffer(padded.buffers()[1], dtype=np.int32, count=len(padded) + 1, offset=4 * padded.offset)
+    raw = np.frombuffer(padded.buffers()[2], dtype=np.uint8)[offsets[0]:offsets[-1]]
+    # Big-endian words as native integers: numeric order = byte order = string order (ASCII).
+    words = raw.view(">u8").astype(np.uint64).reshape(-1, width // 8)
+    del raw, padded, offsets
+    if width == 8:
+        order = np.argsort(words[:, 0])  # (np.unique's inverse and first index sort stably: slower)
+    else:
+        order = np.lexsort(words.T[::-1])  # first word primary
+    ordered = words[order]
+    new = np.empty(len(words), dtype=bool)
+    new[0] = True
+    np.any(ordered[1:] != ordered[:-1], axis=1, out=new[1:])
+    codes = np.empty(len(words), dtype=np.int64)
+    codes[order] = np.cumsum(new) - 1
+    first = np.minimum.reduceat(order, np.flatnonzero(new)) if with_first else None  # first position of each id
+    unique_bytes = ordered[new].astype(">u8").view(np.uint8).reshape(-1, width)
+    vocab = unique_bytes.astype(np.uint32).view(f"U{width}").ravel()  # ASCII bytes as code points; padding dropped
+    return codes, vocab, first
+
+
+def read_run_columns(read: Callable[[], bytes]) -> Run | None:
+    """The run that ``read()`` returns (a whole TREC run file's bytes), or None when the line reader
+    must read it. The bytes are dropped once parsed, before the ids are interned."""
+    import pyarrow as pa
+
+    table = _parse(read(), collapse=False)
+    if table is None:  # runs of spaces: normalize and parse again
+        table = _parse(read(), collapse=True)
+    if table is None or table is False:
+        return None
+    scores = np.concatenate([_values(chunk, np.float64) for chunk in table["f4"].chunks])
+    if np.isnan(scores).any():
+        return None
+    try:
+        queries = _query_blocks(table["f0"].combine_chunks())
+        doc_column = table["f2"].combine_chunks()
+        del table  # (memory: each column is dropped as soon as it has been used)
+        docs = _intern(doc_column)
+    except pa.ArrowException:  # e.g. more than 2 GB of ids in one column
+        return None
+    if queries is None or docs is None:
+        return None
+    query_codes, query_ids = queries
+    doc_codes, doc_vocab, _ = docs
+    if np.any(query_codes[1:] < query_codes[:-1]):
+        regroup = np.argsort(query_codes, kind="stable")
+        query_codes, doc_codes, scores = query_codes[regroup], doc_codes[regroup], scores[regroup]
+    if _has_repeated_pair(query_codes, doc_codes, len(doc_vocab)):
+        return None
+    offsets = np.concatenate([[0], np.cumsum(np.bincount(query_codes, minlength=len(query_ids)))])
+    return Run.from_arrays(query_ids.tolist(), offsets, doc_codes, scores, doc_vocab, vocab_sorted=True).canonical()
+
+
+def _parse(data: bytes, collapse: bool):
+    """The query, document and score columns; None to try again with ``collapse`` (an empty field or
+    uneven columns: runs of spaces or spaces at a line edge), False when only the line reader can
+    read the file."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.csv as pcsv
+
+    data = _normalized(data, collapse)
+    if data is None:
+        return False
+    first_line = data[:data.find(b"\n")] if b"\n" in data else data
+    if len(first_line.split(b" ")) < 6:
+        return False
+    tag = pa.dictionary(pa.int32(), pa.binary())  # columns only checked for being non-empty
+    try:
+        table = pcsv.read_csv(
+            pa.BufferReader(data),
+            read_options=pcsv.ReadOptions(autogenerate_column_names=True, block_size=1 << 24),
+            parse_options=pcsv.ParseOptions(delimiter=" ", quote_char=False, double_quote=False),
+            convert_options=pcsv.ConvertOptions(
+                include_columns=[f"f{i}" for i in range(6)], null_values=[], strings_can_be_null=False,
+                column_types={"f0": pa.string(), "f1": tag, "f2": pa.string(), "f3": tag, "f4": pa.float64(),
+                              "f5": tag}))
+    except (pa.ArrowInvalid, KeyError):
+        return False if collapse else None
+    del data
+    if table.num_rows == 0:
+        return False
+    empty = any(pc.min(pc.binary_length(table[name])).as_py() == 0 for name in ("f0", "f2")) or any(
+        pc.min(pc.binary_length(chunk.dictionary)).as_py() == 0
+        for name in ("f1", "f3", "f5") for chunk in table[name].chunks if len(chunk.dictionary))
+    if empty:
+        return False if collapse else None
+    return table.select(["f0", "f2", "f4"])
+
+
+def _query_blocks(column) -> tuple[np.ndarray, np.ndarray] | None:
+    """(codes, query ids) with queries numbered in first-seen order.
+
+    Runs list each query's lines together: the ids are then read off where the column changes,
+    with no sort; queries split over several blocks are interned by sorting.
+    """
+    import pyarrow.compute as pc
+
+    changes = _values(pc.indices_nonzero(pc.not_equal(column[1:], column[:-1])), np.uint64).astype(np.int64) + 1
+    starts = np.concatenate([[0], changes])
+    ids = np.array(column.take(_arrow_int64(starts)).to_pylist(), dtype=object)
+    if len(set(ids.tolist())) == len(ids):
+        return np.repeat(np.arange(len(starts)), np.diff(np.append(starts, len(column)))), ids
+    interned = _intern(column, with_first=True)
+    if interned is None:
+        return None
+    codes, ids, first = interned
+    order = np.argsort(first, kind="stable")  # first-seen order
+    rename = np.empty_like(order)
+    rename[order] = np.arange(len(order))
+    return rename[codes], ids[order]
+
+
+def _values(array, dtype) -> np.ndarray:
+    """A null-free primitive Arrow array as numpy, zero-copy (pyarrow's to_numpy may import pandas)."""
+    return np.frombuffer(array.buffers()[1], dtype=dtype, count=len(array), offset=array.offset * np.dtype(dtype).itemsize)
+
+
+def _arrow_int64(values: np.ndarray):
+    """numpy int64 -> Arrow array, zero-copy (pa.array on numpy may import pandas)."""
+    import pyarrow as pa
+
+    values = np.ascontiguousarray(values, dtype=np.int64)
+    return pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(values)])
+
+
+def _has_repeated_pair(query_codes: np.ndarray, doc_codes: np.ndarray, n_docs: int) -> bool:
+    keys = np.sort(query_codes * max(n_docs, 1) + doc_codes)
+    return bool(np.any(keys[1:] == keys[:-1]))
