@@ -20,7 +20,7 @@ class InputError(HarnessError):
         self.message = message
         self.path = None if path is None else str(path)
         self.line = line
-        self.id = id
+        self.id = None if id is None else str(id)  # numpy str_ ids render as plain strings
         super().__init__(self.__str__())
 
     def __str__(self) -> str:
