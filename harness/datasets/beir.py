@@ -97,7 +97,7 @@ def load_queries(path: Path) -> Queries:
     if table is not None and not table.column("_id").null_count:
         ids = table.column("_id").to_pylist()
         if len(set(ids)) == len(ids):
-            return Queries(ids, table.column("text").fill_null("").to_pylist())
+            return Queries(ids, [text or "" for text in table.column("text").to_pylist()])
     ids = []
     texts: list[str] = []
     seen: dict[str, int] = {}
@@ -192,11 +192,14 @@ def assemble(name: str, split: str, corpus: Corpus, all_queries: Queries, qrels:
 
 
 def _count_missing(doc_ids: list[str], corpus: Corpus) -> int:
-    """How many of ``doc_ids`` the corpus lacks (an Arrow hash join; no Python set of a million ids)."""
+    """How many of ``doc_ids`` (judgments' documents) the corpus lacks: the corpus ids are probed
+    against the few judged ids in Arrow (no Python set of a million ids)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     if not doc_ids:
         return 0
-    found = pc.is_in(pa.array(doc_ids, type=pa.string()), value_set=corpus.table.column("_id").combine_chunks())
-    return len(doc_ids) - pc.sum(found).as_py()
+    ids = corpus.table.column("_id")
+    judged = pa.array(sorted(set(doc_ids)), type=pa.string())
+    present = set(pc.filter(ids, pc.is_in(ids, value_set=judged)).to_pylist())
+    return sum(1 for d in doc_ids if d not in present)

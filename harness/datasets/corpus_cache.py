@@ -26,7 +26,7 @@ import json
 from pathlib import Path
 from typing import Callable
 
-from harness.atomic import atomic_open, write_json
+from harness.atomic import atomic_path, write_json
 from harness.cache import cache_dir
 from harness.checksums import sha256
 
@@ -101,8 +101,8 @@ def write_cached(target: Path, table, digest: str) -> None:
     import pyarrow as pa
 
     table = table.replace_schema_metadata(_metadata(digest, table.num_rows))
-    with atomic_open(target, "wb") as handle:
-        with pa.ipc.new_file(handle, table.schema) as writer:
+    with atomic_path(target) as tmp:
+        with pa.OSFile(str(tmp), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
             writer.write_table(table)
 
 
