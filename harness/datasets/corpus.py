@@ -25,7 +25,14 @@ class Corpus:
 
     ``Corpus(ids, titles, texts)`` builds one from Python sequences; :meth:`from_table` wraps an Arrow
     table without copying its text.
+
+    ``fingerprint`` identifies the content without reading it: for a corpus loaded from a file it is
+    derived from the file's sha256 and the parser's format version (set by the loader), so a cache
+    keyed on the corpus (an index, embeddings) need not hash every document; None when unknown
+    (then hash the content).
     """
+
+    fingerprint: str | None = None
 
     def __init__(self, ids: Sequence[str], titles: Sequence[str], texts: Sequence[str]):
         import pyarrow as pa

@@ -67,6 +67,11 @@ def source_checksum(path: Path) -> str:
     return digest
 
 
+def fingerprint(digest: str) -> str:
+    """The corpus fingerprint of a source whose sha256 is ``digest`` (see ``Corpus.fingerprint``)."""
+    return hashlib.sha256(f"corpus-jsonl v{FORMAT} {digest}".encode()).hexdigest()
+
+
 def cache_path(digest: str) -> Path:
     return cache_dir(KIND) / f"{digest}-v{FORMAT}.arrow"
 

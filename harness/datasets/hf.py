@@ -20,6 +20,7 @@ qrels in ``<folder>-qrels``; the tests use that.
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import numpy as np
@@ -115,6 +116,7 @@ def load_hf_dataset(repo: str, split: str = "test", revision: str | None = None,
         raise HarnessError(f"cannot load the {split!r} qrels from {qrels_repo!r}: {type(exc).__name__}: {exc}"
                            + _offline_hint()) from None
     corpus = Corpus.from_table(corpus_ds.data.table)
+    corpus.fingerprint = hashlib.sha256(f"hf-datasets {corpus_ds._fingerprint}".encode()).hexdigest()
     query_table = queries_ds.data.table
     queries = Queries([str(x) for x in query_table.column("_id").to_pylist()],
                       [x or "" for x in query_table.column("text").to_pylist()])

@@ -242,3 +242,16 @@ def test_load_dataset_counts_the_cache_hit_in_load_s(tmp_path, cache_root, monke
     assert warm.load_s >= 0.05 and cold.load_s > 0
     assert warm.files == cold.files and warm.corpus.ids == cold.corpus.ids
     assert warm.warnings == ["1 judgment(s) name documents missing from the corpus"]
+
+
+def test_fingerprint_follows_the_source_bytes(tmp_path, cache_root):
+    """Same bytes -> same fingerprint, cached or not; other bytes -> another; built by hand -> None."""
+    path = _corpus_file(tmp_path)
+    cached, parsed = load_corpus(path, cache=True), load_corpus(path, cache=False)
+    assert cached.fingerprint == parsed.fingerprint and len(cached.fingerprint) == 64
+    copy = tmp_path / "copy.jsonl"
+    copy.write_bytes(path.read_bytes())
+    assert load_corpus(copy).fingerprint == cached.fingerprint
+    _corpus_file(tmp_path, suffix="!")
+    assert load_corpus(path).fingerprint != cached.fingerprint
+    assert Corpus(["a"], [""], ["x"]).fingerprint is None
