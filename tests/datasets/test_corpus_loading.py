@@ -255,3 +255,11 @@ def test_fingerprint_follows_the_source_bytes(tmp_path, cache_root):
     _corpus_file(tmp_path, suffix="!")
     assert load_corpus(path).fingerprint != cached.fingerprint
     assert Corpus(["a"], [""], ["x"]).fingerprint is None
+
+
+def test_empty_corpus_is_refused(tmp_path):
+    path = tmp_path / "corpus.jsonl"
+    path.write_text("\n  \n")
+    with pytest.raises(InputError) as err:
+        load_corpus(path)
+    assert str(err.value) == f"{path}: the corpus is empty"
