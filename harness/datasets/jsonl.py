@@ -1,7 +1,7 @@
 """JSONL files read column-wise: pyarrow.json over the (decompressed) byte stream.
 
-Chosen by measurement (benchmarks/corpus_load.py; 1M synthetic BEIR documents, 448 MB, 2 shared
-cores): pyarrow.json on the plain file 9.3 s; on a ``.gz`` decompressed by ``isal`` (igzip) 9.9 s,
+Chosen by measurement (one process per option on benchmarks/load_scale.py's 1M synthetic documents,
+448 MB, 2 heavily shared cores; table in docs/datasets.md): pyarrow.json on the plain file 9.3 s; on a ``.gz`` decompressed by ``isal`` (igzip) 9.9 s,
 zlib-ng 11.2 s, pyarrow's own CompressedInputStream 12.9 s, Python's gzip 14.6 s; orjson per line
 28.4 s and 2.4x the peak memory. Decompression alone: isal 1.3 s, zlib-ng 1.4 s, gzip 5.0 s.
 
