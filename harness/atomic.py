@@ -39,6 +39,29 @@ def atomic_open(path: str | os.PathLike, mode: str = "w", encoding: str | None =
         raise
 
 
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
+    """A temporary path next to ``path`` for writers that open files themselves (Arrow's native
+    writer); on success the file is fsynced and renamed to ``path``, on failure removed."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
 def write_text(path: str | os.PathLike, text: str) -> None:
     with atomic_open(path) as handle:
         handle.write(text)

@@ -2,7 +2,8 @@
 
 A name is looked up in order: a folder path, a dataset bundled with the package, a dataset
 downloaded into the cache (``harness datasets download NAME``). ``hf:<repo>`` loads from the
-Hugging Face hub instead (see :mod:`harness.datasets.hf`).
+Hugging Face hub instead (see :mod:`harness.datasets.hf`), ``irds:<id>`` through the ir_datasets
+package (see :mod:`harness.datasets.irds`).
 """
 
 from __future__ import annotations
@@ -41,8 +42,9 @@ def resolve(dataset: str | DatasetRef, download: bool | None = None, split: str 
     from harness.datasets import download as dl
 
     ref = DatasetRef.parse(dataset)
-    if ref.hf_repo is not None:
-        raise HarnessError(f"{ref.text!r} is a Hugging Face hub dataset and has no local folder; "
+    if ref.remote is not None:
+        what = "a Hugging Face hub" if ref.remote == "hf" else "an ir_datasets"
+        raise HarnessError(f"{ref.text!r} is {what} dataset and has no local folder; "
                            "load it with harness.datasets.load_dataset")
     path = Path(ref.text).expanduser()
     if path.is_dir():
@@ -67,14 +69,19 @@ def resolve(dataset: str | DatasetRef, download: bool | None = None, split: str 
 
 def load_dataset(dataset: str | DatasetRef = DEFAULT_DATASET, split: str = "test",
                  download: bool | None = None) -> Dataset:
-    """Load a test collection by folder, name or ``hf:<repo>`` (e.g. ``hf:BeIR/nfcorpus``); the
-    dataset's ``load_s`` records how long that took (metrics.json's ``timings.load_s``)."""
+    """Load a test collection by folder, name, ``hf:<repo>`` (e.g. ``hf:BeIR/nfcorpus``) or
+    ``irds:<id>`` (e.g. ``irds:beir/scifact/test``); the dataset's ``load_s`` records how long that
+    took, a corpus cache hit included (metrics.json's ``timings.load_s``)."""
     started = time.perf_counter()
     ref = DatasetRef.parse(dataset)
     if ref.hf_repo is not None:
         from harness.datasets.hf import load_hf_dataset
 
         loaded = load_hf_dataset(ref.hf_repo, split=split)
+    elif ref.irds_id is not None:
+        from harness.datasets.irds import load_irds_dataset
+
+        loaded = load_irds_dataset(ref.irds_id, split=split)
     else:
         name, folder = resolve(ref, download=download, split=split)
         loaded = load_beir_folder(folder, split=split, name=name)

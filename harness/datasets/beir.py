@@ -11,13 +11,12 @@ such rows) rather than refused.
 
 from __future__ import annotations
 
-import gzip
-import json
 from pathlib import Path
-from typing import Iterator
 
 from harness.checksums import sha256  # noqa: F401  (re-exported: callers use beir.sha256)
-from harness.datasets.corpus import Corpus, Dataset, Queries
+from harness.datasets import corpus_cache
+from harness.datasets.corpus import COLUMNS, Corpus, Dataset, Queries
+from harness.datasets.jsonl import iter_jsonl, read_string_columns  # noqa: F401  (iter_jsonl re-exported)
 from harness.errors import InputError
 from harness.qrels import Qrels
 
@@ -29,30 +28,6 @@ def find_file(folder: Path, stem: str) -> Path:
     raise InputError(f"no {stem} or {stem}.gz in this dataset folder", folder)
 
 
-def _open_text(path: Path):
-    if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8", newline="")
-    return open(path, encoding="utf-8", newline="")
-
-
-def iter_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
-    """Yield (line number, object) for each non-blank line; a malformed line is an InputError."""
-    try:
-        with _open_text(path) as handle:
-            for number, line in enumerate(handle, 1):
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise InputError(f"malformed JSON: {exc.msg} at column {exc.colno}", path, number) from None
-                if not isinstance(obj, dict):
-                    raise InputError("expected a JSON object", path, number)
-                yield number, obj
-    except (OSError, EOFError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read file: {exc}", path) from None
-
-
 def _id(obj: dict, path: Path, number: int) -> str:
     value = obj.get("_id")
     if value is None:
@@ -60,13 +35,44 @@ def _id(obj: dict, path: Path, number: int) -> str:
     return str(value)
 
 
-def load_corpus(path: Path) -> Corpus:
-    """Read a corpus.jsonl[.gz] into three aligned lists.
+def load_corpus(path: Path, cache: bool | None = None) -> Corpus:
+    """Read a corpus.jsonl[.gz] into an Arrow-backed :class:`Corpus`.
 
-    Lean on purpose (a 1M-document corpus is held in about 1.5x its file size, see
-    benchmarks/load_scale.py): per document only the three strings and one set entry pointing at the
-    id are kept; the line of a duplicate id's first occurrence is found by re-reading the file,
-    only when there is a duplicate.
+    Parsed column-wise (:mod:`harness.datasets.jsonl`) and, with ``cache`` (default: corpora of
+    :data:`~harness.datasets.corpus_cache.MIN_BYTES` or more), kept as a memory-mapped Arrow file
+    keyed by the file's checksum (:mod:`harness.datasets.corpus_cache`), so the next load is a map.
+    """
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise InputError(f"cannot read file: {exc.strerror}", path) from None
+    if cache if cache is not None else size >= corpus_cache.MIN_BYTES:
+        table, digest = corpus_cache.load_or_build(path, COLUMNS, lambda: _parse_corpus(path))
+    else:
+        table, digest = _parse_corpus(path), corpus_cache.source_checksum(path)
+    corpus = Corpus.from_table(table)
+    corpus.fingerprint = corpus_cache.fingerprint(digest)
+    return corpus
+
+
+def _parse_corpus(path: Path):
+    """The corpus as an Arrow table (``_id``, ``title``, ``text``; no nulls), checked: every line a JSON
+    object with an ``_id``, ids unique, at least one document."""
+    import pyarrow.compute as pc
+
+    table = read_string_columns(path, COLUMNS)
+    if table is not None and len(table) and not table.column("_id").null_count \
+            and pc.count_distinct(table.column("_id")).as_py() == len(table):
+        return Corpus.from_table(table).table  # fills the null titles / texts with ""
+    return _scan_corpus(path).table  # the line scan names the fault, or converts odd values as before
+
+
+def _scan_corpus(path: Path) -> Corpus:
+    """The line-by-line reader: slow, exact about where a problem is.
+
+    Per document only the three strings and one set entry pointing at the id are kept; the line of a
+    duplicate id's first occurrence is found by re-reading the file, only when there is a duplicate.
     """
     ids: list[str] = []
     titles: list[str] = []
@@ -90,7 +96,12 @@ def load_corpus(path: Path) -> Corpus:
 
 
 def load_queries(path: Path) -> Queries:
-    ids: list[str] = []
+    table = read_string_columns(path, ("_id", "text"))
+    if table is not None and not table.column("_id").null_count:
+        ids = table.column("_id").to_pylist()
+        if len(set(ids)) == len(ids):
+            return Queries(ids, [text or "" for text in table.column("text").to_pylist()])
+    ids = []
     texts: list[str] = []
     seen: dict[str, int] = {}
     for number, obj in iter_jsonl(path):
@@ -164,7 +175,7 @@ def load_beir_folder(folder: str | Path, split: str = "test", name: str | None =
     corpus = load_corpus(corpus_path)
     all_queries = load_queries(queries_path)
     return assemble(name or folder.name, split, corpus, all_queries, qrels,
-                    {p.name if p.parent == folder else f"qrels/{p.name}": sha256(p)
+                    {p.name if p.parent == folder else f"qrels/{p.name}": corpus_cache.source_checksum(p)
                      for p in (corpus_path, queries_path, qrels_path)})
 
 
@@ -177,8 +188,21 @@ def assemble(name: str, split: str, corpus: Corpus, all_queries: Queries, qrels:
     missing_queries = len(judged) - len(queries)
     if missing_queries:
         warnings.append(f"{missing_queries} judged query id(s) have no query text; they score 0")
-    doc_set = set(corpus.ids)
-    missing_docs = sum(1 for d in qrels.doc_ids.tolist() if d not in doc_set)
+    missing_docs = _count_missing(qrels.doc_ids.tolist(), corpus)
     if missing_docs:
         warnings.append(f"{missing_docs} judgment(s) name documents missing from the corpus")
     return Dataset(name, split, corpus, queries, qrels, files, warnings)
+
+
+def _count_missing(doc_ids: list[str], corpus: Corpus) -> int:
+    """How many of ``doc_ids`` (judgments' documents) the corpus lacks: the corpus ids are probed
+    against the few judged ids in Arrow (no Python set of a million ids)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not doc_ids:
+        return 0
+    ids = corpus.table.column("_id")
+    judged = pa.array(sorted(set(doc_ids)), type=pa.string())
+    present = set(pc.filter(ids, pc.is_in(ids, value_set=judged)).to_pylist())
+    return sum(1 for d in doc_ids if d not in present)

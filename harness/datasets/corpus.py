@@ -11,35 +11,96 @@ import numpy as np
 from harness.qrels import Qrels
 
 
-@dataclass(frozen=True, eq=False)
+COLUMNS = ("_id", "title", "text")
+
+
 class Corpus:
-    """Documents as aligned columns: ids, titles and texts (``titles[i]`` may be empty)."""
+    """Documents as aligned Arrow string columns ``_id``, ``title`` and ``text`` (a title may be empty).
 
-    ids: list[str]
-    titles: list[str]
-    texts: list[str]
+    The text stays in Arrow buffers (memory-mapped when the table comes from the corpus cache or a
+    Hugging Face ``datasets`` cache file), so a multi-million-document corpus costs page cache rather
+    than Python objects. Views for current consumers: ``ids`` (a list, materialized once: runs and
+    qrels join on it), ``titles`` / ``texts`` (lazy sequences over the columns), ``contents()``;
+    streaming consumers read :meth:`batches` (Arrow record batches) or :meth:`iter_contents`.
 
-    def __post_init__(self) -> None:
-        if not (len(self.ids) == len(self.titles) == len(self.texts)):
+    ``Corpus(ids, titles, texts)`` builds one from Python sequences; :meth:`from_table` wraps an Arrow
+    table without copying its text.
+
+    ``fingerprint`` identifies the content without reading it: for a corpus loaded from a file it is
+    derived from the file's sha256 and the parser's format version (set by the loader), so a cache
+    keyed on the corpus (an index, embeddings) need not hash every document; None when unknown
+    (then hash the content).
+    """
+
+    fingerprint: str | None = None
+
+    def __init__(self, ids: Sequence[str], titles: Sequence[str], texts: Sequence[str]):
+        import pyarrow as pa
+
+        if not (len(ids) == len(titles) == len(texts)):
             raise ValueError("corpus columns must have the same length")
+        self._set_table(pa.table({name: _string_array(values) for name, values in zip(COLUMNS, (ids, titles, texts))}))
+
+    @classmethod
+    def from_table(cls, table) -> "Corpus":
+        """A corpus over ``table``'s ``_id``, ``title`` and ``text`` columns (other columns are dropped;
+        non-string columns are cast, nulls become empty strings; the text is not copied)."""
+        corpus = cls.__new__(cls)
+        corpus._set_table(table)
+        return corpus
+
+    def _set_table(self, table) -> None:
+        import pyarrow as pa
+
+        missing = set(COLUMNS) - set(table.column_names)
+        if missing:
+            raise ValueError(f"corpus table lacks column(s) {sorted(missing)}")
+        columns = {}
+        for name in COLUMNS:
+            column = table.column(name)
+            if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+                column = column.cast(pa.string())
+            if column.null_count:
+                column = column.fill_null("")
+            columns[name] = column
+        self.table = pa.table(columns)
 
     def __len__(self) -> int:
-        return len(self.ids)
+        return self.table.num_rows
+
+    @cached_property
+    def ids(self) -> list[str]:
+        return self.table.column("_id").to_pylist()
+
+    @property
+    def titles(self) -> "ArrowColumn":
+        return ArrowColumn(self.table.column("title"))
+
+    @property
+    def texts(self) -> "ArrowColumn":
+        return ArrowColumn(self.table.column("text"))
+
+    def batches(self, size: int = 10_000) -> Iterator:
+        """The corpus as ``pyarrow.RecordBatch`` es of at most ``size`` rows (columns ``_id``, ``title``,
+        ``text``), in order; slices of the table, nothing copied."""
+        return iter(self.table.to_batches(max_chunksize=size))
 
     def contents(self) -> list[str]:
         """Title + " " + text per document, as BEIR and MTEB feed documents to a model."""
-        return _contents(self.titles, self.texts)
+        out: list[str] = []
+        for batch in self.iter_contents():
+            out.extend(batch)
+        return out
 
     def iter_contents(self, batch_size: int = 10_000) -> Iterator[list[str]]:
         """:meth:`contents` in batches, for encoders that need not hold every string at once."""
-        for start in range(0, len(self.ids), batch_size):
-            stop = start + batch_size
-            yield _contents(self.titles[start:stop], self.texts[start:stop])
+        for batch in self.batches(batch_size):
+            yield _contents(batch.column(1).to_pylist(), batch.column(2).to_pylist())
 
     @cached_property
     def id_array(self) -> np.ndarray:
         """The ids as an object array (built once; runs over this corpus share it as their doc_vocab)."""
-        out = np.empty(len(self.ids), dtype=object)
+        out = np.empty(len(self), dtype=object)
         out[:] = self.ids
         return out
 
@@ -47,6 +108,22 @@ class Corpus:
     def id_index(self) -> dict[str, int]:
         """Document id -> position (built once per corpus)."""
         return {doc_id: i for i, doc_id in enumerate(self.ids)}
+
+
+def _string_array(values: Sequence):
+    import pyarrow as pa
+
+    if isinstance(values, ArrowColumn):
+        return values._column
+    try:
+        return pa.array(values, type=pa.string())
+    except (pa.ArrowTypeError, pa.ArrowInvalid):
+        return pa.array([None if v is None else str(v) for v in values], type=pa.string())
+
+
+def ArrowCorpus(table) -> Corpus:
+    """Former name of :meth:`Corpus.from_table` (kept for callers written before the corpus was Arrow)."""
+    return Corpus.from_table(table)
 
 
 def _contents(titles: Sequence[str], texts: Sequence[str]) -> list[str]:
@@ -78,69 +155,14 @@ class ArrowColumn(Sequence):
         for chunk in self._column.chunks:
             yield from chunk.to_pylist()
 
+    def __eq__(self, other) -> bool:
+        if isinstance(other, ArrowColumn):
+            return self._column.equals(other._column)
+        if isinstance(other, (list, tuple)):
+            return len(other) == len(self) and list(self) == list(other)
+        return NotImplemented
 
-class ArrowCorpus:
-    """A corpus kept in an Arrow table (``_id``, ``title``, ``text`` string columns).
-
-    Same interface as :class:`Corpus` (``ids``, ``titles``, ``texts``, ``len``, ``contents()``,
-    ``id_array``, ``id_index``) but the titles and texts stay in Arrow buffers, memory-mapped when the table
-    comes from a Hugging Face ``datasets`` cache file, so a multi-million-document corpus costs
-    page cache rather than Python objects. ``ids`` is materialized once (runs and qrels join on it).
-    """
-
-    def __init__(self, table):
-        import pyarrow as pa
-
-        missing = {"_id", "title", "text"} - set(table.column_names)
-        if missing:
-            raise ValueError(f"corpus table lacks column(s) {sorted(missing)}")
-        columns = {}
-        for name in ("_id", "title", "text"):
-            column = table.column(name)
-            if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
-                column = column.cast(pa.string())
-            if column.null_count:
-                column = column.fill_null("")
-            columns[name] = column
-        self.table = pa.table(columns)
-
-    def __len__(self) -> int:
-        return self.table.num_rows
-
-    @cached_property
-    def ids(self) -> list[str]:
-        return self.table.column("_id").to_pylist()
-
-    @property
-    def titles(self) -> ArrowColumn:
-        return ArrowColumn(self.table.column("title"))
-
-    @property
-    def texts(self) -> ArrowColumn:
-        return ArrowColumn(self.table.column("text"))
-
-    def contents(self) -> list[str]:
-        """Title + " " + text per document, exactly as :meth:`Corpus.contents`."""
-        out: list[str] = []
-        for batch in self.iter_contents():
-            out.extend(batch)
-        return out
-
-    def iter_contents(self, batch_size: int = 10_000) -> Iterator[list[str]]:
-        for batch in self.table.select(["title", "text"]).to_batches(max_chunksize=batch_size):
-            yield _contents(batch.column(0).to_pylist(), batch.column(1).to_pylist())
-
-    @cached_property
-    def id_array(self) -> np.ndarray:
-        """The ids as an object array (built once, as :attr:`Corpus.id_array`)."""
-        out = np.empty(len(self), dtype=object)
-        out[:] = self.ids
-        return out
-
-    @cached_property
-    def id_index(self) -> dict[str, int]:
-        """Document id -> position (built once per corpus)."""
-        return {doc_id: i for i, doc_id in enumerate(self.ids)}
+    __hash__ = None
 
 
 @dataclass(frozen=True, eq=False)

@@ -5,7 +5,8 @@ BEIR publishes each dataset as two hub repos: ``BeIR/<name>`` with configs ``cor
 ``BeIR/<name>-qrels`` with one TSV per split (``query-id``, ``corpus-id``, ``score``).
 
 * The corpus stays in the Arrow file ``datasets`` writes to its cache (memory-mapped), wrapped in an
-  :class:`~harness.datasets.corpus.ArrowCorpus`; it is never copied into Python lists.
+  :class:`~harness.datasets.corpus.Corpus` (:meth:`~harness.datasets.corpus.Corpus.from_table`, as
+  the JSONL loader and its Arrow cache do); it is never copied into Python lists.
 * Ids are read as strings (the qrels TSVs would otherwise be parsed as integers, losing leading zeros
   and failing to join with string corpus ids).
 * The hub's offline settings are ``datasets``' own: with ``HF_HUB_OFFLINE=1`` (or
@@ -19,12 +20,13 @@ qrels in ``<folder>-qrels``; the tests use that.
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import numpy as np
 
 from harness.datasets.beir import _add_judgment, assemble
-from harness.datasets.corpus import ArrowCorpus, Queries
+from harness.datasets.corpus import Corpus, Queries
 from harness.errors import HarnessError
 from harness.qrels import Qrels
 
@@ -113,7 +115,8 @@ def load_hf_dataset(repo: str, split: str = "test", revision: str | None = None,
     except Exception as exc:
         raise HarnessError(f"cannot load the {split!r} qrels from {qrels_repo!r}: {type(exc).__name__}: {exc}"
                            + _offline_hint()) from None
-    corpus = ArrowCorpus(corpus_ds.data.table)
+    corpus = Corpus.from_table(corpus_ds.data.table)
+    corpus.fingerprint = hashlib.sha256(f"hf-datasets {corpus_ds._fingerprint}".encode()).hexdigest()
     query_table = queries_ds.data.table
     queries = Queries([str(x) for x in query_table.column("_id").to_pylist()],
                       [x or "" for x in query_table.column("text").to_pylist()])

@@ -71,13 +71,15 @@ def lookup(name: str) -> DatasetInfo | None:
 
 
 HF_PREFIX = "hf:"
+IRDS_PREFIX = "irds:"
 
 
 @dataclass(frozen=True)
 class DatasetRef:
     """A dataset as the user named it, parsed once (:meth:`parse`) and passed on as this value.
 
-    ``text`` is what was given: a folder path, a registered or downloaded name, or ``hf:<repo>``.
+    ``text`` is what was given: a folder path, a registered or downloaded name, ``hf:<repo>`` or
+    ``irds:<ir_datasets id>``.
     ``base`` is the name the download cache and the registry know, ``subset`` the CQADupStack forum
     (``cqadupstack/android`` or ``cqadupstack-android`` -> ``cqadupstack`` + ``android``), ``info``
     the registry entry of ``base`` (None when the registry does not know it). Whether ``text`` is a
@@ -106,6 +108,16 @@ class DatasetRef:
     def hf_repo(self) -> str | None:
         """``<repo>`` of ``hf:<repo>``, else None."""
         return self.text[len(HF_PREFIX):] if self.text.startswith(HF_PREFIX) else None
+
+    @property
+    def irds_id(self) -> str | None:
+        """``<id>`` of ``irds:<id>`` (an ir_datasets id such as ``beir/trec-covid``), else None."""
+        return self.text[len(IRDS_PREFIX):] if self.text.startswith(IRDS_PREFIX) else None
+
+    @property
+    def remote(self) -> str | None:
+        """The source kind of a dataset that has no local folder (``hf`` or ``irds``), else None."""
+        return "hf" if self.hf_repo is not None else "irds" if self.irds_id is not None else None
 
     @property
     def sizes(self) -> dict:

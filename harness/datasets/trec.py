@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.datasets.beir import assemble, find_file, load_corpus, sha256
+from harness.datasets.beir import assemble, find_file, load_corpus
+from harness.datasets.corpus_cache import source_checksum
 from harness.datasets.corpus import Dataset
 from harness.errors import InputError
 from harness.formats.trec import read_qrels, read_topics
@@ -30,4 +31,4 @@ def load_trec_dataset(corpus: str | Path, topics: str | Path, qrels: str | Path,
     documents = load_corpus(corpus_path)
     label = name or (corpus.name if corpus.is_dir() else corpus_path.parent.name)
     return assemble(label, split, documents, queries, judgments,
-                    {p.name: sha256(p) for p in (corpus_path, topics, qrels)})
+                    {p.name: source_checksum(p) for p in (corpus_path, topics, qrels)})

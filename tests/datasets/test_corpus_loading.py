@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
+import time
 
 import pyarrow as pa
 import pytest
 
 from harness.datasets.beir import load_corpus
-from harness.datasets.corpus import ArrowCorpus, Corpus
+from harness.datasets.corpus import Corpus
 from harness.errors import InputError
 
 
@@ -36,7 +38,7 @@ def test_arrow_corpus_matches_list_corpus():
     ids, titles, texts = ["d1", "d2", "d3"], ["", " Title ", "t"], ["alpha", "beta ", ""]
     lists = Corpus(ids, titles, texts)
     table = pa.table({"_id": ids, "title": titles, "text": texts})
-    arrow = ArrowCorpus(table)
+    arrow = Corpus.from_table(table)
     assert len(arrow) == 3 and arrow.ids == ids
     assert list(arrow.titles) == titles and arrow.texts[1] == "beta " and arrow.texts[-1] == ""
     assert arrow.texts[0:2] == ["alpha", "beta "] and arrow.texts[::2] == ["alpha", ""]
@@ -49,7 +51,215 @@ def test_arrow_corpus_matches_list_corpus():
 
 def test_arrow_corpus_casts_integer_ids_and_fills_nulls():
     table = pa.table({"_id": [10, 20], "title": [None, "a"], "text": ["x", None]})
-    corpus = ArrowCorpus(table)
+    corpus = Corpus.from_table(table)
     assert corpus.ids == ["10", "20"] and list(corpus.titles) == ["", "a"] and list(corpus.texts) == ["x", ""]
     with pytest.raises(ValueError, match="lacks column"):
-        ArrowCorpus(pa.table({"_id": ["a"], "text": ["x"]}))
+        Corpus.from_table(pa.table({"_id": ["a"], "text": ["x"]}))
+
+
+# --- validation through the columnar reader: every fault still names its file, line and id ---------
+
+@pytest.mark.parametrize("gz", [False, True])
+@pytest.mark.parametrize("lines, expected", [
+    (['{"_id": "a", "text": "x"}', '{"_id": "b", "text": "y"', '{"_id": "c"}'],
+     "{path}:2: malformed JSON: Expecting ',' delimiter at column 25"),
+    (['{"_id": "a", "text": "x"}', '', '["not", "an", "object"]'], "{path}:3: expected a JSON object"),
+    (['{"_id": "a", "text": "x"}', '{"title": "t", "text": "y"}'], "{path}:2: missing '_id'"),
+    (['{"_id": "a"}', '{"_id": "b"}', '{"_id": "a"}'], "{path}:3: duplicate document id (first on line 1) (id 'a')"),
+])
+def test_corpus_faults_name_the_line(tmp_path, lines, expected, gz):
+    import gzip
+
+    path = tmp_path / ("corpus.jsonl.gz" if gz else "corpus.jsonl")
+    data = ("\n".join(lines) + "\n").encode()
+    path.write_bytes(gzip.compress(data) if gz else data)
+    with pytest.raises(InputError) as err:
+        load_corpus(path)
+    assert str(err.value) == expected.format(path=path)
+
+
+def test_invalid_utf8_is_refused(tmp_path):
+    path = tmp_path / "corpus.jsonl"
+    path.write_bytes(b'{"_id": "a", "text": "x"}\n{"_id": "b", "text": "\xff"}\n')
+    with pytest.raises(InputError, match="cannot read file: 'utf-8' codec can't decode byte 0xff"):
+        load_corpus(path)
+
+
+def test_columnar_load_matches_the_line_scan(tmp_path):
+    """The fast parse and the line-by-line reader give the same columns (blank lines, CRLF, nulls,
+    unknown keys, non-ASCII)."""
+    from harness.datasets.beir import _scan_corpus
+
+    path = tmp_path / "corpus.jsonl"
+    path.write_bytes('{"_id": "d1", "title": "Müller", "text": "β-catenin \\u00e9", "metadata": {"x": [1]}}\r\n'
+                     '\n{"_id": "d2", "title": null, "text": "two"}\n  \n{"_id": "d3", "text": ""}\n'.encode())
+    fast, slow = load_corpus(path), _scan_corpus(path)
+    assert fast.ids == slow.ids == ["d1", "d2", "d3"]
+    assert list(fast.titles) == list(slow.titles) == ["Müller", "", ""]
+    assert list(fast.texts) == list(slow.texts) == ["β-catenin é", "two", ""]
+
+
+def test_batches_stream_the_columns():
+    corpus = Corpus([f"d{i}" for i in range(5)], ["t"] * 5, [str(i) for i in range(5)])
+    batches = list(corpus.batches(2))
+    assert [b.num_rows for b in batches] == [2, 2, 1]
+    assert batches[0].schema.names == ["_id", "title", "text"]
+    assert [x for b in batches for x in b.column(2).to_pylist()] == ["0", "1", "2", "3", "4"]
+
+
+def test_queries_fast_and_fallback_paths(tmp_path):
+    from harness.datasets.beir import load_queries
+
+    path = tmp_path / "queries.jsonl"
+    _write(path, [{"_id": "q1", "text": "a"}, {"_id": "q2"}])
+    queries = load_queries(path)
+    assert (queries.ids, queries.texts) == (["q1", "q2"], ["a", ""])
+    _write(path, [{"_id": 1, "text": 2}])  # numbers: the line scan converts them, as before
+    assert (load_queries(path).ids, load_queries(path).texts) == (["1"], ["2"])
+    _write(path, [{"_id": "q1", "text": "a"}, {"_id": "q1", "text": "b"}])
+    with pytest.raises(InputError) as err:
+        load_queries(path)
+    assert str(err.value) == f"{path}:2: duplicate query id (first on line 1) (id 'q1')"
+
+
+# --- the Arrow corpus cache ------------------------------------------------------------------------
+
+@pytest.fixture
+def cache_root(tmp_path, monkeypatch):
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def _corpus_file(tmp_path, n=50, suffix=""):
+    path = tmp_path / "corpus.jsonl"
+    _write(path, [{"_id": f"d{i}", "title": f"title {i}", "text": f"text {i}{suffix}"} for i in range(n)])
+    return path
+
+
+def _arrow_files(root):
+    return sorted((root / "corpora").glob("*.arrow"))
+
+
+def test_cache_hit_maps_the_same_corpus(tmp_path, cache_root, monkeypatch):
+    from harness.checksums import sha256
+    from harness.datasets import corpus_cache
+
+    path = _corpus_file(tmp_path)
+    first = load_corpus(path, cache=True)
+    files = _arrow_files(cache_root)
+    assert [f.name for f in files] == [f"{sha256(path)}-v{corpus_cache.FORMAT}.arrow"]
+    # the second load reads the cache file and never parses the source
+    monkeypatch.setattr("harness.datasets.beir._parse_corpus", lambda p: pytest.fail("parsed again"))
+    second = load_corpus(path, cache=True)
+    assert second.ids == first.ids and list(second.texts) == list(first.texts) == [f"text {i}" for i in range(50)]
+    assert _arrow_files(cache_root) == files
+
+
+def test_damaged_cache_is_rebuilt(tmp_path, cache_root):
+    path = _corpus_file(tmp_path)
+    load_corpus(path, cache=True)
+    (target,) = _arrow_files(cache_root)
+    for damage in (lambda b: b[: len(b) // 2], lambda b: b"garbage" * 10, lambda b: b""):
+        target.write_bytes(damage(target.read_bytes()))
+        corpus = load_corpus(path, cache=True)
+        assert corpus.ids == [f"d{i}" for i in range(50)] and corpus.texts[49] == "text 49"
+        assert _arrow_files(cache_root) == [target]
+
+
+def test_changed_source_is_parsed_again(tmp_path, cache_root):
+    path = _corpus_file(tmp_path)
+    assert load_corpus(path, cache=True).texts[0] == "text 0"
+    _corpus_file(tmp_path, suffix=" changed")
+    assert load_corpus(path, cache=True).texts[0] == "text 0 changed"
+    assert len(_arrow_files(cache_root)) == 2  # one file per source checksum
+
+
+def test_checksum_memo_follows_the_file(tmp_path, cache_root, monkeypatch):
+    """The remembered checksum is reused only while the file's stat is unchanged."""
+    from harness.checksums import sha256
+    from harness.datasets import corpus_cache
+
+    monkeypatch.setattr(corpus_cache, "MIN_BYTES", 0)
+    path = _corpus_file(tmp_path)
+    digest = corpus_cache.source_checksum(path)
+    assert digest == sha256(path)
+    calls = []
+    monkeypatch.setattr(corpus_cache, "sha256", lambda p: calls.append(p) or sha256(p))
+    assert corpus_cache.source_checksum(path) == digest and calls == []
+    stat = path.stat()
+    _corpus_file(tmp_path, suffix="!")
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # same mtime; size and ctime still differ
+    assert corpus_cache.source_checksum(path) == sha256(path) != digest and calls == [path]
+
+
+def test_interrupted_write_leaves_no_cache_file(tmp_path, cache_root, monkeypatch):
+    import pyarrow as pa
+
+    path = _corpus_file(tmp_path)
+    real_new_file = pa.ipc.new_file
+
+    class Boom(KeyboardInterrupt):
+        pass
+
+    def interrupted(handle, schema):
+        writer = real_new_file(handle, schema)
+        original = writer.write_table
+
+        def write_table(table):
+            original(table.slice(0, 10))
+            raise Boom()
+        writer.write_table = write_table
+        return writer
+
+    monkeypatch.setattr(pa.ipc, "new_file", interrupted)
+    with pytest.raises(Boom):
+        load_corpus(path, cache=True)
+    folder = cache_root / "corpora"
+    assert [p.name for p in folder.iterdir() if p.is_file()] == []  # neither .arrow nor a temporary file
+    monkeypatch.setattr(pa.ipc, "new_file", real_new_file)
+    assert len(load_corpus(path, cache=True)) == 50 and len(_arrow_files(cache_root)) == 1
+
+
+def test_small_corpora_are_not_cached_by_default(tmp_path, cache_root):
+    load_corpus(_corpus_file(tmp_path))
+    assert not (cache_root / "corpora").exists()
+
+
+def test_load_dataset_counts_the_cache_hit_in_load_s(tmp_path, cache_root, monkeypatch):
+    from harness.datasets import corpus_cache, load_dataset
+
+    monkeypatch.setattr(corpus_cache, "MIN_BYTES", 0)
+    folder = tmp_path / "ds"
+    (folder / "qrels").mkdir(parents=True)
+    _corpus_file(folder)
+    _write(folder / "queries.jsonl", [{"_id": "q1", "text": "text"}])
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td3\t1\nq1\tnope\t1\n")
+    cold = load_dataset(str(folder))
+    assert len(_arrow_files(cache_root)) == 1
+    real = corpus_cache.open_cached
+    monkeypatch.setattr(corpus_cache, "open_cached", lambda *a: (time.sleep(0.05), real(*a))[1])
+    warm = load_dataset(str(folder))
+    assert warm.load_s >= 0.05 and cold.load_s > 0
+    assert warm.files == cold.files and warm.corpus.ids == cold.corpus.ids
+    assert warm.warnings == ["1 judgment(s) name documents missing from the corpus"]
+
+
+def test_fingerprint_follows_the_source_bytes(tmp_path, cache_root):
+    """Same bytes -> same fingerprint, cached or not; other bytes -> another; built by hand -> None."""
+    path = _corpus_file(tmp_path)
+    cached, parsed = load_corpus(path, cache=True), load_corpus(path, cache=False)
+    assert cached.fingerprint == parsed.fingerprint and len(cached.fingerprint) == 64
+    copy = tmp_path / "copy.jsonl"
+    copy.write_bytes(path.read_bytes())
+    assert load_corpus(copy).fingerprint == cached.fingerprint
+    _corpus_file(tmp_path, suffix="!")
+    assert load_corpus(path).fingerprint != cached.fingerprint
+    assert Corpus(["a"], [""], ["x"]).fingerprint is None
+
+
+def test_empty_corpus_is_refused(tmp_path):
+    path = tmp_path / "corpus.jsonl"
+    path.write_text("\n  \n")
+    with pytest.raises(InputError) as err:
+        load_corpus(path)
+    assert str(err.value) == f"{path}: the corpus is empty"

@@ -19,7 +19,7 @@ pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 datasets = pytest.importorskip("datasets")
 
-from harness.datasets import ArrowCorpus, load_dataset  # noqa: E402
+from harness.datasets import Corpus, load_dataset  # noqa: E402
 from harness.datasets.beir import load_beir_folder  # noqa: E402
 from harness.datasets.hf import load_hf_dataset  # noqa: E402
 from harness.errors import HarnessError  # noqa: E402
@@ -65,7 +65,7 @@ def test_hf_layout_loads_like_the_beir_folder(hub_layout, nfcorpus_dir, tmp_path
     # Same collection as the folder loader: counts from shared/datasets/nfcorpus/PROVENANCE.md.
     assert (len(ds.corpus), len(ds.queries), len(ds.qrels)) == (3633, 323, 12334)
     assert ds.name == "nfcorpus" and ds.warnings == []
-    assert isinstance(ds.corpus, ArrowCorpus)
+    assert isinstance(ds.corpus, Corpus)
     assert ds.corpus.ids == ref.corpus.ids
     assert ds.corpus.contents() == ref.corpus.contents()
     assert list(ds.corpus.texts[5:8]) == ref.corpus.texts[5:8] and ds.corpus.titles[-1] == ref.corpus.titles[-1]

@@ -1,0 +1,117 @@
+"""Corpus loading at 1M documents, whole processes side by side: pyarrow.json alone vs the harness.
+
+    PYTHONPATH=. python benchmarks/corpus_load.py [--docs 1000000] [--folder /tmp/harness-load-scale]
+        [--gzip] [--line-scan] [--run]
+
+The BEIR folder is generated as benchmarks/load_scale.py does (once, reused; ``--gzip`` also writes
+and then uses ``corpus.jsonl.gz``). Each row is one fresh interpreter, timed from start to exit
+(imports included), with its own peak RSS (``os.wait4``):
+
+* ``pyarrow.json``: ``pyarrow.json.read_json(<corpus file>)`` with default options: the anchor;
+* ``pyarrow.json, harness options``: the harness's parse alone (three string columns by explicit
+  schema, other keys skipped, 16 MiB blocks, isal for ``.gz``), without validation or cache;
+* ``harness load cold``: ``load_dataset(<folder>)`` with an empty ``$HARNESS_CACHE_DIR`` (parse,
+  validate, write the Arrow corpus cache);
+* ``harness load warm``: the same again (the Arrow cache is memory-mapped);
+* ``--line-scan``: the line-by-line reader the loader used before (``json.loads`` per line), for scale;
+* ``--run``: ``harness run --retriever bm25`` cold (empty cache dir) and warm (corpus and index
+  cached), 1,000 queries: issue 15's end-to-end targets (cold <= 1.5x, warm <= 0.3x the anchor,
+  cold peak RSS <= 2 GB). Minutes and several GB: run it by hand, once.
+
+The machine is shared: read the ratios, which are taken in one run, rather than the seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from load_scale import generate  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+
+ANCHOR = "import sys, pyarrow.json as pj; t = pj.read_json(sys.argv[1]); print(t.num_rows)"
+TUNED = ("import sys; from pathlib import Path; from harness.datasets.jsonl import read_string_columns; "
+         "print(read_string_columns(Path(sys.argv[1]), ('_id', 'title', 'text')).num_rows)")
+LOAD = ("import sys; from harness.datasets import load_dataset; ds = load_dataset(sys.argv[1]); "
+        "print(len(ds.corpus), ds.load_s)")
+SCAN = "import sys; from pathlib import Path; from harness.datasets.beir import _scan_corpus; print(len(_scan_corpus(Path(sys.argv[1]))))"
+
+
+def run_child(argv: list[str], env: dict) -> tuple[float, float, str]:
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - start
+    out, err = proc.stdout.read().decode(), proc.stderr.read().decode()
+    if os.waitstatus_to_exitcode(status):
+        raise SystemExit(f"{' '.join(argv)} failed:\n{err[-2000:]}")
+    return seconds, usage.ru_maxrss / 1024, out.strip()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--docs", type=int, default=1_000_000)
+    parser.add_argument("--folder", type=Path, default=Path("/tmp/harness-load-scale"))
+    parser.add_argument("--gzip", action="store_true", help="load corpus.jsonl.gz instead of corpus.jsonl")
+    parser.add_argument("--line-scan", action="store_true", help="also time the line-by-line reader")
+    parser.add_argument("--run", action="store_true", help="also time `harness run --retriever bm25` cold and warm")
+    args = parser.parse_args()
+    folder = args.folder / f"{args.docs}"
+    if not (folder / "corpus.jsonl").is_file() and not (folder / "corpus.jsonl.gz").is_file():
+        generate(folder, args.docs)
+    if args.gzip and not (folder / "corpus.jsonl.gz").is_file():
+        with open(folder / "corpus.jsonl", "rb") as src, gzip.open(folder / "corpus.jsonl.gz", "wb", 6) as dst:
+            shutil.copyfileobj(src, dst, 1 << 22)
+    if args.gzip:  # the loader prefers corpus.jsonl: give it a folder holding only the .gz
+        gz_folder = args.folder / f"{args.docs}-gz"
+        (gz_folder / "qrels").mkdir(parents=True, exist_ok=True)
+        for name in ("corpus.jsonl.gz", "queries.jsonl", "qrels/test.tsv"):
+            if not (gz_folder / name).exists():
+                os.link(folder / name, gz_folder / name)
+        folder = gz_folder
+    corpus = folder / ("corpus.jsonl.gz" if args.gzip else "corpus.jsonl")
+    print(f"{corpus}: {args.docs:,} documents, {corpus.stat().st_size / 2**20:,.0f} MiB")
+
+    cache = Path(tempfile.mkdtemp(prefix="harness-corpus-load-"))
+    env = dict(os.environ, PYTHONPATH=str(REPO), HARNESS_CACHE_DIR=str(cache), DISABLE_TQDM="1")
+    py = sys.executable
+    rows: list[tuple[str, float, float]] = []
+    try:
+        def row(label, argv):
+            seconds, peak, _ = run_child(argv, env)
+            rows.append((label, seconds, peak))
+            print(f"  {label:<28} {seconds:8.2f} s  {peak:8,.0f} MiB", flush=True)
+
+        row("pyarrow.json (anchor)", [py, "-c", ANCHOR, str(corpus)])
+        row("pyarrow.json, harness options", [py, "-c", TUNED, str(corpus)])
+        row("harness load cold", [py, "-c", LOAD, str(folder)])
+        row("harness load warm", [py, "-c", LOAD, str(folder)])
+        if args.line_scan:
+            row("line scan (json.loads)", [py, "-c", SCAN, str(corpus)])
+        if args.run:
+            shutil.rmtree(cache)
+            cache.mkdir()
+            out = cache / "results"
+            harness = [str(Path(py).with_name("harness")), "run", "-d", str(folder), "-r", "bm25", "-o", str(out), "-q"]
+            row("harness run bm25 cold", harness + ["--name", "cold"])
+            row("harness run bm25 warm", harness + ["--name", "warm"])
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+
+    anchor = rows[0][1]
+    print(f"\n{'process':<28} {'seconds':>8} {'x anchor':>9} {'peak RSS MiB':>13}")
+    for label, seconds, peak in rows:
+        print(f"{label:<28} {seconds:8.2f} {seconds / anchor:8.2f}x {peak:13,.0f}")
+
+
+if __name__ == "__main__":
+    main()
