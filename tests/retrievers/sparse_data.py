@@ -66,3 +66,44 @@ def brute_force(doc_rows: list[dict], query_rows: list[dict], corpus_ids: list[s
         hits.sort(key=lambda h: (h[1], h[0]), reverse=True)
         out[row["id"]] = hits[:k]
     return out
+
+
+def bm25_terms(dataset, n_threads: int = 1):
+    """The BM25 (lucene backend) index of ``dataset`` and its queries' term ids: (retriever, index,
+    offsets, term ids) -- repeated query terms repeat, as BM25 search counts them."""
+    from retrievers.bm25 import BM25Retriever
+    from retrievers.bm25.search import CompiledSearcher
+
+    bm25 = BM25Retriever(cache=False, n_threads=n_threads)
+    bm25.index(dataset.corpus)
+    index, searcher = bm25.backend.sparse_index, bm25.backend._searcher
+    texts = list(dataset.queries.texts)
+    if isinstance(searcher, CompiledSearcher):
+        offsets, term_ids = searcher.query_terms(texts)
+    else:
+        per_query = searcher.queries_term_ids(texts)
+        offsets = np.concatenate([[0], np.cumsum([len(t) for t in per_query])]).astype(np.int64)
+        term_ids = np.asarray([i for t in per_query for i in t], dtype=np.int32)
+    return bm25, index, np.asarray(offsets, np.int64), np.asarray(term_ids, np.int32)
+
+
+def bm25_as_impacts(dataset, folder: Path, n_threads: int = 1) -> tuple[Path, Path]:
+    """BM25 written as impacts: each document's vector holds its BM25 posting scores, each query's
+    its terms' counts (docs.jsonl.gz, queries.jsonl.gz in ``folder``). Impact search over them
+    computes BM25 (repeated query terms: an exact product instead of BM25's float32 one)."""
+    _, index, offsets, term_ids = bm25_terms(dataset, n_threads)
+    csc = sp.csc_matrix((index.data, index.indices, index.indptr), shape=(index.n_docs, index.n_terms))
+    csr = csc.tocsr()
+    csr.sort_indices()
+    ids = dataset.corpus.id_array.tolist()
+    terms = index.terms
+    docs = []
+    for d in range(index.n_docs):
+        s, e = csr.indptr[d], csr.indptr[d + 1]
+        docs.append({"id": ids[d], "vector": {terms[t]: float(w) for t, w in zip(csr.indices[s:e].tolist(),
+                                                                                 csr.data[s:e].tolist())}})
+    queries = []
+    for q, qid in enumerate(dataset.queries.ids):
+        found, counts = np.unique(term_ids[offsets[q]:offsets[q + 1]], return_counts=True)
+        queries.append({"id": qid, "vector": {terms[t]: int(c) for t, c in zip(found.tolist(), counts.tolist())}})
+    return write_jsonl(folder / "docs.jsonl.gz", docs), write_jsonl(folder / "queries.jsonl.gz", queries)
