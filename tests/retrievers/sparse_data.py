@@ -31,6 +31,15 @@ def random_vectors(ids, rng: np.random.Generator, vocab: int, lo: int, hi: int, 
     return out
 
 
+def run_pairs(run) -> dict:
+    """{query id: [(doc id, float32 score)]} of a Run, in its order."""
+    out = {}
+    for i, q in enumerate(run.query_ids.tolist()):
+        s, e = run.offsets[i], run.offsets[i + 1]
+        out[q] = list(zip(run.doc_vocab[run.doc_codes[s:e]].tolist(), run.scores[s:e].astype(np.float32).tolist()))
+    return out
+
+
 def write_jsonl(path: Path, rows: list[dict]) -> Path:
     opener = gzip.open if str(path).endswith(".gz") else open
     with opener(path, "wt", encoding="utf-8") as handle:

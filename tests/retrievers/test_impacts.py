@@ -7,8 +7,6 @@ compiled search and numpy search alike.
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 
@@ -16,15 +14,7 @@ from harness.datasets import load_dataset
 from harness.datasets.corpus import Corpus, Queries
 from harness.errors import InputError
 from retrievers.sparse.impacts import ImpactsRetriever
-from tests.retrievers.sparse_data import brute_force, random_vectors, write_jsonl
-
-
-def _run_pairs(run) -> dict:
-    out = {}
-    for i, q in enumerate(run.query_ids.tolist()):
-        s, e = run.offsets[i], run.offsets[i + 1]
-        out[q] = list(zip(run.doc_vocab[run.doc_codes[s:e]].tolist(), run.scores[s:e].astype(np.float32).tolist()))
-    return out
+from tests.retrievers.sparse_data import brute_force, random_vectors, run_pairs, write_jsonl
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +37,7 @@ def test_nfcorpus_top100_equals_scipy_brute_force(nfcorpus_impacts, monkeypatch,
     monkeypatch.setenv("HARNESS_BM25_COMPILED", compiled)
     retriever = ImpactsRetriever(documents=str(docs_path), queries=str(queries_path), n_threads=2)
     retriever.index(dataset.corpus)
-    got = _run_pairs(retriever.search(dataset.queries, 100))
+    got = run_pairs(retriever.search(dataset.queries, 100))
     want = brute_force(docs, queries, dataset.corpus.id_array.tolist(), 100)
     assert got == want
     assert sum(len(v) for v in want.values()) > 0.95 * 100 * len(want)  # nearly every query fills its top 100
@@ -65,7 +55,7 @@ def test_ties_by_document_id_descending(tmp_path):
                                                   {"_id": "q2", "vector": {"x": 1.0, "y": 0.5}}])
     r = ImpactsRetriever(documents=str(docs), queries=str(queries), n_threads=1)
     r.index(corpus)
-    got = _run_pairs(r.search(Queries(ids=["q1", "q2"], texts=["", ""]), 10))
+    got = run_pairs(r.search(Queries(ids=["q1", "q2"], texts=["", ""]), 10))
     # q1: a, c = 2.0 (tie: c before a), b = 1.0; q2: d = 1.5, a = c = 1.0 (c first), b = 0.5 + 0.5 = 1.0 (b < c)
     assert got == {"q1": [("c", 2.0), ("a", 2.0), ("b", 1.0)],
                    "q2": [("d", 1.5), ("c", 1.0), ("b", 1.0), ("a", 1.0)]}
@@ -79,7 +69,7 @@ def test_quantize_rounds_weights_and_is_recorded(tmp_path):
     r = ImpactsRetriever(documents=str(docs), queries=str(queries), quantize=100, n_threads=1)
     r.index(corpus)
     # rint(100 w): a: x 13, y 0 (dropped); b: x 11; q: x 50, y 1000 -> a 650, b 550
-    assert _run_pairs(r.search(Queries(ids=["q"], texts=[""]), 10)) == {"q": [("a", 650.0), ("b", 550.0)]}
+    assert run_pairs(r.search(Queries(ids=["q"], texts=[""]), 10)) == {"q": [("a", 650.0), ("b", 550.0)]}
     assert r.params()["quantize"] == 100
     with pytest.raises(ValueError, match="quantize"):
         ImpactsRetriever(documents=str(docs), queries=str(queries), quantize="0.5")
@@ -131,4 +121,4 @@ def test_documents_without_vectors_warned_and_never_retrieved(tmp_path, caplog):
         r.index(corpus)
     assert "2 corpus documents have no vector (first: 'a')" in caplog.text
     assert r.stats()["documents_without_vectors"] == 2
-    assert _run_pairs(r.search(Queries(ids=["q"], texts=[""]), 10)) == {"q": [("b", 1.0)]}
+    assert run_pairs(r.search(Queries(ids=["q"], texts=[""]), 10)) == {"q": [("b", 1.0)]}

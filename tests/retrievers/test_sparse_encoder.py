@@ -17,6 +17,7 @@ import scipy.sparse as sp  # noqa: E402
 
 from harness.datasets.corpus import Corpus, Queries  # noqa: E402
 from retrievers.sparse.retriever import SparseRetriever  # noqa: E402
+from tests.retrievers.sparse_data import run_pairs  # noqa: E402
 
 WORDS = ("the a of and to in is on for with cancer diet fat vitamin heart risk study blood health protein cell "
          "milk meat fish sugar salt egg breast colon liver brain kidney bone skin trial dose acid iron zinc").split()
@@ -58,14 +59,6 @@ def data():
     return corpus, Queries(ids=[f"q{i}" for i in range(8)], texts=qtexts)
 
 
-def _pairs(run) -> dict:
-    out = {}
-    for i, q in enumerate(run.query_ids.tolist()):
-        s, e = run.offsets[i], run.offsets[i + 1]
-        out[q] = list(zip(run.doc_vocab[run.doc_codes[s:e]].tolist(), run.scores[s:e].astype(np.float32).tolist()))
-    return out
-
-
 def _brute_force(folder, corpus, queries, k, max_active_dims=None) -> dict:
     from sentence_transformers import SparseEncoder
 
@@ -89,7 +82,7 @@ def test_search_equals_brute_force_dot_product(tiny_model, data, tmp_path, monke
     corpus, queries = data
     r = SparseRetriever(model=str(tiny_model), device="cpu", cache_dir=str(tmp_path), n_threads=2)
     r.index(corpus)
-    got = _pairs(r.search(queries, 10))
+    got = run_pairs(r.search(queries, 10))
     want, docs = _brute_force(tiny_model, corpus, queries, 10)
     assert got == want
     assert all(len(v) == 10 for v in got.values())
@@ -102,7 +95,7 @@ def test_max_active_dims_limits_terms(tiny_model, data, tmp_path):
     r = SparseRetriever(model=str(tiny_model), device="cpu", cache_dir=str(tmp_path), max_active_dims=4)
     r.index(corpus)
     assert r.stats()["postings"] <= 4 * len(corpus)
-    assert _pairs(r.search(queries, 5)) == _brute_force(tiny_model, corpus, queries, 5, max_active_dims=4)[0]
+    assert run_pairs(r.search(queries, 5)) == _brute_force(tiny_model, corpus, queries, 5, max_active_dims=4)[0]
     assert r.params()["max_active_dims"] == 4
 
 
@@ -113,7 +106,7 @@ def test_cache_hit_resume_and_corrupt_entry_rebuilt(tiny_model, data, tmp_path, 
     first = make()
     first.index(corpus)
     assert first.cache_status == "built"
-    expected = _pairs(first.search(queries, 10))
+    expected = run_pairs(first.search(queries, 10))
     (entry,) = [p for p in tmp_path.iterdir() if p.name.startswith("doc-")]
     assert sorted(p.name for p in entry.iterdir()) == ["complete.json", "meta.json", "weights.npz"]
 
@@ -122,7 +115,7 @@ def test_cache_hit_resume_and_corrupt_entry_rebuilt(tiny_model, data, tmp_path, 
     second.model.encode = lambda texts, role: calls.append(role) or type(first.model).encode(first.model, texts, role)
     second.index(corpus)
     assert second.cache_status == "hit" and calls == []  # no document encoded
-    assert _pairs(second.search(queries, 10)) == expected
+    assert run_pairs(second.search(queries, 10)) == expected
 
     blob = bytearray((entry / "weights.npz").read_bytes())
     blob[len(blob) // 2] ^= 0xFF
@@ -131,7 +124,7 @@ def test_cache_hit_resume_and_corrupt_entry_rebuilt(tiny_model, data, tmp_path, 
     with caplog.at_level("WARNING"):
         third.index(corpus)
     assert third.cache_status == "rebuilt" and "damaged" in caplog.text
-    assert _pairs(third.search(queries, 10)) == expected
+    assert run_pairs(third.search(queries, 10)) == expected
 
     # an encode interrupted after the first part resumes from it
     for p in entry.iterdir():
@@ -154,7 +147,7 @@ def test_cache_hit_resume_and_corrupt_entry_rebuilt(tiny_model, data, tmp_path, 
     fifth = make()
     fifth.index(corpus)
     assert fifth.cache_status == "resumed" and fifth.stats()["documents_from_parts"] == 16
-    assert _pairs(fifth.search(queries, 10)) == expected
+    assert run_pairs(fifth.search(queries, 10)) == expected
 
 
 def test_quantize_is_recorded_and_scores_are_integers(tiny_model, data, tmp_path):
