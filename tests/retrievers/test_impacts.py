@@ -122,3 +122,24 @@ def test_documents_without_vectors_warned_and_never_retrieved(tmp_path, caplog):
     assert "2 corpus documents have no vector (first: 'a')" in caplog.text
     assert r.stats()["documents_without_vectors"] == 2
     assert run_pairs(r.search(Queries(ids=["q"], texts=[""]), 10)) == {"q": [("b", 1.0)]}
+
+
+def test_compiled_search_checks_weighted_queries():
+    from retrievers.bm25 import loader
+
+    if loader.built_module() is None:
+        pytest.skip("the C extension is not built (no C compiler at install time)")
+    from retrievers.bm25 import compiled
+    from retrievers.sparse.impact_index import build_impact_index
+
+    index = build_impact_index(3, np.array([0, 1, 2, 2]), np.array([0, 0, 1, 0]),
+                               np.array([1.0, 2.0, 0.5, 3.0], np.float32), ["x", "y"])
+    rank = np.arange(3, dtype=np.int64)
+    search = compiled.Searcher(index, rank, rank)
+    hits, docs, scores = search(np.array([0, 2]), np.array([0, 1]), 10, weights=np.array([2.0, 4.0], np.float32))
+    # doc 2: 2 * 3 + 4 * 0.5 = 8; doc 1: 4; doc 0: 2
+    assert hits.tolist() == [3] and docs.tolist() == [2, 1, 0] and scores.tolist() == [8.0, 4.0, 2.0]
+    with pytest.raises(ValueError, match="distinct and ascending"):
+        search(np.array([0, 2]), np.array([1, 0]), 10, weights=np.array([1.0, 1.0], np.float32))
+    with pytest.raises(ValueError, match="one float32 per query term"):
+        search(np.array([0, 2]), np.array([0, 1]), 10, weights=np.array([1.0], np.float32))
