@@ -7,6 +7,10 @@ For a term repeated q times the posting score is multiplied by q in float32, whi
 value exactly when q is a power of two and agrees within one float32 ulp otherwise. BM25L / BM25+
 add the query's non-occurrence constant (scoring.py) to every matched document.
 
+Weighted queries (impact search, retrievers/sparse/): distinct ascending term ids, each with a
+float32 weight; the score is float32 of the double sum, in term order, of the exact double
+products weight * posting value -- a sparse dot product (:func:`score_query`, search.c).
+
 :class:`PythonSearcher` does it with numpy on a thread pool (numpy releases the GIL in the heavy
 steps); :class:`CompiledSearcher` in C, the queries split among threads without the GIL. Same runs.
 """
