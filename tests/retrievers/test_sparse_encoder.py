@@ -164,3 +164,37 @@ def test_model_is_required():
 
     with pytest.raises(HarnessError, match="needs --param model"):
         SparseRetriever()
+
+
+def test_cli_run_end_to_end(tiny_model, data, tmp_path):
+    """``harness run --retriever sparse`` on a small BEIR folder: exit 0, the run equals the
+    in-process retriever's (served from the cache the CLI wrote), params recorded."""
+    import json
+
+    from harness.formats.trec import read_run
+    from tests.cli.test_cli import harness
+
+    corpus, queries = data
+    folder = tmp_path / "tiny"
+    (folder / "qrels").mkdir(parents=True)
+    (folder / "corpus.jsonl").write_text("".join(json.dumps({"_id": i, "title": "", "text": t}) + "\n"
+                                                 for i, t in zip(corpus.ids, corpus.texts)))
+    (folder / "queries.jsonl").write_text("".join(json.dumps({"_id": q, "text": t}) + "\n"
+                                                  for q, t in zip(queries.ids, queries.texts)))
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(
+        f"{q}\t{corpus.ids[3 * n]}\t1\n" for n, q in enumerate(queries.ids)))
+    args = ("run", "-d", str(folder), "-r", "sparse", "-p", f"model={tiny_model}", "-p", "device=cpu",
+            "-p", f"cache_dir={tmp_path / 'cache'}", "--k", "1,10", "-o", str(tmp_path / "out"))
+    proc = harness(*args)
+    assert proc.returncode == 0, proc.stderr
+    (metrics_path,) = (tmp_path / "out").rglob("metrics.json")
+    metrics = json.loads(metrics_path.read_text())
+    assert metrics["retriever"]["params"]["model"] == str(tiny_model)
+    r = SparseRetriever(model=str(tiny_model), device="cpu", cache_dir=str(tmp_path / "cache"))
+    r.index(corpus)
+    assert r.cache_status == "hit"
+    want = r.search(queries, 10).to_dict()
+    got = read_run(metrics_path.parent / "run.trec").to_dict()
+    assert got.keys() == want.keys()
+    for q in want:
+        assert list(got[q]) == list(want[q]) and all(abs(got[q][d] - want[q][d]) < 1e-6 for d in want[q])
