@@ -68,7 +68,7 @@ class ImpactsRetriever(Retriever):
             raise ValueError(f"n_threads must be >= 1, got {n_threads}")
         self._digests: dict[str, str] = {}
         self._searcher: ImpactSearcher | None = None
-        self._vocabulary: dict[str, int] | None = None
+        self._vocabulary: list[str] | None = None
         self._queries: Vectors | None = None
         self._stats: dict = {}
 
@@ -99,7 +99,7 @@ class ImpactsRetriever(Retriever):
         entries = np.repeat(doc_index, np.diff(docs.offsets))
         index = build_impact_index(len(corpus), entries, docs.term_ids, quantized(docs.weights, self.quantize),
                                    docs.terms)
-        self._vocabulary = {t: i for i, t in enumerate(index.terms)}
+        self._vocabulary = index.terms
         self._queries = None
         self._searcher = ImpactSearcher(index, DocOrder.of(corpus), self.n_threads)
         self._stats = {"documents_with_vectors": len(docs.ids), "documents_without_vectors": missing,

@@ -43,9 +43,9 @@ def _open(path: Path):
     return gzip.open(path, "rt", encoding="utf-8") if gz else open(path, encoding="utf-8")
 
 
-def read_vectors(path: str | Path, vocabulary: dict[str, int] | None = None, what: str = "vector") -> Vectors:
+def read_vectors(path: str | Path, vocabulary: list[str] | None = None, what: str = "vector") -> Vectors:
     """The rows of ``path``. Terms are numbered in first-seen order in a new vocabulary, or, with
-    ``vocabulary`` (term -> id), looked up in it: terms it lacks are dropped (they match nothing).
+    ``vocabulary`` (term id -> term), looked up in it: terms it lacks get id -1 (they match nothing).
     Duplicate ids, a missing id or vector, and weights that are not finite numbers are errors."""
     path = Path(path).expanduser()
     if not path.is_file():
@@ -86,14 +86,22 @@ def read_vectors(path: str | Path, vocabulary: dict[str, int] | None = None, wha
         raise InputError(f"cannot read {what} file: {exc}", path) from None
     weights = _weights(values, counts, path, lines, ids)
     offsets = np.concatenate([[0], np.cumsum(np.asarray(counts, dtype=np.int64))]).astype(np.int64)
-    if vocabulary is None:
-        vocab: dict[str, int] = {}
-        term_ids = np.fromiter((vocab.setdefault(t, len(vocab)) for t in keys), dtype=np.int32, count=len(keys))
-        terms = list(vocab)
-    else:
-        term_ids = np.fromiter((vocabulary.get(t, -1) for t in keys), dtype=np.int32, count=len(keys))
-        terms = list(vocabulary)
+    term_ids, terms = _term_ids(keys, vocabulary)
     return Vectors(path, ids, np.asarray(lines, dtype=np.int64), offsets, term_ids, weights, terms)
+
+
+def _term_ids(keys: list[str], vocabulary: list[str] | None) -> tuple[np.ndarray, list[str]]:
+    """Term ids of ``keys`` (Arrow's hash-based dictionary encoding, in C): numbered in first-seen
+    order, or looked up in ``vocabulary`` (-1 for terms it lacks)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    column = pa.array(keys, type=pa.large_string())
+    if vocabulary is None:
+        encoded = column.dictionary_encode()
+        return encoded.indices.to_numpy(zero_copy_only=False).astype(np.int32), encoded.dictionary.to_pylist()
+    found = pc.index_in(column, value_set=pa.array(vocabulary, type=pa.large_string()))
+    return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int32), list(vocabulary)
 
 
 def _weights(values: list, counts: list[int], path: Path, lines: list[int], ids: list[str]) -> np.ndarray:
