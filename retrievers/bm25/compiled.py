@@ -169,8 +169,13 @@ class Searcher:
                                       c(doc_of_rank, np.int64))
 
     def __call__(self, offsets: np.ndarray, term_ids: np.ndarray, k: int, constants: np.ndarray | None = None,
-                 n_threads: int = 1, **options) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                 n_threads: int = 1, weights: np.ndarray | None = None, **options
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``weights``: None (BM25: repeated terms count), or a float32 weight per query term, each
+        query's terms distinct and ascending (impacts: a sparse dot product; search.c)."""
         c = lambda a, t: np.ascontiguousarray(a, dtype=t)  # noqa: E731
+        if weights is not None:
+            options["weights"] = c(weights, np.float32)
         hits, docs, scores = self._index.search(c(offsets, np.int64), c(term_ids, np.int32), int(k),
                                                 None if constants is None else c(constants, np.float32),
                                                 int(n_threads), **options)

@@ -7,6 +7,10 @@ For a term repeated q times the posting score is multiplied by q in float32, whi
 value exactly when q is a power of two and agrees within one float32 ulp otherwise. BM25L / BM25+
 add the query's non-occurrence constant (scoring.py) to every matched document.
 
+Weighted queries (impact search, retrievers/sparse/): distinct ascending term ids, each with a
+float32 weight; the score is float32 of the double sum, in term order, of the exact double
+products weight * posting value -- a sparse dot product (:func:`score_query`, search.c).
+
 :class:`PythonSearcher` does it with numpy on a thread pool (numpy releases the GIL in the heavy
 steps); :class:`CompiledSearcher` in C, the queries split among threads without the GIL. Same runs.
 """
@@ -57,25 +61,35 @@ def query_constants(index: SparseIndex, offsets: np.ndarray, term_ids: np.ndarra
     return constants
 
 
-def score_query(index: SparseIndex, term_ids: list[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(matched documents, their float32 scores) for one query's term ids (repeats count)."""
+def score_query(index: SparseIndex, term_ids: list[int] | np.ndarray, weights: np.ndarray | None = None
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """(matched documents, their float32 scores) for one query's term ids (repeats count), or, with
+    ``weights`` (float32, one per term; the terms then distinct and ascending), the sparse dot
+    product: float32 of the double sum, in term order, of the double products weight * posting
+    value (what search.c computes for weighted queries)."""
     if len(term_ids) == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.float32)
-    uniq, boost = np.unique(np.asarray(term_ids, dtype=np.int64), return_counts=True)
+    if weights is not None:
+        uniq = np.asarray(term_ids, dtype=np.int64)
+        boost = np.asarray(weights, dtype=np.float32).astype(np.float64)
+    else:
+        uniq, boost = np.unique(np.asarray(term_ids, dtype=np.int64), return_counts=True)
     starts, ends = index.indptr[uniq], index.indptr[uniq + 1]
     total = int((ends - starts).sum())
     if total == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.float32)
     ranges = list(zip(starts.tolist(), ends.tolist()))
+    if weights is not None:
+        scale = lambda s, e, q: index.data[s:e].astype(np.float64) * q  # noqa: E731
+    else:
+        scale = lambda s, e, q: index.data[s:e] if q == 1 else index.data[s:e] * np.float32(q)  # noqa: E731
     if len(uniq) == 1:
         (s, e), q = ranges[0], boost[0]
-        values = index.data[s:e] if q == 1 else index.data[s:e] * np.float32(q)
-        scores = values.astype(np.float32, copy=True)
+        scores = scale(s, e, q).astype(np.float32, copy=True)
         docs = index.indices[s:e].astype(np.int64)
     else:
         docs = np.concatenate([index.indices[s:e] for s, e in ranges])
-        values = np.concatenate([index.data[s:e] if q == 1 else index.data[s:e] * np.float32(q)
-                                 for (s, e), q in zip(ranges, boost.tolist())])
+        values = np.concatenate([scale(s, e, q) for (s, e), q in zip(ranges, boost.tolist())])
         if total * 8 < index.n_docs:  # few postings: sort them instead of a dense accumulator
             docs, inverse = np.unique(docs, return_inverse=True)
             sums = np.bincount(inverse, weights=values, minlength=len(docs))
@@ -111,32 +125,39 @@ class PythonSearcher:
                   for cand, f, n in zip(distinct, first.tolist(), counts.tolist())}
         return [[i for cand in found for i in ids_of[cand]] for found in per_query]
 
-    def _search_batch(self, term_ids: list[list[int]], k: int) -> list[tuple[np.ndarray, np.ndarray]]:
-        out = []
-        for ids in term_ids:
-            docs, scores = score_query(self.index, ids)
-            positive = scores > 0
-            if not positive.all():
-                docs, scores = docs[positive], scores[positive]
-            if len(docs) > 1:
-                chosen = top_k_positive(scores, k, self.order.rank[docs])
-                docs, scores = docs[chosen], scores[chosen]
-            out.append((docs, scores.astype(np.float64)))
-        return out
-
     def __call__(self, queries: Queries, k: int) -> Run:
         term_ids = self.queries_term_ids(list(queries.texts))
-        size = max(1, -(-len(term_ids) // (self.n_threads * 4)))
-        batches = [term_ids[i:i + size] for i in range(0, len(term_ids), size)]
-        search = lambda batch: self._search_batch(batch, k)  # noqa: E731
-        if self.n_threads > 1 and len(batches) > 1:
-            with ThreadPoolExecutor(max_workers=self.n_threads) as pool:
-                done = list(pool.map(search, batches))
-        else:
-            done = [search(b) for b in batches]
-        results = [r for batch in done for r in batch]
-        return run_from_topk(queries.ids, [d for d, _ in results], [s for _, s in results], self.order.ids,
-                             self.order.id_index)
+        return search_python(self.index, self.order, queries.ids, [(ids, None) for ids in term_ids], k,
+                             self.n_threads)
+
+
+def _search_batch(index: SparseIndex, order: DocOrder, batch: list, k: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    out = []
+    for ids, weights in batch:
+        docs, scores = score_query(index, ids, weights)
+        positive = scores > 0
+        if not positive.all():
+            docs, scores = docs[positive], scores[positive]
+        if len(docs) > 1:
+            chosen = top_k_positive(scores, k, order.rank[docs])
+            docs, scores = docs[chosen], scores[chosen]
+        out.append((docs, scores.astype(np.float64)))
+    return out
+
+
+def search_python(index: SparseIndex, order: DocOrder, query_ids, queries: list, k: int, n_threads: int) -> Run:
+    """The run of ``queries`` ((term ids, weights or None) per query; :func:`score_query`) with
+    numpy: scores > 0, top ``k`` in the canonical order, query batches on ``n_threads`` threads."""
+    size = max(1, -(-len(queries) // (n_threads * 4)))
+    batches = [queries[i:i + size] for i in range(0, len(queries), size)]
+    search = lambda batch: _search_batch(index, order, batch, k)  # noqa: E731
+    if n_threads > 1 and len(batches) > 1:
+        with ThreadPoolExecutor(max_workers=n_threads) as pool:
+            done = list(pool.map(search, batches))
+    else:
+        done = [search(b) for b in batches]
+    results = [r for batch in done for r in batch]
+    return run_from_topk(query_ids, [d for d, _ in results], [s for _, s in results], order.ids, order.id_index)
 
 
 class CompiledSearcher:

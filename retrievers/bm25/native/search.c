@@ -80,7 +80,7 @@ static int Index_init(Index *x, PyObject *args, PyObject *kw) {
 typedef struct {
     const int64_t *indptr, *qoff, *rank, *order;
     const int32_t *indices, *qterms;
-    const float *data, *consts;
+    const float *data, *consts, *qweights; /* qweights: NULL, or a float32 weight per query term */
     Py_ssize_t n_docs, kk, longest, q0, q1, block;
     int64_t *hits, *docs_out;
     double *scores_out;
@@ -118,12 +118,18 @@ static void *search_run(void *arg) {
     for (Py_ssize_t q = j->q0; q < j->q1; q++) {
         /* the query's distinct terms in ascending id order (as np.unique), each with its count */
         Py_ssize_t m = qoff[q + 1] - qoff[q], nt = 0;
-        memcpy(qbuf, j->qterms + qoff[q], (size_t)m * 4);
-        sort_i32(qbuf, m);
-        for (Py_ssize_t i = 0; i < m; i++) {
-            if (nt && uniq[nt - 1] == qbuf[i]) { boosts[nt - 1] += 1.0f; continue; }
-            uniq[nt] = qbuf[i];
-            boosts[nt++] = 1.0f;
+        if (j->qweights) { /* weighted terms: distinct and ascending (checked), each with its weight */
+            memcpy(uniq, j->qterms + qoff[q], (size_t)m * 4);
+            memcpy(boosts, j->qweights + qoff[q], (size_t)m * sizeof(float));
+            nt = m;
+        } else {
+            memcpy(qbuf, j->qterms + qoff[q], (size_t)m * 4);
+            sort_i32(qbuf, m);
+            for (Py_ssize_t i = 0; i < m; i++) {
+                if (nt && uniq[nt - 1] == qbuf[i]) { boosts[nt - 1] += 1.0f; continue; }
+                uniq[nt] = qbuf[i];
+                boosts[nt++] = 1.0f;
+            }
         }
         for (Py_ssize_t u = 0; u < nt; u++) cursor[u] = indptr[uniq[u]];
         float c = j->consts ? j->consts[q] : 0.0f;
@@ -138,6 +144,14 @@ static void *search_run(void *arg) {
                 int64_t p = cursor[u], end = indptr[uniq[u] + 1];
                 int64_t stop = b1 == n_docs ? end : lower_bound(indices, p, end, (int32_t)b1);
                 float boost = boosts[u];
+                if (j->qweights) { /* impacts: the exact double product of the float32 weights */
+                    double w = (double)boost;
+                    for (; p < stop; p++) {
+                        int32_t d = indices[p] - (int32_t)b0;
+                        acc[d] += (double)data[p] * w;
+                        if (!seen[d]) { seen[d] = 1; touched[n_touched++] = d; }
+                    }
+                }
                 for (; p < stop; p++) {
                     int32_t d = indices[p] - (int32_t)b0;
                     float val = boost == 1.0f ? data[p] : data[p] * boost;
@@ -178,33 +192,40 @@ done:
     return NULL;
 }
 
-/* Index.search(query_offsets, query_terms, k, constants=None, n_threads=1, doc_block=DOC_BLOCK)
+/* Index.search(query_offsets, query_terms, k, constants=None, n_threads=1, doc_block=DOC_BLOCK, weights=None)
  *   -> (int64 bytes: hits per query, int64 bytes: documents, float64 bytes: scores (float32 values))
  * constants: None, or a float32 per query added (in float32) to every matched document's score
  * (BM25L / BM25+'s non-occurrence score). Queries are split among n_threads threads (without the GIL).
+ * weights: None (each term counts once per occurrence, the count multiplying the float32 posting
+ * score in float32), or a float32 weight per query term (impact search): each query's terms must
+ * then be distinct and ascending, and a document's score is float32 of the double sum, in term
+ * order, of the exact double products weight * posting value (a sparse dot product).
  * doc_block: documents scored together (the same results for any value; tests use small ones). */
 static PyObject *Index_search(Index *x, PyObject *args, PyObject *kw) {
-    static char *kwlist[] = {"query_offsets", "query_terms", "k", "constants", "n_threads", "doc_block", NULL};
-    PyObject *o[3] = {NULL, NULL, Py_None};
+    static char *kwlist[] = {"query_offsets", "query_terms", "k", "constants", "n_threads", "doc_block", "weights",
+                             NULL};
+    PyObject *o[4] = {NULL, NULL, Py_None, Py_None};
     Py_ssize_t k, doc_block = DOC_BLOCK;
     int n_threads = 1;
     if (!x->n_views) {
         PyErr_SetString(PyExc_RuntimeError, "Index is not initialised");
         return NULL;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOn|Oin", kwlist, &o[0], &o[1], &k, &o[2], &n_threads, &doc_block))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOn|OinO", kwlist, &o[0], &o[1], &k, &o[2], &n_threads, &doc_block,
+                                     &o[3]))
         return NULL;
     if (n_threads < 1) n_threads = 1;
     if (n_threads > MAX_THREADS) n_threads = MAX_THREADS;
-    Py_buffer v[3];
-    static const Py_ssize_t item[3] = {8, 4, 4};
-    static const char *what[3] = {"query_offsets", "query_terms", "constants"};
-    int n_views = 0, has_const = o[2] != Py_None;
+    Py_buffer v[4];
+    static const Py_ssize_t item[4] = {8, 4, 4, 4};
+    static const char *what[4] = {"query_offsets", "query_terms", "constants", "weights"};
+    int n_views = 0, has_const = o[2] != Py_None, has_weights = o[3] != Py_None;
     PyObject *ret = NULL, *hits_b = NULL, *docs_b = NULL, *scores_b = NULL;
-    for (int i = 0; i < 3; i++) {
-        if (i == 2 && !has_const) break;
-        if (get_buffer(o[i], &v[i], item[i], what[i])) goto done;
-        n_views++;
+    int view_of[4] = {-1, -1, -1, -1};
+    for (int i = 0; i < 4; i++) {
+        if ((i == 2 && !has_const) || (i == 3 && !has_weights)) continue;
+        if (get_buffer(o[i], &v[n_views], item[i], what[i])) goto done;
+        view_of[i] = n_views++;
     }
     if (v[0].len < 8) {
         PyErr_SetString(PyExc_ValueError, "search: query_offsets needs at least one entry");
@@ -213,7 +234,8 @@ static PyObject *Index_search(Index *x, PyObject *args, PyObject *kw) {
     const int64_t *qoff = v[0].buf;
     const int32_t *qterms = v[1].buf;
     Py_ssize_t n_q = v[0].len / 8 - 1, n_qt = v[1].len / 4, n_docs = x->n_docs;
-    if (k < 1 || doc_block < 1 || (has_const && v[2].len / 4 != n_q)) {
+    const float *consts = has_const ? v[view_of[2]].buf : NULL, *qweights = has_weights ? v[view_of[3]].buf : NULL;
+    if (k < 1 || doc_block < 1 || (has_const && v[view_of[2]].len / 4 != n_q)) {
         PyErr_SetString(PyExc_ValueError, "search: k and doc_block must be >= 1, constants one per query");
         goto done;
     }
@@ -227,6 +249,18 @@ static PyObject *Index_search(Index *x, PyObject *args, PyObject *kw) {
             PyErr_SetString(PyExc_ValueError, "search: query term id out of range");
             goto done;
         }
+    if (has_weights) {
+        if (v[view_of[3]].len / 4 != n_qt) {
+            PyErr_SetString(PyExc_ValueError, "search: weights needs one float32 per query term");
+            goto done;
+        }
+        for (Py_ssize_t q = 0; q < n_q; q++)
+            for (int64_t i = qoff[q] + 1; i < qoff[q + 1]; i++)
+                if (qterms[i] <= qterms[i - 1]) {
+                    PyErr_SetString(PyExc_ValueError, "search: weighted query terms must be distinct and ascending");
+                    goto done;
+                }
+    }
     Py_ssize_t kk = k < n_docs ? k : n_docs;
     if (n_q && kk > PY_SSIZE_T_MAX / 8 / n_q) { PyErr_NoMemory(); goto done; }
     /* each query's results at q * kk, then moved together */
@@ -243,7 +277,7 @@ static PyObject *Index_search(Index *x, PyObject *args, PyObject *kw) {
     SearchJob jobs[MAX_THREADS];
     for (int i = 0; i < n_threads; i++)
         jobs[i] = (SearchJob){x->v[0].buf, qoff, x->v[3].buf, x->v[4].buf, x->v[1].buf, qterms, x->v[2].buf,
-                              has_const ? v[2].buf : NULL, n_docs, kk, longest, n_q * i / n_threads,
+                              consts, qweights, n_docs, kk, longest, n_q * i / n_threads,
                               n_q * (i + 1) / n_threads, doc_block, hits, docs_out, scores_out, 0};
     int failed = 0;
     Py_ssize_t total = 0;
@@ -270,7 +304,8 @@ done:
 
 static PyMethodDef Index_methods[] = {
     {"search", (PyCFunction)(void (*)(void))Index_search, METH_VARARGS | METH_KEYWORDS,
-     "search(query_offsets, query_terms, k, constants=None, n_threads=1, doc_block=65536) -> (hits per query,"
+     "search(query_offsets, query_terms, k, constants=None, n_threads=1, doc_block=65536, weights=None) ->"
+     " (hits per query,"
      " documents, scores)"
      " as bytes (int64, int64, float64 holding float32 values)"},
     {NULL}};

@@ -1,0 +1,162 @@
+"""On-disk cache of documents' term weights (a sparse matrix), written in chunks so that an
+interrupted encode resumes; the sparse counterpart of retrievers/dense/cache.py (same key
+function, same layout ideas).
+
+One entry per key (model files' sha256, corpus content hash, max active dims; see
+:func:`retrievers.dense.cache.cache_key`), in ``<cache dir>/sparse/doc-<key>/``::
+
+    meta.json           what the key was made of, rows, chunk size (written first)
+    part-000000.npz     one chunk of rows (lengths, term ids, weights), while the encode is under way
+    weights.npz         all rows in corpus order, once complete (the parts are then removed)
+    complete.json       rows, entries and the size and sha256 of weights.npz (written last)
+
+Every file is written to a temporary name and renamed (harness.atomic). A part that cannot be read
+(npz members carry a CRC) or does not fit is encoded again. The complete entry is checked against
+complete.json (size, sha256) and for consistency (lengths sum to the entries, term ids >= 0);
+a mismatch raises :class:`CacheCorrupt` and the caller discards and rebuilds it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import shutil
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from harness.atomic import atomic_open, write_json
+from harness.checksums import sha256
+from retrievers.dense.cache import FORMAT_VERSION
+
+
+class CacheCorrupt(Exception):
+    """A complete cache entry does not match its record."""
+
+
+@dataclass
+class SparseRows:
+    """Rows of a sparse matrix: row i's entries are ``[offsets[i], offsets[i + 1])`` of
+    ``term_ids`` (int32, ascending within a row) and ``weights`` (float32, non-zero)."""
+
+    lengths: np.ndarray   # int64 (n_rows)
+    term_ids: np.ndarray  # int32
+    weights: np.ndarray   # float32
+
+    @property
+    def offsets(self) -> np.ndarray:
+        return np.concatenate([[0], np.cumsum(self.lengths)]).astype(np.int64)
+
+    def check(self, n_rows: int) -> bool:
+        ok = (self.lengths.ndim == 1 and len(self.lengths) == n_rows and self.term_ids.ndim == 1
+              and self.weights.ndim == 1 and len(self.term_ids) == len(self.weights)
+              and int(self.lengths.sum()) == len(self.term_ids) and (len(self.lengths) == 0 or self.lengths.min() >= 0))
+        if ok and len(self.term_ids):
+            ok = int(self.term_ids.min()) >= 0
+        return bool(ok)
+
+    @classmethod
+    def concat(cls, parts: list["SparseRows"]) -> "SparseRows":
+        if not parts:
+            return cls(np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.float32))
+        return cls(np.concatenate([p.lengths for p in parts]), np.concatenate([p.term_ids for p in parts]),
+                   np.concatenate([p.weights for p in parts]))
+
+
+def _save(path: Path, rows: SparseRows) -> None:
+    with atomic_open(path, "wb") as handle:
+        np.savez(handle, lengths=rows.lengths.astype(np.int64), term_ids=rows.term_ids.astype(np.int32),
+                 weights=rows.weights.astype(np.float32))
+
+
+def _load(path: Path) -> SparseRows | None:
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            rows = SparseRows(z["lengths"], z["term_ids"], z["weights"])
+    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile):
+        return None
+    if rows.lengths.dtype != np.int64 or rows.term_ids.dtype != np.int32 or rows.weights.dtype != np.float32:
+        return None
+    return rows
+
+
+class SparseWeightCache:
+    """Chunked, resumable storage of one (n_rows, dim) sparse matrix; chunk i holds rows
+    ``[i * chunk_size, (i + 1) * chunk_size)``."""
+
+    def __init__(self, folder: Path, n_rows: int, chunk_size: int, fields: dict):
+        if chunk_size < 1:
+            raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
+        self.folder, self.n_rows, self.chunk_size, self.fields = Path(folder), n_rows, chunk_size, fields
+        self.n_chunks = -(-n_rows // chunk_size)
+
+    @property
+    def final_path(self) -> Path:
+        return self.folder / "weights.npz"
+
+    @property
+    def record_path(self) -> Path:
+        return self.folder / "complete.json"
+
+    def part_path(self, i: int) -> Path:
+        return self.folder / f"part-{i:06d}.npz"
+
+    def _json(self, path: Path) -> dict:
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+
+    def load_complete(self) -> SparseRows | None:
+        """The rows when the entry is complete and intact; None when there is no complete
+        entry; raises :class:`CacheCorrupt` when there is one that does not check out."""
+        record = self._json(self.record_path)
+        if not record:
+            return None
+        if record.get("rows") != self.n_rows or not self.final_path.is_file():
+            raise CacheCorrupt("complete.json does not describe this corpus's rows, or weights.npz is missing")
+        if self.final_path.stat().st_size != record.get("bytes") or sha256(self.final_path) != record.get("sha256"):
+            raise CacheCorrupt("weights.npz does not match its recorded size and sha256")
+        rows = _load(self.final_path)
+        if rows is None or not rows.check(self.n_rows) or len(rows.term_ids) != record.get("entries"):
+            raise CacheCorrupt("weights.npz does not hold consistent rows")
+        return rows
+
+    def discard(self) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            shutil.rmtree(self.folder)
+
+    def build(self, encode_rows: Callable[[int, int], SparseRows],
+              on_progress: Callable[[int], None] | None = None) -> tuple[SparseRows, int]:
+        """Fill the entry: load finished parts, encode the others with ``encode_rows(start, stop)``,
+        then write the complete matrix and its record. Returns (rows, rows taken from earlier parts)."""
+        meta = self._json(self.folder / "meta.json")
+        if meta.get("rows") != self.n_rows or meta.get("chunk_size") != self.chunk_size:
+            self.discard()
+            meta = {**self.fields, "format": FORMAT_VERSION, "rows": self.n_rows, "chunk_size": self.chunk_size}
+            write_json(self.folder / "meta.json", meta)
+        parts, reused = [], 0
+        for i in range(self.n_chunks):
+            start, stop = i * self.chunk_size, min(self.n_rows, (i + 1) * self.chunk_size)
+            part = _load(self.part_path(i))
+            if part is not None and part.check(stop - start):
+                reused += stop - start
+            else:
+                part = encode_rows(start, stop)
+                if not part.check(stop - start):
+                    raise ValueError(f"encoder returned inconsistent rows for documents {start}..{stop}")
+                _save(self.part_path(i), part)
+                if on_progress is not None:
+                    on_progress(stop - start)
+            parts.append(part)
+        rows = SparseRows.concat(parts)
+        _save(self.final_path, rows)
+        write_json(self.record_path, {"rows": self.n_rows, "entries": int(len(rows.term_ids)),
+                                      "bytes": self.final_path.stat().st_size, "sha256": sha256(self.final_path)})
+        for i in range(self.n_chunks):
+            with contextlib.suppress(FileNotFoundError):
+                self.part_path(i).unlink()
+        return rows, reused

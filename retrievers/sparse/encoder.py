@@ -1,0 +1,59 @@
+"""A sentence-transformers ``SparseEncoder`` (SPLADE and kin) loaded lazily from a model folder
+(:class:`retrievers.dense.model.ModelHandle`: a local path or a hub name, identified by the sha256
+of its files), its outputs as :class:`retrievers.sparse.cache.SparseRows`."""
+
+from __future__ import annotations
+
+import time
+from typing import Sequence
+
+import numpy as np
+
+from retrievers.dense.model import ModelHandle, resolve_device
+from retrievers.sparse.cache import SparseRows
+
+
+def rows_of(tensor, n_rows: int) -> SparseRows:
+    """A (n_rows, dim) torch sparse COO tensor (or dense tensor) -> rows (term ids ascending, zeros dropped)."""
+    import torch
+
+    if tensor.is_sparse:
+        tensor = tensor.coalesce()
+        index, values = tensor.indices().cpu().numpy(), tensor.values().detach().cpu().float().numpy()
+        row, col = index[0].astype(np.int64), index[1].astype(np.int64)
+    else:
+        dense = tensor.detach().cpu().float().numpy() if isinstance(tensor, torch.Tensor) else np.asarray(tensor)
+        row, col = np.nonzero(dense)
+        values = dense[row, col]
+    keep = values != 0
+    row, col, values = row[keep], col[keep], values[keep]
+    order = np.lexsort((col, row))
+    return SparseRows(np.bincount(row, minlength=n_rows).astype(np.int64), col[order].astype(np.int32),
+                      values[order].astype(np.float32))
+
+
+class SparseModel:
+    """Encode documents and queries to term weights; ``max_active_dims`` keeps each text's largest."""
+
+    def __init__(self, handle: ModelHandle, batch_size: int, max_active_dims: int | None):
+        self.handle, self.batch_size, self.max_active_dims = handle, batch_size, max_active_dims
+        self._model = None
+
+    def load(self):
+        if self._model is None:
+            started = time.perf_counter()
+            self.handle.device = resolve_device(self.handle.requested_device)
+            from sentence_transformers import SparseEncoder
+
+            self._model = SparseEncoder(str(self.handle.folder), device=self.handle.device)
+            self.handle.load_seconds = time.perf_counter() - started
+        return self._model
+
+    def encode(self, texts: Sequence[str], role: str) -> SparseRows:
+        model = self.load()
+        method = model.encode_document if role == "document" else model.encode_query
+        if not len(texts):
+            return SparseRows.concat([])
+        out = method(list(texts), batch_size=self.batch_size, convert_to_sparse_tensor=True,
+                     max_active_dims=self.max_active_dims, show_progress_bar=False)
+        return rows_of(out, len(texts))

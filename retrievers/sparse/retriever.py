@@ -1,0 +1,140 @@
+"""The ``sparse`` retriever: a sentence-transformers ``SparseEncoder`` (SPLADE-style) served from
+an impact index.
+
+    harness run --dataset nfcorpus --retriever sparse --param model=naver/splade-v3
+
+index(corpus): the documents' term weights (encode_document), from the cache when an intact entry
+exists for these model files, corpus and max_active_dims, else encoded in chunks (resumable) and
+cached (retrievers/sparse/cache.py) -> impact index (impact_index.py; ``quantize`` optional).
+search(queries, k): queries encoded (encode_query), scored by sparse dot product on the index,
+threads and tie rule as BM25. See docs/sparse.md.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+
+import numpy as np
+
+from harness.cache import cache_dir as default_cache_dir
+from harness.datasets.corpus import Corpus, Queries
+from harness.errors import HarnessError
+from harness.retriever import Retriever
+from harness.run import Run
+from retrievers.bm25.search import DocOrder
+from retrievers.dense.cache import cache_key
+from retrievers.dense.model import ModelHandle
+from retrievers.dense.texts import content_hash, document_texts
+from retrievers.sparse.cache import CacheCorrupt, SparseRows, SparseWeightCache
+from retrievers.sparse.encoder import SparseModel
+from retrievers.sparse.impact_index import ImpactSearcher, build_impact_index, quantized, query_columns
+from retrievers.sparse.impacts import check_quantize, default_threads
+
+log = logging.getLogger(__name__)
+
+
+def _positive_int(label: str, value, allow_none: bool = False) -> int | None:
+    if value is None and allow_none:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"{label} must be an integer >= 1, got {value!r}")
+    return value
+
+
+class SparseRetriever(Retriever):
+    """``model`` (required: a folder or hub name), ``revision``, ``batch_size`` (32), ``device``
+    (auto), ``max_active_dims`` (None: the model's own), ``quantize`` (None or an integer scale).
+    Operation (not in :meth:`params`): ``cache`` / ``cache_dir`` (document weights; default
+    ``<cache root>/sparse``), ``cache_chunk_size`` (documents per resumable part, 2048),
+    ``n_threads`` (search threads)."""
+
+    name = "sparse"
+
+    def __init__(self, model: str | None = None, revision: str | None = None, batch_size: int = 32,
+                 device: str = "auto", max_active_dims: int | None = None, quantize: int | str | None = None,
+                 cache: bool = True, cache_dir: str | None = None, cache_chunk_size: int = 2048,
+                 n_threads: int | None = None):
+        if not model:
+            raise HarnessError("the sparse retriever needs --param model=NAME_OR_FOLDER (a SparseEncoder)")
+        self.batch_size = _positive_int("batch_size", batch_size)
+        self.max_active_dims = _positive_int("max_active_dims", max_active_dims, allow_none=True)
+        self.cache_chunk_size = _positive_int("cache_chunk_size", cache_chunk_size)
+        self.quantize = check_quantize(quantize)
+        self.n_threads = default_threads() if n_threads is None else _positive_int("n_threads", n_threads)
+        self.cache_enabled = bool(cache)
+        self._cache_dir = Path(cache_dir).expanduser() if cache_dir else None
+        self.handle = ModelHandle.resolve(str(model), revision, device)
+        self.model = SparseModel(self.handle, self.batch_size, self.max_active_dims)
+        self._searcher: ImpactSearcher | None = None
+        self._stats: dict = {}
+        self.cache_status: str | None = None  # "hit", "built", "resumed", "rebuilt" or "off" after index()
+
+    @property
+    def cache_dir(self) -> Path:
+        return self._cache_dir or default_cache_dir("sparse")
+
+    @property
+    def model_sha256(self) -> str:
+        return self.handle.digest(self.cache_dir / "model-digests.json" if self.cache_enabled else None)
+
+    def params(self) -> dict:
+        return {"model": self.handle.name, "model_source": self.handle.source, "model_revision": self.handle.revision,
+                "model_sha256": self.model_sha256, "max_active_dims": self.max_active_dims,
+                "quantize": self.quantize}
+
+    def stats(self) -> dict:
+        return {"device": self.handle.device or "not loaded", "batch_size": self.batch_size,
+                "cache_dir": str(self.cache_dir) if self.cache_enabled else None, "cache": self.cache_status,
+                **self._stats}
+
+    def document_weights(self, corpus: Corpus) -> SparseRows:
+        """The corpus's term weights (corpus order): cached, resumed or encoded."""
+        texts = document_texts(corpus)
+        encode = lambda start, stop: self.model.encode(texts[start:stop], "document")  # noqa: E731
+        if not self.cache_enabled:
+            self.cache_status = "off"
+            return encode(0, len(texts))
+        fields = {"kind": "sparse-documents", "model_sha256": self.model_sha256,
+                  "corpus": content_hash(list(corpus.ids), texts), "max_active_dims": self.max_active_dims}
+        entry = SparseWeightCache(self.cache_dir / f"doc-{cache_key(fields)}", len(texts), self.cache_chunk_size,
+                                  fields)
+        status = "built"
+        try:
+            found = entry.load_complete()
+        except CacheCorrupt as exc:
+            log.warning("sparse weight cache %s is damaged (%s); encoding again", entry.folder, exc)
+            entry.discard()
+            found, status = None, "rebuilt"
+        if found is not None:
+            self.cache_status = "hit"
+            return found
+        rows, reused = entry.build(encode)
+        self.cache_status = "resumed" if reused and status == "built" else status
+        self._stats["documents_from_parts"] = reused
+        return rows
+
+    def index(self, corpus: Corpus) -> None:
+        started = time.perf_counter()
+        rows = self.document_weights(corpus)
+        doc_of_entry = np.repeat(np.arange(len(corpus), dtype=np.int64), rows.lengths)
+        terms = [str(i) for i in range(int(rows.term_ids.max()) + 1 if len(rows.term_ids) else 0)]
+        self._n_terms = len(terms)
+        index = build_impact_index(len(corpus), doc_of_entry, rows.term_ids, quantized(rows.weights, self.quantize),
+                                   terms)
+        self._searcher = ImpactSearcher(index, DocOrder.of(corpus), self.n_threads)
+        self._stats.update({"index_seconds": round(time.perf_counter() - started, 3),
+                            "postings": int(index.indptr[-1]),
+                            "mean_terms_per_document": round(float(rows.lengths.mean()) if len(rows.lengths) else 0.0, 2)})
+
+    def search(self, queries: Queries, k: int) -> Run:
+        if self._searcher is None:
+            raise RuntimeError("index() must be called before search()")
+        started = time.perf_counter()
+        rows = self.model.encode(list(queries.texts), "query")
+        term_ids = np.where(rows.term_ids < self._n_terms, rows.term_ids, -1)  # terms no document has
+        offsets, term_ids, weights = query_columns(rows.offsets, term_ids, quantized(rows.weights, self.quantize))
+        run = self._searcher(queries.ids, offsets, term_ids, weights, k)
+        self._stats["query_seconds"] = round(time.perf_counter() - started, 3)
+        return run

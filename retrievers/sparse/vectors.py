@@ -1,0 +1,123 @@
+"""Term-weight vectors: read from Pyserini's JsonVectorCollection JSONL (plain or gzip), held as
+flat columns.
+
+One JSON object a line: ``{"id": "D1", "vector": {"term": weight, ...}}`` (``"_id"`` is accepted
+for the id, BEIR style; other fields such as ``"contents"`` are ignored). Queries use the same
+shape. Blank lines are skipped. Anything else is an :class:`harness.errors.InputError` naming the
+file, the line and the id.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from harness.errors import InputError
+
+
+@dataclass
+class Vectors:
+    """Rows of term weights: row i's terms are ``term_ids[offsets[i]:offsets[i + 1]]``, numbered
+    in ``terms``; ``lines`` are the rows' 1-based line numbers in ``path``."""
+
+    path: Path
+    ids: list[str]
+    lines: np.ndarray    # int64 (n_rows)
+    offsets: np.ndarray  # int64 (n_rows + 1)
+    term_ids: np.ndarray  # int32 (n_entries)
+    weights: np.ndarray   # float32 (n_entries)
+    terms: list[str]
+
+    def row_of(self) -> dict[str, int]:
+        return {d: i for i, d in enumerate(self.ids)}
+
+
+def _open(path: Path):
+    with open(path, "rb") as probe:
+        gz = probe.read(2) == b"\x1f\x8b"
+    return gzip.open(path, "rt", encoding="utf-8") if gz else open(path, encoding="utf-8")
+
+
+def read_vectors(path: str | Path, vocabulary: list[str] | None = None, what: str = "vector") -> Vectors:
+    """The rows of ``path``. Terms are numbered in first-seen order in a new vocabulary, or, with
+    ``vocabulary`` (term id -> term), looked up in it: terms it lacks get id -1 (they match nothing).
+    Duplicate ids, a missing id or vector, and weights that are not finite numbers are errors."""
+    path = Path(path).expanduser()
+    if not path.is_file():
+        raise InputError(f"{what} file not found", path)
+    ids: list[str] = []
+    lines: list[int] = []
+    counts: list[int] = []
+    keys: list[str] = []
+    values: list = []
+    seen: dict[str, int] = {}
+    try:
+        with _open(path) as handle:
+            for n, line in enumerate(handle, 1):
+                if not line.strip():
+                    continue
+                try:
+                    obj = json.loads(line)
+                except ValueError as exc:
+                    raise InputError(f"not a JSON object ({exc.msg})", path, n) from None
+                if not isinstance(obj, dict):
+                    raise InputError("not a JSON object", path, n)
+                ident = obj.get("id", obj.get("_id"))
+                if not isinstance(ident, (str, int)) or isinstance(ident, bool):
+                    raise InputError('no "id" (or "_id") string', path, n)
+                ident = str(ident)
+                vector = obj.get("vector")
+                if not isinstance(vector, dict):
+                    raise InputError('no "vector" object of term weights', path, n, ident)
+                if ident in seen:
+                    raise InputError(f"duplicate id (first on line {seen[ident]})", path, n, ident)
+                seen[ident] = n
+                ids.append(ident)
+                lines.append(n)
+                counts.append(len(vector))
+                keys.extend(vector.keys())
+                values.extend(vector.values())
+    except (UnicodeDecodeError, OSError, EOFError) as exc:
+        raise InputError(f"cannot read {what} file: {exc}", path) from None
+    weights = _weights(values, counts, path, lines, ids)
+    offsets = np.concatenate([[0], np.cumsum(np.asarray(counts, dtype=np.int64))]).astype(np.int64)
+    term_ids, terms = _term_ids(keys, vocabulary)
+    return Vectors(path, ids, np.asarray(lines, dtype=np.int64), offsets, term_ids, weights, terms)
+
+
+def _term_ids(keys: list[str], vocabulary: list[str] | None) -> tuple[np.ndarray, list[str]]:
+    """Term ids of ``keys`` (Arrow's hash-based dictionary encoding, in C): numbered in first-seen
+    order, or looked up in ``vocabulary`` (-1 for terms it lacks)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    column = pa.array(keys, type=pa.large_string())
+    if vocabulary is None:
+        encoded = column.dictionary_encode()
+        return encoded.indices.to_numpy(zero_copy_only=False).astype(np.int32), encoded.dictionary.to_pylist()
+    found = pc.index_in(column, value_set=pa.array(vocabulary, type=pa.large_string()))
+    return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int32), list(vocabulary)
+
+
+def _weights(values: list, counts: list[int], path: Path, lines: list[int], ids: list[str]) -> np.ndarray:
+    """``values`` as float32, or an error naming the first row holding a non-number or non-finite weight."""
+    try:
+        if any(isinstance(v, bool) for v in values):
+            raise TypeError
+        weights = np.asarray(values, dtype=np.float64)
+        if weights.ndim != 1:
+            raise TypeError
+        bad = ~np.isfinite(weights) | (np.abs(weights) > np.finfo(np.float32).max)
+    except (TypeError, ValueError):
+        bad = np.array([isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)
+                        or abs(v) > np.finfo(np.float32).max for v in values], dtype=bool)
+        weights = None
+    if bad.any():
+        row = int(np.searchsorted(np.cumsum(counts), int(np.argmax(bad)), side="right"))
+        raise InputError("a term weight is not a finite number", path, lines[row], ids[row])
+    return weights.astype(np.float32)
