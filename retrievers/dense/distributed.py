@@ -74,9 +74,10 @@ class EncodeJob:
 class ChunkEncoder:
     """A Ray Data actor: loads the model once, then encodes whole chunks and writes their parts."""
 
-    def __init__(self, job: EncodeJob, order: np.ndarray):
+    def __init__(self, job: EncodeJob):
         self.job = job
-        self.entry = EmbeddingCache(Path(job.cache_folder), job.n_rows, order, job.chunk_size, {})
+        # writing a part needs only the folder and each chunk's length, which the order does not change
+        self.entry = EmbeddingCache(Path(job.cache_folder), job.n_rows, np.arange(job.n_rows), job.chunk_size, {})
         self.model = self.load_model(job)
 
     @staticmethod
@@ -132,8 +133,8 @@ def encode_missing(entry: EmbeddingCache, texts: Sequence[str], model: ModelHand
     # one block per chunk, so that the chunks spread over the actors
     dataset = ray.data.from_items(items, override_num_blocks=len(items))
     done = dataset.map_batches(
-        encoder_cls, batch_size=1, batch_format="numpy", concurrency=actors, num_cpus=cpus_per_worker,
-        num_gpus=gpus, fn_constructor_args=(job, entry.order))
+        encoder_cls, batch_size=1, batch_format="numpy", compute=ray.data.ActorPoolStrategy(size=actors),
+        num_cpus=cpus_per_worker, num_gpus=gpus, fn_constructor_args=(job,))
     written = sorted(int(row["chunk"]) for row in done.iter_rows())
     if written != missing:
         raise HarnessError(f"Ray encoded chunks {written} but {missing} were missing")
