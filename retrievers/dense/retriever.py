@@ -147,10 +147,15 @@ class DenseRetriever(Retriever):
                               workers=self.ray_workers, address=self.ray_address)
 
     def resources(self, cluster: dict) -> dict:
-        """One GPU per cell when the model runs on one: ``device='cuda'``, or ``auto`` on a cluster with GPUs."""
+        """What a benchmark cell of this retriever asks a Ray cluster for (harness/bench/executors.py):
+        one GPU when the model runs on one (``device='cuda'``, or ``auto`` on a cluster with GPUs).
+        With ``encoder='ray'`` the encoding actors hold the CPUs / GPUs, so the cell reserves none
+        (it would otherwise hold a CPU its own actors may be waiting for)."""
+        if self.encoder == "ray":
+            return {"num_cpus": 0}
         device = self.model.requested_device
         wants_gpu = device.startswith("cuda") or (device == "auto" and cluster.get("GPU", 0) >= 1)
-        return {"num_gpus": 1} if wants_gpu and self.encoder == "local" else {}
+        return {"num_gpus": 1} if wants_gpu else {}
 
     def encode(self, kind: str, ids: Sequence[str], texts: Sequence[str], prompt: str | None) -> np.ndarray:
         """Embeddings of ``texts`` (rows aligned with ``ids``), from the cache where possible.

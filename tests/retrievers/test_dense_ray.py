@@ -153,7 +153,8 @@ def test_encoder_ray_needs_the_cache(model_dir):
     ("auto", "local", {"CPU": 8, "GPU": 2}, {"num_gpus": 1}),
     ("auto", "local", {"CPU": 8}, {}),
     ("cpu", "local", {"CPU": 8, "GPU": 2}, {}),
-    ("cuda", "ray", {"CPU": 8, "GPU": 2}, {}),  # the actors hold the GPUs, not the cell
+    ("cuda", "ray", {"CPU": 8, "GPU": 2}, {"num_cpus": 0}),  # the actors hold the GPUs and CPUs, not the cell
+    ("cpu", "ray", {"CPU": 8}, {"num_cpus": 0}),
 ])
 def test_a_dense_cell_asks_for_a_gpu_when_its_model_runs_on_one(model_dir, device, encoder, cluster, expected):
     model = FakeModel("fake", model_dir, device=device)
