@@ -26,3 +26,16 @@ def scifact_dir() -> Path:
 @pytest.fixture
 def nfcorpus_dir() -> Path:
     return shared_dataset("nfcorpus")
+
+
+@pytest.fixture(scope="session")
+def ray_local():
+    """One local Ray (2 CPUs) for the whole session, shut down at the end; skips when Ray is absent."""
+    ray = pytest.importorskip("ray", reason="Ray is optional: pip install -e '.[ray]'")
+    pytest.importorskip("ray.data", reason="Ray Data is optional: pip install -e '.[ray]'")
+    started = not ray.is_initialized()
+    if started:
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield ray
+    if started:
+        ray.shutdown()

@@ -74,6 +74,24 @@ class RetrieverSpec:
         return {"type": self.type, "label": self.label, "params": dict(self.params)}
 
 
+EXECUTORS = ("local", "ray")
+
+
+@dataclass(frozen=True)
+class ExecutorSpec:
+    """Where cells run (``[executor]``): ``local`` (here, one after another) or ``ray`` (one Ray task
+    per cell, on the cluster at ``address``, each asking for ``num_cpus`` CPUs, plus a GPU when the
+    retriever runs on one). See harness/bench/executors.py and docs/ray.md."""
+
+    kind: str = "local"
+    address: str | None = None
+    num_cpus: float = 1.0
+
+    def to_dict(self) -> dict:
+        out = {"kind": self.kind, "address": self.address, "num_cpus": self.num_cpus}
+        return {key: value for key, value in out.items() if value is not None}
+
+
 @dataclass(frozen=True)
 class BenchConfig:
     name: str
@@ -89,6 +107,7 @@ class BenchConfig:
     semantics: str = "trec_eval-9"
     cache_dir: str | None = None
     description: str = ""
+    executor: ExecutorSpec = ExecutorSpec()
     source: str = field(default="<config>", compare=False)
 
     @property
@@ -106,11 +125,19 @@ class BenchConfig:
                "relevance_threshold": self.relevance_threshold, "ignore_identical_ids": self.ignore_identical_ids,
                "semantics": self.semantics, "cache_dir": self.cache_dir,
                "datasets": [d.to_dict() for d in self.datasets],
-               "retrievers": [r.to_dict() for r in self.retrievers]}
+               "retrievers": [r.to_dict() for r in self.retrievers],
+               "executor": self.executor.to_dict() if self.executor != ExecutorSpec() else None}
         return {key: value for key, value in out.items() if value is not None}
 
     def with_output_dir(self, output_dir: str | Path) -> "BenchConfig":
         return replace(self, output_dir=str(output_dir))
+
+    def with_executor(self, kind: str | None = None, address: str | None = None) -> "BenchConfig":
+        """The config with ``--executor`` / ``--address`` from the command line applied."""
+        if kind is not None and kind not in EXECUTORS:
+            raise ConfigError("--executor", "", f"expected one of {', '.join(EXECUTORS)}, got {render(kind)}")
+        spec = replace(self.executor, kind=kind or self.executor.kind, address=address or self.executor.address)
+        return replace(self, executor=spec)
 
 
 # --------------------------------------------------------------------------- reading
@@ -178,7 +205,7 @@ class _Reader:
 
 TOP_REQUIRED = {"name", "datasets", "retrievers"}
 TOP_OPTIONAL = {"description", "output_dir", "split", "k", "depth", "metrics", "relevance_threshold",
-                "ignore_identical_ids", "semantics", "cache_dir"}
+                "ignore_identical_ids", "semantics", "cache_dir", "executor"}
 
 
 def _looks_like_path(text: str) -> bool:
@@ -216,6 +243,18 @@ def _retriever(r: _Reader, value: Any, key: str) -> RetrieverSpec:
     if not isinstance(params, dict):
         raise r.error(_join(key, "params"), f"expected a table, got {render(params)}")
     return RetrieverSpec(type=kind, label=label, params=dict(params))
+
+
+def _executor(r: _Reader, value: Any, key: str) -> ExecutorSpec:
+    table = r.table(value, key, set(), {"kind", "address", "num_cpus"})
+    kind = r.string(table["kind"], _join(key, "kind")) if "kind" in table else "local"
+    if kind not in EXECUTORS:
+        raise r.error(_join(key, "kind"), f"expected one of {', '.join(EXECUTORS)}, got {render(kind)}")
+    address = r.string(table["address"], _join(key, "address")) if "address" in table else None
+    num_cpus = r.number(table["num_cpus"], _join(key, "num_cpus")) if "num_cpus" in table else 1.0
+    if not num_cpus > 0:
+        raise r.error(_join(key, "num_cpus"), f"expected a positive number, got {render(num_cpus)}")
+    return ExecutorSpec(kind=kind, address=address, num_cpus=num_cpus)
 
 
 def _metric(r: _Reader, value: Any, key: str) -> str:
@@ -265,6 +304,7 @@ def parse_config(data: dict, source: str = "<config>") -> BenchConfig:
         semantics=_semantics(r, top["semantics"]) if "semantics" in top else "trec_eval-9",
         cache_dir=r.string(top["cache_dir"], "cache_dir") if "cache_dir" in top else None,
         description=r.string(top["description"], "description", allow_empty=True) if "description" in top else "",
+        executor=_executor(r, top["executor"], "executor") if "executor" in top else ExecutorSpec(),
         source=source)
 
 

@@ -179,13 +179,23 @@ class BenchRunner:
 
     # ----------------------------------------------------------------- the matrix
     def run(self, dry_run: bool = False) -> BenchResult:
+        """Plan here (fingerprints, finished cells reused), then run the other cells on the
+        config's executor (harness/bench/executors.py), collecting outcomes in plan order."""
+        from harness.bench.executors import executor_for
+
         started = time.perf_counter()
         plan = cells(self.config)
-        outcomes: list[CellOutcome] = []
+        outcomes: dict[int, CellOutcome] = {}
+        todo: list[tuple[int, Cell, str]] = []
         datasets = _Datasets()
         with _cache_env(self.config.cache_dir), progress.task(f"bench {self.config.name}", total=len(plan),
                                                               unit="cells") as bar:
-            for number, cell in enumerate(plan, 1):
+            def record(index: int, outcome: CellOutcome) -> None:
+                outcomes[index] = outcome
+                self.echo(self.describe(index + 1, len(plan), outcome))
+                bar.advance(1)
+
+            for index, cell in enumerate(plan):
                 cell_started = time.perf_counter()
                 bar.update(description=f"bench {self.config.name}: {cell.name}")
                 try:
@@ -195,19 +205,25 @@ class BenchRunner:
                     elif dry_run:
                         outcome = CellOutcome(cell, "pending")
                     else:
-                        outcome = CellOutcome(cell, "run", self.run_cell(cell, expected, datasets))
+                        todo.append((index, cell, expected))
+                        continue
                 except Exception as exc:  # one cell's failure (bad file, retriever bug) must not end the matrix
                     if self.fail_fast:
                         raise
                     outcome = CellOutcome(cell, "failed", error=_one_line(exc))
                 outcome.seconds = time.perf_counter() - cell_started
-                outcomes.append(outcome)
-                self.echo(self.describe(number, len(plan), outcome))
-                bar.advance(1)
-        board = leaderboard.build(self.config, outcomes)
-        counts = {status: sum(1 for o in outcomes if o.status == status)
+                record(index, outcome)
+            for done in executor_for(self.config.executor).run(self, todo):
+                cell = plan[done.index]
+                outcome = CellOutcome(cell, "failed", error=done.error) if done.error is not None else \
+                    CellOutcome(cell, "run", done.document)
+                outcome.seconds = done.seconds
+                record(done.index, outcome)
+        ordered = [outcomes[i] for i in range(len(plan))]
+        board = leaderboard.build(self.config, ordered)
+        counts = {status: sum(1 for o in ordered if o.status == status)
                   for status in ("run", "reused", "failed", "pending")}
-        result = BenchResult(self.config, outcomes, board, self.config.folder, time.perf_counter() - started, counts)
+        result = BenchResult(self.config, ordered, board, self.config.folder, time.perf_counter() - started, counts)
         if not dry_run:
             self.write(result)
         return result

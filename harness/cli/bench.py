@@ -19,6 +19,12 @@ def bench(
     dry_run: bool = typer.Option(False, "--dry-run", help="List the cells and which are finished; run nothing."),
     fail_fast: bool = typer.Option(False, "--fail-fast", help="Stop at the first failing cell."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars or per-cell lines; only the summary."),
+    executor: Optional[str] = typer.Option(None, "--executor",
+                                           help="Where cells run: local (default) or ray (one Ray task per cell; "
+                                                "docs/ray.md). Overrides the config's [executor] kind."),
+    address: Optional[str] = typer.Option(None, "--address",
+                                          help="Ray cluster to use with --executor ray: auto, ray://host:port "
+                                               "(default: $RAY_ADDRESS, else a local Ray)."),
 ) -> None:
     """Run every cell (dataset x retriever) of CONFIG, reusing finished cells, and write the leaderboard."""
     from harness import progress
@@ -30,6 +36,8 @@ def bench(
     cfg = load_config(config)
     if output_dir is not None:
         cfg = cfg.with_output_dir(output_dir)
+    if executor is not None or address is not None:
+        cfg = cfg.with_executor(executor, address)
     result = run_bench(cfg, force=force, fail_fast=fail_fast, dry_run=dry_run,
                        echo=None if quiet else progress.echo)
     if dry_run:

@@ -93,11 +93,9 @@ class EmbeddingCache:
             return None
         return _load(self.final_path, self.n_rows, meta.get("dim"), mmap=True)
 
-    def build(self, encode_rows: Callable[[np.ndarray], np.ndarray],
-              on_progress: Callable[[int], None] | None = None) -> tuple[np.ndarray, int]:
-        """Fill the entry: load finished parts, encode the others with ``encode_rows(row indices)``,
-        then write the complete matrix. ``on_progress(m)`` is told of each newly encoded chunk.
-        Returns (matrix, rows taken from earlier parts)."""
+    def prepare(self) -> dict:
+        """Start (or keep) this entry: when meta.json does not match, clear the folder and write a
+        fresh meta.json. Returns the meta. Parts may then be written by anyone (see :meth:`write_part`)."""
         meta = self._meta()
         if not self._meta_matches(meta):
             with contextlib.suppress(FileNotFoundError):
@@ -105,6 +103,26 @@ class EmbeddingCache:
             meta = {**self.fields, "format": FORMAT_VERSION, "rows": self.n_rows, "chunk_size": self.chunk_size,
                     "dim": None}
             write_json(self.folder / "meta.json", meta)
+        return meta
+
+    def has_part(self, i: int, dim: int | None = None) -> bool:
+        """Whether chunk ``i`` has a whole part file of the right shape."""
+        return _load(self.part_path(i), len(self.chunk_rows(i)), dim, mmap=True) is not None
+
+    def write_part(self, i: int, part: np.ndarray) -> None:
+        """Write chunk ``i``'s rows (atomically), after checking there is one row per text of the chunk."""
+        part = np.asarray(part, dtype=np.float32)
+        n = len(self.chunk_rows(i))
+        if part.ndim != 2 or part.shape[0] != n:
+            raise ValueError(f"encoder returned shape {part.shape} for {n} texts")
+        _save(self.part_path(i), part)
+
+    def build(self, encode_rows: Callable[[np.ndarray], np.ndarray],
+              on_progress: Callable[[int], None] | None = None) -> tuple[np.ndarray, int]:
+        """Fill the entry: load finished parts, encode the others with ``encode_rows(row indices)``,
+        then write the complete matrix. ``on_progress(m)`` is told of each newly encoded chunk.
+        Returns (matrix, rows taken from earlier parts)."""
+        meta = self.prepare()
         out: np.ndarray | None = None
         reused = 0
         for i in range(self.n_chunks):
@@ -114,12 +132,10 @@ class EmbeddingCache:
                 reused += len(rows)
             else:
                 part = np.asarray(encode_rows(rows), dtype=np.float32)
-                if part.ndim != 2 or part.shape[0] != len(rows):
-                    raise ValueError(f"encoder returned shape {part.shape} for {len(rows)} texts")
+                self.write_part(i, part)
                 if meta.get("dim") is None:
                     meta["dim"] = int(part.shape[1])
                     write_json(self.folder / "meta.json", meta)
-                _save(self.part_path(i), part)
                 if on_progress is not None:
                     on_progress(len(rows))
             if out is None:

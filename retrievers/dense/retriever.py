@@ -22,6 +22,7 @@ from retrievers.topk import run_from_topk, string_ranks
 
 SCORES = ("cos", "dot")
 INDEXES = ("exact", "faiss")
+ENCODERS = ("local", "ray")
 
 
 class _Quiet:
@@ -58,7 +59,8 @@ class DenseRetriever(Retriever):
                  document_prompt_name: str | None = None, normalize: bool = False, score: str = "cos",
                  batch_size: int = 32, device: str = "auto", cache: bool = True, cache_dir: str | None = None,
                  cache_chunk_size: int = 512, index: str = "exact", faiss_factory: str = "Flat",
-                 query_block: int = 256, doc_block: int = 16384, progress: bool = True):
+                 query_block: int = 256, doc_block: int = 16384, progress: bool = True, encoder: str = "local",
+                 ray_workers: int | None = None, ray_address: str | None = None):
         if score not in SCORES:
             raise ValueError(f"score must be one of {', '.join(SCORES)}, got {score!r}")
         if index not in INDEXES:
@@ -69,6 +71,14 @@ class DenseRetriever(Retriever):
                 raise ValueError(f"{label} must be an integer >= 1, got {value!r}")
         if max_seq_length is not None and (not isinstance(max_seq_length, int) or max_seq_length < 1):
             raise ValueError(f"max_seq_length must be an integer >= 1, got {max_seq_length!r}")
+        if encoder not in ENCODERS:
+            raise ValueError(f"encoder must be one of {', '.join(ENCODERS)}, got {encoder!r}")
+        if encoder == "ray" and not cache:
+            raise ValueError("encoder='ray' writes the embedding cache: it needs cache=true")
+        if ray_workers is not None and (not isinstance(ray_workers, int) or isinstance(ray_workers, bool)
+                                        or ray_workers < 1):
+            raise ValueError(f"ray_workers must be an integer >= 1, got {ray_workers!r}")
+        self.encoder, self.ray_workers, self.ray_address = encoder, ray_workers, ray_address
         self.cache_enabled = bool(cache)
         self._cache_dir = Path(cache_dir).expanduser() if cache_dir else None
         self.model = model if isinstance(model, ModelHandle) else ModelHandle.resolve(model, revision, device)
@@ -129,6 +139,25 @@ class DenseRetriever(Retriever):
             return out
         return encode_rows
 
+    def _encode_on_ray(self, entry: EmbeddingCache, texts: Sequence[str], prompt: str | None) -> dict:
+        """Fill ``entry``'s missing parts on a Ray cluster (see retrievers/dense/distributed.py)."""
+        from retrievers.dense.distributed import encode_missing
+
+        return encode_missing(entry, texts, self.model, prompt=prompt, batch_size=self.batch_size,
+                              normalize=self.normalize, max_seq_length=self.max_seq_length,
+                              workers=self.ray_workers, address=self.ray_address)
+
+    def resources(self, cluster: dict) -> dict:
+        """What a benchmark cell of this retriever asks a Ray cluster for (harness/bench/executors.py):
+        one GPU when the model runs on one (``device='cuda'``, or ``auto`` on a cluster with GPUs).
+        With ``encoder='ray'`` the encoding actors hold the CPUs / GPUs, so the cell reserves none
+        (it would otherwise hold a CPU its own actors may be waiting for)."""
+        if self.encoder == "ray":
+            return {"num_cpus": 0}
+        device = self.model.requested_device
+        wants_gpu = device.startswith("cuda") or (device == "auto" and cluster.get("GPU", 0) >= 1)
+        return {"num_gpus": 1} if wants_gpu else {}
+
     def encode(self, kind: str, ids: Sequence[str], texts: Sequence[str], prompt: str | None) -> np.ndarray:
         """Embeddings of ``texts`` (rows aligned with ``ids``), from the cache where possible.
 
@@ -161,9 +190,16 @@ class DenseRetriever(Retriever):
             if out is not None:
                 status, reused = "hit", n
             else:
+                if self.encoder == "ray" and kind == "documents":
+                    reused = entry.cached_rows()
+                    ray_stats = self._encode_on_ray(entry, texts, prompt)
+                    counter["seconds"] += ray_stats["seconds"]
+                    counter["encoded"] += ray_stats["rows"]
+                    self._stats["documents_ray_actors"] = ray_stats["actors"]
                 start_rows = entry.cached_rows()
                 with _progress(n, start_rows, f"encoding {kind}", self.progress, kind) as bar:
-                    out, reused = entry.build(encode_rows, on_progress=bar.advance)
+                    out, from_parts = entry.build(encode_rows, on_progress=bar.advance)
+                reused = from_parts if self.encoder == "local" or kind != "documents" else reused
                 status = "resumed" if reused else "miss"
         seconds = counter["seconds"]
         self._stats.update({

@@ -1,0 +1,142 @@
+"""Where a benchmark's cells run: here, one after another (``local``), or as Ray tasks (``ray``).
+
+The runner decides which cells are finished (their fingerprints, computed here on the driver) and
+hands the others to the executor chosen by :func:`executor_for` -- the one place where the local
+or the Ray path is picked. Both run the same :meth:`BenchRunner.run_cell`, which writes the cell's
+folder, so a cell's files are the same whichever ran it (timings aside).
+
+The Ray executor submits one task per cell, asking for ``[executor] num_cpus`` CPUs and whatever
+the retriever's optional ``resources(cluster)`` hook adds (the dense retriever: one GPU when its
+model runs on one). Each task runs in the driver's working directory, with the driver's
+``HARNESS_CACHE_DIR``, so relative paths in the config mean the same thing; on a multi-node cluster
+that directory, the output folder and the cache must be on a filesystem every node mounts at the
+same path (docs/ray.md). Ray is optional: ``pip install "retrieval-harness[ray]"``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Iterator
+
+from harness.bench.cells import Cell
+from harness.cache import ENV_VAR
+from harness.errors import HarnessError
+from harness.reports.document import MetricsDocument
+
+if TYPE_CHECKING:  # pragma: no cover
+    from harness.bench.runner import BenchRunner
+
+
+@dataclass
+class CellResult:
+    """What running one cell gave: its document, or the one-line error; and its seconds."""
+
+    index: int
+    document: MetricsDocument | None
+    error: str | None
+    seconds: float
+
+
+class LocalExecutor:
+    """Cells one after another in this process (datasets loaded once for consecutive cells)."""
+
+    kind = "local"
+
+    def run(self, runner: "BenchRunner", todo: list[tuple[int, Cell, str]]) -> Iterator[CellResult]:
+        from harness.bench.runner import _Datasets, _one_line
+
+        datasets = _Datasets()
+        for index, cell, expected in todo:
+            started = time.perf_counter()
+            try:
+                document, error = runner.run_cell(cell, expected, datasets), None
+            except Exception as exc:  # one cell's failure must not end the matrix
+                if runner.fail_fast:
+                    raise
+                document, error = None, _one_line(exc)
+            yield CellResult(index, document, error, time.perf_counter() - started)
+
+
+@contextlib.contextmanager
+def _working_dir(path: str) -> Iterator[None]:
+    old = os.getcwd()
+    os.chdir(path)
+    try:
+        yield
+    finally:
+        os.chdir(old)
+
+
+def _run_cell_remote(config, cell: Cell, expected: str, cwd: str,
+                     cache_root: str | None) -> tuple[MetricsDocument | None, str | None, float]:
+    """The body of one Ray task: a fresh runner for ``config`` runs ``cell`` in ``cwd``, with the
+    driver's cache root."""
+    from harness import progress
+    from harness.bench.runner import BenchRunner, _cache_env, _Datasets, _one_line
+
+    progress.disable()
+    started = time.perf_counter()
+    with _working_dir(cwd), _cache_env(cache_root):
+        try:
+            document, error = BenchRunner(config).run_cell(cell, expected, _Datasets()), None
+        except Exception as exc:
+            document, error = None, _one_line(exc)
+    return document, error, time.perf_counter() - started
+
+
+class RayExecutor:
+    """One Ray task per cell, with declared resources; results collected as they finish."""
+
+    kind = "ray"
+
+    def __init__(self, address: str | None, num_cpus: float):
+        self.address, self.num_cpus = address, num_cpus
+
+    def connect(self):
+        try:
+            import ray
+        except ImportError:
+            raise HarnessError('--executor ray needs Ray: pip install "retrieval-harness[ray]"') from None
+        if not ray.is_initialized():
+            ray.init(address=self.address or os.environ.get("RAY_ADDRESS") or None, log_to_driver=False,
+                     include_dashboard=False)
+        return ray
+
+    def resources(self, runner: "BenchRunner", cell: Cell, cluster: dict) -> dict:
+        hook: Callable[[dict], dict] | None = getattr(runner.retriever(cell.retriever), "resources", None)
+        return {"num_cpus": self.num_cpus, **(hook(cluster) if hook is not None else {})}
+
+    def run(self, runner: "BenchRunner", todo: list[tuple[int, Cell, str]]) -> Iterator[CellResult]:
+        if not todo:
+            return
+        ray = self.connect()
+        cluster = ray.cluster_resources()
+        task = ray.remote(_run_cell_remote)
+        cwd, cache_root = str(Path.cwd()), os.environ.get(ENV_VAR)
+        pending = {}
+        for index, cell, expected in todo:
+            options = {**self.resources(runner, cell, cluster), "max_retries": 1}
+            pending[task.options(**options).remote(runner.config, cell, expected, cwd, cache_root)] = index
+        while pending:
+            ready, _ = ray.wait(list(pending), num_returns=1)
+            index = pending.pop(ready[0])
+            try:
+                document, error, seconds = ray.get(ready[0])
+            except Exception as exc:  # the task itself died (node lost, out of memory) after its retry
+                document, error, seconds = None, f"Ray task failed: {type(exc).__name__}: {str(exc).strip()[:200]}", 0.0
+            if error is not None and runner.fail_fast:
+                for ref in pending:
+                    ray.cancel(ref)
+                raise HarnessError(error)
+            yield CellResult(index, document, error, seconds)
+
+
+def executor_for(spec) -> LocalExecutor | RayExecutor:
+    """The executor a config's ``[executor]`` (with --executor / --address applied) names."""
+    if spec.kind == "ray":
+        return RayExecutor(spec.address, spec.num_cpus)
+    return LocalExecutor()

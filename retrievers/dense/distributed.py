@@ -1,0 +1,142 @@
+"""Dense encoding sharded over a Ray cluster, written straight into the embedding cache.
+
+The missing chunks of an :class:`~retrievers.dense.cache.EmbeddingCache` entry (the shards) become
+the rows of a Ray Dataset, one row per chunk holding the chunk's texts. ``map_batches`` hands them
+to a pool of :class:`ChunkEncoder` actors (one model per actor: one actor per GPU, or N CPU
+actors); each actor encodes a chunk and writes its ``part-NNNNNN.npy`` itself, atomically, into
+the entry's folder. That folder must therefore be on storage every node reads and writes
+(``HARNESS_CACHE_DIR`` on a shared filesystem; see docs/ray.md). The driver then assembles
+``embeddings.npy`` from the parts exactly as a local encode does, so a later local run finds a
+complete entry (a cache hit), and an interrupted job resumes from the parts already written.
+
+A worker that dies midway costs only the chunk it held: Ray Data restarts the actor and retries
+the chunk (its actor pools default to ``max_restarts=-1``, ``max_task_retries=-1``); a part is
+renamed into place only once whole, so nothing half-written is ever read.
+
+Ray is optional (``pip install "retrieval-harness[ray]"``); nothing here imports it until
+:func:`encode_missing` runs.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from harness.errors import HarnessError
+from retrievers.dense.cache import EmbeddingCache
+from retrievers.dense.model import ModelHandle
+
+def require_ray():
+    try:
+        import ray
+        import ray.data  # noqa: F401  (Ray Data: the actor pool)
+    except ImportError:
+        raise HarnessError('the Ray encoder needs Ray Data: pip install "retrieval-harness[ray]"') from None
+    return ray
+
+
+def connect(address: str | None = None):
+    """The ``ray`` module, connected: to ``address`` (``auto``, ``ray://host:port``), else to
+    ``$RAY_ADDRESS``, else a local Ray started here. An already initialized Ray is kept."""
+    ray = require_ray()
+    if not ray.is_initialized():
+        ray.init(address=address or os.environ.get("RAY_ADDRESS") or None, log_to_driver=False,
+                 include_dashboard=False)
+    context = ray.data.DataContext.get_current()
+    context.enable_progress_bars = False  # the harness draws its own
+    context.print_on_execution_start = False
+    logging.getLogger("ray.data").setLevel(logging.WARNING)
+    return ray
+
+
+@dataclass(frozen=True)
+class EncodeJob:
+    """What every actor needs: the model folder and settings, and the cache entry to write into."""
+
+    model_name: str
+    model_folder: str
+    device: str
+    prompt: str | None
+    batch_size: int
+    normalize: bool
+    max_seq_length: int
+    cache_folder: str
+    n_rows: int
+    chunk_size: int
+
+
+class ChunkEncoder:
+    """A Ray Data actor: loads the model once, then encodes whole chunks and writes their parts."""
+
+    def __init__(self, job: EncodeJob):
+        self.job = job
+        # writing a part needs only the folder and each chunk's length, which the order does not change
+        self.entry = EmbeddingCache(Path(job.cache_folder), job.n_rows, np.arange(job.n_rows), job.chunk_size, {})
+        self.model = self.load_model(job)
+
+    @staticmethod
+    def load_model(job: EncodeJob) -> ModelHandle:
+        model = ModelHandle(job.model_name, Path(job.model_folder), device=job.device)
+        model.load()
+        return model
+
+    def encode_chunk(self, chunk: int, texts: list[str]) -> np.ndarray:
+        job = self.job
+        return self.model.encode(texts, prompt=job.prompt, batch_size=job.batch_size, normalize=job.normalize,
+                                 max_seq_length=job.max_seq_length)
+
+    def __call__(self, batch: dict) -> dict:
+        chunks = [int(c) for c in batch["chunk"]]
+        for chunk, texts in zip(chunks, batch["texts"]):
+            self.entry.write_part(chunk, self.encode_chunk(chunk, [str(t) for t in texts]))
+        return {"chunk": np.asarray(chunks, dtype=np.int64)}
+
+
+def plan_workers(ray, device: str, workers: int | None) -> tuple[int, float, str]:
+    """(actors, GPUs per actor, actor device). ``cuda`` (or ``auto`` on a cluster with GPUs): one
+    actor per GPU; otherwise ``workers`` CPU actors (default: one per CPU of the cluster)."""
+    resources = ray.cluster_resources()
+    gpus = int(resources.get("GPU", 0))
+    if device.startswith("cuda") or (device == "auto" and gpus > 0):
+        if gpus < 1:
+            raise HarnessError(f"device {device!r} asks for GPUs but the Ray cluster has none")
+        return workers or gpus, 1.0, "cuda"
+    return workers or max(1, int(resources.get("CPU", 1))), 0.0, "cpu" if device == "auto" else device
+
+
+def encode_missing(entry: EmbeddingCache, texts: Sequence[str], model: ModelHandle, *, prompt: str | None,
+                   batch_size: int, normalize: bool, max_seq_length: int, workers: int | None = None,
+                   cpus_per_worker: float = 1.0, address: str | None = None,
+                   encoder_cls: type = ChunkEncoder) -> dict:
+    """Encode every chunk of ``entry`` that has no part yet, on the Ray cluster; the parts are
+    written by the actors. Returns stats: rows and chunks encoded, actors, seconds. The caller
+    then calls ``entry.build(...)``, which finds every part and writes the complete matrix."""
+    meta = entry.prepare()
+    missing = [i for i in range(entry.n_chunks) if not entry.has_part(i, meta.get("dim"))]
+    stats = {"chunks": len(missing), "rows": int(sum(len(entry.chunk_rows(i)) for i in missing)), "actors": 0,
+             "seconds": 0.0}
+    if not missing:
+        return stats
+    started = time.perf_counter()
+    ray = connect(address)
+    actors, gpus, device = plan_workers(ray, model.requested_device, workers)
+    actors = min(actors, len(missing))
+    job = EncodeJob(model.name, str(model.folder), device, prompt, batch_size, normalize, max_seq_length,
+                    str(Path(entry.folder).resolve()), entry.n_rows, entry.chunk_size)
+    items = [{"chunk": i, "texts": [texts[r] for r in entry.chunk_rows(i).tolist()]} for i in missing]
+    # one block per chunk, so that the chunks spread over the actors
+    dataset = ray.data.from_items(items, override_num_blocks=len(items))
+    done = dataset.map_batches(
+        encoder_cls, batch_size=1, batch_format="numpy", compute=ray.data.ActorPoolStrategy(size=actors),
+        num_cpus=cpus_per_worker, num_gpus=gpus, fn_constructor_args=(job,))
+    written = sorted(int(row["chunk"]) for row in done.iter_rows())
+    if written != missing:
+        raise HarnessError(f"Ray encoded chunks {written} but {missing} were missing")
+    stats.update(actors=actors, seconds=round(time.perf_counter() - started, 3))
+    return stats
