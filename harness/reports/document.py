@@ -10,7 +10,7 @@ One typed value, :class:`MetricsDocument`, is written by ``harness run``, ``harn
     timings {load_s, index_s, search_s, evaluate_s}, versions, created
 
 then the optional blocks, written only when set: ``retriever_stats``, ``warnings``, ``throughput``
-(bench) and ``bench``. ``settings`` is free-form (what the evaluator records). Keys this version
+(bench), ``bench`` and ``stages`` (a pipeline's stages, docs/pipelines.md). ``settings`` is free-form (what the evaluator records). Keys this version
 does not know (written by a newer one) are kept in ``extra`` and written back, so a file
 round-trips. Reading is lenient about absent keys (older and hand-made files load with the
 defaults) and strict about the per-query values, which the significance tests rely on.
@@ -33,8 +33,8 @@ SCHEMA_PREFIX = "retrieval-harness/metrics/"
 _TYPES = {"dataset": dict, "retriever": dict, "k_values": list, "settings": dict, "n_queries": int,
           "n_missing_from_run": int, "n_without_relevant": int, "metrics": dict, "per_query": dict,
           "timings": dict, "versions": dict, "created": str, "retriever_stats": dict, "warnings": list,
-          "throughput": dict, "bench": dict}
-_OPTIONAL = ("retriever_stats", "warnings", "throughput", "bench")
+          "throughput": dict, "bench": dict, "stages": list}
+_OPTIONAL = ("retriever_stats", "warnings", "throughput", "bench", "stages")
 _JSON_NAMES = {dict: "an object", list: "an array", int: "an integer", str: "a string"}
 
 
@@ -57,6 +57,7 @@ class MetricsDocument:
     warnings: list[str] | None = None
     throughput: dict | None = None
     bench: dict | None = None
+    stages: list[dict] | None = None  # a pipeline's stages (harness.pipeline.run.StageOutcome.record)
     extra: dict = field(default_factory=dict)  # keys of a newer schema, kept as read
 
     @classmethod
