@@ -234,7 +234,8 @@ class BenchRunner:
         if outcome.status == "run":
             parts = [f"index {speed['index_s']:.1f} s" if speed["index_s"] is not None else None,
                      f"{speed['queries_per_s']:,.0f} queries/s" if speed["queries_per_s"] else None]
-            extra = " (" + ", ".join(p for p in parts if p) + ")"
+            shown = [p for p in parts if p]
+            extra = " (" + ", ".join(shown) + ")" if shown else ""
         return f"{head}, {values}{extra}"
 
     def write(self, result: BenchResult) -> None:
