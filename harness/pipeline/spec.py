@@ -39,7 +39,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.errors import ConfigError, render
+from harness.bench.config import _join, _Reader
+from harness.errors import render
 from harness.fusion import FusionSpec
 
 STAGE_TYPES = ("retrieve", "fuse", "rerank")
@@ -103,30 +104,12 @@ class Pipeline:
         return {"name": self.name, "stages": [s.to_dict() for s in self.stages]}
 
 
-def _join(prefix: str, key: str | int) -> str:
-    if isinstance(key, int):
-        return f"{prefix}[{key}]"
-    return f"{prefix}.{key}" if prefix else key
+class _Checker(_Reader):
+    """The bench config reader's typed checks, plus the stage-specific ones; ``base`` resolves paths."""
 
-
-class _Checker:
     def __init__(self, source: str, base: Path | None):
-        self.source, self.base = source, base
-
-    def error(self, key: str, message: str) -> ConfigError:
-        return ConfigError(self.source, key, message)
-
-    def table(self, value: Any, key: str, required: set[str], optional: set[str]) -> dict:
-        if not isinstance(value, dict):
-            raise self.error(key, f"expected a table, got {render(value)}")
-        allowed = required | optional
-        for name in value:
-            if name not in allowed:
-                raise self.error(_join(key, name), f"unknown key (expected one of: {', '.join(sorted(allowed))})")
-        for name in sorted(required):
-            if name not in value:
-                raise self.error(_join(key, name), "missing required key")
-        return value
+        super().__init__(source)
+        self.base = base
 
     def string(self, value: Any, key: str, pattern: re.Pattern | None = None) -> str:
         if not isinstance(value, str) or not value.strip():
