@@ -79,3 +79,17 @@ def test_load_pipeline_names_it_after_the_file(tmp_path):
     path.write_text('[[stages]]\nname = "bm25"\ntype = "retrieve"\nretriever = "bm25"\nparams = { k1 = "high" }\n')
     with pytest.raises(ConfigError, match=r"my pipe\.toml: stages\[0\]\.params\.k1: expected a number"):
         load_pipeline(path)
+
+
+def test_shipped_pipeline_files_parse():
+    from pathlib import Path
+
+    from harness.bench import load_config
+
+    repo = Path(__file__).resolve().parents[2]
+    example = load_pipeline(repo / "examples" / "pipeline.toml")
+    assert [(s.name, s.type) for s in example.stages] == [("bm25", "retrieve"), ("minilm", "retrieve"),
+                                                          ("rrf", "fuse"), ("ce", "rerank")]
+    bench = load_config(repo / "configs" / "pipelines.toml")
+    assert [p.label for p in bench.pipelines] == ["rrf-bm25-minilm", "bm25-minilm-rerank100"]
+    assert [r.label for r in bench.retrievers] == ["bm25", "minilm"]
