@@ -117,7 +117,7 @@ class BenchConfig:
                "datasets": [d.to_dict() for d in self.datasets],
                "retrievers": [r.to_dict() for r in self.retrievers]}
         if self.pipelines:
-            out["pipelines"] = [p.to_dict() for p in self.pipelines]
+            out["pipelines"] = [p.to_dict("label") for p in self.pipelines]
         return {key: value for key, value in out.items() if value is not None}
 
     def with_output_dir(self, output_dir: str | Path) -> "BenchConfig":
@@ -292,12 +292,10 @@ def _pipelines(r: _Reader, value: Any) -> list:
     """``[[pipelines]]``: each a table with ``label`` and ``[[pipelines.stages]]`` (structure only)."""
     from harness.pipeline.spec import parse_pipeline
 
-    base = Path(r.source).parent if r.source != "<config>" else None
-
     def one(item: Any, key: str):
         if isinstance(item, dict) and "label" not in item:
             raise r.error(_join(key, "label"), "missing required key")
-        return parse_pipeline(item, r.source, key, base=base, check_components=False)
+        return parse_pipeline(item, r.source, key, check_components=False)
 
     return r.items(value, "pipelines", one)
 
@@ -330,5 +328,5 @@ def load_config(path: str | Path, check_retrievers: bool = True) -> BenchConfig:
 
             data = read_toml(path)["pipelines"]
             for i, item in enumerate(data):
-                parse_pipeline(item, config.source, f"pipelines[{i}]", base=Path(path).parent)
+                parse_pipeline(item, config.source, f"pipelines[{i}]")
     return config

@@ -53,7 +53,7 @@ class StageOutcome:
 
     def record(self) -> dict:
         """The stage's entry in metrics.json ``stages``."""
-        return {**self.stage.to_dict(), **self.info, "cache": self.status, "key": self.key,
+        return {**self.stage.to_dict(), "inputs": list(self.stage.inputs), **self.info, "cache": self.status, "key": self.key,
                 "timings": {k: round(v, 6) for k, v in self.timings.items()}, "n_queries": self.result.n_queries,
                 "metrics": self.result.means}
 

@@ -17,7 +17,7 @@
     inputs = ["bm25", "dense"]       # two or more earlier stages
     method = "rrf"                   # norm, k, weights, depth as harness fuse takes them
     k = 60
-    optimize = { qrels = "dev.tsv", metric = "NDCG@10" }   # optional grid search (split: the qrels name)
+    optimize = { qrels = "dev.tsv", metric = "NDCG@10" }   # optional grid search (split: qrels name)
 
     [[stages]]
     name = "ce"
@@ -27,7 +27,8 @@
     params = { model = "cross-encoder/ms-marco-MiniLM-L-6-v2" }
     depth = 100
 
-Every mistake is one :class:`~harness.errors.ConfigError` naming the file and the key path
+Relative paths (``optimize.qrels``) are taken from the directory the command runs in, as in bench
+configs. Every mistake is one :class:`~harness.errors.ConfigError` naming the file and the key path
 (``pipe.toml: stages[2].inputs[1]: unknown stage "dnse" (earlier stages: bm25, dense)``) before
 anything runs. The last stage's run is the pipeline's result.
 """
@@ -70,16 +71,18 @@ class Stage:
     optimize: dict | None = None
 
     def to_dict(self) -> dict:
+        """The stage as a ``[[stages]]`` table (defaults filled in): ``parse_pipeline`` reads it back."""
         out: dict[str, Any] = {"name": self.name, "type": self.type}
-        if self.inputs:
+        if self.type == "fuse":
             out["inputs"] = list(self.inputs)
-        if self.component is not None:
-            out["retriever" if self.type == "retrieve" else "reranker"] = self.component
-            out["params"] = dict(self.params)
-        if self.fusion is not None:
-            out["fusion"] = self.fusion.to_dict()
-        if self.optimize is not None:
-            out["optimize"] = dict(self.optimize)
+            out.update({k: v for k, v in self.fusion.to_dict().items() if v is not None})
+            if self.optimize is not None:
+                out["optimize"] = dict(self.optimize)
+            return out
+        if self.type == "rerank":
+            out["input"] = self.inputs[0]
+        out["retriever" if self.type == "retrieve" else "reranker"] = self.component
+        out["params"] = dict(self.params)
         if self.depth is not None:
             out["depth"] = self.depth
         return out
@@ -100,8 +103,9 @@ class Pipeline:
     def final(self) -> Stage:
         return self.stages[-1]
 
-    def to_dict(self) -> dict:
-        return {"name": self.name, "stages": [s.to_dict() for s in self.stages]}
+    def to_dict(self, name_key: str = "name") -> dict:
+        """The pipeline as TOML-shaped data (``name_key="label"`` for a bench config's ``[[pipelines]]``)."""
+        return {name_key: self.name, "stages": [s.to_dict() for s in self.stages]}
 
 
 class _Checker(_Reader):
@@ -255,9 +259,10 @@ def parse_pipeline(data: Any, source: str = "<pipeline>", key: str = "", default
 
 
 def load_pipeline(path: str | Path, check_components: bool = True) -> Pipeline:
-    """Read and validate a standalone pipeline file (its name defaults to the file's stem)."""
+    """Read and validate a standalone pipeline file (its name defaults to the file's stem; relative
+    paths in it are taken from the current directory)."""
     from harness.bench.config import read_toml, safe_label
 
     path = Path(path)
-    return parse_pipeline(read_toml(path), str(path), default_name=safe_label(path.stem), base=path.parent,
+    return parse_pipeline(read_toml(path), str(path), default_name=safe_label(path.stem),
                           check_components=check_components)

@@ -94,7 +94,7 @@ def test_a_config_may_hold_only_pipelines(tmp_path):
     path = write_config(tmp_path, '[[datasets]]\nname = "scifact"\n[[pipelines]]\nlabel = "p"\n'
                                   '[[pipelines.stages]]\nname = "a"\ntype = "retrieve"\nretriever = "bm25"\n')
     cfg = load_config(path)
-    assert cfg.retrievers == () and cfg.to_dict()["pipelines"][0]["name"] == "p"
+    assert cfg.retrievers == () and cfg.to_dict()["pipelines"][0]["label"] == "p"
     path = write_config(tmp_path, '[[datasets]]\nname = "scifact"\n')
     with pytest.raises(ConfigError, match=r"retrievers: missing required key \(or \[\[pipelines\]\]\)"):
         load_config(path)

@@ -81,7 +81,9 @@ def test_stages_recorded_and_final_run_is_last_stage(piped):
         ("bm25", "retrieve", [], "miss"), ("bm25b", "retrieve", [], "miss"),
         ("rrf", "fuse", ["bm25", "bm25b"], "miss"), ("length", "rerank", ["rrf"], "miss")]
     assert stages[1]["params"] == {"k1": 1.2, "b": 0.75} and stages[1]["resolved_params"]["k1"] == 1.2
-    assert stages[2]["fusion"] == {"method": "rrf", "norm": "none", "k": 60, "weights": None, "depth": 1000}
+    assert {k: stages[2][k] for k in ("method", "norm", "k", "depth")} == {"method": "rrf", "norm": "none", "k": 60,
+                                                                          "depth": 1000}
+    assert stages[2]["fusion_used"] == {"method": "rrf", "norm": "none", "k": 60, "weights": None, "depth": 1000}
     assert set(stages[0]["timings"]) == {"index_s", "search_s", "evaluate_s"}
     assert set(stages[3]["timings"]) == {"rerank_s", "evaluate_s"}
     assert round(stages[0]["metrics"]["NDCG@10"], 6) == 0.678909  # docs/fusion.md, BM25 on SciFact

@@ -23,9 +23,9 @@ def test_parses_stages_with_defaults():
     assert p.stages[2].fusion == FusionSpec.create("rrf", k=20) and p.stages[2].inputs == ("bm25", "dense")
     assert p.stages[3] == Stage("ce", "rerank", ("rrf",), "cross-encoder", {"batch_size": 8}, 100)
     assert p.final.name == "ce"
-    assert p.to_dict()["stages"][2] == {"name": "rrf", "type": "fuse", "inputs": ["bm25", "dense"], "depth": 1000,
-                                        "fusion": {"method": "rrf", "norm": "none", "k": 20, "weights": None,
-                                                   "depth": 1000}}
+    assert p.to_dict()["stages"][2] == {"name": "rrf", "type": "fuse", "inputs": ["bm25", "dense"], "method": "rrf",
+                                        "norm": "none", "k": 20, "depth": 1000}
+    assert parse_pipeline(p.to_dict(), "again") == p  # to_dict is the TOML form, defaults filled in
 
 
 @pytest.mark.parametrize("stages,message", [
@@ -93,3 +93,6 @@ def test_shipped_pipeline_files_parse():
     bench = load_config(repo / "configs" / "pipelines.toml")
     assert [p.label for p in bench.pipelines] == ["rrf-bm25-minilm", "bm25-minilm-rerank100"]
     assert [r.label for r in bench.retrievers] == ["bm25", "minilm"]
+    from harness.bench.config import parse_config
+
+    assert parse_config(bench.to_dict()) == bench
