@@ -110,8 +110,9 @@ class PipelineRunner:
             run, info = self.fuse(stage)
             timings["fuse_s"] = time.perf_counter() - started
         stats = getattr(system, "stats", None)
-        if callable(stats) and stats():
-            info["stats"] = stats()
+        stats = stats() if callable(stats) else None
+        if stats:
+            info["stats"] = stats
         return run, timings, info
 
     def fuse(self, stage: Stage) -> tuple[Run, dict]:
