@@ -27,7 +27,8 @@ class InputError(HarnessError):
         where = ""
         if self.path is not None:
             where = self.path + (f":{self.line}" if self.line is not None else "") + ": "
-        what = f" (id {self.id!r})" if self.id is not None else ""
+        # str(): a numpy string id (from columnar readers) prints as plain quoted text, not np.str_('x')
+        what = f" (id {str(self.id)!r})" if self.id is not None else ""
         return f"{where}{self.message}{what}"
 
 

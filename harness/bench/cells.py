@@ -25,7 +25,7 @@ RESULT_FILES = ("metrics.json", "metrics.md", "per_query.jsonl", "run.trec")
 @dataclass(frozen=True)
 class Cell:
     dataset: DatasetSpec
-    retriever: RetrieverSpec
+    retriever: RetrieverSpec  # or a harness.pipeline.Pipeline (same label / to_dict)
     folder: Path
 
     @property
@@ -35,7 +35,8 @@ class Cell:
 
 def cells(config: BenchConfig) -> list[Cell]:
     """Every cell, dataset-major (each dataset is loaded once for all its retrievers)."""
-    return [Cell(d, r, config.folder / d.label / r.label) for d in config.datasets for r in config.retrievers]
+    return [Cell(d, r, config.folder / d.label / r.label) for d in config.datasets
+            for r in (*config.retrievers, *config.pipelines)]
 
 
 def evaluation_settings(config: BenchConfig, metric_names: list[str]) -> dict:
@@ -46,9 +47,11 @@ def evaluation_settings(config: BenchConfig, metric_names: list[str]) -> dict:
 
 def fingerprint(dataset_files: dict[str, str], split: str, spec: RetrieverSpec, resolved_params: dict,
                 evaluation: dict) -> str:
+    """A retriever cell's fingerprint (a pipeline cell's: its ``to_dict()`` instead of type and params)."""
+    system = {"type": spec.type, "params": spec.params, "resolved": resolved_params} \
+        if isinstance(spec, RetrieverSpec) else {"pipeline": spec.to_dict()}
     blob = {"dataset": {"split": split, "files": dict(sorted(dataset_files.items()))},
-            "retriever": {"type": spec.type, "params": spec.params, "resolved": resolved_params},
-            "evaluation": evaluation}
+            "retriever": system, "evaluation": evaluation}
     text = json.dumps(blob, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

@@ -14,6 +14,15 @@
     label = "bm25-rank"              # column / folder name (default: the type)
     params = { backend = "rank-bm25", k1 = 0.9 }
 
+    [[pipelines]]                    # optional: a pipeline is one more column (its last stage)
+    label = "bm25-rrf"               # column / folder name
+    [[pipelines.stages]]             # stages as in a pipeline file (docs/pipelines.md)
+    name = "bm25"
+    type = "retrieve"
+    retriever = "bm25"
+
+A config needs at least one ``[[retrievers]]`` or ``[[pipelines]]`` entry.
+
 Every problem is a :class:`ConfigError` naming the file and the key path, e.g.
 ``configs/x.toml: retrievers[1].params.k1: expected a number, got "abc"``. The parsed config is a
 small frozen dataclass model; :meth:`BenchConfig.to_dict` gives it back as plain data (defaults
@@ -97,6 +106,7 @@ class BenchConfig:
     name: str
     datasets: tuple[DatasetSpec, ...]
     retrievers: tuple[RetrieverSpec, ...]
+    pipelines: tuple = ()  # harness.pipeline.Pipeline values (label = pipeline name)
     k: tuple[int, ...] = DEFAULT_K
     metrics: tuple[str, ...] = DEFAULT_METRICS
     depth: int | None = None
@@ -127,6 +137,8 @@ class BenchConfig:
                "datasets": [d.to_dict() for d in self.datasets],
                "retrievers": [r.to_dict() for r in self.retrievers],
                "executor": self.executor.to_dict() if self.executor != ExecutorSpec() else None}
+        if self.pipelines:
+            out["pipelines"] = [p.to_dict("label") for p in self.pipelines]
         return {key: value for key, value in out.items() if value is not None}
 
     def with_output_dir(self, output_dir: str | Path) -> "BenchConfig":
@@ -203,9 +215,9 @@ class _Reader:
         return [read(item, _join(key, i)) for i, item in enumerate(value)]
 
 
-TOP_REQUIRED = {"name", "datasets", "retrievers"}
+TOP_REQUIRED = {"name", "datasets"}
 TOP_OPTIONAL = {"description", "output_dir", "split", "k", "depth", "metrics", "relevance_threshold",
-                "ignore_identical_ids", "semantics", "cache_dir", "executor"}
+                "ignore_identical_ids", "semantics", "cache_dir", "executor", "retrievers", "pipelines"}
 
 
 def _looks_like_path(text: str) -> bool:
@@ -291,11 +303,21 @@ def parse_config(data: dict, source: str = "<config>") -> BenchConfig:
     if not threshold > 0:
         raise r.error("relevance_threshold", f"expected a positive number, got {render(threshold)}")
     datasets = r.items(top["datasets"], "datasets", lambda v, key: _dataset(r, v, key, split))
-    retrievers = r.items(top["retrievers"], "retrievers", lambda v, key: _retriever(r, v, key))
+    if "retrievers" not in top and "pipelines" not in top:
+        raise r.error("retrievers", "missing required key (or [[pipelines]])")
+    retrievers = r.items(top["retrievers"], "retrievers", lambda v, key: _retriever(r, v, key)) \
+        if "retrievers" in top else []
+    pipelines = _pipelines(r, top["pipelines"]) if "pipelines" in top else []
     _unique(r, [d.label for d in datasets], "datasets", "dataset")
     _unique(r, [x.label for x in retrievers], "retrievers", "retriever")
+    _unique(r, [p.name for p in pipelines], "pipelines", "pipeline")
+    taken = {x.label for x in retrievers}
+    for i, p in enumerate(pipelines):
+        if p.name in taken:
+            raise r.error(f"pipelines[{i}].label", f"{render(p.name)} is also a retriever label; labels name "
+                                                   "leaderboard columns and must be distinct")
     return BenchConfig(
-        name=name, datasets=tuple(datasets), retrievers=tuple(retrievers), k=k, metrics=metrics, depth=depth,
+        name=name, datasets=tuple(datasets), retrievers=tuple(retrievers), pipelines=tuple(pipelines), k=k, metrics=metrics, depth=depth,
         split=split,
         output_dir=r.string(top["output_dir"], "output_dir") if "output_dir" in top else "results",
         relevance_threshold=threshold,
@@ -315,6 +337,18 @@ def _semantics(r: "_Reader", value: object) -> str:
     if name not in SEMANTICS:
         raise r.error("semantics", f"expected one of {', '.join(SEMANTICS)}, got {render(name)}")
     return name
+
+
+def _pipelines(r: _Reader, value: Any) -> list:
+    """``[[pipelines]]``: each a table with ``label`` and ``[[pipelines.stages]]`` (structure only)."""
+    from harness.pipeline.spec import parse_pipeline
+
+    def one(item: Any, key: str):
+        if isinstance(item, dict) and "label" not in item:
+            raise r.error(_join(key, "label"), "missing required key")
+        return parse_pipeline(item, r.source, key, check_components=False)
+
+    return r.items(value, "pipelines", one)
 
 
 def read_toml(path: str | Path) -> dict:
@@ -340,4 +374,10 @@ def load_config(path: str | Path, check_retrievers: bool = True) -> BenchConfig:
     if check_retrievers:
         for i, spec in enumerate(config.retrievers):
             check_retriever(spec.type, spec.params, config.source, f"retrievers[{i}]")
+        if config.pipelines:
+            from harness.pipeline.spec import parse_pipeline
+
+            data = read_toml(path)["pipelines"]
+            for i, item in enumerate(data):
+                parse_pipeline(item, config.source, f"pipelines[{i}]")
     return config

@@ -5,6 +5,9 @@ row is the unweighted mean over datasets, given only for retrievers with a value
 dataset (an average over fewer datasets would not be comparable); otherwise it is null / "-".
 The timings table adds each cell's efficiency figures (p95 latency, index size, peak RSS) and a
 letter per distinct hardware; cells timed on different hardware are flagged.
+
+A pipeline is one more column (its last stage); ``stages`` (leaderboard.json) and the "Pipeline
+stages" tables (leaderboard.md) show every stage of each pipeline as a ``pipeline/stage`` row.
 """
 
 from __future__ import annotations
@@ -51,7 +54,7 @@ def throughput(document: MetricsDocument) -> dict:
 def build(config: BenchConfig, outcomes: list[CellOutcome]) -> dict:
     """The leaderboard.json object."""
     datasets = [d.label for d in config.datasets]
-    retrievers = [r.label for r in config.retrievers]
+    retrievers = [r.label for r in (*config.retrievers, *config.pipelines)]
     by_cell = {(o.cell.dataset.label, o.cell.retriever.label): o for o in outcomes}
     tables = {}
     for metric in config.metrics:
@@ -81,9 +84,35 @@ def build(config: BenchConfig, outcomes: list[CellOutcome]) -> dict:
             if o.document.efficiency:
                 entry["efficiency"] = efficiency.summary(o.document.efficiency)
         cells.append(entry)
-    return {"schema": SCHEMA, "bench": config.name, "metrics": list(config.metrics), "datasets": datasets,
-            "retrievers": retrievers, "tables": tables, "cells": cells,
-            "created": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    board = {"schema": SCHEMA, "bench": config.name, "metrics": list(config.metrics), "datasets": datasets,
+             "retrievers": retrievers, "tables": tables, "cells": cells,
+             "created": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    if config.pipelines:
+        board["stages"] = stage_rows(config, by_cell)
+    return board
+
+
+def stage_rows(config: BenchConfig, by_cell: dict) -> dict:
+    """metric -> ``pipeline/stage`` -> dataset -> the stage's mean (None when not run)."""
+    out: dict = {metric: {} for metric in config.metrics}
+    for pipeline in config.pipelines:
+        for stage in pipeline.stages:
+            for metric in config.metrics:
+                row = out[metric].setdefault(f"{pipeline.label}/{stage.name}", {})
+                for d in config.datasets:
+                    outcome = by_cell.get((d.label, pipeline.label))
+                    records = {s.get("name"): s for s in ((outcome.document.stages or []) if outcome and
+                                                          outcome.document else [])}
+                    row[d.label] = (records.get(stage.name) or {}).get("metrics", {}).get(metric)
+    return out
+
+
+def stage_table(board: dict, metric: str) -> list[str]:
+    datasets = board["datasets"]
+    lines = [f"| stage | {' | '.join(datasets)} |", "| --- |" + " ---: |" * len(datasets)]
+    for label, row in board["stages"][metric].items():
+        lines.append(f"| {label} | {' | '.join(_fmt(row.get(d)) for d in datasets)} |")
+    return lines
 
 
 def _fmt(value, digits: int = 4) -> str:
@@ -116,6 +145,9 @@ def markdown(board: dict, description: str = "") -> str:
                   "Mean over each dataset's evaluated queries; best of each row in bold; the average row "
                   "covers retrievers with a value on every dataset.", ""]
         lines += metric_table(board, metric) + [""]
+    for metric in board["metrics"] if board.get("stages") else []:
+        lines += [f"## Pipeline stages: {metric}", "", "Each stage of each pipeline (`pipeline/stage`), "
+                  "evaluated on its own run.", ""] + stage_table(board, metric) + [""]
     lines += ["## Timings", "",
               "| dataset | retriever | status | index s | search s | docs indexed/s | queries/s | docs encoded/s "
               "| p95 ms | index MB | peak RSS MB | hardware |",

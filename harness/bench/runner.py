@@ -149,10 +149,13 @@ class BenchRunner:
         files = self._checksums[spec]
         return files if files is not None else datasets.get(spec).files
 
+    def resolved_params(self, spec) -> dict:
+        """A retriever's resolved params; a pipeline's stages are keyed by the stage cache instead."""
+        return self.retriever(spec).params() if isinstance(spec, RetrieverSpec) else {}
+
     def cell_fingerprint(self, cell: Cell, datasets: _Datasets) -> str:
-        retriever = self.retriever(cell.retriever)
         return fingerprint(self.checksums(cell.dataset, datasets), cell.dataset.split, cell.retriever,
-                           retriever.params(), self.evaluation)
+                           self.resolved_params(cell.retriever), self.evaluation)
 
     def run_cell(self, cell: Cell, expected: str, datasets: _Datasets) -> MetricsDocument:
         from harness.evaluation import Evaluator
@@ -163,12 +166,18 @@ class BenchRunner:
         if stale.exists():
             stale.unlink()  # the folder is being redone: never leave an old metrics.json beside new files
         ds = datasets.get(cell.dataset)
-        retriever = self.retriever(cell.retriever)
         if ds.files != self._checksums.get(cell.dataset):  # checksums known only after loading
-            expected = fingerprint(ds.files, cell.dataset.split, cell.retriever, retriever.params(), self.evaluation)
+            expected = fingerprint(ds.files, cell.dataset.split, cell.retriever, self.resolved_params(cell.retriever),
+                                   self.evaluation)
         evaluator = Evaluator(self.metrics, k_values=self.config.k, relevance_threshold=self.config.relevance_threshold,
                               ignore_identical_ids=self.config.ignore_identical_ids, semantics=self.config.semantics)
-        exp = run_experiment(ds, retriever, evaluator, list(self.config.k), depth=self.config.search_depth)
+        if isinstance(cell.retriever, RetrieverSpec):
+            exp = run_experiment(ds, self.retriever(cell.retriever), evaluator, list(self.config.k),
+                                 depth=self.config.search_depth)
+        else:
+            from harness.pipeline import run_pipeline
+
+            exp, _ = run_pipeline(ds, cell.retriever, evaluator, list(self.config.k), depth=self.config.search_depth)
         document = exp.document
         document.throughput = leaderboard.throughput(document)
         document.bench = {"name": self.config.name, "config_path": self.config.source, "config": self.config.to_dict(),
@@ -241,7 +250,8 @@ class BenchRunner:
         if outcome.status == "run":
             parts = [f"index {speed['index_s']:.1f} s" if speed["index_s"] is not None else None,
                      f"{speed['queries_per_s']:,.0f} queries/s" if speed["queries_per_s"] else None]
-            extra = " (" + ", ".join(p for p in parts if p) + ")"
+            shown = [p for p in parts if p]
+            extra = " (" + ", ".join(shown) + ")" if shown else ""
         return f"{head}, {values}{extra}"
 
     def write(self, result: BenchResult) -> None:

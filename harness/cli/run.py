@@ -29,6 +29,9 @@ def run(
     semantics: str = SEMANTICS_OPTION,
     metric: Optional[List[str]] = METRIC_OPTION,
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars or table; print only the output path."),
+    pipeline: Optional[Path] = typer.Option(None, "--pipeline",
+                                            help="Pipeline TOML (retrieve / fuse / rerank stages) to run instead "
+                                                 "of --retriever; see docs/pipelines.md."),
 ) -> None:
     """Index DATASET with RETRIEVER, search its queries, evaluate and write a result folder."""
     from harness import progress
@@ -41,6 +44,10 @@ def run(
     evaluator, k_values = build_evaluator(k, metric, relevance_threshold, keep_identical_ids, semantics)
     if depth is not None and depth < 1:
         raise typer.BadParameter("--depth must be >= 1")
+    if pipeline is not None:
+        if param:
+            raise typer.BadParameter("--param does not apply with --pipeline (stages carry their own params)")
+        return _run_pipeline(pipeline, dataset, split, evaluator, k_values, depth, output_dir, name, quiet)
     system = create(retriever, **parse_params(param))
     ref = DatasetRef.parse(dataset)
     with progress.task(f"loading {ref.text}"):
@@ -51,4 +58,28 @@ def run(
         for warning in ds.warnings:
             typer.echo(f"warning: {warning}", err=True)
         print_metrics(exp.result.means, title=f"{ds.name} ({split}) - {system.name}: {exp.result.n_queries} queries")
+    typer.echo(f"results written to {folder}")
+
+
+def _run_pipeline(path: Path, dataset: str, split: str, evaluator, k_values: list[int], depth: int | None,
+                  output_dir: Path, name: str | None, quiet: bool) -> None:
+    from harness import progress
+    from harness.datasets import DatasetRef, load_dataset
+    from harness.pipeline import load_pipeline, run_pipeline
+
+    spec = load_pipeline(path)  # every stage checked before the dataset is loaded
+    ref = DatasetRef.parse(dataset)
+    with progress.task(f"loading {ref.text}"):
+        ds = load_dataset(ref, split)
+    folder = output_dir / ds.name / (name or spec.name)
+    exp, outcomes = run_pipeline(ds, spec, evaluator, k_values, depth=depth, output_dir=folder)
+    if not quiet:
+        for warning in ds.warnings:
+            typer.echo(f"warning: {warning}", err=True)
+        first = "NDCG@10" if "NDCG@10" in exp.document.metrics else next(iter(exp.document.metrics), None)
+        for outcome in outcomes:
+            value = outcome.result.means.get(first) if first else None
+            shown = f"{first} {value:.4f}" if value is not None else ""
+            typer.echo(f"stage {outcome.stage.name} ({outcome.stage.type}): cache {outcome.status}  {shown}")
+        print_metrics(exp.result.means, title=f"{ds.name} ({split}) - {spec.name}: {exp.result.n_queries} queries")
     typer.echo(f"results written to {folder}")

@@ -12,7 +12,8 @@ One typed value, :class:`MetricsDocument`, is written by ``harness run``, ``harn
 then the optional blocks, written only when set: ``retriever_stats``, ``warnings``, ``throughput``
 (bench), ``bench``, ``efficiency`` (stage times, queries/s, latency percentiles, index size, peak
 RSS, hardware/software fingerprint; see harness/reports/efficiency.py and docs/efficiency.md) and
-``query_latency_ms`` ({query id: ms}, the per-query latencies the latency gate resamples). ``settings`` is free-form (what the evaluator records). Keys this version
+``query_latency_ms`` ({query id: ms}, the per-query latencies the latency gate resamples),
+``stages`` (a pipeline's stages, docs/pipelines.md). ``settings`` is free-form (what the evaluator records). Keys this version
 does not know (written by a newer one) are kept in ``extra`` and written back, so a file
 round-trips. Reading is lenient about absent keys (older and hand-made files load with the
 defaults) and strict about the per-query values, which the significance tests rely on.
@@ -35,8 +36,8 @@ SCHEMA_PREFIX = "retrieval-harness/metrics/"
 _TYPES = {"dataset": dict, "retriever": dict, "k_values": list, "settings": dict, "n_queries": int,
           "n_missing_from_run": int, "n_without_relevant": int, "metrics": dict, "per_query": dict,
           "timings": dict, "versions": dict, "created": str, "retriever_stats": dict, "warnings": list,
-          "throughput": dict, "bench": dict, "efficiency": dict, "query_latency_ms": dict}
-_OPTIONAL = ("retriever_stats", "warnings", "throughput", "bench", "efficiency", "query_latency_ms")
+          "throughput": dict, "bench": dict, "efficiency": dict, "query_latency_ms": dict, "stages": list}
+_OPTIONAL = ("retriever_stats", "warnings", "throughput", "bench", "efficiency", "query_latency_ms", "stages")
 _JSON_NAMES = {dict: "an object", list: "an array", int: "an integer", str: "a string"}
 
 
@@ -61,6 +62,7 @@ class MetricsDocument:
     bench: dict | None = None
     efficiency: dict | None = None
     query_latency_ms: dict[str, float] | None = None
+    stages: list[dict] | None = None  # a pipeline's stages (harness.pipeline.run.StageOutcome.record)
     extra: dict = field(default_factory=dict)  # keys of a newer schema, kept as read
 
     @classmethod

@@ -95,7 +95,7 @@ params = {min_df = 2}
 @pytest.mark.parametrize("text, expected", [
     ("colour = 1\n" + MINIMAL,
      "colour: unknown key (expected one of: cache_dir, datasets, depth, description, executor, ignore_identical_ids, "
-     "k, metrics, name, output_dir, relevance_threshold, retrievers, semantics, split)"),
+     "k, metrics, name, output_dir, pipelines, relevance_threshold, retrievers, semantics, split)"),
     ('datasets = ["scifact"]\n[[retrievers]]\ntype = "bm25"\n', "name: missing required key"),
     ('name = "b"\n[[retrievers]]\ntype = "bm25"\n', "datasets: missing required key"),
     ('name = "b"\ndatasets = []\n[[retrievers]]\ntype = "bm25"\n', "datasets: expected a non-empty list"),

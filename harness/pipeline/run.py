@@ -1,0 +1,190 @@
+"""Run a pipeline on a loaded dataset: each stage in order, cached, evaluated; the last stage is the result.
+
+For each stage: compute its cache key (see :mod:`harness.pipeline.cache`); on a hit load its run,
+otherwise compute it (retrieve: index + search; fuse: optionally optimise, then fuse; rerank:
+rescore the input's top ``depth``) under a progress bar and store it at once. Every stage's run is
+evaluated with the experiment's evaluator. A stage that raises stops the pipeline with a
+:class:`StageError` naming it; the stages finished before it are already cached, so a rerun
+resumes from them.
+
+The result folder is the one ``harness run`` writes (run.trec = the last stage's run), and
+metrics.json's ``stages`` holds one record per stage: name, type, inputs, component and params,
+depth, fusion settings (with the optimisation's chosen values), cache status (``hit``/``miss``)
+and key, timings and metric means.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness import progress
+from harness.datasets import Dataset
+from harness.errors import HarnessError
+from harness.evaluation import EvaluationResult, Evaluator
+from harness.experiment import Experiment, dataset_info, search_run
+from harness.pipeline.cache import StageCache, stage_key
+from harness.pipeline.spec import Pipeline, Stage
+from harness.reports import MetricsDocument, write_result_folder
+from harness.run import Run
+
+
+class StageError(HarnessError):
+    """A stage failed; the stages before it are cached."""
+
+    def __init__(self, stage: Stage, exc: BaseException, finished: list[str]):
+        self.stage, self.finished = stage, finished
+        reason = str(exc) if isinstance(exc, HarnessError) else f"{type(exc).__name__}: {exc}"
+        cached = ", ".join(finished) if finished else "none"
+        super().__init__(f"pipeline stage {stage.name!r} ({stage.type}) failed: {reason} "
+                         f"(finished stages cached: {cached})")
+
+
+@dataclass
+class StageOutcome:
+    stage: Stage
+    key: str
+    status: str  # "hit" or "miss"
+    run: Run
+    result: EvaluationResult
+    timings: dict = field(default_factory=dict)
+    info: dict = field(default_factory=dict)  # resolved params, stats, optimisation
+
+    def record(self) -> dict:
+        """The stage's entry in metrics.json ``stages``."""
+        return {**self.stage.to_dict(), "inputs": list(self.stage.inputs), **self.info, "cache": self.status, "key": self.key,
+                "timings": {k: round(v, 6) for k, v in self.timings.items()}, "n_queries": self.result.n_queries,
+                "metrics": self.result.means}
+
+
+def _dataset_identity(dataset: Dataset) -> dict:
+    return {"name": dataset.name, "split": dataset.split, "files": dict(sorted(dataset.files.items()))}
+
+
+class PipelineRunner:
+    def __init__(self, pipeline: Pipeline, dataset: Dataset, evaluator: Evaluator, depth: int,
+                 cache: StageCache | None = None):
+        self.pipeline, self.dataset, self.evaluator, self.depth = pipeline, dataset, evaluator, depth
+        self.cache = cache or StageCache()
+        self.outcomes: dict[str, StageOutcome] = {}
+
+    def component(self, stage: Stage):
+        from harness.registry import create, create_reranker
+
+        make = create if stage.type == "retrieve" else create_reranker
+        return make(stage.component, **stage.params)
+
+    def key_blob(self, stage: Stage, system) -> dict:
+        blob = {"type": stage.type, "inputs": [self.outcomes[name].key for name in stage.inputs],
+                "dataset": _dataset_identity(self.dataset),
+                "ignore_identical_ids": self.evaluator.ignore_identical_ids}
+        if system is not None:
+            blob.update(component=stage.component, params=stage.params, resolved=system.params(),
+                        depth=stage.depth or self.depth)
+        if stage.fusion is not None:
+            blob["fusion"] = stage.fusion.to_dict()
+        if stage.optimize is not None:
+            from harness.checksums import sha256
+
+            blob["optimize"] = {**stage.optimize, "qrels_sha256": sha256(stage.optimize["qrels"]),
+                                "relevance_threshold": self.evaluator.relevance_threshold}
+        return blob
+
+    def compute(self, stage: Stage, system) -> tuple[Run, dict, dict]:
+        """(run, timings, info) of a stage computed now."""
+        timings: dict[str, float] = {}
+        info: dict = {}
+        started = time.perf_counter()
+        if stage.type == "retrieve":
+            system.index(self.dataset.corpus)
+            timings["index_s"] = time.perf_counter() - started
+            started = time.perf_counter()
+            run = search_run(system, self.dataset, stage.depth or self.depth, self.evaluator.ignore_identical_ids)
+            timings["search_s"] = time.perf_counter() - started
+        elif stage.type == "rerank":
+            run = system.rerank(self.outcomes[stage.inputs[0]].run, self.dataset.queries, self.dataset.corpus,
+                                stage.depth)
+            timings["rerank_s"] = time.perf_counter() - started
+        else:
+            run, info = self.fuse(stage)
+            timings["fuse_s"] = time.perf_counter() - started
+        stats = getattr(system, "stats", None)
+        stats = stats() if callable(stats) else None
+        if stats:
+            info["stats"] = stats
+        return run, timings, info
+
+    def fuse(self, stage: Stage) -> tuple[Run, dict]:
+        from harness.formats.trec import read_qrels
+        from harness.fusion import fuse_runs
+        from harness.fusion.optimize import RRF_K_GRID, WEIGHT_STEP, optimize
+
+        runs = [self.outcomes[name].run for name in stage.inputs]
+        spec, info = stage.fusion, {}
+        if stage.optimize is not None:
+            o = stage.optimize
+            result = optimize(runs, read_qrels(o["qrels"]), spec, o["metric"], split=o["split"],
+                              allow_test_split=o["allow_test_split"], step=o.get("step", WEIGHT_STEP),
+                              k_values=o.get("k_grid", RRF_K_GRID),
+                              relevance_threshold=self.evaluator.relevance_threshold,
+                              ignore_identical_ids=self.evaluator.ignore_identical_ids)
+            spec = result.spec
+            info["optimization"] = {**result.to_dict(), "qrels": o["qrels"]}
+        info["fusion_used"] = spec.to_dict()
+        return fuse_runs(runs, spec), info
+
+    def run_stage(self, number: int, stage: Stage) -> StageOutcome:
+        system = self.component(stage) if stage.type != "fuse" else None
+        key = stage_key(self.key_blob(stage, system))
+        label = f"stage {number}/{len(self.pipeline.stages)} {stage.name} ({stage.type})"
+        started = time.perf_counter()
+        cached = self.cache.load(key)
+        if cached is not None:
+            run, meta = cached
+            status, timings, info = "hit", dict(meta.get("timings", {})), dict(meta.get("info", {}))
+            timings["cache_load_s"] = time.perf_counter() - started
+        else:
+            with progress.task(label):
+                run, timings, info = self.compute(stage, system)
+            if system is not None:
+                info = {"resolved_params": system.params(), **info}
+            self.cache.store(key, run, {"stage": stage.to_dict(), "timings": timings, "info": info})
+            status = "miss"
+        started = time.perf_counter()
+        with progress.task(f"evaluating {stage.name}"):
+            result = self.evaluator.evaluate(run, self.dataset.qrels)
+        timings["evaluate_s"] = time.perf_counter() - started
+        return StageOutcome(stage, key, status, run, result, timings, info)
+
+    def run(self) -> list[StageOutcome]:
+        for number, stage in enumerate(self.pipeline.stages, 1):
+            try:
+                self.outcomes[stage.name] = self.run_stage(number, stage)
+            except KeyboardInterrupt:
+                raise
+            except Exception as exc:  # noqa: BLE001 - reported with the stage's name, finished stages kept
+                raise StageError(stage, exc, list(self.outcomes)) from exc
+        return list(self.outcomes.values())
+
+
+def run_pipeline(dataset: Dataset, pipeline: Pipeline, evaluator: Evaluator, k_values: list[int],
+                 depth: int | None = None, output_dir: str | Path | None = None,
+                 cache: StageCache | None = None) -> tuple[Experiment, list[StageOutcome]]:
+    """Run every stage (see the module docstring) and report the last one like :func:`run_experiment`."""
+    depth = depth or max(k_values)
+    outcomes = PipelineRunner(pipeline, dataset, evaluator, depth, cache).run()
+    final = outcomes[-1]
+    timings = {"load_s": dataset.load_s,
+               "stages_s": sum(v for o in outcomes for k, v in o.timings.items() if k != "evaluate_s"),
+               "evaluate_s": sum(o.timings.get("evaluate_s", 0.0) for o in outcomes)}
+    document = MetricsDocument.build(
+        final.result, dataset=dataset_info(dataset),
+        retriever={"name": pipeline.name, "params": {"pipeline": pipeline.to_dict()}},
+        k_values=k_values, depth=depth, timings=timings, warnings=list(dataset.warnings) or None,
+        stages=[o.record() for o in outcomes])
+    folder = None
+    if output_dir is not None:
+        folder = write_result_folder(Path(output_dir), document, dataset.queries.as_dict(), final.run,
+                                     tag=pipeline.name)
+    return Experiment(dataset, final.run, final.result, document, folder), outcomes

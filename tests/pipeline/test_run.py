@@ -1,0 +1,47 @@
+"""run_pipeline in Python: an optimised fuse stage records the values it chose (== harness.fusion.optimize)."""
+
+from __future__ import annotations
+
+from harness.datasets import BUNDLED, load_dataset
+from harness.evaluation import Evaluator
+from harness.formats.trec import read_qrels
+from harness.fusion import FusionSpec, optimize
+from harness.pipeline import StageCache, parse_pipeline, run_pipeline
+from harness.reports import MetricsDocument
+
+
+def test_optimized_fuse_stage_records_chosen_k(tmp_path):
+    # a tuning split: the first 150 judged lines' queries of SciFact's test qrels, named "dev"
+    lines = (BUNDLED / "scifact" / "qrels" / "test.tsv").read_text().splitlines()
+    (tmp_path / "dev.tsv").write_text("\n".join(lines[:151]) + "\n")
+    pipeline = parse_pipeline({"name": "tuned", "stages": [
+        {"name": "bm25", "type": "retrieve", "retriever": "bm25"},
+        {"name": "bm25b", "type": "retrieve", "retriever": "bm25", "params": {"k1": 1.2, "b": 0.75}},
+        {"name": "rrf", "type": "fuse", "inputs": ["bm25", "bm25b"],
+         "optimize": {"qrels": "dev.tsv", "k_grid": [1, 30, 200]}}]}, "p.toml", base=tmp_path)
+    ds = load_dataset("scifact")
+    evaluator = Evaluator(["NDCG@10"])
+    exp, outcomes = run_pipeline(ds, pipeline, evaluator, [10], depth=100, output_dir=tmp_path / "out",
+                                 cache=StageCache(tmp_path / "cache"))
+    expected = optimize([outcomes[0].run, outcomes[1].run], read_qrels(tmp_path / "dev.tsv"), FusionSpec.create("rrf"),
+                        "NDCG@10", split="dev", k_values=[1, 30, 200])
+    record = MetricsDocument.read(tmp_path / "out" / "metrics.json").stages[2]
+    assert record["optimization"]["chosen"] == expected.chosen
+    assert record["optimization"]["score"] == expected.score and record["optimization"]["split"] == "dev"
+    assert [t["k"] for t in record["optimization"]["trials"]] == [1, 30, 200]
+    assert record["fusion_used"] == expected.spec.to_dict()
+    assert exp.document.metrics["NDCG@10"] == evaluator.evaluate(outcomes[2].run, ds.qrels).means["NDCG@10"]
+
+
+def test_stages_block_round_trips_and_is_typed(tmp_path):
+    import json
+
+    import pytest
+
+    from harness.errors import InputError
+
+    doc = MetricsDocument(stages=[{"name": "bm25", "type": "retrieve", "cache": "hit", "metrics": {"NDCG@10": 0.5}}])
+    again = MetricsDocument.from_json(json.loads(json.dumps(doc.to_json())))
+    assert again.stages == doc.stages and "stages" not in MetricsDocument().to_json()
+    with pytest.raises(InputError, match="'stages' is .* expected an array"):
+        MetricsDocument.from_json({**doc.to_json(), "stages": {"bm25": 1}}, "m.json")
