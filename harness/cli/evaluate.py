@@ -78,6 +78,12 @@ def _json_paths(runs: list[Path], json_out: Path | None) -> list[Path]:
     return paths
 
 
+def _labels(results: list) -> list[str]:
+    """Each run's row label: its file name, or the path as given when two runs share a file name."""
+    names = [path.name for path, _, _ in results]
+    return names if len(set(names)) == len(names) else [str(path) for path, _, _ in results]
+
+
 def _print(results: list) -> None:
     from harness.cli.display import print_metrics
 
@@ -93,11 +99,11 @@ def _print(results: list) -> None:
     table.add_column("run", no_wrap=True)
     for name in names:
         table.add_column(name, justify="right", no_wrap=True)
-    for path, result, _ in results:
-        table.add_row(path.name, *[f"{result.means[n]:.4f}" for n in names])
+    for label, (_, result, _) in zip(_labels(results), results):
+        table.add_row(label, *[f"{result.means[n]:.4f}" for n in names])
     console = Console()
     if not console.is_terminal:  # a file or a pipe: as wide as the table, never truncated
-        width = 4 + max(len(p.name) for p, _, _ in results) + sum(3 + max(len(n), 6) for n in names)
+        width = 4 + max(map(len, _labels(results))) + sum(3 + max(len(n), 6) for n in names)
         console = Console(width=width)
     console.print(table)
 
@@ -110,8 +116,8 @@ def _markdown(results: list) -> str:
         return metrics_table(result.means, title=path.name)
     names = list(results[0][1].means)
     lines = ["| run | " + " | ".join(names) + " |", "| --- | " + " | ".join("---:" for _ in names) + " |"]
-    lines += [f"| {path.name} | " + " | ".join(f"{result.means[n]:.4f}" for n in names) + " |"
-              for path, result, _ in results]
+    lines += [f"| {label} | " + " | ".join(f"{result.means[n]:.4f}" for n in names) + " |"
+              for label, (_, result, _) in zip(_labels(results), results)]
     return "\n".join(lines) + "\n"
 
 

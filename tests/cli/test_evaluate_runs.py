@@ -60,3 +60,16 @@ def test_a_bad_second_run_writes_nothing(files):
     assert proc.returncode == 2
     assert proc.stderr == f"error: {files / 'bad.trec'}:1: score '1_0' is not a number (id 'a')\n"
     assert not out.exists()
+
+
+def test_runs_with_the_same_file_name_are_labelled_by_path(files):
+    """Two result folders both hold run.trec: the rows name the paths, so they can be told apart."""
+    for name, run in (("a", "tie.trec"), ("b", "good.trec")):
+        (files / name).mkdir()
+        (files / name / "run.trec").write_text((files / run).read_text())
+    proc = harness("evaluate", "--qrels", files / "qrels", "--run", files / "a" / "run.trec",
+                   "--run", files / "b" / "run.trec", "--k", "1", "--markdown", files / "t.md")
+    assert proc.returncode == 0, proc.stderr
+    rows = (files / "t.md").read_text().splitlines()[2:]
+    assert [row.split(" | ")[0] for row in rows] == [f"| {files / 'a' / 'run.trec'}", f"| {files / 'b' / 'run.trec'}"]
+    assert rows[0].split(" | ")[1] == "1.0000"  # NDCG@1 of a: the float32 tie ranks b (relevant) first
