@@ -15,6 +15,7 @@ from retrievers.bm25.stemming import FALLBACK_PORTER, fallback_porter
 
 GOLDEN = Path(__file__).parent / "data" / "lucene_porter_golden.tsv"
 
+
 def golden() -> list[tuple[str, str]]:
     rows = [line.split("\t") for line in GOLDEN.read_text().splitlines() if not line.startswith("#")]
     return [(w, s) for w, s in rows]
