@@ -81,29 +81,76 @@ def _intern(column, with_first: bool = False) -> tuple[np.ndarray, np.ndarray, n
 
     if len(column) == 0 or not pc.all(pc.string_is_ascii(column)).as_py():
         return None
-    width = -(-int(pc.max(pc.binary_length(column)).as_py()) // 8) * 8
+    width = int(pc.max(pc.binary_length(column)).as_py())
     if width == 0:
         return None
     padded = pc.utf8_rpad(column, width=width, padding="\x00")
     offsets = np.frombuffer(padded.buffers()[1], dtype=np.int32, count=len(padded) + 1, offset=4 * padded.offset)
-    raw = np.frombuffer(padded.buffers()[2], dtype=np.uint8)[offsets[0]:offsets[-1]]
-    # Big-endian words as native integers: numeric order = byte order = string order (ASCII).
-    words = raw.view(">u8").astype(np.uint64).reshape(-1, width // 8)
-    del raw, padded, offsets
-    if width == 8:
+    raw = np.frombuffer(padded.buffers()[2], dtype=np.uint8)[offsets[0]:offsets[-1]].reshape(-1, width)
+    del offsets
+    order, new = _sorted_by_packed_keys(raw)
+    if order is None:
+        order, new = _sorted_by_words(raw)
+    codes = np.empty(len(raw), dtype=np.int64)
+    codes[order] = np.cumsum(new) - 1
+    first = np.minimum.reduceat(order, np.flatnonzero(new))  # first position of each id
+    vocab = raw[first].astype(np.uint32).view(f"U{width}").ravel()  # ASCII bytes as code points; padding dropped
+    return codes, vocab, first if with_first else None
+
+
+def _sorted_by_packed_keys(raw: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """(positions in string order, whether each sorted position starts a new id), or (None, None)
+    when the ids do not pack into 64 bits with their positions.
+
+    Each byte is replaced by its rank among the bytes the ids use (padding NUL first: rank 0), so a
+    whole id packs into ``width x bits`` bits in string order; with the position in the low bits,
+    one plain sort of integers orders the ids and carries the argsort with it (ids of digits up to
+    8 characters: 4 bits a character).
+    """
+    n, width = raw.shape
+    present = np.zeros(256, dtype=bool)
+    flat = raw.ravel()
+    for start in range(0, len(flat), 1 << 22):  # (bincount widens to int64: bounded chunks)
+        present |= np.bincount(flat[start:start + (1 << 22)], minlength=256) > 0
+    present[0] = False
+    rank = np.zeros(256, dtype=np.uint64)
+    used = np.flatnonzero(present)
+    rank[used] = np.arange(1, len(used) + 1, dtype=np.uint64)
+    bits, position_bits = max(len(used).bit_length(), 1), max((n - 1).bit_length(), 1)
+    if width * bits + position_bits > 64:
+        return None, None
+    keys = np.zeros(n, dtype=np.uint64)
+    for j in range(width):
+        keys <<= np.uint64(bits)
+        keys |= rank[raw[:, j]]
+    keys <<= np.uint64(position_bits)
+    keys |= np.arange(n, dtype=np.uint64)
+    keys.sort()
+    order = (keys & np.uint64((1 << position_bits) - 1)).astype(np.int64)
+    keys >>= np.uint64(position_bits)
+    new = np.empty(n, dtype=bool)
+    new[0] = True
+    np.not_equal(keys[1:], keys[:-1], out=new[1:])
+    return order, new
+
+
+def _sorted_by_words(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """As :func:`_sorted_by_packed_keys` for any ASCII ids: the bytes zero-padded to a multiple of 8,
+    viewed as big-endian words (numeric order = byte order = string order), sorted word by word."""
+    n, width = raw.shape
+    padded = np.zeros((n, -(-width // 8) * 8), dtype=np.uint8)
+    padded[:, :width] = raw
+    words = padded.view(">u8").astype(np.uint64)
+    del padded
+    if words.shape[1] == 1:
         order = np.argsort(words[:, 0])  # (np.unique's inverse and first index sort stably: slower)
     else:
         order = np.lexsort(words.T[::-1])  # first word primary
     ordered = words[order]
-    new = np.empty(len(words), dtype=bool)
+    new = np.empty(n, dtype=bool)
     new[0] = True
     np.any(ordered[1:] != ordered[:-1], axis=1, out=new[1:])
-    codes = np.empty(len(words), dtype=np.int64)
-    codes[order] = np.cumsum(new) - 1
-    first = np.minimum.reduceat(order, np.flatnonzero(new)) if with_first else None  # first position of each id
-    unique_bytes = ordered[new].astype(">u8").view(np.uint8).reshape(-1, width)
-    vocab = unique_bytes.astype(np.uint32).view(f"U{width}").ravel()  # ASCII bytes as code points; padding dropped
-    return codes, vocab, first
+    return order, new
 
 
 def read_run_columns(read: Callable[[], bytes]) -> Run | None:
@@ -133,9 +180,9 @@ def read_run_columns(read: Callable[[], bytes]) -> Run | None:
     if np.any(query_codes[1:] < query_codes[:-1]):
         regroup = np.argsort(query_codes, kind="stable")
         query_codes, doc_codes, scores = query_codes[regroup], doc_codes[regroup], scores[regroup]
-    if _has_repeated_pair(query_codes, doc_codes, len(doc_vocab)):
-        return None
     offsets = np.concatenate([[0], np.cumsum(np.bincount(query_codes, minlength=len(query_ids)))])
+    if _has_repeated_pair(offsets, query_codes, doc_codes, len(doc_vocab)):
+        return None
     return Run.from_arrays(query_ids.tolist(), offsets, doc_codes, scores, doc_vocab, vocab_sorted=True).canonical()
 
 
@@ -153,11 +200,11 @@ def _parse(data: bytes, collapse: bool):
     first_line = data[:data.find(b"\n")] if b"\n" in data else data
     if len(first_line.split(b" ")) < 6:
         return False
-    tag = pa.dictionary(pa.int32(), pa.binary())  # columns only checked for being non-empty
+    tag = pa.binary()  # columns only checked for being non-empty (binary: no UTF-8 check, no hashing)
     try:
         table = pcsv.read_csv(
             pa.BufferReader(data),
-            read_options=pcsv.ReadOptions(autogenerate_column_names=True, block_size=1 << 24),
+            read_options=pcsv.ReadOptions(autogenerate_column_names=True, block_size=1 << 22),
             parse_options=pcsv.ParseOptions(delimiter=" ", quote_char=False, double_quote=False),
             convert_options=pcsv.ConvertOptions(
                 include_columns=[f"f{i}" for i in range(6)], null_values=[], strings_can_be_null=False,
@@ -168,9 +215,7 @@ def _parse(data: bytes, collapse: bool):
     del data
     if table.num_rows == 0:
         return False
-    empty = any(pc.min(pc.binary_length(table[name])).as_py() == 0 for name in ("f0", "f2")) or any(
-        pc.min(pc.binary_length(chunk.dictionary)).as_py() == 0
-        for name in ("f1", "f3", "f5") for chunk in table[name].chunks if len(chunk.dictionary))
+    empty = any(pc.min(pc.binary_length(table[name])).as_py() == 0 for name in ("f0", "f1", "f2", "f3", "f5"))
     if empty:
         return False if collapse else None
     return table.select(["f0", "f2", "f4"])
@@ -212,6 +257,11 @@ def _arrow_int64(values: np.ndarray):
     return pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(values)])
 
 
-def _has_repeated_pair(query_codes: np.ndarray, doc_codes: np.ndarray, n_docs: int) -> bool:
+def _has_repeated_pair(offsets: np.ndarray, query_codes: np.ndarray, doc_codes: np.ndarray, n_docs: int) -> bool:
+    """Whether a query lists a document twice (entries grouped by query, ``offsets`` their bounds)."""
+    depths = np.diff(offsets)
+    if len(depths) and (depths == depths[0]).all():  # equal depths: sort each query's row (much cheaper)
+        rows = np.sort(doc_codes.reshape(len(depths), -1), axis=1)
+        return bool(np.any(rows[:, 1:] == rows[:, :-1]))
     keys = np.sort(query_codes * max(n_docs, 1) + doc_codes)
     return bool(np.any(keys[1:] == keys[:-1]))
