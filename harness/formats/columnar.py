@@ -88,19 +88,18 @@ def _intern(column, with_first: bool = False) -> tuple[np.ndarray, np.ndarray, n
     offsets = np.frombuffer(padded.buffers()[1], dtype=np.int32, count=len(padded) + 1, offset=4 * padded.offset)
     raw = np.frombuffer(padded.buffers()[2], dtype=np.uint8)[offsets[0]:offsets[-1]].reshape(-1, width)
     del offsets
-    order, new = _sorted_by_packed_keys(raw)
+    order, new, first = _sorted_by_packed_keys(raw)
     if order is None:
-        order, new = _sorted_by_words(raw)
+        order, new, first = _sorted_by_words(raw)
     codes = np.empty(len(raw), dtype=np.int64)
     codes[order] = np.cumsum(new) - 1
-    first = np.minimum.reduceat(order, np.flatnonzero(new))  # first position of each id
     vocab = raw[first].astype(np.uint32).view(f"U{width}").ravel()  # ASCII bytes as code points; padding dropped
     return codes, vocab, first if with_first else None
 
 
-def _sorted_by_packed_keys(raw: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """(positions in string order, whether each sorted position starts a new id), or (None, None)
-    when the ids do not pack into 64 bits with their positions.
+def _sorted_by_packed_keys(raw: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None]:
+    """(positions in string order, whether each sorted position starts a new id, first position of
+    each id), or Nones when the ids do not pack into 64 bits with their positions.
 
     Each byte is replaced by its rank among the bytes the ids use (padding NUL first: rank 0), so a
     whole id packs into ``width x bits`` bits in string order; with the position in the low bits,
@@ -109,16 +108,14 @@ def _sorted_by_packed_keys(raw: np.ndarray) -> tuple[np.ndarray | None, np.ndarr
     """
     n, width = raw.shape
     present = np.zeros(256, dtype=bool)
-    flat = raw.ravel()
-    for start in range(0, len(flat), 1 << 22):  # (bincount widens to int64: bounded chunks)
-        present |= np.bincount(flat[start:start + (1 << 22)], minlength=256) > 0
+    present[raw.ravel()] = True
     present[0] = False
-    rank = np.zeros(256, dtype=np.uint64)
+    rank = np.zeros(256, dtype=np.uint8)
     used = np.flatnonzero(present)
-    rank[used] = np.arange(1, len(used) + 1, dtype=np.uint64)
+    rank[used] = np.arange(1, len(used) + 1)
     bits, position_bits = max(len(used).bit_length(), 1), max((n - 1).bit_length(), 1)
     if width * bits + position_bits > 64:
-        return None, None
+        return None, None, None
     keys = np.zeros(n, dtype=np.uint64)
     for j in range(width):
         keys <<= np.uint64(bits)
@@ -131,10 +128,10 @@ def _sorted_by_packed_keys(raw: np.ndarray) -> tuple[np.ndarray | None, np.ndarr
     new = np.empty(n, dtype=bool)
     new[0] = True
     np.not_equal(keys[1:], keys[:-1], out=new[1:])
-    return order, new
+    return order, new, order[new]  # (equal keys sort by position: the first comes first)
 
 
-def _sorted_by_words(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _sorted_by_words(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """As :func:`_sorted_by_packed_keys` for any ASCII ids: the bytes zero-padded to a multiple of 8,
     viewed as big-endian words (numeric order = byte order = string order), sorted word by word."""
     n, width = raw.shape
@@ -150,7 +147,7 @@ def _sorted_by_words(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     new = np.empty(n, dtype=bool)
     new[0] = True
     np.any(ordered[1:] != ordered[:-1], axis=1, out=new[1:])
-    return order, new
+    return order, new, np.minimum.reduceat(order, np.flatnonzero(new))
 
 
 def read_run_columns(read: Callable[[], bytes]) -> Run | None:
