@@ -77,6 +77,13 @@ def _without_comment_lines(data: bytes) -> bytes:
 def _intern(column, with_first: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray | None] | None:
     """(codes, vocabulary, first position of each id if ``with_first``) with the vocabulary in string
     order; None unless every id is ASCII."""
+    raw = _padded_bytes(column)
+    return None if raw is None else _intern_padded(raw, with_first)
+
+
+def _padded_bytes(column) -> np.ndarray | None:
+    """Each id's bytes, NUL-padded to the longest id (an (n, width) uint8 array); None unless every id
+    is ASCII and some id is non-empty. Built chunk by chunk: one padded chunk exists at a time."""
     import pyarrow.compute as pc
 
     if len(column) == 0 or not pc.all(pc.string_is_ascii(column)).as_py():
@@ -84,15 +91,30 @@ def _intern(column, with_first: bool = False) -> tuple[np.ndarray, np.ndarray, n
     width = int(pc.max(pc.binary_length(column)).as_py())
     if width == 0:
         return None
-    padded = pc.utf8_rpad(column, width=width, padding="\x00")
-    offsets = np.frombuffer(padded.buffers()[1], dtype=np.int32, count=len(padded) + 1, offset=4 * padded.offset)
-    raw = np.frombuffer(padded.buffers()[2], dtype=np.uint8)[offsets[0]:offsets[-1]].reshape(-1, width)
-    del offsets
+    raw = np.empty((len(column), width), dtype=np.uint8)
+    at = 0
+    for chunk in getattr(column, "chunks", [column]):
+        padded = pc.utf8_rpad(chunk, width=width, padding="\x00")
+        offsets = np.frombuffer(padded.buffers()[1], dtype=np.int32, count=len(padded) + 1, offset=4 * padded.offset)
+        raw[at:at + len(padded)] = np.frombuffer(padded.buffers()[2], dtype=np.uint8)[
+            offsets[0]:offsets[-1]].reshape(-1, width)
+        at += len(padded)
+        del padded, offsets
+    return raw
+
+
+def _intern_padded(raw: np.ndarray, with_first: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """:func:`_intern` of the ids that ``raw`` holds (see :func:`_padded_bytes`)."""
+    width = raw.shape[1]
     order, new, first = _sorted_by_packed_keys(raw)
     if order is None:
         order, new, first = _sorted_by_words(raw)
+    ranks = np.cumsum(new, dtype=np.int64)
+    del new
+    ranks -= 1
     codes = np.empty(len(raw), dtype=np.int64)
-    codes[order] = np.cumsum(new) - 1
+    codes[order] = ranks
+    del ranks, order
     vocab = raw[first].astype(np.uint32).view(f"U{width}").ravel()  # ASCII bytes as code points; padding dropped
     return codes, vocab, first if with_first else None
 
@@ -123,7 +145,7 @@ def _sorted_by_packed_keys(raw: np.ndarray) -> tuple[np.ndarray | None, np.ndarr
     keys <<= np.uint64(position_bits)
     keys |= np.arange(n, dtype=np.uint64)
     keys.sort()
-    order = (keys & np.uint64((1 << position_bits) - 1)).astype(np.int64)
+    order = np.bitwise_and(keys, np.uint64((1 << position_bits) - 1)).view(np.int64)  # (< 2**63: same values)
     keys >>= np.uint64(position_bits)
     new = np.empty(n, dtype=bool)
     new[0] = True
@@ -165,9 +187,11 @@ def read_run_columns(read: Callable[[], bytes]) -> Run | None:
         return None
     try:
         queries = _query_blocks(table["f0"].combine_chunks())
-        doc_column = table["f2"].combine_chunks()
+        raw = _padded_bytes(table["f2"])
         del table  # (memory: each column is dropped as soon as it has been used)
-        docs = _intern(doc_column)
+        pa.default_memory_pool().release_unused()  # (else the pool keeps the parsed columns' memory)
+        docs = None if raw is None else _intern_padded(raw)
+        del raw
     except pa.ArrowException:  # e.g. more than 2 GB of ids in one column
         return None
     if queries is None or docs is None:
@@ -198,8 +222,9 @@ def _parse(data: bytes, collapse: bool):
     if len(first_line.split(b" ")) < 6:
         return False
     tag = pa.binary()  # columns only checked for being non-empty (binary: no UTF-8 check, no hashing)
+    batches = []
     try:
-        table = pcsv.read_csv(
+        reader = pcsv.open_csv(
             pa.BufferReader(data),
             read_options=pcsv.ReadOptions(autogenerate_column_names=True, block_size=1 << 22),
             parse_options=pcsv.ParseOptions(delimiter=" ", quote_char=False, double_quote=False),
@@ -207,15 +232,16 @@ def _parse(data: bytes, collapse: bool):
                 include_columns=[f"f{i}" for i in range(6)], null_values=[], strings_can_be_null=False,
                 column_types={"f0": pa.string(), "f1": tag, "f2": pa.string(), "f3": tag, "f4": pa.float64(),
                               "f5": tag}))
+        for batch in reader:  # (streamed: only the three columns used are kept, batch by batch)
+            if any(pc.min(pc.binary_length(batch[name])).as_py() == 0 for name in ("f0", "f1", "f2", "f3", "f5")):
+                return False if collapse else None  # an empty field: runs of spaces or spaces at a line edge
+            batches.append(batch.select(["f0", "f2", "f4"]))
     except (pa.ArrowInvalid, KeyError):
         return False if collapse else None
     del data
-    if table.num_rows == 0:
+    if not sum(len(batch) for batch in batches):
         return False
-    empty = any(pc.min(pc.binary_length(table[name])).as_py() == 0 for name in ("f0", "f1", "f2", "f3", "f5"))
-    if empty:
-        return False if collapse else None
-    return table.select(["f0", "f2", "f4"])
+    return pa.Table.from_batches(batches)
 
 
 def _query_blocks(column) -> tuple[np.ndarray, np.ndarray] | None:
@@ -230,7 +256,7 @@ def _query_blocks(column) -> tuple[np.ndarray, np.ndarray] | None:
     starts = np.concatenate([[0], changes])
     ids = np.array(column.take(_arrow_int64(starts)).to_pylist(), dtype=object)
     if len(set(ids.tolist())) == len(ids):
-        return np.repeat(np.arange(len(starts)), np.diff(np.append(starts, len(column)))), ids
+        return np.repeat(np.arange(len(starts), dtype=np.int32), np.diff(np.append(starts, len(column)))), ids
     interned = _intern(column, with_first=True)
     if interned is None:
         return None
@@ -260,5 +286,5 @@ def _has_repeated_pair(offsets: np.ndarray, query_codes: np.ndarray, doc_codes: 
     if len(depths) and (depths == depths[0]).all():  # equal depths: sort each query's row (much cheaper)
         rows = np.sort(doc_codes.reshape(len(depths), -1), axis=1)
         return bool(np.any(rows[:, 1:] == rows[:, :-1]))
-    keys = np.sort(query_codes * max(n_docs, 1) + doc_codes)
+    keys = np.sort(query_codes.astype(np.int64) * max(n_docs, 1) + doc_codes)
     return bool(np.any(keys[1:] == keys[:-1]))
