@@ -164,29 +164,29 @@ class Run:
         right = self.doc_vocab[self.doc_codes[positions + 1]]
         return np.fromiter((a < b for a, b in zip(left.tolist(), right.tolist())), dtype=bool, count=len(positions))
 
-    def _neighbours(self) -> tuple[np.ndarray, bool, np.ndarray]:
-        """(same query, any score rising within a query (or NaN), tied neighbours' first positions)
-        over adjacent entry pairs (i, i+1)."""
+    def _neighbours(self) -> tuple[bool, np.ndarray]:
+        """Over adjacent entries (i, i+1) of a query: (whether a score rises or is NaN, the positions i
+        of tied neighbours)."""
         n = len(self.scores)
         same_query = np.ones(n - 1, dtype=bool)
         inner = self.offsets[1:-1]
         same_query[inner[(inner > 0) & (inner < n)] - 1] = False
         left, right = self.scores[:-1], self.scores[1:]
         rising = bool(np.any(same_query & (left < right)) or np.any(same_query & np.isnan(left)))
-        return same_query, rising, np.flatnonzero(same_query & (left == right))
+        return rising, np.flatnonzero(same_query & (left == right))
 
     def is_canonical(self) -> bool:
         """True when every query's entries are sorted by score desc, then doc id desc."""
         if len(self.scores) < 2:
             return True
-        _, rising, tied = self._neighbours()
+        rising, tied = self._neighbours()
         return not rising and not (tied.size and self._tie_break_violations(tied).any())
 
     def canonical(self) -> "Run":
         """This run in canonical order (score desc, doc id desc within each query)."""
         if len(self.scores) < 2:
             return self
-        same_query, rising, tied_at = self._neighbours()
+        rising, tied_at = self._neighbours()
         if not rising and not (tied_at.size and self._tie_break_violations(tied_at).any()):
             return self
         if np.isnan(self.scores).any():

@@ -10,13 +10,16 @@ file line by line, which accepts it or reports the bad line. The steps:
    removed. Only ASCII whitespace separates columns (U+00A0 and other Unicode spaces stay inside ids,
    as in trec_eval). A file with spaces only is parsed as it is first (the two-byte searches cost
    more than the parse); an empty field or uneven columns send it through the normalization once.
-2. pyarrow.csv with a single-space delimiter, no quoting, no null values: the query and document
-   columns as strings, the score as float64 (a score such as ``1_0`` fails the conversion -> give up),
-   the other three only checked to be non-empty. Every row must have the first row's number of
-   columns (>= 6; extra columns ignored), else give up.
-3. Document ids and query ids are interned by sorting their bytes (zero-padded to a multiple of 8
-   and viewed as big-endian words), so the vocabulary comes out in string order and ties can be
-   broken by comparing codes. Ids must be ASCII for that (else give up).
+2. pyarrow.csv, streamed in 4 MB blocks, with a single-space delimiter, no quoting, no null values:
+   the query and document columns as strings, the score as float64 (a score such as ``1_0`` fails the
+   conversion -> give up), the other three read as bytes only to check that they are non-empty and
+   dropped batch by batch. Every row must have the first row's number of columns (>= 6; extra
+   columns ignored), else give up.
+3. Document ids and query ids are interned in string order, so that ties can be broken by comparing
+   codes. Ids must be ASCII for that (else give up). Each id's bytes are NUL-padded to the longest
+   id; when the ids pack into 64 bits together with their positions (each character as its rank
+   among the characters used: ids of digits up to ~10 characters for millions of rows), a single
+   integer sort orders them; otherwise the padded bytes are sorted as big-endian 64-bit words.
 4. A NaN score or a (query, document) pair given twice -> give up (the line reader names the line).
 """
 
