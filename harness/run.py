@@ -164,31 +164,43 @@ class Run:
         right = self.doc_vocab[self.doc_codes[positions + 1]]
         return np.fromiter((a < b for a, b in zip(left.tolist(), right.tolist())), dtype=bool, count=len(positions))
 
-    def is_canonical(self) -> bool:
-        """True when every query's entries are sorted by score desc, then doc id desc."""
+    def _neighbours(self) -> tuple[bool, np.ndarray]:
+        """Over adjacent entries (i, i+1) of a query: (whether a score rises or is NaN, the positions i
+        of tied neighbours)."""
         n = len(self.scores)
-        if n < 2:
-            return True
         same_query = np.ones(n - 1, dtype=bool)
         inner = self.offsets[1:-1]
         same_query[inner[(inner > 0) & (inner < n)] - 1] = False
         left, right = self.scores[:-1], self.scores[1:]
-        if np.any(same_query & (left < right)) or np.any(same_query & np.isnan(self.scores[:-1])):
-            return False
-        tied = np.flatnonzero(same_query & (left == right))
-        return not (tied.size and self._tie_break_violations(tied).any())
+        rising = bool(np.any(same_query & (left < right)) or np.any(same_query & np.isnan(left)))
+        return rising, np.flatnonzero(same_query & (left == right))
+
+    def is_canonical(self) -> bool:
+        """True when every query's entries are sorted by score desc, then doc id desc."""
+        if len(self.scores) < 2:
+            return True
+        rising, tied = self._neighbours()
+        return not rising and not (tied.size and self._tie_break_violations(tied).any())
 
     def canonical(self) -> "Run":
         """This run in canonical order (score desc, doc id desc within each query)."""
-        if self.is_canonical():
+        if len(self.scores) < 2:
+            return self
+        rising, tied_at = self._neighbours()
+        if not rising and not (tied_at.size and self._tie_break_violations(tied_at).any()):
             return self
         if np.isnan(self.scores).any():
             raise ValueError("run scores contain NaN")
-        qidx = self.entry_query_index()
-        order = self._score_order(qidx)
-        codes, scores = self.doc_codes[order], self.scores[order]
+        if rising:
+            qidx = self.entry_query_index()
+            order = self._score_order(qidx)
+            codes, scores = self.doc_codes[order], self.scores[order]
+            tied = (scores[1:] == scores[:-1]) & (qidx[1:] == qidx[:-1])
+        else:  # scores already in order: only tie groups are out of order
+            codes, scores = self.doc_codes, self.scores
+            tied = np.zeros(len(scores) - 1, dtype=bool)
+            tied[tied_at] = True
         # Equal (query, score) neighbours form tie groups; order each group by doc id descending.
-        tied = (scores[1:] == scores[:-1]) & (qidx[1:] == qidx[:-1])
         if tied.any():
             codes = self._order_ties(codes, tied)
         return replace(self, doc_codes=codes, scores=scores)

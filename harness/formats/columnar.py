@@ -10,13 +10,16 @@ file line by line, which accepts it or reports the bad line. The steps:
    removed. Only ASCII whitespace separates columns (U+00A0 and other Unicode spaces stay inside ids,
    as in trec_eval). A file with spaces only is parsed as it is first (the two-byte searches cost
    more than the parse); an empty field or uneven columns send it through the normalization once.
-2. pyarrow.csv with a single-space delimiter, no quoting, no null values: the query and document
-   columns as strings, the score as float64 (a score such as ``1_0`` fails the conversion -> give up),
-   the other three only checked to be non-empty. Every row must have the first row's number of
-   columns (>= 6; extra columns ignored), else give up.
-3. Document ids and query ids are interned by sorting their bytes (zero-padded to a multiple of 8
-   and viewed as big-endian words), so the vocabulary comes out in string order and ties can be
-   broken by comparing codes. Ids must be ASCII for that (else give up).
+2. pyarrow.csv, streamed in 4 MB blocks, with a single-space delimiter, no quoting, no null values:
+   the query and document columns as strings, the score as float64 (a score such as ``1_0`` fails the
+   conversion -> give up), the other three read as bytes only to check that they are non-empty and
+   dropped batch by batch. Every row must have the first row's number of columns (>= 6; extra
+   columns ignored), else give up.
+3. Document ids and query ids are interned in string order, so that ties can be broken by comparing
+   codes. Ids must be ASCII for that (else give up). Each id's bytes are NUL-padded to the longest
+   id; when the ids pack into 64 bits together with their positions (each character as its rank
+   among the characters used: ids of digits up to ~10 characters for millions of rows), a single
+   integer sort orders them; otherwise the padded bytes are sorted as big-endian 64-bit words.
 4. A NaN score or a (query, document) pair given twice -> give up (the line reader names the line).
 """
 
@@ -77,33 +80,99 @@ def _without_comment_lines(data: bytes) -> bytes:
 def _intern(column, with_first: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray | None] | None:
     """(codes, vocabulary, first position of each id if ``with_first``) with the vocabulary in string
     order; None unless every id is ASCII."""
+    raw = _padded_bytes(column)
+    return None if raw is None else _intern_padded(raw, with_first)
+
+
+def _padded_bytes(column) -> np.ndarray | None:
+    """Each id's bytes, NUL-padded to the longest id (an (n, width) uint8 array); None unless every id
+    is ASCII and some id is non-empty. Built chunk by chunk: one padded chunk exists at a time."""
     import pyarrow.compute as pc
 
     if len(column) == 0 or not pc.all(pc.string_is_ascii(column)).as_py():
         return None
-    width = -(-int(pc.max(pc.binary_length(column)).as_py()) // 8) * 8
+    width = int(pc.max(pc.binary_length(column)).as_py())
     if width == 0:
         return None
-    padded = pc.utf8_rpad(column, width=width, padding="\x00")
-    offsets = np.frombuffer(padded.buffers()[1], dtype=np.int32, count=len(padded) + 1, offset=4 * padded.offset)
-    raw = np.frombuffer(padded.buffers()[2], dtype=np.uint8)[offsets[0]:offsets[-1]]
-    # Big-endian words as native integers: numeric order = byte order = string order (ASCII).
-    words = raw.view(">u8").astype(np.uint64).reshape(-1, width // 8)
-    del raw, padded, offsets
-    if width == 8:
+    raw = np.empty((len(column), width), dtype=np.uint8)
+    at = 0
+    for chunk in getattr(column, "chunks", [column]):
+        padded = pc.utf8_rpad(chunk, width=width, padding="\x00")
+        offsets = np.frombuffer(padded.buffers()[1], dtype=np.int32, count=len(padded) + 1, offset=4 * padded.offset)
+        raw[at:at + len(padded)] = np.frombuffer(padded.buffers()[2], dtype=np.uint8)[
+            offsets[0]:offsets[-1]].reshape(-1, width)
+        at += len(padded)
+        del padded, offsets
+    return raw
+
+
+def _intern_padded(raw: np.ndarray, with_first: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """:func:`_intern` of the ids that ``raw`` holds (see :func:`_padded_bytes`)."""
+    width = raw.shape[1]
+    order, new, first = _sorted_by_packed_keys(raw)
+    if order is None:
+        order, new, first = _sorted_by_words(raw)
+    ranks = np.cumsum(new, dtype=np.int64)
+    del new
+    ranks -= 1
+    codes = np.empty(len(raw), dtype=np.int64)
+    codes[order] = ranks
+    del ranks, order
+    vocab = raw[first].astype(np.uint32).view(f"U{width}").ravel()  # ASCII bytes as code points; padding dropped
+    return codes, vocab, first if with_first else None
+
+
+def _sorted_by_packed_keys(raw: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None]:
+    """(positions in string order, whether each sorted position starts a new id, first position of
+    each id), or Nones when the ids do not pack into 64 bits with their positions.
+
+    Each byte is replaced by its rank among the bytes the ids use (padding NUL first: rank 0), so a
+    whole id packs into ``width x bits`` bits in string order; with the position in the low bits,
+    one plain sort of integers orders the ids and carries the argsort with it (ids of digits up to
+    8 characters: 4 bits a character).
+    """
+    n, width = raw.shape
+    present = np.zeros(256, dtype=bool)
+    present[raw.ravel()] = True
+    present[0] = False
+    rank = np.zeros(256, dtype=np.uint8)
+    used = np.flatnonzero(present)
+    rank[used] = np.arange(1, len(used) + 1)
+    bits, position_bits = max(len(used).bit_length(), 1), max((n - 1).bit_length(), 1)
+    if width * bits + position_bits > 64:
+        return None, None, None
+    keys = np.zeros(n, dtype=np.uint64)
+    for j in range(width):
+        keys <<= np.uint64(bits)
+        keys |= rank[raw[:, j]]
+    keys <<= np.uint64(position_bits)
+    keys |= np.arange(n, dtype=np.uint64)
+    keys.sort()
+    order = np.bitwise_and(keys, np.uint64((1 << position_bits) - 1)).view(np.int64)  # (< 2**63: same values)
+    keys >>= np.uint64(position_bits)
+    new = np.empty(n, dtype=bool)
+    new[0] = True
+    np.not_equal(keys[1:], keys[:-1], out=new[1:])
+    return order, new, order[new]  # (equal keys sort by position: the first comes first)
+
+
+def _sorted_by_words(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """As :func:`_sorted_by_packed_keys` for any ASCII ids: the bytes zero-padded to a multiple of 8,
+    viewed as big-endian words (numeric order = byte order = string order), sorted word by word."""
+    n, width = raw.shape
+    padded = np.zeros((n, -(-width // 8) * 8), dtype=np.uint8)
+    padded[:, :width] = raw
+    words = padded.view(">u8").astype(np.uint64)
+    del padded
+    if words.shape[1] == 1:
         order = np.argsort(words[:, 0])  # (np.unique's inverse and first index sort stably: slower)
     else:
         order = np.lexsort(words.T[::-1])  # first word primary
     ordered = words[order]
-    new = np.empty(len(words), dtype=bool)
+    new = np.empty(n, dtype=bool)
     new[0] = True
     np.any(ordered[1:] != ordered[:-1], axis=1, out=new[1:])
-    codes = np.empty(len(words), dtype=np.int64)
-    codes[order] = np.cumsum(new) - 1
-    first = np.minimum.reduceat(order, np.flatnonzero(new)) if with_first else None  # first position of each id
-    unique_bytes = ordered[new].astype(">u8").view(np.uint8).reshape(-1, width)
-    vocab = unique_bytes.astype(np.uint32).view(f"U{width}").ravel()  # ASCII bytes as code points; padding dropped
-    return codes, vocab, first
+    return order, new, np.minimum.reduceat(order, np.flatnonzero(new))
 
 
 def read_run_columns(read: Callable[[], bytes]) -> Run | None:
@@ -121,9 +190,11 @@ def read_run_columns(read: Callable[[], bytes]) -> Run | None:
         return None
     try:
         queries = _query_blocks(table["f0"].combine_chunks())
-        doc_column = table["f2"].combine_chunks()
+        raw = _padded_bytes(table["f2"])
         del table  # (memory: each column is dropped as soon as it has been used)
-        docs = _intern(doc_column)
+        pa.default_memory_pool().release_unused()  # (else the pool keeps the parsed columns' memory)
+        docs = None if raw is None else _intern_padded(raw)
+        del raw
     except pa.ArrowException:  # e.g. more than 2 GB of ids in one column
         return None
     if queries is None or docs is None:
@@ -133,9 +204,9 @@ def read_run_columns(read: Callable[[], bytes]) -> Run | None:
     if np.any(query_codes[1:] < query_codes[:-1]):
         regroup = np.argsort(query_codes, kind="stable")
         query_codes, doc_codes, scores = query_codes[regroup], doc_codes[regroup], scores[regroup]
-    if _has_repeated_pair(query_codes, doc_codes, len(doc_vocab)):
-        return None
     offsets = np.concatenate([[0], np.cumsum(np.bincount(query_codes, minlength=len(query_ids)))])
+    if _has_repeated_pair(offsets, query_codes, doc_codes, len(doc_vocab)):
+        return None
     return Run.from_arrays(query_ids.tolist(), offsets, doc_codes, scores, doc_vocab, vocab_sorted=True).canonical()
 
 
@@ -153,27 +224,27 @@ def _parse(data: bytes, collapse: bool):
     first_line = data[:data.find(b"\n")] if b"\n" in data else data
     if len(first_line.split(b" ")) < 6:
         return False
-    tag = pa.dictionary(pa.int32(), pa.binary())  # columns only checked for being non-empty
+    tag = pa.binary()  # columns only checked for being non-empty (binary: no UTF-8 check, no hashing)
+    batches = []
     try:
-        table = pcsv.read_csv(
+        reader = pcsv.open_csv(
             pa.BufferReader(data),
-            read_options=pcsv.ReadOptions(autogenerate_column_names=True, block_size=1 << 24),
+            read_options=pcsv.ReadOptions(autogenerate_column_names=True, block_size=1 << 22),
             parse_options=pcsv.ParseOptions(delimiter=" ", quote_char=False, double_quote=False),
             convert_options=pcsv.ConvertOptions(
                 include_columns=[f"f{i}" for i in range(6)], null_values=[], strings_can_be_null=False,
                 column_types={"f0": pa.string(), "f1": tag, "f2": pa.string(), "f3": tag, "f4": pa.float64(),
                               "f5": tag}))
+        for batch in reader:  # (streamed: only the three columns used are kept, batch by batch)
+            if any(pc.min(pc.binary_length(batch[name])).as_py() == 0 for name in ("f0", "f1", "f2", "f3", "f5")):
+                return False if collapse else None  # an empty field: runs of spaces or spaces at a line edge
+            batches.append(batch.select(["f0", "f2", "f4"]))
     except (pa.ArrowInvalid, KeyError):
         return False if collapse else None
     del data
-    if table.num_rows == 0:
+    if not sum(len(batch) for batch in batches):
         return False
-    empty = any(pc.min(pc.binary_length(table[name])).as_py() == 0 for name in ("f0", "f2")) or any(
-        pc.min(pc.binary_length(chunk.dictionary)).as_py() == 0
-        for name in ("f1", "f3", "f5") for chunk in table[name].chunks if len(chunk.dictionary))
-    if empty:
-        return False if collapse else None
-    return table.select(["f0", "f2", "f4"])
+    return pa.Table.from_batches(batches)
 
 
 def _query_blocks(column) -> tuple[np.ndarray, np.ndarray] | None:
@@ -188,7 +259,7 @@ def _query_blocks(column) -> tuple[np.ndarray, np.ndarray] | None:
     starts = np.concatenate([[0], changes])
     ids = np.array(column.take(_arrow_int64(starts)).to_pylist(), dtype=object)
     if len(set(ids.tolist())) == len(ids):
-        return np.repeat(np.arange(len(starts)), np.diff(np.append(starts, len(column)))), ids
+        return np.repeat(np.arange(len(starts), dtype=np.int32), np.diff(np.append(starts, len(column)))), ids
     interned = _intern(column, with_first=True)
     if interned is None:
         return None
@@ -212,6 +283,11 @@ def _arrow_int64(values: np.ndarray):
     return pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(values)])
 
 
-def _has_repeated_pair(query_codes: np.ndarray, doc_codes: np.ndarray, n_docs: int) -> bool:
-    keys = np.sort(query_codes * max(n_docs, 1) + doc_codes)
+def _has_repeated_pair(offsets: np.ndarray, query_codes: np.ndarray, doc_codes: np.ndarray, n_docs: int) -> bool:
+    """Whether a query lists a document twice (entries grouped by query, ``offsets`` their bounds)."""
+    depths = np.diff(offsets)
+    if len(depths) and (depths == depths[0]).all():  # equal depths: sort each query's row (much cheaper)
+        rows = np.sort(doc_codes.reshape(len(depths), -1), axis=1)
+        return bool(np.any(rows[:, 1:] == rows[:, :-1]))
+    keys = np.sort(query_codes.astype(np.int64) * max(n_docs, 1) + doc_codes)
     return bool(np.any(keys[1:] == keys[:-1]))

@@ -82,3 +82,25 @@ def test_canonical_order_on_both_sort_paths():
         canonical = run.canonical()
         assert canonical.is_canonical()
         assert [canonical.doc_ids(i) for i in range(run.n_queries)] == _reference_order(run)
+
+
+def test_canonical_fixes_only_tie_groups_when_scores_are_in_order():
+    # Scores already descending within each query (as most run files): only the tie groups are
+    # reordered, by id descending; vocabulary codes unrelated to string order ("d10" < "d9").
+    rng = np.random.default_rng(43)
+    vocab = [f"d{i}" for i in range(300)]
+    lengths = [60, 0, 45, 60, 1]
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    codes = np.concatenate([rng.choice(300, size=n, replace=False) for n in lengths]).astype(np.int64)
+    scores = np.concatenate([np.sort(rng.integers(0, 5, size=n))[::-1] for n in lengths]).astype(np.float64)
+    for vocab_sorted in (False, True):
+        order = sorted(range(300), key=vocab.__getitem__) if vocab_sorted else range(300)
+        v = [vocab[i] for i in order]
+        remap = np.empty(300, dtype=np.int64)
+        remap[list(order)] = np.arange(300)
+        run = Run.from_arrays([f"q{i}" for i in range(len(lengths))], offsets, remap[codes], scores, v,
+                              vocab_sorted=vocab_sorted)
+        assert not run.is_canonical()
+        canonical = run.canonical()
+        assert np.array_equal(canonical.scores, run.scores) and canonical.is_canonical()
+        assert [canonical.doc_ids(i) for i in range(run.n_queries)] == _reference_order(run)

@@ -69,6 +69,47 @@ def test_long_ids_and_shared_prefixes_intern_in_string_order(tmp_path):
         assert columnar.doc_ids(i) == lines.doc_ids(i)
 
 
+@pytest.mark.parametrize("alphabet", ["0123456789", "0123456789abcdef-_.", "".join(map(chr, range(33, 127)))])
+def test_packed_and_word_interning_agree_with_string_order(tmp_path, alphabet):
+    # Short ids over a small alphabet pack into one integer sort (digits: 4 bits a character); ids over
+    # all printable ASCII do not fit and go through the word sort. Both must give Python's string order
+    # (prefixes first: "1" < "10" < "1a"), and ties over many ids broken by id descending as the line reader.
+    import numpy as np
+    import pyarrow as pa
+
+    from harness.formats.columnar import _intern, _sorted_by_packed_keys, _sorted_by_words
+
+    rng = np.random.default_rng(len(alphabet))
+    pool = sorted({"".join(rng.choice(list(alphabet), size=rng.integers(1, 9))) for _ in range(300)})
+    pool = [d for d in pool if d[0] != "#"]
+    lines = []
+    for q in range(20):
+        docs = rng.choice(pool, size=60, replace=False)
+        scores = rng.integers(0, 4, size=60)  # 4 distinct scores: large tie groups
+        lines += [f"q{q} Q0 {d} {r} {s} t\n" for r, (d, s) in enumerate(zip(docs.tolist(), scores.tolist()), 1)]
+    text = "".join(lines)
+    columnar, by_line, _ = both(tmp_path, text)
+    assert columnar is not None and columnar.vocab_sorted
+    used = sorted({line.split()[2] for line in lines})
+    assert columnar.doc_vocab.tolist() == used
+    assert columnar.to_dict() == by_line.to_dict()
+    for i in range(columnar.n_queries):
+        ids = columnar.doc_ids(i)
+        assert ids == by_line.doc_ids(i)
+        scores = columnar.scores[columnar.offsets[i]:columnar.offsets[i + 1]].tolist()
+        assert [(s, d) for s, d in zip(scores, ids)] == sorted(zip(scores, ids), reverse=True)
+    column = pa.array([line.split()[2] for line in lines])
+    codes, vocab, first = _intern(column, with_first=True)
+    assert vocab.tolist() == used and vocab[codes].tolist() == column.to_pylist()
+    assert first.tolist() == [column.to_pylist().index(d) for d in used]  # first position of each id
+    raw = np.array([list(d.encode().ljust(8, b"\0")) for d in column.to_pylist()], dtype=np.uint8)
+    packed, words = _sorted_by_packed_keys(raw), _sorted_by_words(raw)
+    assert (packed[0] is None) == (len(alphabet) > 16 * 2)  # 95 characters: 7 bits x 8 + 11 > 64
+    if packed[0] is not None:
+        assert np.array_equal(packed[1], words[1]) and np.array_equal(packed[2], words[2])
+        assert np.array_equal(raw[packed[0]], raw[words[0]])
+
+
 def test_unicode_spaces_stay_inside_ids(tmp_path):
     # trec_eval splits on ASCII isspace only; U+00A0 and U+2003 are part of the id (Python's str.split would cut).
     text = "q1 Q0 d\u00a01 1 2.5 tag\nq1 Q0 d\u20032 2 1.5 tag\n"
