@@ -8,6 +8,9 @@ The cache root is ``cache_dir`` when given, else ``$HARNESS_CACHE_DIR``, else
 
 Writes are atomic: everything goes into a temporary sibling folder, which is renamed to ``<key>``
 only when complete (manifest last), so an interrupted build leaves no half-written entry.
+:func:`save_in_background` writes on a thread (files written and hashed while the caller searches);
+a :func:`load` of the same entry in this process, :func:`wait` and the interpreter's exit (the
+thread is not a daemon) wait for it.
 
 Loads are O(vocabulary), not O(postings), in what they read up front; the arrays are memory-mapped.
 What a load checks (``verify="quick"``, the default): the manifest (format, key), the set of files,
@@ -26,8 +29,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import logging
 import shutil
 import tempfile
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -39,6 +44,11 @@ FORMAT_VERSION = 2
 _ARRAYS = ("indptr", "indices", "data", "doc_lengths", "nonoccurrence")
 END_BYTES = 1 << 16  # the ends of a file hashed on every load
 VERIFY_ENV = "HARNESS_BM25_VERIFY"
+
+
+log = logging.getLogger(__name__)
+_pending: dict[Path, threading.Thread] = {}  # entry folder -> the thread writing it
+_pending_lock = threading.Lock()
 
 
 class CacheCorrupt(Exception):
@@ -122,12 +132,43 @@ def save(index: SparseIndex, root: Path, key: str, settings: dict) -> Path:
     return final
 
 
+def save_in_background(index: SparseIndex, root: Path, key: str, settings: dict) -> threading.Thread:
+    """:func:`save` on a (non-daemon) thread; a failure to write (read-only or full disk) is logged."""
+    folder = entry_dir(root, key)
+
+    def write() -> None:
+        try:
+            save(index, root, key, settings)
+        except OSError as exc:  # a read-only or full disk must not stop the run
+            log.warning("could not write the BM25 index cache under %s: %s", root, exc)
+        finally:
+            with _pending_lock:
+                if _pending.get(folder) is thread:
+                    del _pending[folder]
+
+    thread = threading.Thread(target=write, name=f"bm25-cache-{key[:8]}")
+    with _pending_lock:
+        _pending[folder] = thread
+    thread.start()
+    return thread
+
+
+def wait(folder: Path | None = None) -> None:
+    """Wait until the background write of entry ``folder`` (every one when None) is finished."""
+    with _pending_lock:
+        threads = list(_pending.values()) if folder is None else [_pending.get(folder)]
+    for thread in threads:
+        if thread is not None:
+            thread.join()
+
+
 def load(root: Path, key: str, verify: str | None = None) -> SparseIndex | None:
     """The cached index for ``key`` (arrays memory-mapped); None when absent; :class:`CacheCorrupt`
     when damaged. ``verify``: ``quick`` or ``full`` (default ``$HARNESS_BM25_VERIFY``, else quick);
     see the module docstring for what each checks."""
     mode = verify_mode(verify)
     folder = entry_dir(root, key)
+    wait(folder)
     if not folder.is_dir():
         return None
     try:

@@ -91,11 +91,13 @@ class LuceneBackend:
         if index is not None:
             return index, "hit"
         index = self.build(corpus)
-        try:
-            index_cache.save(index, root, key, settings)
-        except OSError as exc:  # a read-only or full disk must not stop the run
-            log.warning("could not write the BM25 index cache under %s: %s", root, exc)
+        index_cache.save_in_background(index, root, key, settings)  # written while we search
         return index, status
+
+    def cache_written(self) -> None:
+        """Wait until this index's cache entry is written (when it is being written)."""
+        if self.cache_entry is not None:
+            index_cache.wait(self.cache_entry)
 
     @property
     def sparse_index(self) -> SparseIndex:

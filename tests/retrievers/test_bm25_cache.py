@@ -24,6 +24,7 @@ def run_once(cache_dir, **kw):
 
 
 def entry(cache_dir):
+    index_cache.wait()  # the entry is written in the background
     (folder,) = (cache_dir / "bm25").iterdir()
     return folder
 
@@ -125,6 +126,7 @@ def test_corpus_with_a_fingerprint_is_not_hashed(tmp_path, monkeypatch):
     assert second.search(QUERIES, 10).to_dict() == first.search(QUERIES, 10).to_dict()
     monkeypatch.undo()
     status, _ = run_once(tmp_path)  # CORPUS: no fingerprint, hashed
+    index_cache.wait()
     assert status == "built" and len(list((tmp_path / "bm25").iterdir())) == 2
 
 
@@ -135,6 +137,7 @@ def test_key_depends_on_corpus_analyzer_and_parameters(tmp_path):
     r = BM25Retriever(cache_dir=tmp_path)
     r.index(Corpus(CORPUS.ids, CORPUS.titles, CORPUS.texts[:-1] + ["changed text"]))
     assert r.backend.cache_status == "built"
+    index_cache.wait()
     assert len(list((tmp_path / "bm25").iterdir())) == 4
 
 
@@ -143,10 +146,12 @@ def test_cache_dir_from_environment(tmp_path, monkeypatch):
     assert index_cache.cache_root() == tmp_path / "env"
     assert index_cache.cache_root(tmp_path / "explicit") == tmp_path / "explicit"
     status, _ = run_once(None)
+    index_cache.wait()
     assert status == "built" and (tmp_path / "env" / "bm25").is_dir()
 
 
 def test_cache_off_writes_nothing(tmp_path, monkeypatch):
     monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path))
     status, _ = run_once(None, cache=False)
+    index_cache.wait()
     assert status == "off" and not (tmp_path / "bm25").exists()
