@@ -27,10 +27,13 @@ def dense_text(title: str, text: str) -> str:
 
 
 def corpus_chunks(corpus: Corpus, size: int) -> Iterator[tuple[list[str], list[str], list[str]]]:
-    """(ids, titles, texts) of consecutive slices of ``size`` documents."""
+    """(ids, titles, texts) of consecutive slices of ``size`` documents (whatever the Arrow table's
+    chunking: digests over them depend on the content only), each read from the corpus's Arrow
+    table when it is needed: never a full copy of the texts as Python strings."""
+    table = corpus.table
     for start in range(0, len(corpus), size):
-        end = start + size
-        yield corpus.ids[start:end], corpus.titles[start:end], corpus.texts[start:end]
+        part = table.slice(start, size)
+        yield tuple(part.column(name).to_pylist() for name in ("_id", "title", "text"))
 
 
 def lexical_batches(corpus: Corpus, size: int) -> Iterator[list[str]]:

@@ -1,16 +1,27 @@
-"""On-disk cache of built BM25 indexes, keyed by corpus content + analyzer + scoring parameters.
+"""On-disk cache of built BM25 indexes, keyed by corpus identity + analyzer + scoring parameters.
 
 Layout: ``<cache root>/bm25/<key>/`` holding ``terms.txt`` (one term a line), one ``.npy`` file per
-index array, and ``manifest.json`` (format version, key, parameters, and the size and sha256 of
-every file). The cache root is ``cache_dir`` when given, else ``$HARNESS_CACHE_DIR``, else
+index array, and ``manifest.json`` (format version, key, parameters, and per file its size, the
+sha256 of its whole content and the sha256 of its ends: the first and last :data:`END_BYTES`).
+The cache root is ``cache_dir`` when given, else ``$HARNESS_CACHE_DIR``, else
 ``$XDG_CACHE_HOME/retrieval-harness`` (default ``~/.cache/retrieval-harness``).
 
 Writes are atomic: everything goes into a temporary sibling folder, which is renamed to ``<key>``
-only when complete (manifest last), so an interrupted build leaves no half-written entry. On load
-every file is checked against the manifest (size, sha256), then the index's arrays against each
-other (SparseIndex.validate); anything missing, extra
-or different makes :func:`load` raise :class:`CacheCorrupt`, and the caller rebuilds: a cache entry
-is never trusted blindly.
+only when complete (manifest last), so an interrupted build leaves no half-written entry.
+:func:`save_in_background` writes on a thread (files written and hashed while the caller searches);
+a :func:`load` of the same entry in this process, :func:`wait` and the interpreter's exit (the
+thread is not a daemon) wait for it.
+
+Loads are O(vocabulary), not O(postings), in what they read up front; the arrays are memory-mapped.
+What a load checks (``verify="quick"``, the default): the manifest (format, key), the set of files,
+every file's size, the sha256 of every file's ends (the whole file when it is under twice
+:data:`END_BYTES`: terms and small indexes are checked byte for byte), the ``.npy`` headers
+(dtype, shape), the number of terms, and the arrays against each other (SparseIndex.validate: sizes,
+``indptr`` ascending from 0 to the number of postings, every posting's document in range -- what
+search needs to read in bounds). What it does not check: bytes in the middle of a large array, e.g.
+a flipped score, which would change results without breaking search. ``verify="full"`` (or
+``HARNESS_BM25_VERIFY=full``) also compares every file's full sha256. Anything that fails makes
+:func:`load` raise :class:`CacheCorrupt`, and the caller rebuilds.
 """
 
 from __future__ import annotations
@@ -18,8 +29,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import logging
 import shutil
 import tempfile
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -27,8 +40,15 @@ import numpy as np
 from harness.checksums import sha256
 from retrievers.bm25.sparse_index import InvalidIndex, SparseIndex
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 _ARRAYS = ("indptr", "indices", "data", "doc_lengths", "nonoccurrence")
+END_BYTES = 1 << 16  # the ends of a file hashed on every load
+VERIFY_ENV = "HARNESS_BM25_VERIFY"
+
+
+log = logging.getLogger(__name__)
+_pending: dict[Path, threading.Thread] = {}  # entry folder -> the thread writing it
+_pending_lock = threading.Lock()
 
 
 class CacheCorrupt(Exception):
@@ -44,9 +64,33 @@ def cache_root(cache_dir: str | os.PathLike | None = None) -> Path:
     return harness_root()
 
 
-def cache_key(corpus_sha256: str, settings: dict) -> str:
-    blob = json.dumps({"format": FORMAT_VERSION, "corpus": corpus_sha256, "settings": settings}, sort_keys=True)
+def cache_key(corpus_id: str, settings: dict, n_docs: int | None = None) -> str:
+    """The entry of the corpus identified by ``corpus_id`` (``Corpus.fingerprint``, or the digest of
+    its content) with ``n_docs`` documents, indexed with ``settings``."""
+    blob = json.dumps({"format": FORMAT_VERSION, "corpus": corpus_id, "n_docs": n_docs, "settings": settings},
+                      sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
+
+
+def ends_sha256(path: Path, size: int) -> str:
+    """sha256 of the first and the last :data:`END_BYTES` of a file of ``size`` bytes (the whole file
+    when it is shorter than both)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        if size <= 2 * END_BYTES:
+            digest.update(handle.read())
+        else:
+            digest.update(handle.read(END_BYTES))
+            handle.seek(size - END_BYTES)
+            digest.update(handle.read(END_BYTES))
+    return digest.hexdigest()
+
+
+def verify_mode(verify: str | None = None) -> str:
+    mode = verify or os.environ.get(VERIFY_ENV) or "quick"
+    if mode not in ("quick", "full"):
+        raise ValueError(f"{VERIFY_ENV} must be 'quick' or 'full', got {mode!r}")
+    return mode
 
 
 def entry_dir(root: Path, key: str) -> Path:
@@ -68,7 +112,8 @@ def save(index: SparseIndex, root: Path, key: str, settings: dict) -> Path:
             with open(tmp / f"{name}.npy", "wb") as handle:
                 np.save(handle, array, allow_pickle=False)
         for path in sorted(tmp.iterdir()):
-            files[path.name] = {"bytes": path.stat().st_size, "sha256": sha256(path)}
+            size = path.stat().st_size
+            files[path.name] = {"bytes": size, "ends_sha256": ends_sha256(path, size), "sha256": sha256(path)}
         manifest = {"format": FORMAT_VERSION, "key": key, "settings": settings, "n_docs": index.n_docs,
                     "n_terms": index.n_terms, "files": files}
         with open(tmp / "manifest.json", "w", encoding="utf-8") as handle:
@@ -87,9 +132,43 @@ def save(index: SparseIndex, root: Path, key: str, settings: dict) -> Path:
     return final
 
 
-def load(root: Path, key: str) -> SparseIndex | None:
-    """The cached index for ``key``; None when absent; :class:`CacheCorrupt` when damaged."""
+def save_in_background(index: SparseIndex, root: Path, key: str, settings: dict) -> threading.Thread:
+    """:func:`save` on a (non-daemon) thread; a failure to write (read-only or full disk) is logged."""
     folder = entry_dir(root, key)
+
+    def write() -> None:
+        try:
+            save(index, root, key, settings)
+        except OSError as exc:  # a read-only or full disk must not stop the run
+            log.warning("could not write the BM25 index cache under %s: %s", root, exc)
+        finally:
+            with _pending_lock:
+                if _pending.get(folder) is thread:
+                    del _pending[folder]
+
+    thread = threading.Thread(target=write, name=f"bm25-cache-{key[:8]}")
+    with _pending_lock:
+        _pending[folder] = thread
+    thread.start()
+    return thread
+
+
+def wait(folder: Path | None = None) -> None:
+    """Wait until the background write of entry ``folder`` (every one when None) is finished."""
+    with _pending_lock:
+        threads = list(_pending.values()) if folder is None else [_pending.get(folder)]
+    for thread in threads:
+        if thread is not None:
+            thread.join()
+
+
+def load(root: Path, key: str, verify: str | None = None) -> SparseIndex | None:
+    """The cached index for ``key`` (arrays memory-mapped); None when absent; :class:`CacheCorrupt`
+    when damaged. ``verify``: ``quick`` or ``full`` (default ``$HARNESS_BM25_VERIFY``, else quick);
+    see the module docstring for what each checks."""
+    mode = verify_mode(verify)
+    folder = entry_dir(root, key)
+    wait(folder)
     if not folder.is_dir():
         return None
     try:
@@ -97,17 +176,20 @@ def load(root: Path, key: str) -> SparseIndex | None:
         files = manifest["files"]
         if manifest.get("format") != FORMAT_VERSION or manifest.get("key") != key:
             raise CacheCorrupt("manifest format or key mismatch")
+        present = {p.name for p in folder.iterdir()} - {"manifest.json"}
+        if present != set(files):
+            raise CacheCorrupt(f"files differ from the manifest: {sorted(present ^ set(files))}")
+        for name, meta in files.items():
+            path = folder / name
+            size = path.stat().st_size
+            if size != meta["bytes"] or ends_sha256(path, size) != meta["ends_sha256"]:
+                raise CacheCorrupt(f"{name} does not match its checksum")
+            if mode == "full" and sha256(path) != meta["sha256"]:
+                raise CacheCorrupt(f"{name} does not match its full checksum")
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise CacheCorrupt(f"unreadable manifest: {exc}") from None
-    present = {p.name for p in folder.iterdir()} - {"manifest.json"}
-    if present != set(files):
-        raise CacheCorrupt(f"files differ from the manifest: {sorted(present ^ set(files))}")
-    for name, meta in files.items():
-        path = folder / name
-        if path.stat().st_size != meta["bytes"] or sha256(path) != meta["sha256"]:
-            raise CacheCorrupt(f"{name} does not match its checksum")
+        raise CacheCorrupt(f"unreadable manifest or file: {exc}") from None
     try:
-        arrays = {name: np.load(folder / f"{name}.npy", allow_pickle=False)
+        arrays = {name: np.load(folder / f"{name}.npy", mmap_mode="r", allow_pickle=False).view(np.ndarray)
                   for name in _ARRAYS if f"{name}.npy" in files}
         text = (folder / "terms.txt").read_bytes().decode("utf-8", "surrogatepass")
     except (OSError, ValueError) as exc:

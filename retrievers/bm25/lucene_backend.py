@@ -1,6 +1,6 @@
 """The ``lucene`` backend: Lucene's BM25 on an eager sparse index (bm25s's layout), cached on disk.
 
-index(corpus): hash the corpus (ids, titles, texts) -> cache key with the analyzer and scoring
+index(corpus): the corpus's fingerprint, else a hash of its content (ids, titles, texts) -> cache key with the analyzer and scoring
 parameters -> load the cached index (checked once, on load), or build it from the corpus streamed
 in chunks (``Corpus`` or ``ArrowCorpus``; never a second full copy of the texts), then save it
 atomically. search(queries, k): the searcher made for that index (search.py).
@@ -58,6 +58,13 @@ class LuceneBackend:
     def build(self, corpus: Corpus) -> SparseIndex:
         return self.engine.build(corpus)
 
+    def corpus_id(self, corpus: Corpus) -> str:
+        """What the cache key names the corpus by: its ``fingerprint`` (the loader's: the source
+        file's sha256, nothing read again) when it has one, else the digest of every document."""
+        if corpus.fingerprint is not None:
+            return f"fingerprint:{corpus.fingerprint}"
+        return f"content:{self.engine.digest(corpus)}"
+
     def index(self, corpus: Corpus) -> None:
         index, self.cache_status = self._cached_or_built(corpus)
         self._index = index
@@ -69,7 +76,7 @@ class LuceneBackend:
             return self.build(corpus), "off"
         root = index_cache.cache_root(self.cache_dir)
         settings = self.settings()
-        key = index_cache.cache_key(self.engine.digest(corpus), settings)
+        key = index_cache.cache_key(self.corpus_id(corpus), settings, len(corpus))
         self.cache_entry = index_cache.entry_dir(root, key)
         status = "built"
         try:
@@ -84,11 +91,13 @@ class LuceneBackend:
         if index is not None:
             return index, "hit"
         index = self.build(corpus)
-        try:
-            index_cache.save(index, root, key, settings)
-        except OSError as exc:  # a read-only or full disk must not stop the run
-            log.warning("could not write the BM25 index cache under %s: %s", root, exc)
+        index_cache.save_in_background(index, root, key, settings)  # written while we search
         return index, status
+
+    def cache_written(self) -> None:
+        """Wait until this index's cache entry is written (when it is being written)."""
+        if self.cache_entry is not None:
+            index_cache.wait(self.cache_entry)
 
     @property
     def sparse_index(self) -> SparseIndex:

@@ -88,6 +88,9 @@ class BM25Retriever(Retriever):
 
     def stats(self) -> dict:
         """The index cache's status and, when the index is cached, its size on disk (``index_bytes``)."""
+        written = getattr(self._backend, "cache_written", None)
+        if written is not None:
+            written()  # the entry is written in the background: its size once it is complete
         status, entry = getattr(self._backend, "cache_status", None), getattr(self._backend, "cache_entry", None)
         out = {"cache": status} if status else {}
         try:

@@ -18,7 +18,7 @@ steps); :class:`CompiledSearcher` in C, the queries split among threads without 
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -34,9 +34,9 @@ class DocOrder:
     """The corpus's document ids and their string order (the tie rule)."""
 
     ids: np.ndarray          # document ids (object), index order
-    id_index: dict           # id -> index
     rank: np.ndarray         # int64: each document's rank in id string order
     doc_of_rank: np.ndarray  # int64: the inverse of ``rank``
+    corpus: Corpus = field(repr=False, compare=False)
 
     @classmethod
     def of(cls, corpus: Corpus) -> "DocOrder":
@@ -44,7 +44,14 @@ class DocOrder:
         rank = string_ranks(ids)
         doc_of_rank = np.empty(len(rank), dtype=np.int64)
         doc_of_rank[rank] = np.arange(len(rank))
-        return cls(ids, corpus.id_index, rank, doc_of_rank)
+        return cls(ids, rank, doc_of_rank, corpus)
+
+    @property
+    def id_index(self) -> dict | None:
+        """The corpus's id -> position dict when something has built it, else None: runs then
+        build their own only if asked (Run.vocab_index); an evaluation never needs it, and at
+        millions of documents it costs more than loading the index."""
+        return self.corpus.__dict__.get("id_index")
 
     def run(self, query_ids, offsets: np.ndarray, docs: np.ndarray, scores: np.ndarray) -> Run:
         return Run.from_arrays(query_ids, offsets, docs, scores, self.ids, self.id_index)

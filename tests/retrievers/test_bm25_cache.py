@@ -24,6 +24,7 @@ def run_once(cache_dir, **kw):
 
 
 def entry(cache_dir):
+    index_cache.wait()  # the entry is written in the background
     (folder,) = (cache_dir / "bm25").iterdir()
     return folder
 
@@ -65,8 +66,9 @@ def test_damaged_cache_is_rebuilt_with_identical_results(tmp_path, damage):
             array[1], array[2] = array[2], array[1]
         np.save(folder / f"{name}.npy", array)
         manifest = json.loads((folder / "manifest.json").read_text())
-        manifest["files"][f"{name}.npy"] = {"bytes": (folder / f"{name}.npy").stat().st_size,
-                                           "sha256": sha256(folder / f"{name}.npy")}
+        path = folder / f"{name}.npy"
+        manifest["files"][path.name] = {"bytes": path.stat().st_size, "sha256": sha256(path),
+                                        "ends_sha256": index_cache.ends_sha256(path, path.stat().st_size)}
         (folder / "manifest.json").write_text(json.dumps(manifest))
         with pytest.raises(index_cache.CacheCorrupt, match="inconsistent arrays"):
             index_cache.load(tmp_path, folder.name)
@@ -76,6 +78,58 @@ def test_damaged_cache_is_rebuilt_with_identical_results(tmp_path, damage):
     assert status == "hit" and third == first
 
 
+def test_loaded_arrays_are_memory_mapped(tmp_path):
+    run_once(tmp_path)
+    index = index_cache.load(tmp_path, entry(tmp_path).name)
+    assert isinstance(index.indices.base, np.memmap) and isinstance(index.data.base, np.memmap)
+    assert not index.data.flags.writeable
+
+
+def test_middle_of_a_large_file_is_checked_by_full_verification_only(tmp_path, monkeypatch):
+    """Quick verification hashes the first and last END_BYTES of each file (here 64 bytes, so that
+    data.npy's middle is unchecked); a score flipped there passes it and fails ``verify="full"``
+    (and ``HARNESS_BM25_VERIFY=full``), after which the entry is rebuilt."""
+    monkeypatch.setattr(index_cache, "END_BYTES", 64)
+    _, first = run_once(tmp_path)
+    folder = entry(tmp_path)
+    data = folder / "data.npy"
+    raw = bytearray(data.read_bytes())
+    assert len(raw) > 4 * 64
+    middle = len(raw) // 2 // 4 * 4  # a float32 score's first byte (the 128-byte header is 4-aligned)
+    raw[middle + 3] ^= 0x01  # exponent bit: the score changes, stays finite
+    data.write_bytes(bytes(raw))
+    assert index_cache.load(tmp_path, folder.name, verify="quick") is not None
+    with pytest.raises(index_cache.CacheCorrupt, match="data.npy does not match its full checksum"):
+        index_cache.load(tmp_path, folder.name, verify="full")
+    monkeypatch.setenv("HARNESS_BM25_VERIFY", "full")
+    status, again = run_once(tmp_path)
+    assert status == "rebuilt" and again == first
+
+
+def test_corpus_with_a_fingerprint_is_not_hashed(tmp_path, monkeypatch):
+    """A loaded corpus names its cache entry by its fingerprint (the source file's sha256): the
+    documents are not hashed again; the same content without a fingerprint is another entry."""
+    from retrievers.bm25 import engines
+
+    corpus = Corpus.from_table(CORPUS.table)
+    corpus.fingerprint = "f" * 64
+    first = BM25Retriever(cache_dir=tmp_path)
+    first.index(corpus)
+
+    def no_digest(*args, **kw):
+        raise AssertionError("corpus hashed despite its fingerprint")
+
+    monkeypatch.setattr(engines, "corpus_digest", no_digest)
+    second = BM25Retriever(cache_dir=tmp_path)
+    second.index(corpus)
+    assert (first.backend.cache_status, second.backend.cache_status) == ("built", "hit")
+    assert second.search(QUERIES, 10).to_dict() == first.search(QUERIES, 10).to_dict()
+    monkeypatch.undo()
+    status, _ = run_once(tmp_path)  # CORPUS: no fingerprint, hashed
+    index_cache.wait()
+    assert status == "built" and len(list((tmp_path / "bm25").iterdir())) == 2
+
+
 def test_key_depends_on_corpus_analyzer_and_parameters(tmp_path):
     run_once(tmp_path)
     run_once(tmp_path, k1=1.2)
@@ -83,6 +137,7 @@ def test_key_depends_on_corpus_analyzer_and_parameters(tmp_path):
     r = BM25Retriever(cache_dir=tmp_path)
     r.index(Corpus(CORPUS.ids, CORPUS.titles, CORPUS.texts[:-1] + ["changed text"]))
     assert r.backend.cache_status == "built"
+    index_cache.wait()
     assert len(list((tmp_path / "bm25").iterdir())) == 4
 
 
@@ -91,10 +146,12 @@ def test_cache_dir_from_environment(tmp_path, monkeypatch):
     assert index_cache.cache_root() == tmp_path / "env"
     assert index_cache.cache_root(tmp_path / "explicit") == tmp_path / "explicit"
     status, _ = run_once(None)
+    index_cache.wait()
     assert status == "built" and (tmp_path / "env" / "bm25").is_dir()
 
 
 def test_cache_off_writes_nothing(tmp_path, monkeypatch):
     monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path))
     status, _ = run_once(None, cache=False)
+    index_cache.wait()
     assert status == "off" and not (tmp_path / "bm25").exists()
