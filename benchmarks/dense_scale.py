@@ -1,0 +1,163 @@
+"""Exact dense search at MS MARCO size: memory and correctness of the blocked search over a memory map.
+
+    PYTHONPATH=. python benchmarks/dense_scale.py [--docs 2000000] [--dim 384] [--queries 1000]
+                                                  [--path /tmp/dense_scale.npy] [--keep]
+
+Writes synthetic float32 embeddings (seeded normal vectors, 1 in 50 rows a duplicate of another row
+so that exact score ties occur) as one ``.npy`` -- the format of the embedding cache's
+``embeddings.npy`` -- in a child process, then in a second, fresh child process runs
+retrievers.dense.exact.exact_search (cosine, top 10, the retriever's default blocks) over
+``np.load(mmap_mode="r")`` of it, and reports that child's peak RSS (``ru_maxrss`` and ``VmHWM``:
+anonymous memory plus file pages of the map resident at the peak), its ``RssAnon`` / ``RssFile``
+at the end, and the mapped size. Finally (in this process, after the measurement) a brute-force
+numpy reference, computed in document chunks too but with a plain float32 threshold and a
+lexicographic sort instead of the int64 keys, must give the same top 10 (indices and scores).
+The queries are perturbed copies of documents, half of them of duplicated documents (ties at the
+top). Ids are ``d%07d``: string order = row order, so the id rank is the row number.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+K = 10
+
+
+def _status() -> dict:
+    out = {}
+    with open("/proc/self/status", encoding="ascii") as handle:
+        for line in handle:
+            name, _, value = line.partition(":")
+            if name in ("VmHWM", "VmRSS", "RssAnon", "RssFile"):
+                out[name] = int(value.split()[0]) * 1024
+    return out
+
+
+def make(path: str, n: int, dim: int, seed: int = 0) -> None:
+    rng = np.random.default_rng(seed)
+    out = np.lib.format.open_memmap(path + ".tmp", mode="w+", dtype=np.float32, shape=(n, dim))
+    step = 65536
+    for start in range(0, n, step):
+        block = rng.standard_normal((min(step, n - start), dim), dtype=np.float32)
+        out[start:start + len(block)] = block
+        out.flush()
+    dup = np.arange(0, n, 50)
+    out[dup] = out[dup + 1]  # row i (multiple of 50) == row i+1: exact ties
+    out.flush()
+    del out
+    os.replace(path + ".tmp", path)
+
+
+def queries_for(n: int, dim: int, count: int, path: str) -> np.ndarray:
+    rng = np.random.default_rng(1)
+    docs = np.load(path, mmap_mode="r")
+    rows = np.sort(rng.choice(n // 50, size=count, replace=False)) * 50
+    rows[1::2] += 7  # half of them not duplicated
+    noise = rng.standard_normal((count, dim), dtype=np.float32) * np.float32(0.3)
+    return np.asarray(docs[rows], dtype=np.float32) + noise
+
+
+def search(path: str, count: int, out: str) -> None:
+    import resource
+
+    from retrievers.dense.exact import exact_search
+
+    docs = np.load(path, mmap_mode="r")
+    q = queries_for(docs.shape[0], docs.shape[1], count, path)
+    before = _status()
+    started = time.perf_counter()
+    idx, scores = exact_search(q, docs, K, np.arange(docs.shape[0]), cosine=True)
+    seconds = time.perf_counter() - started
+    after = _status()
+    np.savez(out, idx=idx, scores=scores)
+    print(json.dumps({"seconds": round(seconds, 2), "ru_maxrss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+                      "before": before, "after": after, "mapped_bytes": int(docs.nbytes)}))
+
+
+def reference(path: str, q: np.ndarray, chunk: int = 131072) -> tuple[np.ndarray, np.ndarray]:
+    """Top K by a plain method: per chunk, candidates >= each query's K-th float32 score, then one
+    lexsort by (score desc, row desc) of the candidates of all chunks."""
+    docs = np.load(path, mmap_mode="r")
+    qn = q / np.maximum(np.sqrt(np.einsum("ij,ij->i", q, q, dtype=np.float32)), np.float32(1e-12))[:, None]
+    cand_rows = [[] for _ in range(len(q))]
+    cand_scores = [[] for _ in range(len(q))]
+    for start in range(0, docs.shape[0], chunk):
+        d = np.array(docs[start:start + chunk], dtype=np.float32)
+        d /= np.maximum(np.sqrt(np.einsum("ij,ij->i", d, d, dtype=np.float32)), np.float32(1e-12))[:, None]
+        s = qn @ d.T
+        kth = np.partition(s, s.shape[1] - K, axis=1)[:, s.shape[1] - K]
+        for i in range(len(q)):
+            hit = np.flatnonzero(s[i] >= kth[i])
+            cand_rows[i].append(hit + start)
+            cand_scores[i].append(s[i, hit])
+    idx = np.empty((len(q), K), dtype=np.int64)
+    scores = np.empty((len(q), K), dtype=np.float32)
+    for i in range(len(q)):
+        rows, vals = np.concatenate(cand_rows[i]), np.concatenate(cand_scores[i])
+        order = np.lexsort((-rows, -vals))[:K]
+        idx[i], scores[i] = rows[order], vals[order]
+    return idx, scores
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--docs", type=int, default=2_000_000)
+    parser.add_argument("--dim", type=int, default=384)
+    parser.add_argument("--queries", type=int, default=1000)
+    parser.add_argument("--path", default="/tmp/dense_scale.npy")
+    parser.add_argument("--keep", action="store_true", help="keep the embeddings file (reused when its shape fits)")
+    parser.add_argument("--phase", choices=["make", "search"], help=argparse.SUPPRESS)
+    parser.add_argument("--out", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.phase == "make":
+        return make(args.path, args.docs, args.dim)
+    if args.phase == "search":
+        return search(args.path, args.queries, args.out)
+    me = [sys.executable, __file__, "--path", args.path, "--docs", str(args.docs), "--dim", str(args.dim),
+          "--queries", str(args.queries)]
+    try:
+        existing = np.load(args.path, mmap_mode="r").shape if os.path.exists(args.path) else None
+        if existing != (args.docs, args.dim):
+            started = time.perf_counter()
+            subprocess.run(me + ["--phase", "make"], check=True)
+            print(f"wrote {args.path} ({args.docs} x {args.dim} float32) in {time.perf_counter() - started:.1f} s")
+        out = args.path + ".result.npz"
+        line = subprocess.run(me + ["--phase", "search", "--out", out], check=True, capture_output=True,
+                              text=True).stdout.strip().splitlines()[-1]
+        got = json.loads(line)
+        result = np.load(out)
+        os.unlink(out)
+        gib = 2.0 ** 30
+        print(f"exact_search: {args.queries} queries x {args.docs} docs x {args.dim}, top {K}: {got['seconds']} s")
+        print(f"mapped file: {got['mapped_bytes'] / gib:.2f} GiB")
+        print(f"search process peak RSS (ru_maxrss): {got['ru_maxrss'] / gib:.3f} GiB; "
+              f"VmHWM {got['after']['VmHWM'] / gib:.3f} GiB")
+        print(f"  before search: RssAnon {got['before']['RssAnon'] / gib:.3f} GiB, "
+              f"RssFile {got['before']['RssFile'] / gib:.3f} GiB")
+        print(f"  after search:  RssAnon {got['after']['RssAnon'] / gib:.3f} GiB, "
+              f"RssFile {got['after']['RssFile'] / gib:.3f} GiB")
+        q = queries_for(args.docs, args.dim, args.queries, args.path)
+        started = time.perf_counter()
+        ref_idx, ref_scores = reference(args.path, q)
+        print(f"brute-force reference: {time.perf_counter() - started:.1f} s")
+        same_idx = np.array_equal(result["idx"], ref_idx)
+        same_scores = np.array_equal(result["scores"].view(np.int32), ref_scores.view(np.int32))
+        ties = int(np.sum(result["scores"][:, :-1] == result["scores"][:, 1:]))
+        print(f"top-{K} identical to the reference: indices {same_idx}, scores {same_scores} "
+              f"({ties} exactly tied adjacent pairs in the results)")
+        if not (same_idx and same_scores):
+            sys.exit(1)
+    finally:
+        if not args.keep and os.path.exists(args.path):
+            os.unlink(args.path)
+
+
+if __name__ == "__main__":
+    main()
