@@ -159,3 +159,29 @@ def test_exact_search_validates_inputs():
         exact_search(np.zeros((1, 2)), np.zeros((3, 2)), 0, np.arange(3))
     with pytest.raises(ValueError, match="disagree"):
         exact_search(np.zeros((1, 2)), np.zeros((3, 4)), 1, np.arange(3))
+
+
+def test_faiss_index_from_a_memory_map_is_cached_and_a_broken_cache_is_rebuilt(tmp_path):
+    pytest.importorskip("faiss", reason="faiss-cpu not installed")
+    from harness.errors import HarnessError
+    from retrievers.dense.faiss_index import FaissIndex
+
+    rng = np.random.default_rng(7)
+    docs = rng.normal(size=(600, 8)).astype(np.float32)
+    np.save(tmp_path / "d.npy", docs)
+    mapped = np.load(tmp_path / "d.npy", mmap_mode="r")
+    q = rng.normal(size=(5, 8)).astype(np.float32)
+    path = tmp_path / "idx" / "faiss.index"
+    built = FaissIndex(mapped, True, "IVF4,Flat", nprobe=4, cache_path=path)
+    assert built.stats()["cache"] == "miss" and built.stats()["nlist"] == 4 and path.is_file()
+    exact = exact_search(q, docs, 10, np.arange(600))[0]
+    np.testing.assert_array_equal(built.search(q, 10, np.arange(600))[0], exact)  # nprobe = nlist: exhaustive
+    cached = FaissIndex(mapped, True, "IVF4,Flat", nprobe=4, cache_path=path)
+    assert cached.stats()["cache"] == "hit"
+    np.testing.assert_array_equal(cached.search(q, 10, np.arange(600))[0], exact)
+    path.write_bytes(b"not an index")
+    rebuilt = FaissIndex(mapped, True, "IVF4,Flat", nprobe=4, cache_path=path)
+    assert rebuilt.stats()["cache"] == "miss"
+    assert FaissIndex(mapped, True, "IVF4,Flat", cache_path=path).stats()["cache"] == "hit"
+    with pytest.raises(HarnessError, match="efSearch"):
+        FaissIndex(mapped, True, "IVF4,Flat", ef_search=8)
