@@ -2,10 +2,12 @@
 
     PYTHONPATH=. python benchmarks/dense_scale.py [--docs 2000000] [--dim 384] [--queries 1000]
                                                   [--path /tmp/dense_scale.npy] [--keep]
+                                                  [--faiss IVF1024,Flat --faiss-docs 200000 --nprobe 32]
 
 Writes synthetic float32 embeddings (seeded normal vectors, 1 in 50 rows a duplicate of another row
 so that exact score ties occur) as one ``.npy`` -- the format of the embedding cache's
-``embeddings.npy`` -- in a child process, then in a second, fresh child process runs
+``embeddings.npy`` -- in a child process, then (queries made here, passed as a small ``.npy``) in a second, fresh child
+process runs
 retrievers.dense.exact.exact_search (cosine, top 10, the retriever's default blocks) over
 ``np.load(mmap_mode="r")`` of it, and reports that child's peak RSS (``ru_maxrss`` and ``VmHWM``:
 anonymous memory plus file pages of the map resident at the peak), its ``RssAnon`` / ``RssFile``
@@ -14,6 +16,8 @@ numpy reference, computed in document chunks too but with a plain float32 thresh
 lexicographic sort instead of the int64 keys, must give the same top 10 (indices and scores).
 The queries are perturbed copies of documents, half of them of duplicated documents (ties at the
 top). Ids are ``d%07d``: string order = row order, so the id rank is the row number.
+With ``--faiss FACTORY`` a faiss index over the first ``--faiss-docs`` rows is then built, cached,
+reloaded from its cache file and searched, and its recall@10 against exact search reported.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 
 import numpy as np
@@ -64,21 +69,33 @@ def queries_for(n: int, dim: int, count: int, path: str) -> np.ndarray:
     return np.asarray(docs[rows], dtype=np.float32) + noise
 
 
-def search(path: str, count: int, out: str) -> None:
+def search(path: str, out: str) -> None:
     import resource
 
     from retrievers.dense.exact import exact_search
 
     docs = np.load(path, mmap_mode="r")
-    q = queries_for(docs.shape[0], docs.shape[1], count, path)
+    q = np.load(out + ".queries.npy")  # made by the parent: reading their rows here would map pages too
     before = _status()
+    peaks: dict = {}
+    done = threading.Event()
+
+    def sample() -> None:  # peak anonymous and file-backed RSS, sampled every 20 ms
+        while not done.wait(0.02):
+            for name, value in _status().items():
+                peaks[name] = max(peaks.get(name, 0), value)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
     started = time.perf_counter()
     idx, scores = exact_search(q, docs, K, np.arange(docs.shape[0]), cosine=True)
     seconds = time.perf_counter() - started
+    done.set()
+    sampler.join()
     after = _status()
     np.savez(out, idx=idx, scores=scores)
     print(json.dumps({"seconds": round(seconds, 2), "ru_maxrss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-                      "before": before, "after": after, "mapped_bytes": int(docs.nbytes)}))
+                      "before": before, "after": after, "sampled_peaks": peaks, "mapped_bytes": int(docs.nbytes)}))
 
 
 def reference(path: str, q: np.ndarray, chunk: int = 131072) -> tuple[np.ndarray, np.ndarray]:
@@ -106,6 +123,32 @@ def reference(path: str, q: np.ndarray, chunk: int = 131072) -> tuple[np.ndarray
     return idx, scores
 
 
+def faiss_check(path: str, count: int, n: int, factory: str, nprobe: int | None, ef_search: int | None) -> None:
+    """Build (then reload from its cache file) a faiss index over the first ``n`` rows; recall@10
+    against exact search and the build / cached-load seconds."""
+    import tempfile
+
+    from retrievers.dense.exact import exact_search
+    from retrievers.dense.faiss_index import FaissIndex
+
+    docs = np.load(path, mmap_mode="r")[:n]
+    q = queries_for(docs.shape[0], docs.shape[1], count, path)
+    rank = np.arange(n)
+    exact = exact_search(q, docs, K, rank)[0]
+    with tempfile.TemporaryDirectory() as folder:
+        cache = f"{folder}/faiss.index"
+        built = FaissIndex(docs, True, factory, nprobe=nprobe, ef_search=ef_search, cache_path=cache)
+        loaded = FaissIndex(docs, True, factory, nprobe=nprobe, ef_search=ef_search, cache_path=cache)
+        size = os.path.getsize(cache)
+        started = time.perf_counter()
+        idx = loaded.search(q, K, rank)[0]
+        seconds = time.perf_counter() - started
+    recall = np.mean([len(set(a) & set(b)) / K for a, b in zip(idx.tolist(), exact.tolist())])
+    print(f"faiss {factory} over {n} docs ({built.stats()}): built in {built.seconds:.1f} s, "
+          f"cache {loaded.cache} loaded in {loaded.seconds:.2f} s ({size / 2**20:.0f} MiB), "
+          f"{count} queries in {seconds:.2f} s, recall@{K} vs exact {recall:.4f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--docs", type=int, default=2_000_000)
@@ -113,13 +156,17 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=1000)
     parser.add_argument("--path", default="/tmp/dense_scale.npy")
     parser.add_argument("--keep", action="store_true", help="keep the embeddings file (reused when its shape fits)")
+    parser.add_argument("--faiss", metavar="FACTORY", help="also build, cache and reload this faiss index")
+    parser.add_argument("--faiss-docs", type=int, default=200_000, help="rows the faiss index covers")
+    parser.add_argument("--nprobe", type=int)
+    parser.add_argument("--ef-search", type=int)
     parser.add_argument("--phase", choices=["make", "search"], help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.phase == "make":
         return make(args.path, args.docs, args.dim)
     if args.phase == "search":
-        return search(args.path, args.queries, args.out)
+        return search(args.path, args.out)
     me = [sys.executable, __file__, "--path", args.path, "--docs", str(args.docs), "--dim", str(args.dim),
           "--queries", str(args.queries)]
     try:
@@ -129,21 +176,26 @@ def main() -> None:
             subprocess.run(me + ["--phase", "make"], check=True)
             print(f"wrote {args.path} ({args.docs} x {args.dim} float32) in {time.perf_counter() - started:.1f} s")
         out = args.path + ".result.npz"
+        q = queries_for(args.docs, args.dim, args.queries, args.path)
+        np.save(out + ".queries.npy", q)
         line = subprocess.run(me + ["--phase", "search", "--out", out], check=True, capture_output=True,
                               text=True).stdout.strip().splitlines()[-1]
         got = json.loads(line)
         result = np.load(out)
         os.unlink(out)
+        os.unlink(out + ".queries.npy")
         gib = 2.0 ** 30
         print(f"exact_search: {args.queries} queries x {args.docs} docs x {args.dim}, top {K}: {got['seconds']} s")
         print(f"mapped file: {got['mapped_bytes'] / gib:.2f} GiB")
         print(f"search process peak RSS (ru_maxrss): {got['ru_maxrss'] / gib:.3f} GiB; "
               f"VmHWM {got['after']['VmHWM'] / gib:.3f} GiB")
-        print(f"  before search: RssAnon {got['before']['RssAnon'] / gib:.3f} GiB, "
+        print(f"  sampled peaks during the search: RssAnon {got['sampled_peaks']['RssAnon'] / gib:.3f} GiB, "
+              f"RssFile {got['sampled_peaks']['RssFile'] / gib:.3f} GiB")
+        print(f"  before search: VmHWM {got['before']['VmHWM'] / gib:.3f} GiB, "
+              f"RssAnon {got['before']['RssAnon'] / gib:.3f} GiB, "
               f"RssFile {got['before']['RssFile'] / gib:.3f} GiB")
         print(f"  after search:  RssAnon {got['after']['RssAnon'] / gib:.3f} GiB, "
               f"RssFile {got['after']['RssFile'] / gib:.3f} GiB")
-        q = queries_for(args.docs, args.dim, args.queries, args.path)
         started = time.perf_counter()
         ref_idx, ref_scores = reference(args.path, q)
         print(f"brute-force reference: {time.perf_counter() - started:.1f} s")
@@ -154,6 +206,9 @@ def main() -> None:
               f"({ties} exactly tied adjacent pairs in the results)")
         if not (same_idx and same_scores):
             sys.exit(1)
+        if args.faiss:
+            faiss_check(args.path, args.queries, min(args.faiss_docs, args.docs), args.faiss, args.nprobe,
+                        args.ef_search)
     finally:
         if not args.keep and os.path.exists(args.path):
             os.unlink(args.path)
