@@ -46,27 +46,40 @@ def _status() -> dict:
 
 
 def make(path: str, n: int, dim: int, seed: int = 0) -> None:
+    """Write the file with plain writes (no shared map: its dirty pages would count in RSS)."""
     rng = np.random.default_rng(seed)
-    out = np.lib.format.open_memmap(path + ".tmp", mode="w+", dtype=np.float32, shape=(n, dim))
-    step = 65536
-    for start in range(0, n, step):
-        block = rng.standard_normal((min(step, n - start), dim), dtype=np.float32)
-        out[start:start + len(block)] = block
-        out.flush()
-    dup = np.arange(0, n, 50)
-    out[dup] = out[dup + 1]  # row i (multiple of 50) == row i+1: exact ties
-    out.flush()
-    del out
+    step = 65500  # a multiple of 50: row i (i % 50 == 0) == row i+1 within each block
+    with open(path + ".tmp", "wb") as handle:
+        np.lib.format.write_array_header_1_0(handle, {"descr": "<f4", "fortran_order": False, "shape": (n, dim)})
+        for start in range(0, n, step):
+            block = rng.standard_normal((min(step, n - start), dim), dtype=np.float32)
+            block[::50][:len(block[1::50])] = block[1::50]
+            block.tofile(handle)
     os.replace(path + ".tmp", path)
+
+
+def read_rows(path: str, start: int, stop: int, rows: np.ndarray | None = None) -> np.ndarray:
+    """Rows ``start:stop`` (or the given ``rows``) of a C-order float32 .npy by plain reads."""
+    with open(path, "rb") as handle:
+        np.lib.format.read_magic(handle)
+        shape, _, _ = np.lib.format.read_array_header_1_0(handle)
+        offset, width = handle.tell(), shape[1] * 4
+        if rows is None:
+            handle.seek(offset + start * width)
+            return np.fromfile(handle, dtype=np.float32, count=(min(stop, shape[0]) - start) * shape[1]).reshape(-1, shape[1])
+        out = np.empty((len(rows), shape[1]), dtype=np.float32)
+        for i, row in enumerate(rows.tolist()):
+            handle.seek(offset + row * width)
+            out[i] = np.fromfile(handle, dtype=np.float32, count=shape[1])
+        return out
 
 
 def queries_for(n: int, dim: int, count: int, path: str) -> np.ndarray:
     rng = np.random.default_rng(1)
-    docs = np.load(path, mmap_mode="r")
     rows = np.sort(rng.choice(n // 50, size=count, replace=False)) * 50
     rows[1::2] += 7  # half of them not duplicated
     noise = rng.standard_normal((count, dim), dtype=np.float32) * np.float32(0.3)
-    return np.asarray(docs[rows], dtype=np.float32) + noise
+    return read_rows(path, 0, 0, rows) + noise  # plain reads: no mapped pages in this process
 
 
 def search(path: str, out: str) -> None:
@@ -98,15 +111,14 @@ def search(path: str, out: str) -> None:
                       "before": before, "after": after, "sampled_peaks": peaks, "mapped_bytes": int(docs.nbytes)}))
 
 
-def reference(path: str, q: np.ndarray, chunk: int = 131072) -> tuple[np.ndarray, np.ndarray]:
+def reference(path: str, q: np.ndarray, n: int, chunk: int = 32768) -> tuple[np.ndarray, np.ndarray]:
     """Top K by a plain method: per chunk, candidates >= each query's K-th float32 score, then one
     lexsort by (score desc, row desc) of the candidates of all chunks."""
-    docs = np.load(path, mmap_mode="r")
     qn = q / np.maximum(np.sqrt(np.einsum("ij,ij->i", q, q, dtype=np.float32)), np.float32(1e-12))[:, None]
     cand_rows = [[] for _ in range(len(q))]
     cand_scores = [[] for _ in range(len(q))]
-    for start in range(0, docs.shape[0], chunk):
-        d = np.array(docs[start:start + chunk], dtype=np.float32)
+    for start in range(0, n, chunk):
+        d = read_rows(path, start, start + chunk)  # plain reads: no mapped pages in this process
         d /= np.maximum(np.sqrt(np.einsum("ij,ij->i", d, d, dtype=np.float32)), np.float32(1e-12))[:, None]
         s = qn @ d.T
         kth = np.partition(s, s.shape[1] - K, axis=1)[:, s.shape[1] - K]
@@ -197,7 +209,7 @@ def main() -> None:
         print(f"  after search:  RssAnon {got['after']['RssAnon'] / gib:.3f} GiB, "
               f"RssFile {got['after']['RssFile'] / gib:.3f} GiB")
         started = time.perf_counter()
-        ref_idx, ref_scores = reference(args.path, q)
+        ref_idx, ref_scores = reference(args.path, q, args.docs)
         print(f"brute-force reference: {time.perf_counter() - started:.1f} s")
         same_idx = np.array_equal(result["idx"], ref_idx)
         same_scores = np.array_equal(result["scores"].view(np.int32), ref_scores.view(np.int32))
