@@ -24,7 +24,7 @@ from typing import Callable
 
 import numpy as np
 
-from harness.atomic import atomic_open, write_json
+from harness.atomic import atomic_open, atomic_path, write_json
 
 FORMAT_VERSION = 1
 
@@ -119,35 +119,41 @@ class EmbeddingCache:
 
     def build(self, encode_rows: Callable[[np.ndarray], np.ndarray],
               on_progress: Callable[[int], None] | None = None) -> tuple[np.ndarray, int]:
-        """Fill the entry: load finished parts, encode the others with ``encode_rows(row indices)``,
-        then write the complete matrix. ``on_progress(m)`` is told of each newly encoded chunk.
-        Returns (matrix, rows taken from earlier parts)."""
+        """Fill the entry: encode the chunks that have no part yet with ``encode_rows(row indices)``
+        (each part written as soon as it is done), then join the parts into the complete matrix,
+        written straight into a memory-mapped temporary ``.npy`` and renamed, so that memory holds
+        one chunk at a time whatever the number of rows. ``on_progress(m)`` is told of each newly
+        encoded chunk. Returns (matrix, memory-mapped read-only; rows taken from earlier parts)."""
         meta = self.prepare()
-        out: np.ndarray | None = None
         reused = 0
         for i in range(self.n_chunks):
             rows = self.chunk_rows(i)
-            part = _load(self.part_path(i), len(rows), meta.get("dim"))
-            if part is not None:
+            if _load(self.part_path(i), len(rows), meta.get("dim"), mmap=True) is not None:
                 reused += len(rows)
-            else:
-                part = np.asarray(encode_rows(rows), dtype=np.float32)
-                self.write_part(i, part)
-                if meta.get("dim") is None:
-                    meta["dim"] = int(part.shape[1])
-                    write_json(self.folder / "meta.json", meta)
-                if on_progress is not None:
-                    on_progress(len(rows))
-            if out is None:
-                out = np.empty((self.n_rows, part.shape[1]), dtype=np.float32)
-            out[rows] = part
-        if out is None:  # no rows at all
-            out = np.empty((0, meta.get("dim") or 0), dtype=np.float32)
-        _save(self.final_path, out)
+                continue
+            part = np.asarray(encode_rows(rows), dtype=np.float32)
+            self.write_part(i, part)
+            if meta.get("dim") is None:
+                meta["dim"] = int(part.shape[1])
+                write_json(self.folder / "meta.json", meta)
+            if on_progress is not None:
+                on_progress(len(rows))
+        parts = [_load(self.part_path(i), len(self.chunk_rows(i)), meta.get("dim"), mmap=True)
+                 for i in range(self.n_chunks)]
+        dim = meta.get("dim") or (parts[0].shape[1] if parts else 0)
+        with atomic_path(self.final_path) as tmp:
+            out = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float32, shape=(self.n_rows, dim))
+            for i, part in enumerate(parts):
+                if part is None or part.shape[1] != dim:
+                    raise ValueError(f"cache part {self.part_path(i)} vanished or changed while joining")
+                out[self.chunk_rows(i)] = part
+            out.flush()
+            del out
         for i in range(self.n_chunks):
             with contextlib.suppress(FileNotFoundError):
                 self.part_path(i).unlink()
-        return out, reused
+        complete = _load(self.final_path, self.n_rows, dim, mmap=True)
+        return (complete if complete is not None else np.empty((0, dim), dtype=np.float32)), reused
 
     def cached_rows(self) -> int:
         """How many rows finished parts already hold (for a progress bar's starting point)."""

@@ -1,9 +1,11 @@
 """Exact top-k by inner product over the whole corpus, in blocks, with the evaluator's tie rule.
 
 Scores are float32 inner products ``q . d`` (for cosine, of L2-normalized vectors, each divided
-by ``max(||x||, 1e-12)`` as torch's ``F.normalize`` does and MTEB's ``cos_sim`` uses). Memory
-is bounded by the block sizes: one (query block x document block) score matrix at a time, plus
-the running top k per query.
+by ``max(||x||, 1e-12)`` as torch's ``F.normalize`` does and MTEB's ``cos_sim`` uses). The
+documents (typically the embedding cache's memory-mapped ``embeddings.npy``) are read once, one
+block at a time; memory is bounded by the block sizes and the number of queries, not by the corpus:
+one document block, one (query block x document block) score matrix at a time, plus the running
+top k per query.
 
 Ranking is score descending, then document id descending (string order), selected with
 ``argpartition`` alone on the one int64 key per (score, id) of retrievers/topk.py
@@ -12,6 +14,9 @@ top k of the per-block top k's: the result does not depend on the block sizes.
 """
 
 from __future__ import annotations
+
+import contextlib
+import mmap
 
 import numpy as np
 
@@ -28,12 +33,33 @@ def l2_normalize(x: np.ndarray) -> np.ndarray:
     return x / np.maximum(norms, np.float32(EPS))[:, None]
 
 
+def _release(docs: np.ndarray, start: int, stop: int) -> None:
+    """Drop rows ``start:stop`` of a read-only memory map from this process's resident set
+    (``madvise(MADV_DONTNEED)``): the pages stay in the kernel's page cache and are read back from
+    it if touched again, but no longer count in the process's RSS, so a scan over a map of any size
+    keeps RSS at one block. A no-op for in-memory arrays or where madvise is unavailable."""
+    handle = getattr(docs, "_mmap", None)
+    advice = getattr(mmap, "MADV_DONTNEED", None)
+    if handle is None or advice is None or stop <= start or docs.flags.writeable:
+        return
+    base = np.frombuffer(handle, dtype=np.uint8).ctypes.data
+    first = docs[start:stop].ctypes.data - base
+    last = first + (stop - start) * docs.strides[0]
+    first -= first % mmap.PAGESIZE  # whole pages only (a shared edge page is simply read again)
+    with contextlib.suppress(OSError, ValueError):
+        handle.madvise(advice, first, last - first)
+
+
 def exact_search(queries: np.ndarray, docs: np.ndarray, k: int, id_rank: np.ndarray, cosine: bool = True,
                  query_block: int = 256, doc_block: int = 16384) -> tuple[np.ndarray, np.ndarray]:
     """Top ``k`` documents of each query: (doc indices, float32 scores), both (n_queries, k'),
     k' = min(k, n_docs), each row in canonical order (score desc, id desc).
 
-    ``docs`` may be a read-only memory map; it is read one block at a time.
+    ``docs`` may be a read-only memory map (e.g. the embedding cache's ``embeddings.npy``): it is
+    read once, one block of ``doc_block`` rows at a time, each block normalized once and scored
+    against every query block, its pages released after use. Peak memory, whatever the corpus
+    size: one block of documents, one (query block x document block) score matrix with its int64
+    keys, and the running top k of every query (n_queries x 2k keys, indices and scores).
     """
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
@@ -49,32 +75,33 @@ def exact_search(queries: np.ndarray, docs: np.ndarray, k: int, id_rank: np.ndar
         queries = l2_normalize(queries)
     k = min(k, n_docs)
     n_q = queries.shape[0]
-    best_idx = np.empty((n_q, k), dtype=np.int64)
-    best_scores = np.empty((n_q, k), dtype=np.float32)
     id_rank = np.asarray(id_rank, dtype=np.int64)
-    for q0 in range(0, n_q, query_block):
-        q = queries[q0:q0 + query_block]
-        run_keys = np.empty((len(q), 0), dtype=np.int64)
-        run_idx = np.empty((len(q), 0), dtype=np.int64)
-        run_scores = np.empty((len(q), 0), dtype=np.float32)
-        for d0 in range(0, n_docs, doc_block):
-            block = np.asarray(docs[d0:d0 + doc_block], dtype=np.float32)
-            if cosine:
-                block = l2_normalize(block)
-            scores = q @ block.T
-            keys = sort_keys(scores, id_rank[d0:d0 + len(block)])
+    if n_q == 0 or k == 0:
+        return np.empty((n_q, k), dtype=np.int64), np.empty((n_q, k), dtype=np.float32)
+    run_keys = np.empty((n_q, 0), dtype=np.int64)
+    run_idx = np.empty((n_q, 0), dtype=np.int64)
+    run_scores = np.empty((n_q, 0), dtype=np.float32)
+    for d0 in range(0, n_docs, doc_block):
+        d1 = min(d0 + doc_block, n_docs)
+        block = np.array(docs[d0:d1], dtype=np.float32)  # a copy: the mapped pages can go at once
+        _release(docs, d0, d1)
+        if cosine:
+            block = l2_normalize(block)
+        merged = []
+        for q0 in range(0, n_q, query_block):
+            q1 = min(q0 + query_block, n_q)
+            scores = queries[q0:q1] @ block.T
+            keys = sort_keys(scores, id_rank[d0:d1])
             top = largest_keys(keys, k)
-            keys = np.concatenate([run_keys, np.take_along_axis(keys, top, 1)], axis=1)
-            idx = np.concatenate([run_idx, top + d0], axis=1)
-            vals = np.concatenate([run_scores, np.take_along_axis(scores, top, 1)], axis=1)
+            keys = np.concatenate([run_keys[q0:q1], np.take_along_axis(keys, top, 1)], axis=1)
+            idx = np.concatenate([run_idx[q0:q1], top + d0], axis=1)
+            vals = np.concatenate([run_scores[q0:q1], np.take_along_axis(scores, top, 1)], axis=1)
             keep = largest_keys(keys, k)
-            run_keys = np.take_along_axis(keys, keep, 1)
-            run_idx = np.take_along_axis(idx, keep, 1)
-            run_scores = np.take_along_axis(vals, keep, 1)
-        order = np.argsort(run_keys, axis=1)[:, ::-1]
-        best_idx[q0:q0 + len(q)] = np.take_along_axis(run_idx, order, 1)
-        best_scores[q0:q0 + len(q)] = np.take_along_axis(run_scores, order, 1)
-    return best_idx, best_scores
+            merged.append((np.take_along_axis(keys, keep, 1), np.take_along_axis(idx, keep, 1),
+                           np.take_along_axis(vals, keep, 1)))
+        run_keys, run_idx, run_scores = (np.concatenate(parts) for parts in zip(*merged))
+    order = np.argsort(run_keys, axis=1)[:, ::-1]
+    return np.take_along_axis(run_idx, order, 1), np.take_along_axis(run_scores, order, 1)
 
 
 def rerank_candidates(cand_idx: np.ndarray, cand_scores: np.ndarray, k: int,

@@ -59,6 +59,7 @@ class DenseRetriever(Retriever):
                  document_prompt_name: str | None = None, normalize: bool = False, score: str = "cos",
                  batch_size: int = 32, device: str = "auto", cache: bool = True, cache_dir: str | None = None,
                  cache_chunk_size: int = 512, index: str = "exact", faiss_factory: str = "Flat",
+                 faiss_nprobe: int | None = None, faiss_ef_search: int | None = None,
                  query_block: int = 256, doc_block: int = 16384, progress: bool = True, encoder: str = "local",
                  ray_workers: int | None = None, ray_address: str | None = None):
         if score not in SCORES:
@@ -68,6 +69,9 @@ class DenseRetriever(Retriever):
         for label, value in (("batch_size", batch_size), ("cache_chunk_size", cache_chunk_size),
                              ("query_block", query_block), ("doc_block", doc_block)):
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{label} must be an integer >= 1, got {value!r}")
+        for label, value in (("faiss_nprobe", faiss_nprobe), ("faiss_ef_search", faiss_ef_search)):
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
                 raise ValueError(f"{label} must be an integer >= 1, got {value!r}")
         if max_seq_length is not None and (not isinstance(max_seq_length, int) or max_seq_length < 1):
             raise ValueError(f"max_seq_length must be an integer >= 1, got {max_seq_length!r}")
@@ -87,6 +91,8 @@ class DenseRetriever(Retriever):
         self.max_seq_length_override = max_seq_length
         self.normalize, self.score, self.batch_size = bool(normalize), score, batch_size
         self.cache_chunk_size, self.index_kind, self.faiss_factory = cache_chunk_size, index, faiss_factory
+        self.faiss_nprobe, self.faiss_ef_search = faiss_nprobe, faiss_ef_search
+        self._docs_entry: Path | None = None
         self.query_block, self.doc_block, self.progress = query_block, doc_block, bool(progress)
         self._docs: np.ndarray | None = None
         self._faiss = None
@@ -115,6 +121,8 @@ class DenseRetriever(Retriever):
             "normalize": self.normalize,
             "score": self.score,
             "index": self.index_kind if self.index_kind == "exact" else f"faiss:{self.faiss_factory}",
+            **({"faiss_nprobe": self.faiss_nprobe, "faiss_ef_search": self.faiss_ef_search}
+               if self.index_kind == "faiss" else {}),
         }
 
     def stats(self) -> dict:
@@ -186,6 +194,8 @@ class DenseRetriever(Retriever):
                           "content_sha256": content_hash(ids, texts), "rows": n}
             entry = EmbeddingCache(self.cache_dir / f"{kind}-{cache_key(key_fields)}", n, order,
                                    self.cache_chunk_size, {**key_fields, "model": self.model.name})
+            if kind == "documents":
+                self._docs_entry = entry.folder
             out = entry.load_complete()
             if out is not None:
                 status, reused = "hit", n
@@ -215,6 +225,7 @@ class DenseRetriever(Retriever):
     # ----------------------------------------------------------------- Retriever
     def index(self, corpus: Corpus) -> None:
         started = time.perf_counter()
+        self._docs_entry = None
         self._docs = self.encode("documents", corpus.ids, document_texts(corpus), self.document_prompt)
         self._ids = corpus.id_array
         self._id_index = corpus.id_index
@@ -237,7 +248,13 @@ class DenseRetriever(Retriever):
             if self._faiss is None:
                 from retrievers.dense.faiss_index import FaissIndex
 
-                self._faiss = FaissIndex(np.asarray(self._docs), cosine, self.faiss_factory)
+                cache_path = None
+                if self._docs_entry is not None:
+                    key = cache_key({"factory": self.faiss_factory, "score": self.score})
+                    cache_path = self._docs_entry / f"faiss-{key}.index"
+                self._faiss = FaissIndex(self._docs, cosine, self.faiss_factory, nprobe=self.faiss_nprobe,
+                                         ef_search=self.faiss_ef_search, cache_path=cache_path)
+                self._stats["faiss_index"] = self._faiss.stats()
             idx, scores = self._faiss.search(q, int(k), self._rank)
         else:
             idx, scores = exact_search(q, self._docs, int(k), self._rank, cosine=cosine, query_block=self.query_block,

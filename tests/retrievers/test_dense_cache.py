@@ -45,6 +45,15 @@ def test_build_then_load_complete(tmp_path):
     np.testing.assert_array_equal(loaded, expected())
 
 
+def test_build_joins_the_parts_on_disk_and_returns_a_read_only_map(tmp_path):
+    # The complete matrix is written into a memory-mapped file (RAM: one chunk at a time), not
+    # assembled in memory: build() hands back the same read-only map a later load_complete() gives.
+    out, _ = make(tmp_path / "e", chunk=3).build(rows_encoder([]))
+    assert isinstance(out, np.memmap) and not out.flags.writeable
+    np.testing.assert_array_equal(out, expected())
+    assert not list((tmp_path / "e").glob(".*tmp")), "the joined file is renamed into place"
+
+
 def test_interrupted_build_resumes_with_the_missing_chunks_only(tmp_path):
     calls = []
     with pytest.raises(KeyboardInterrupt):

@@ -67,6 +67,53 @@ def test_exact_search_reads_a_memory_map(tmp_path):
     np.testing.assert_array_equal(a[1], b[1])
 
 
+@pytest.mark.parametrize("query_block,doc_block", [(1, 1), (3, 8), (16, 33), (64, 1000)])
+def test_memory_mapped_block_search_matches_the_oracle_with_ties(tmp_path, query_block, doc_block):
+    rng = np.random.default_rng(5)
+    # Integer vectors with duplicated rows: exact float32 scores, ties within and across blocks.
+    docs = rng.integers(-3, 4, size=(300, 6)).astype(np.float32)
+    docs[150:] = docs[:150][rng.permutation(150)]
+    np.save(tmp_path / "d.npy", docs)
+    mapped = np.load(tmp_path / "d.npy", mmap_mode="r")
+    queries = rng.integers(-3, 4, size=(20, 6)).astype(np.float32)
+    rank = string_ranks(np.array([f"doc{i}" for i in rng.permutation(300)], dtype=object))
+    for k in (1, 10, 151):
+        idx, scores = exact_search(queries, mapped, k, rank, cosine=False, query_block=query_block,
+                                   doc_block=doc_block)
+        want_idx, want_scores = _oracle(queries, docs, k, rank)
+        np.testing.assert_array_equal(idx, want_idx)
+        np.testing.assert_array_equal(scores, want_scores)
+    np.testing.assert_array_equal(mapped, docs)  # released pages read back unchanged
+
+
+class _Reads:
+    """A (n, dim) matrix that records every row range read from it."""
+
+    def __init__(self, data):
+        self.data, self.shape, self.ndim, self.reads = data, data.shape, data.ndim, []
+
+    def __getitem__(self, item):
+        self.reads.append((item.start, min(item.stop, len(self.data))))
+        return self.data[item]
+
+
+def test_documents_are_read_once_one_block_at_a_time():
+    rng = np.random.default_rng(6)
+    docs = _Reads(rng.normal(size=(103, 5)).astype(np.float32))
+    queries = rng.normal(size=(9, 5)).astype(np.float32)
+    idx, _ = exact_search(queries, docs, 4, np.arange(103), query_block=2, doc_block=25)
+    # Whatever the number of query blocks, each document row is read exactly once, in blocks of 25.
+    assert docs.reads == [(0, 25), (25, 50), (50, 75), (75, 100), (100, 103)]
+    np.testing.assert_array_equal(idx, exact_search(queries, docs.data, 4, np.arange(103), query_block=2)[0])
+
+
+def test_no_queries_or_no_documents_give_empty_results():
+    idx, scores = exact_search(np.empty((0, 3), np.float32), np.ones((4, 3), np.float32), 2, np.arange(4))
+    assert idx.shape == scores.shape == (0, 2)
+    idx, scores = exact_search(np.ones((2, 3), np.float32), np.empty((0, 3), np.float32), 2, np.arange(0))
+    assert idx.shape == scores.shape == (2, 0)
+
+
 def test_cosine_scores_are_normalized_dot_products_and_zero_vectors_score_zero():
     docs = np.array([[3.0, 4.0], [0.0, 0.0], [-1.0, 0.0]], dtype=np.float32)
     q = np.array([[10.0, 0.0]], dtype=np.float32)
@@ -112,3 +159,29 @@ def test_exact_search_validates_inputs():
         exact_search(np.zeros((1, 2)), np.zeros((3, 2)), 0, np.arange(3))
     with pytest.raises(ValueError, match="disagree"):
         exact_search(np.zeros((1, 2)), np.zeros((3, 4)), 1, np.arange(3))
+
+
+def test_faiss_index_from_a_memory_map_is_cached_and_a_broken_cache_is_rebuilt(tmp_path):
+    pytest.importorskip("faiss", reason="faiss-cpu not installed")
+    from harness.errors import HarnessError
+    from retrievers.dense.faiss_index import FaissIndex
+
+    rng = np.random.default_rng(7)
+    docs = rng.normal(size=(600, 8)).astype(np.float32)
+    np.save(tmp_path / "d.npy", docs)
+    mapped = np.load(tmp_path / "d.npy", mmap_mode="r")
+    q = rng.normal(size=(5, 8)).astype(np.float32)
+    path = tmp_path / "idx" / "faiss.index"
+    built = FaissIndex(mapped, True, "IVF4,Flat", nprobe=4, cache_path=path)
+    assert built.stats()["cache"] == "miss" and built.stats()["nlist"] == 4 and path.is_file()
+    exact = exact_search(q, docs, 10, np.arange(600))[0]
+    np.testing.assert_array_equal(built.search(q, 10, np.arange(600))[0], exact)  # nprobe = nlist: exhaustive
+    cached = FaissIndex(mapped, True, "IVF4,Flat", nprobe=4, cache_path=path)
+    assert cached.stats()["cache"] == "hit"
+    np.testing.assert_array_equal(cached.search(q, 10, np.arange(600))[0], exact)
+    path.write_bytes(b"not an index")
+    rebuilt = FaissIndex(mapped, True, "IVF4,Flat", nprobe=4, cache_path=path)
+    assert rebuilt.stats()["cache"] == "miss"
+    assert FaissIndex(mapped, True, "IVF4,Flat", cache_path=path).stats()["cache"] == "hit"
+    with pytest.raises(HarnessError, match="efSearch"):
+        FaissIndex(mapped, True, "IVF4,Flat", ef_search=8)

@@ -164,6 +164,43 @@ def test_faiss_index_gives_the_exact_run(model_dir, tmp_path):
     assert flat.params()["index"] == "faiss:Flat"
 
 
+@pytest.mark.parametrize("factory,knobs,built", [
+    ("IVF2,Flat", {"faiss_nprobe": 2}, {"nlist": 2, "nprobe": 2}),
+    ("HNSW4", {"faiss_ef_search": 64}, {"M": 4, "efSearch": 64, "efConstruction": 40}),
+])
+def test_faiss_ivf_and_hnsw_are_cached_and_record_their_parameters(model_dir, tmp_path, factory, knobs, built):
+    pytest.importorskip("faiss", reason="faiss-cpu not installed")
+    exact = make(model_dir, tmp_path)
+    exact.index(CORPUS)
+    want = exact.search(QUERIES, 5)
+    first = make(model_dir, tmp_path, index="faiss", faiss_factory=factory, **knobs)
+    first.index(CORPUS)
+    # nprobe = nlist visits every list; efSearch 64 > 5 documents: both exact on this corpus.
+    run = first.search(QUERIES, 5)
+    assert [run.doc_ids(i) for i in range(2)] == [want.doc_ids(i) for i in range(2)]
+    info = first.stats()["faiss_index"]
+    assert info["cache"] == "miss" and info["ntotal"] == 5
+    assert {key: info[key] for key in built} == built
+    files = list((tmp_path / "cache").glob("documents-*/faiss-*.index"))
+    assert len(files) == 1
+    second = make(model_dir, tmp_path, index="faiss", faiss_factory=factory, **knobs)
+    second.index(CORPUS)
+    again = second.search(QUERIES, 5)
+    assert second.stats()["faiss_index"]["cache"] == "hit"
+    assert [again.doc_ids(i) for i in range(2)] == [want.doc_ids(i) for i in range(2)]
+    params = second.params()
+    assert params["index"] == f"faiss:{factory}"
+    assert params["faiss_nprobe"] == knobs.get("faiss_nprobe")
+    assert params["faiss_ef_search"] == knobs.get("faiss_ef_search")
+    assert "faiss_nprobe" not in exact.params()  # exact runs keep their parameters (and run keys)
+    other = make(model_dir, tmp_path, index="faiss", faiss_factory="Flat")
+    other.index(CORPUS)
+    other.search(QUERIES, 5)
+    assert other.stats()["faiss_index"]["cache"] == "miss"  # another factory, another cached index
+    with pytest.raises(ValueError, match="faiss_nprobe"):
+        make(model_dir, tmp_path, index="faiss", faiss_nprobe=0)
+
+
 def test_params_and_validation(model_dir, tmp_path):
     r = make(model_dir, tmp_path)
     p = r.params()
