@@ -8,6 +8,7 @@ from typing import List, Optional
 import typer
 
 from harness.cli import app
+from harness.cli.options import INTERSECTION_OPTION
 
 
 @app.command()
@@ -22,9 +23,7 @@ def check(
     test: str = typer.Option("randomization", "--test", help="Paired test: randomization or t."),
     permutations: int = typer.Option(10_000, "--permutations", help="Sign permutations of the randomization test."),
     seed: int = typer.Option(0, "--seed", help="Seed of the randomization test."),
-    intersection: bool = typer.Option(False, "--intersection",
-                                      help="Check on the queries common to both files instead of refusing "
-                                           "different query sets."),
+    intersection: bool = INTERSECTION_OPTION,
     show: int = typer.Option(5, "--show", help="Queries that lost most, listed per regressed or noisy metric."),
     qrels: Optional[Path] = typer.Option(None, "--qrels", help="Qrels to mark judged documents in the listing "
                                                                "(default: the qrels the metrics name, if unchanged)."),

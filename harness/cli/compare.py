@@ -8,7 +8,8 @@ from typing import List, Optional
 import typer
 
 from harness.cli import app
-from harness.cli.options import ALPHA_OPTION, PERMUTATIONS_OPTION, RESAMPLES_OPTION, SEED_OPTION, TEST_OPTION
+from harness.cli.options import (ALPHA_OPTION, INTERSECTION_OPTION, PERMUTATIONS_OPTION, RESAMPLES_OPTION,
+                                 SEED_OPTION, TEST_OPTION)
 
 DEFAULT_METRICS = ("NDCG@10", "Recall@100", "MRR@10")
 
@@ -27,9 +28,7 @@ def compare(
     permutations: int = PERMUTATIONS_OPTION,
     resamples: int = RESAMPLES_OPTION,
     seed: int = SEED_OPTION,
-    intersection: bool = typer.Option(False, "--intersection",
-                                      help="Compare on the queries common to all results instead of refusing "
-                                           "different query sets."),
+    intersection: bool = INTERSECTION_OPTION,
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write the comparison as JSON here."),
     markdown_out: Optional[Path] = typer.Option(None, "--markdown", help="Write the Markdown here."),
     plots: bool = typer.Option(False, "--plots", help="Write PNG plots beside the --json file."),

@@ -84,3 +84,5 @@ ALPHA_OPTION = typer.Option(0.05, "--alpha", help="Significance level (after Hol
 PERMUTATIONS_OPTION = typer.Option(10_000, "--permutations", help="Sign permutations of the randomization test.")
 RESAMPLES_OPTION = typer.Option(10_000, "--resamples", help="Bootstrap resamples of the confidence intervals.")
 SEED_OPTION = typer.Option(0, "--seed", help="Seed of the randomization test and the bootstrap.")
+INTERSECTION_OPTION = typer.Option(False, "--intersection", help="Use only the queries common to all results (per "
+                                   "dataset) instead of refusing different query sets.")

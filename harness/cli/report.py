@@ -8,7 +8,8 @@ from typing import List, Optional
 import typer
 
 from harness.cli import app
-from harness.cli.options import ALPHA_OPTION, PERMUTATIONS_OPTION, RESAMPLES_OPTION, SEED_OPTION, TEST_OPTION
+from harness.cli.options import (ALPHA_OPTION, INTERSECTION_OPTION, PERMUTATIONS_OPTION, RESAMPLES_OPTION,
+                                 SEED_OPTION, TEST_OPTION)
 
 
 @app.command()
@@ -31,9 +32,7 @@ def report(
     permutations: int = PERMUTATIONS_OPTION,
     resamples: int = RESAMPLES_OPTION,
     seed: int = SEED_OPTION,
-    intersection: bool = typer.Option(False, "--intersection",
-                                      help="Compare on the queries common to a dataset's results instead of "
-                                           "refusing different query sets."),
+    intersection: bool = INTERSECTION_OPTION,
 ) -> None:
     """Write RESULTS as one HTML page: leaderboard with intervals, plots, per-query explorer, settings."""
     from harness.compare import Settings
