@@ -22,9 +22,13 @@ __all__ = ["default_threads", "index_key", "in_batches", "hits_run"]
 
 
 def index_key(corpus: Corpus, settings: dict) -> str:
-    """32 hex digits naming a stored index: sha256 over the corpus (ids, titles, texts, as the BM25
-    cache hashes them) and the settings that change what is stored."""
-    blob = json.dumps({"corpus": corpus_digest(corpus_chunks(corpus, CHUNK_DOCS)), "settings": settings}, sort_keys=True)
+    """32 hex digits naming a stored index: sha256 over the corpus's identity and the settings that
+    change what is stored. The corpus is named as the BM25 cache names it: by its loader's
+    ``fingerprint`` (the source file's sha256) and size when it has one, else by the digest of every
+    document (ids, titles, texts)."""
+    corpus_id = (f"fingerprint:{corpus.fingerprint}:{len(corpus)}" if corpus.fingerprint is not None
+                 else corpus_digest(corpus_chunks(corpus, CHUNK_DOCS)))
+    blob = json.dumps({"corpus": corpus_id, "settings": settings}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
 
