@@ -256,9 +256,16 @@ class Run:
         ``query_codes`` (optional): ``codes_of(query_ids)`` when the caller has it already.
         """
         qcodes = self.codes_of(self.query_ids.tolist()) if query_codes is None else query_codes
-        drop = self.doc_codes == np.repeat(qcodes, np.diff(self.offsets))
-        if not drop.any():
+        rows = np.flatnonzero(qcodes >= 0)  # queries whose id is a document id of the run: only those checked
+        if not rows.size:
             return self
+        sizes = self.offsets[rows + 1] - self.offsets[rows]
+        entries = np.repeat(self.offsets[rows] - np.cumsum(sizes) + sizes, sizes) + np.arange(int(sizes.sum()))
+        hits = entries[self.doc_codes[entries] == np.repeat(qcodes[rows], sizes)]
+        if not hits.size:
+            return self
+        drop = np.zeros(len(self.doc_codes), dtype=bool)
+        drop[hits] = True
         lengths = np.diff(self.offsets)
         dropped = np.zeros(self.n_queries, dtype=np.int64)
         nonempty = lengths > 0

@@ -12,19 +12,29 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Benchmark search: run retrievers on BEIR datasets, evaluate runs, compare and gate.")
 
 
-def _register() -> None:
-    from harness.cli import datasets, evaluate, run  # noqa: F401  (each module adds its command to ``app``)
-    from harness.cli import check, compare  # noqa: F401
-    from harness.cli import bench  # noqa: F401
-    from harness.cli import serve  # noqa: F401
-    from harness.cli import report  # noqa: F401
-    from harness.cli import fuse  # noqa: F401
-    from harness.cli import rerank  # noqa: F401
+# Command name -> its module (harness/cli/<name>.py adds the command to ``app`` when imported), in the
+# order ``--help`` lists them.
+COMMANDS = ("datasets", "evaluate", "run", "check", "compare", "bench", "serve", "report", "fuse", "rerank")
+
+
+@app.callback()
+def _group() -> None:
+    """(Keeps ``harness`` a group of commands when just one command module is imported.)"""
+
+
+def _register(argv: list[str] | None = None) -> None:
+    """Import the command modules: only the invoked one when ``argv`` names a command (a process that
+    runs one command does not import the others' dependencies), else all (``--help``, mistakes)."""
+    import importlib
+
+    wanted = [argv[0]] if argv and argv[0] in COMMANDS else COMMANDS
+    for name in wanted:
+        importlib.import_module(f"harness.cli.{name}")
 
 
 def main() -> None:
     """Entry point: user mistakes print one line and exit 2; usage errors are click's (exit 2)."""
-    _register()
+    _register(sys.argv[1:])
     try:
         app()
     except (HarnessError, ValueError) as exc:  # ValueError: option values refused by the core

@@ -38,6 +38,7 @@ def evaluate(
 
     evaluator, k_values = build_evaluator(k, metric, relevance_threshold, keep_identical_ids, semantics)
     outputs = _json_paths(run, json_out)
+    digest = _digests_meanwhile([qrels, *run]) if outputs else None
     start = time.perf_counter()
     judgments = read_qrels(qrels)
     qrels_s = time.perf_counter() - start
@@ -56,7 +57,7 @@ def evaluate(
             typer.echo(f"note: {path.name}: {result.n_missing_from_run} judged queries are missing from the run "
                        "and score 0", err=True)
     if outputs:
-        _write_documents(outputs, results, qrels, k_values)
+        _write_documents(outputs, results, qrels, k_values, digest)
     if markdown_out:
         from harness.atomic import write_text
 
@@ -121,19 +122,47 @@ def _markdown(results: list) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _write_documents(outputs: list[Path], results: list, qrels: Path, k_values: list[int]) -> None:
+def _digests_meanwhile(paths: list[Path]):
+    """The files' sha256 (recorded in metrics.json), computed in a thread while the runs are read and
+    evaluated (hashlib and file reads release the GIL); returns ``digest(path)``, which waits for it."""
+    import threading
+
     from harness.checksums import sha256
+
+    digests: dict[Path, str | OSError] = {}
+
+    def work() -> None:
+        for path in paths:
+            try:
+                digests[path] = sha256(path)
+            except OSError as exc:  # (reported when asked for; the readers name unreadable files first)
+                digests[path] = exc
+
+    thread = threading.Thread(target=work, name="sha256", daemon=True)
+    thread.start()
+
+    def digest(path: Path) -> str:
+        thread.join()
+        value = digests[path]
+        if isinstance(value, OSError):
+            raise HarnessError(f"cannot read {path}: {value.strerror or value}")
+        return value
+
+    return digest
+
+
+def _write_documents(outputs: list[Path], results: list, qrels: Path, k_values: list[int], digest) -> None:
     from harness.reports import MetricsDocument
 
     def build(*args, **kwargs) -> dict:
         return MetricsDocument.build(*args, **kwargs).to_json()
 
-    qrels_sum = sha256(qrels)
+    qrels_sum = digest(qrels)
     for out, (path, result, timings) in zip(outputs, results):
         document = build(
             result, dataset={"name": qrels.name, "split": None, "files": {str(qrels): qrels_sum},
                              "n_docs": None, "n_queries": result.n_queries},
-            retriever={"name": "run-file", "params": {"path": str(path), "sha256": sha256(path)}},
+            retriever={"name": "run-file", "params": {"path": str(path), "sha256": digest(path)}},
             k_values=k_values, depth=None, timings=timings)
         _write_json(out, document)
 

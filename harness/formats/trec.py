@@ -13,8 +13,9 @@ number token (``1_0`` is refused where Python's float reads 10 and C's atof 1; N
 carriage return inside a line (not part of a CRLF line end) is refused, as are ids that are not
 UTF-8 and a (query, document) pair given twice. Every refusal names the file, the line and the id.
 
-Runs are read column-wise (:mod:`harness.formats.columnar`, pyarrow.csv); a file that reader does
-not take exactly is read line by line here, which accepts it or names the bad line.
+Runs are read in one compiled pass (:mod:`harness.formats.native`; column-wise by pyarrow.csv,
+:mod:`harness.formats.columnar`, where it is not built); a file that reader does not take exactly is
+read line by line here, which accepts it or names the bad line.
 
 Runs are written in canonical order with real ranks (1-based) and scores at round-trip precision
 (``repr`` of the float), so reading a written run back gives exactly the same floats and ties.
@@ -23,8 +24,10 @@ Runs are written in canonical order with real ranks (1-based) and scores at roun
 from __future__ import annotations
 
 import gzip
+import mmap
 import re
 from array import array
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Iterator
 
@@ -127,12 +130,45 @@ def write_run_to(run: Run, handle: IO[str], tag: str = "harness") -> None:
 
 
 def read_run(path: str | Path) -> Run:
-    """Read a TREC run into a canonical :class:`Run`; errors name the file and line (see the module doc)."""
-    from harness.formats.columnar import read_run_columns
+    """Read a TREC run into a canonical :class:`Run`; errors name the file and line (see the module doc).
+
+    The one place that picks the reader: the compiled one-pass reader when it is built
+    (:mod:`harness.formats.native`), else pyarrow.csv (:mod:`harness.formats.columnar`); a file the
+    fast reader does not take exactly is read line by line, which accepts it or names the bad line.
+    """
+    from harness.formats import native
 
     path = Path(path)
-    run = read_run_columns(lambda: _read_bytes(path, "run"))
+    if native.available():
+        with _mapped(path, "run") as data:
+            run = native.read_run_native(data)
+    else:
+        from harness.formats.columnar import read_run_columns
+
+        run = read_run_columns(lambda: _read_bytes(path, "run"))
     return run if run is not None else read_run_lines(_read_bytes(path, "run"), path)
+
+
+@contextmanager
+def _mapped(path: Path, what: str) -> Iterator:
+    """The file's bytes without a copy (a read-only memory map; a ``.gz`` or empty file is read)."""
+    if path.suffix == ".gz":
+        yield _read_bytes(path, what)
+        return
+    try:
+        handle = open(path, "rb")
+    except OSError as exc:
+        raise InputError(f"cannot read {what} file: {exc.strerror}", path) from None
+    with handle:
+        try:
+            mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        except (OSError, ValueError):  # empty file, or a pipe
+            yield _read_bytes(path, what)
+            return
+        try:
+            yield mapped
+        finally:
+            mapped.close()
 
 
 def read_run_lines(data: bytes, path: Path) -> Run:

@@ -76,3 +76,19 @@ def test_bad_dataset_folder_exits_2(tmp_path):
 def test_help_does_not_import_torch():
     code = "import sys, harness.cli as c; c._register(); import retrievers.bm25; print('torch' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"
+
+
+def test_a_command_imports_only_its_own_module_and_help_lists_them_all():
+    # Startup: `harness evaluate` does not import run/bench/serve/... (their dependencies cost seconds
+    # together); with no command (or --help) every command is registered, in the documented order.
+    from harness.cli import COMMANDS
+
+    code = ("import sys, harness.cli as c; c._register(['evaluate', '--help']); "
+            "print(sorted(m.rsplit('.', 1)[1] for m in sys.modules if m.rsplit('.', 1)[0] == 'harness.cli' "
+            "and m.rsplit('.', 1)[1] in c.COMMANDS))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.split()
+    assert out == ["['evaluate']"]
+    proc = harness("--help")
+    listed = [line.split()[1] for line in proc.stdout.splitlines() if line.startswith("│ ") and len(line.split()) > 2
+              and line.split()[1] in COMMANDS]
+    assert proc.returncode == 0 and sorted(listed) == sorted(COMMANDS)

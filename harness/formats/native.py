@@ -1,0 +1,50 @@
+"""The compiled run reader (``harness._trecrun``, C source in harness/native/trecrun.c).
+
+One pass over a run file's bytes: lines split, columns found, ids checked as UTF-8, scores read as
+Python's ``float`` reads them, queries grouped, and the document ids interned in string order by a
+radix sort; see the C file's header for the exact grammar. Like the pyarrow reader
+(:mod:`harness.formats.columnar`) it returns None on anything it does not take exactly, and the
+line reader then accepts the file or names the bad line. The extension is optional (built when a C
+compiler is there at install time); ``HARNESS_TREC_COMPILED=0`` turns it off.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from harness.run import Run
+
+try:
+    from harness import _trecrun as _built
+except ImportError:  # not built (no C compiler at install time)
+    _built = None
+
+SWITCH = "HARNESS_TREC_COMPILED"
+
+
+def available() -> bool:
+    """Whether the compiled reader is built and not turned off with ``HARNESS_TREC_COMPILED=0``."""
+    return _built is not None and os.environ.get(SWITCH, "1") != "0"
+
+
+def _threads(size: int) -> int:
+    """Parts to cut a file of ``size`` bytes into: one per CPU this process may use, each of 4 MB or more."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # (not on every platform)
+        cpus = os.cpu_count() or 1
+    return max(1, min(cpus, 16, size >> 22))
+
+
+def read_run_native(data) -> Run | None:
+    """The canonical run that ``data`` (a run file's bytes, or an mmap of them) holds, or None when the
+    line reader must read it."""
+    parsed = _built.read_run(data, _threads(len(data)))
+    if parsed is None:
+        return None
+    query_ids, offsets, codes, scores, vocab, width = parsed
+    return Run.from_arrays(query_ids, np.frombuffer(offsets, dtype=np.int64), np.frombuffer(codes, dtype=np.int64),
+                           np.frombuffer(scores, dtype=np.float64), np.frombuffer(vocab, dtype=f"U{width}"),
+                           vocab_sorted=True).canonical()

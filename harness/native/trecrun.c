@@ -1,0 +1,1052 @@
+/* harness._trecrun: a TREC run file read in one pass into the columns of a Run.
+ *
+ * read_run(buffer, threads) takes the file's bytes (any object with the buffer protocol: bytes,
+ * mmap) and returns (query_ids, offsets, doc_codes, scores, vocab, width), or None when the file is
+ * not one this reader takes exactly; the caller then reads it line by line (harness/formats/trec.py),
+ * which accepts it or names the bad line. So this reader never reports an error itself: it decides
+ * the common case, fast, and leaves every doubt to the reference grammar.
+ *
+ * Grammar (that of trec.read_run_lines): lines end with LF (a CR right before it, or at the end of
+ * the file, is dropped); columns are separated by runs of ASCII whitespace (space, tab, VT, FF);
+ * blank lines and lines whose first column starts with '#' are skipped; at least 6 columns
+ * (qid Q0 docid rank score tag), extra ones ignored; query and document ids must be UTF-8; the
+ * score must match [+-]?((\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|inf|infinity) (case-insensitive) and is
+ * read as Python's float reads it. Gives up (None) on: a CR inside a line, a NUL byte, fewer than 6
+ * columns, ids that are not UTF-8, a score outside that grammar or NaN, a document listed twice for
+ * one query, an empty file.
+ *
+ * Output: queries in first-seen order, each query's entries together in file order (offsets, CSR),
+ * every document id interned into `vocab` in string order (code order = id order: the order of
+ * Python's str, which is UTF-8 byte order): doc_codes (int64), scores (float64), and vocab as
+ * fixed-width UCS4 (numpy's "U<width>" layout, NUL-padded).
+ *
+ * Steps: (1) the file is cut into `threads` parts at line ends; each part's lines are counted, then
+ * parsed, in parallel (GIL released), into one set of arrays (a slot per line). (2) With the GIL:
+ * parts joined, queries interned in order, scores outside the fast path read by Python's own
+ * string-to-double. (3) Entries grouped by query (stable) when a query comes back after another.
+ * (4) Document ids interned by an LSD radix sort of 64-bit keys: after the prefix every id shares,
+ * each byte is replaced by its rank among the bytes the ids use (0 = past the end of the id), as many
+ * characters as fit beside the entry's position packed into one key; ids longer than that (long ids
+ * with many distinct bytes) are ordered within their group of equal keys by comparing the rest of
+ * their bytes. (5) A document twice for one query -> None. (6) The vocabulary written out (an ASCII
+ * id that its key holds whole is read back from the key).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include <sys/mman.h>
+
+#define MAX_THREADS 16
+
+enum { NORMAL = 0, SPACE = 1, BAD = 2, NEWLINE = 3, CR = 4 };
+static unsigned char byte_class[256];
+
+static const double POW10[23] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+                                 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/* ------------------------------------------------------------------ small pieces */
+static uint64_t hash_bytes(const unsigned char *s, Py_ssize_t n)
+{
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        h ^= s[i];
+        h *= 1099511628211ULL;
+    }
+    return h ^ (h >> 29);
+}
+
+static int bit_length(uint64_t v)
+{
+    int b = 0;
+    while (v) {
+        b++;
+        v >>= 1;
+    }
+    return b;
+}
+
+/* Strict UTF-8, as Python's decoder: no overlong forms, no surrogates, nothing above U+10FFFF. */
+static int valid_utf8(const unsigned char *s, Py_ssize_t n)
+{
+    Py_ssize_t i = 0;
+    while (i < n) {
+        unsigned char c = s[i];
+        if (c < 0x80) {
+            i++;
+        } else if (c >= 0xC2 && c <= 0xDF) {
+            if (i + 1 >= n || (s[i + 1] & 0xC0) != 0x80)
+                return 0;
+            i += 2;
+        } else if (c >= 0xE0 && c <= 0xEF) {
+            if (i + 2 >= n || (s[i + 1] & 0xC0) != 0x80 || (s[i + 2] & 0xC0) != 0x80)
+                return 0;
+            if ((c == 0xE0 && s[i + 1] < 0xA0) || (c == 0xED && s[i + 1] >= 0xA0))
+                return 0;
+            i += 3;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            if (i + 3 >= n || (s[i + 1] & 0xC0) != 0x80 || (s[i + 2] & 0xC0) != 0x80 ||
+                (s[i + 3] & 0xC0) != 0x80)
+                return 0;
+            if ((c == 0xF0 && s[i + 1] < 0x90) || (c == 0xF4 && s[i + 1] >= 0x90))
+                return 0;
+            i += 4;
+        } else {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Valid UTF-8 bytes as UCS4 code points (out may be NULL); the number of code points. */
+static Py_ssize_t to_ucs4(const unsigned char *s, Py_ssize_t n, uint32_t *out)
+{
+    Py_ssize_t i = 0, k = 0;
+    while (i < n) {
+        unsigned char c = s[i];
+        uint32_t cp;
+        if (c < 0x80) {
+            cp = c;
+            i += 1;
+        } else if (c < 0xE0) {
+            cp = ((uint32_t)(c & 0x1F) << 6) | (s[i + 1] & 0x3F);
+            i += 2;
+        } else if (c < 0xF0) {
+            cp = ((uint32_t)(c & 0x0F) << 12) | ((uint32_t)(s[i + 1] & 0x3F) << 6) | (s[i + 2] & 0x3F);
+            i += 3;
+        } else {
+            cp = ((uint32_t)(c & 0x07) << 18) | ((uint32_t)(s[i + 1] & 0x3F) << 12) |
+                 ((uint32_t)(s[i + 2] & 0x3F) << 6) | (s[i + 3] & 0x3F);
+            i += 4;
+        }
+        if (out)
+            out[k] = cp;
+        k++;
+    }
+    return k;
+}
+
+static int is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
+
+static int equal_nocase(const unsigned char *s, Py_ssize_t n, const char *word)
+{
+    if (n != (Py_ssize_t)strlen(word))
+        return 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned char c = s[i];
+        if (c >= 'A' && c <= 'Z')
+            c = (unsigned char)(c - 'A' + 'a');
+        if (c != (unsigned char)word[i])
+            return 0;
+    }
+    return 1;
+}
+
+enum { SCORE_BAD = 0, SCORE_OK = 1, SCORE_SLOW = 2 };
+
+/* The score token checked against the grammar; a plain decimal of at most 15 digits is read here as
+ * m / 10^k, one correctly rounded division of two exact doubles (Clinger's fast path), which is the
+ * value Python's float() gives; anything else in the grammar is SCORE_SLOW (read later, with the
+ * GIL, by Python's own string-to-double). NaN is SCORE_BAD (refused by the line reader). */
+static int fast_score(const unsigned char *s, Py_ssize_t n, double *out)
+{
+    Py_ssize_t i = 0;
+    int negative = 0;
+    if (i < n && (s[i] == '+' || s[i] == '-')) {
+        negative = s[i] == '-';
+        i++;
+    }
+    if (i < n && !is_digit(s[i]) && s[i] != '.') {
+        if (equal_nocase(s + i, n - i, "inf") || equal_nocase(s + i, n - i, "infinity")) {
+            *out = negative ? -INFINITY : INFINITY;
+            return SCORE_OK;
+        }
+        return SCORE_BAD;
+    }
+    uint64_t mantissa = 0;
+    int digits = 0, fraction = 0, exponent = 0;
+    while (i < n && is_digit(s[i])) {
+        if (digits < 19)
+            mantissa = mantissa * 10 + (uint64_t)(s[i] - '0');
+        digits++;
+        i++;
+    }
+    if (i < n && s[i] == '.') {
+        i++;
+        while (i < n && is_digit(s[i])) {
+            if (digits < 19)
+                mantissa = mantissa * 10 + (uint64_t)(s[i] - '0');
+            digits++;
+            fraction++;
+            i++;
+        }
+    }
+    if (digits == 0)
+        return SCORE_BAD;
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        if (i < n && (s[i] == '+' || s[i] == '-'))
+            i++;
+        if (i >= n || !is_digit(s[i]))
+            return SCORE_BAD;
+        while (i < n && is_digit(s[i]))
+            i++;
+        exponent = 1;
+    }
+    if (i != n)
+        return SCORE_BAD;
+    if (exponent || digits > 15 || fraction > 22)
+        return SCORE_SLOW;
+    double value = (double)mantissa / POW10[fraction];
+    *out = negative ? -value : value;
+    return SCORE_OK;
+}
+
+/* A token the grammar accepts, read by Python's string-to-double (as float() reads it); 0 on NaN. */
+static int slow_score(const unsigned char *s, Py_ssize_t n, double *out)
+{
+    char small[64];
+    char *text = n < (Py_ssize_t)sizeof(small) ? small : PyMem_Malloc((size_t)n + 1);
+    if (text == NULL)
+        return 0;
+    memcpy(text, s, (size_t)n);
+    text[n] = '\0';
+    char *end = NULL;
+    double value = PyOS_string_to_double(text, &end, NULL);
+    int ok = !PyErr_Occurred() && end == text + n && value == value;
+    PyErr_Clear();
+    if (text != small)
+        PyMem_Free(text);
+    *out = value;
+    return ok;
+}
+
+/* ------------------------------------------------------------------ memory */
+/* Ask for transparent huge pages over the 2 MB-aligned inside of a large fresh block (a page fault a
+ * 2 MB page instead of one per 4 KB: first touches of hundreds of MB cost much less); p returned. */
+static void *huge(void *p, size_t size)
+{
+#ifdef MADV_HUGEPAGE
+    const uintptr_t page = (uintptr_t)1 << 21;
+    if (p && size >= 4 * page) {
+        uintptr_t from = ((uintptr_t)p + page - 1) & ~(page - 1), to = ((uintptr_t)p + size) & ~(page - 1);
+        if (to > from)
+            madvise((void *)from, to - from, MADV_HUGEPAGE);
+    }
+#endif
+    return p;
+}
+
+/* ------------------------------------------------------------------ threads */
+typedef void *(*work_fn)(void *);
+
+/* fn on each of the n argument blocks (arg_size bytes apart), in n - 1 threads and this one. */
+static void run_parallel(work_fn fn, void *args, size_t arg_size, int n)
+{
+    pthread_t threads[MAX_THREADS];
+    int started[MAX_THREADS] = {0};
+    for (int t = 1; t < n; t++)
+        started[t] = pthread_create(&threads[t], NULL, fn, (char *)args + (size_t)t * arg_size) == 0;
+    fn(args);
+    for (int t = 1; t < n; t++) {
+        if (started[t])
+            pthread_join(threads[t], NULL);
+        else
+            fn((char *)args + (size_t)t * arg_size); /* no thread: run it here */
+    }
+}
+
+/* ------------------------------------------------------------------ parsing, part by part */
+typedef struct {
+    Py_ssize_t entry; /* the entry it belongs to (its slot) */
+    int64_t off;      /* the token in the buffer */
+    uint32_t len;
+} Mark;
+
+typedef struct {
+    Mark *items;
+    Py_ssize_t n, cap;
+} Marks;
+
+static int marks_push(Marks *m, Py_ssize_t entry, int64_t off, uint32_t len)
+{
+    if (m->n == m->cap) {
+        Py_ssize_t cap = m->cap ? m->cap * 2 : 256;
+        Mark *items = PyMem_RawRealloc(m->items, (size_t)cap * sizeof(Mark));
+        if (!items)
+            return -1;
+        m->items = items;
+        m->cap = cap;
+    }
+    m->items[m->n++] = (Mark){entry, off, len};
+    return 0;
+}
+
+typedef struct {
+    int64_t *off;   /* document id: offset in the buffer */
+    uint32_t *len;  /* document id: length in bytes */
+    double *score;
+    Py_ssize_t n;
+    /* over all document ids: the bytes they use, the longest (bytes, code points), all ASCII? */
+    unsigned char present[256];
+    Py_ssize_t longest, longest_cp;
+    int ascii;
+} Entries;
+
+typedef struct {
+    const unsigned char *buf;
+    Py_ssize_t begin, end; /* whole lines: bytes [begin, end) */
+    Py_ssize_t lines;      /* slots it may fill */
+    Py_ssize_t base;       /* its first slot */
+    Py_ssize_t count;      /* entries it found */
+    Entries *entries;      /* the shared arrays (slots base .. base + lines) */
+    Marks runs;            /* where the query id changes: (first entry, query id) */
+    Marks slow;            /* scores left to Python's string-to-double */
+    unsigned char present[256];
+    Py_ssize_t longest, longest_cp;
+    int ascii;
+    int status;            /* 1 parsed, 0 give up, -1 no memory */
+} Part;
+
+static void *count_lines(void *arg)
+{
+    Part *p = arg;
+    Py_ssize_t lines = 0, pos = p->begin;
+    while (pos < p->end) {
+        const unsigned char *nl = memchr(p->buf + pos, '\n', (size_t)(p->end - pos));
+        lines++;
+        pos = nl ? nl - p->buf + 1 : p->end;
+    }
+    p->lines = lines;
+    return NULL;
+}
+
+static void *parse_part(void *arg)
+{
+    Part *p = arg;
+    const unsigned char *buf = p->buf;
+    Entries *e = p->entries;
+    Py_ssize_t pos = p->begin, slot = p->base;
+    int64_t cur_off = -1;
+    uint32_t cur_len = 0;
+    p->status = 0;
+    p->ascii = 1;
+    while (pos < p->end) {
+        /* one line: its first six columns; stops on its LF (a CR right before it, or at the end of the
+         * file, ends the line too; any other CR, or a NUL, leaves the file to the line reader) */
+        Py_ssize_t start[6], finish[6], i = pos, end = p->end;
+        int fields = 0;
+        for (;;) {
+            while (i < end && byte_class[buf[i]] == SPACE)
+                i++;
+            if (i >= end)
+                break;
+            unsigned char kind = byte_class[buf[i]];
+            if (kind == NEWLINE)
+                break;
+            if (kind == CR) {
+                if (i + 1 < end && buf[i + 1] != '\n')
+                    return NULL;
+                i++;
+                break;
+            }
+            if (kind == BAD)
+                return NULL;
+            Py_ssize_t s = i;
+            while (i < end && byte_class[buf[i]] == NORMAL)
+                i++;
+            if (fields < 6) {
+                start[fields] = s;
+                finish[fields] = i;
+            }
+            fields++;
+        }
+        pos = i + 1;
+        if (fields == 0 || buf[start[0]] == '#')
+            continue;
+        if (fields < 6)
+            return NULL;
+        Py_ssize_t qlen = finish[0] - start[0], doc_len = finish[2] - start[2];
+        if (qlen > (Py_ssize_t)UINT32_MAX || doc_len > (Py_ssize_t)UINT32_MAX)
+            return NULL;
+        double score = 0.0;
+        int kind = fast_score(buf + start[4], finish[4] - start[4], &score);
+        if (kind == SCORE_BAD)
+            return NULL;
+        if (kind == SCORE_SLOW && marks_push(&p->slow, slot, start[4], (uint32_t)(finish[4] - start[4])) < 0)
+            goto no_memory;
+        if (cur_off < 0 || (uint32_t)qlen != cur_len || memcmp(buf + cur_off, buf + start[0], (size_t)qlen) != 0) {
+            if (!valid_utf8(buf + start[0], qlen))
+                return NULL;
+            if (marks_push(&p->runs, slot, start[0], (uint32_t)qlen) < 0)
+                goto no_memory;
+            cur_off = start[0];
+            cur_len = (uint32_t)qlen;
+        }
+        const unsigned char *doc = buf + start[2];
+        Py_ssize_t code_points = doc_len;
+        unsigned char any = 0;
+        for (Py_ssize_t k = 0; k < doc_len; k++) {
+            p->present[doc[k]] = 1;
+            any |= doc[k];
+        }
+        if (any & 0x80) {
+            if (!valid_utf8(doc, doc_len))
+                return NULL;
+            p->ascii = 0;
+            for (Py_ssize_t k = 0; k < doc_len; k++)
+                code_points -= (doc[k] & 0xC0) == 0x80;
+        }
+        if (doc_len > p->longest)
+            p->longest = doc_len;
+        if (code_points > p->longest_cp)
+            p->longest_cp = code_points;
+        e->off[slot] = start[2];
+        e->len[slot] = (uint32_t)doc_len;
+        e->score[slot] = score;
+        slot++;
+    }
+    p->count = slot - p->base;
+    p->status = 1;
+    return NULL;
+no_memory:
+    p->status = -1;
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ queries */
+typedef struct {
+    int64_t *off;
+    uint32_t *len;
+    Py_ssize_t n, cap;
+    int32_t *slots; /* open addressing: query index + 1, 0 = empty */
+    size_t mask;
+} Queries;
+
+static int queries_grow(Queries *q, const unsigned char *buf)
+{
+    size_t size = q->mask ? (q->mask + 1) * 2 : 1024;
+    int32_t *slots = PyMem_RawCalloc(size, sizeof(int32_t));
+    if (!slots)
+        return -1;
+    for (Py_ssize_t i = 0; i < q->n; i++) {
+        size_t at = hash_bytes(buf + q->off[i], q->len[i]) & (size - 1);
+        while (slots[at])
+            at = (at + 1) & (size - 1);
+        slots[at] = (int32_t)(i + 1);
+    }
+    PyMem_RawFree(q->slots);
+    q->slots = slots;
+    q->mask = size - 1;
+    return 0;
+}
+
+/* The index of the query id buf[off:off+len], added when new (*added = 1); -1 on no memory. */
+static Py_ssize_t queries_find(Queries *q, const unsigned char *buf, int64_t off, uint32_t len, int *added)
+{
+    if ((size_t)(q->n + 1) * 2 > q->mask + 1 && queries_grow(q, buf) < 0)
+        return -1;
+    size_t at = hash_bytes(buf + off, len) & q->mask;
+    while (q->slots[at]) {
+        Py_ssize_t i = q->slots[at] - 1;
+        if (q->len[i] == len && memcmp(buf + q->off[i], buf + off, len) == 0) {
+            *added = 0;
+            return i;
+        }
+        at = (at + 1) & q->mask;
+    }
+    if (q->n == q->cap) {
+        Py_ssize_t cap = q->cap ? q->cap * 2 : 1024;
+        int64_t *o = PyMem_RawRealloc(q->off, (size_t)cap * sizeof(int64_t));
+        if (o)
+            q->off = o;
+        uint32_t *l = PyMem_RawRealloc(q->len, (size_t)cap * sizeof(uint32_t));
+        if (l)
+            q->len = l;
+        if (!o || !l)
+            return -1;
+        q->cap = cap;
+    }
+    q->off[q->n] = off;
+    q->len[q->n] = len;
+    q->slots[at] = (int32_t)(q->n + 1);
+    *added = 1;
+    return q->n++;
+}
+
+static void queries_free(Queries *q)
+{
+    PyMem_RawFree(q->off);
+    PyMem_RawFree(q->len);
+    PyMem_RawFree(q->slots);
+}
+
+/* ------------------------------------------------------------------ grouping by query */
+/* Stable counting sort of the entries by query (entry_query[i]); offsets already counted. */
+static int regroup(Entries *e, const int32_t *entry_query, Py_ssize_t n_queries, const int64_t *offsets)
+{
+    Py_ssize_t n = e->n;
+    int64_t *off = huge(PyMem_RawMalloc((size_t)n * sizeof(int64_t)), (size_t)n * sizeof(int64_t));
+    uint32_t *len = huge(PyMem_RawMalloc((size_t)n * sizeof(uint32_t)), (size_t)n * sizeof(uint32_t));
+    double *score = huge(PyMem_RawMalloc((size_t)n * sizeof(double)), (size_t)n * sizeof(double));
+    int64_t *next = PyMem_RawMalloc((size_t)n_queries * sizeof(int64_t));
+    if (!off || !len || !score || !next) {
+        PyMem_RawFree(off);
+        PyMem_RawFree(len);
+        PyMem_RawFree(score);
+        PyMem_RawFree(next);
+        return -1;
+    }
+    memcpy(next, offsets, (size_t)n_queries * sizeof(int64_t));
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t to = next[entry_query[i]]++;
+        off[to] = e->off[i];
+        len[to] = e->len[i];
+        score[to] = e->score[i];
+    }
+    memcpy(e->score, score, (size_t)n * sizeof(double)); /* (the scores live in the result's buffer) */
+    PyMem_RawFree(score);
+    PyMem_RawFree(next);
+    PyMem_RawFree(e->off);
+    PyMem_RawFree(e->len);
+    e->off = off;
+    e->len = len;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ interning */
+typedef struct {
+    uint64_t *keys;  /* sorted: rank-coded bytes, then the entry's position */
+    int64_t *first;  /* for each distinct id, the sorted position of its first holder */
+    Py_ssize_t distinct, prefix, chars;
+    int bits, pos_bits, complete;
+    unsigned char byte_of_rank[256];
+} Interned;
+
+typedef struct {
+    const unsigned char *buf;
+    const Entries *e;
+    const Interned *t;
+    const unsigned char *rank;
+    uint64_t *keys;
+    Py_ssize_t begin, end;
+} KeyRange;
+
+static void *build_keys(void *arg)
+{
+    KeyRange *r = arg;
+    const Interned *t = r->t;
+    for (Py_ssize_t i = r->begin; i < r->end; i++) {
+        const unsigned char *s = r->buf + r->e->off[i] + t->prefix;
+        Py_ssize_t l = (Py_ssize_t)r->e->len[i] - t->prefix, k = 0;
+        uint64_t key = 0;
+        for (; k < t->chars && k < l; k++)
+            key = (key << t->bits) | r->rank[s[k]];
+        if (k < t->chars)
+            key <<= t->bits * (t->chars - k);
+        r->keys[i] = (key << t->pos_bits) | (uint64_t)i;
+    }
+    return NULL;
+}
+
+static struct {
+    const unsigned char *buf;
+    const int64_t *off;
+    const uint32_t *len;
+    Py_ssize_t skip; /* bytes already compared through the key */
+    uint64_t pos_mask;
+} sort_context; /* qsort has no context argument; the GIL is held throughout */
+
+static int compare_rest(const void *a, const void *b)
+{
+    Py_ssize_t i = (Py_ssize_t)(*(const uint64_t *)a & sort_context.pos_mask);
+    Py_ssize_t j = (Py_ssize_t)(*(const uint64_t *)b & sort_context.pos_mask);
+    Py_ssize_t skip = sort_context.skip;
+    Py_ssize_t li = sort_context.len[i] > skip ? sort_context.len[i] - skip : 0;
+    Py_ssize_t lj = sort_context.len[j] > skip ? sort_context.len[j] - skip : 0;
+    Py_ssize_t common = li < lj ? li : lj;
+    int r = common ? memcmp(sort_context.buf + sort_context.off[i] + skip, sort_context.buf + sort_context.off[j] + skip,
+                            (size_t)common)
+                   : 0;
+    if (r)
+        return r;
+    if (li != lj)
+        return li < lj ? -1 : 1;
+    return i < j ? -1 : (i > j ? 1 : 0);
+}
+
+typedef struct {
+    const uint64_t *from;
+    uint64_t *to;
+    int64_t *count; /* this range's histogram, then its next place in each bucket */
+    size_t buckets;
+    int shift;
+    Py_ssize_t begin, end;
+} RadixRange;
+
+static void *radix_count(void *arg)
+{
+    RadixRange *r = arg;
+    uint64_t mask = r->buckets - 1;
+    memset(r->count, 0, r->buckets * sizeof(int64_t));
+    for (Py_ssize_t i = r->begin; i < r->end; i++)
+        r->count[(r->from[i] >> r->shift) & mask]++;
+    return NULL;
+}
+
+static void *radix_scatter(void *arg)
+{
+    RadixRange *r = arg;
+    uint64_t mask = r->buckets - 1;
+    for (Py_ssize_t i = r->begin; i < r->end; i++)
+        r->to[r->count[(r->from[i] >> r->shift) & mask]++] = r->from[i];
+    return NULL;
+}
+
+typedef struct {
+    const unsigned char *buf;
+    const int64_t *off;
+    const uint32_t *len;
+    Interned *t;
+    int64_t *codes;
+    Py_ssize_t begin, end; /* sorted positions */
+    Py_ssize_t n_new;      /* ids that start in this range */
+    Py_ssize_t first_code; /* the code of the first of them */
+} CodeRange;
+
+/* Whether sorted position r holds another id than r - 1. */
+static int new_id(const CodeRange *c, Py_ssize_t r)
+{
+    const Interned *t = c->t;
+    if (r == 0 || (t->keys[r] >> t->pos_bits) != (t->keys[r - 1] >> t->pos_bits))
+        return 1;
+    if (t->complete)
+        return 0;
+    uint64_t pos_mask = (1ULL << t->pos_bits) - 1;
+    Py_ssize_t i = (Py_ssize_t)(t->keys[r] & pos_mask), j = (Py_ssize_t)(t->keys[r - 1] & pos_mask);
+    return c->len[i] != c->len[j] || memcmp(c->buf + c->off[i], c->buf + c->off[j], c->len[i]) != 0;
+}
+
+static void *count_new_ids(void *arg)
+{
+    CodeRange *c = arg;
+    Py_ssize_t k = 0;
+    for (Py_ssize_t r = c->begin; r < c->end; r++)
+        k += new_id(c, r);
+    c->n_new = k;
+    return NULL;
+}
+
+static void *assign_codes(void *arg)
+{
+    CodeRange *c = arg;
+    uint64_t pos_mask = (1ULL << c->t->pos_bits) - 1;
+    Py_ssize_t code = c->first_code - 1;
+    for (Py_ssize_t r = c->begin; r < c->end; r++) {
+        if (new_id(c, r))
+            c->t->first[++code] = r;
+        c->codes[c->t->keys[r] & pos_mask] = code;
+    }
+    return NULL;
+}
+
+/* codes[i] = the rank of entry i's id among the distinct ids, in string order. 0, or -1 on no memory. */
+static int intern(const unsigned char *buf, const Entries *e, int64_t *codes, Interned *t, int threads)
+{
+    Py_ssize_t n = e->n;
+    const int64_t *off = e->off;
+    const uint32_t *len = e->len;
+    Py_ssize_t prefix = len[0]; /* the prefix every id shares: left out of the keys */
+    const unsigned char *id0 = buf + off[0];
+    for (Py_ssize_t i = 1; i < n && prefix; i++) {
+        const unsigned char *s = buf + off[i];
+        Py_ssize_t m = len[i] < prefix ? len[i] : prefix, k = 0;
+        while (k < m && s[k] == id0[k])
+            k++;
+        prefix = k;
+    }
+    unsigned char rank[256] = {0};
+    int used = 0;
+    for (int c = 0; c < 256; c++)
+        if (e->present[c]) {
+            rank[c] = (unsigned char)++used;
+            t->byte_of_rank[used] = (unsigned char)c;
+        }
+    int bits = bit_length((uint64_t)used), pos_bits = bit_length((uint64_t)(n - 1));
+    if (bits == 0)
+        bits = 1;
+    if (pos_bits == 0)
+        pos_bits = 1;
+    Py_ssize_t chars = (64 - pos_bits) / bits;
+    if (chars > e->longest - prefix)
+        chars = e->longest - prefix;
+    t->prefix = prefix;
+    t->chars = chars;
+    t->bits = bits;
+    t->pos_bits = pos_bits;
+    t->complete = e->longest - prefix <= chars;
+    int key_bits = (int)chars * bits;
+
+    uint64_t *keys = huge(PyMem_RawMalloc((size_t)n * sizeof(uint64_t)), (size_t)n * sizeof(uint64_t));
+    uint64_t *tmp = huge(PyMem_RawMalloc((size_t)n * sizeof(uint64_t)), (size_t)n * sizeof(uint64_t));
+    if (!keys || !tmp) {
+        PyMem_RawFree(keys);
+        PyMem_RawFree(tmp);
+        return -1;
+    }
+    KeyRange ranges[MAX_THREADS];
+    for (int r = 0; r < threads; r++)
+        ranges[r] = (KeyRange){buf, e, t, rank, keys, n * r / threads, n * (r + 1) / threads};
+    Py_BEGIN_ALLOW_THREADS
+    run_parallel(build_keys, ranges, sizeof(KeyRange), threads);
+    Py_END_ALLOW_THREADS
+    /* LSD radix sort on the key bits (positions ride along in the low bits: equal keys stay in
+     * entry order), digits of at most 14 bits; each pass split over the threads (histograms of
+     * their ranges, then each scatters its range: thread order within a bucket keeps it stable) */
+    if (key_bits > 0) {
+        int passes = (key_bits + 13) / 14, width = (key_bits + passes - 1) / passes;
+        size_t buckets = (size_t)1 << width;
+        int64_t *counts = PyMem_RawMalloc((size_t)threads * buckets * sizeof(int64_t));
+        if (!counts) {
+            PyMem_RawFree(keys);
+            PyMem_RawFree(tmp);
+            return -1;
+        }
+        RadixRange parts[MAX_THREADS];
+        for (int p = 0; p < passes; p++) {
+            for (int r = 0; r < threads; r++)
+                parts[r] = (RadixRange){keys, tmp, counts + (size_t)r * buckets, buckets, pos_bits + p * width,
+                                        n * r / threads, n * (r + 1) / threads};
+            Py_BEGIN_ALLOW_THREADS
+            run_parallel(radix_count, parts, sizeof(RadixRange), threads);
+            int64_t total = 0;
+            for (size_t bucket = 0; bucket < buckets; bucket++)
+                for (int r = 0; r < threads; r++) {
+                    int64_t c = parts[r].count[bucket];
+                    parts[r].count[bucket] = total;
+                    total += c;
+                }
+            run_parallel(radix_scatter, parts, sizeof(RadixRange), threads);
+            Py_END_ALLOW_THREADS
+            uint64_t *swap = keys;
+            keys = tmp;
+            tmp = swap;
+        }
+        PyMem_RawFree(counts);
+    }
+    t->keys = keys;
+    t->first = (int64_t *)tmp; /* (the radix sort's scratch, reused) */
+    uint64_t pos_mask = (1ULL << pos_bits) - 1;
+    if (!t->complete) { /* groups of equal keys: order by the rest of the bytes */
+        sort_context.buf = buf;
+        sort_context.off = off;
+        sort_context.len = len;
+        sort_context.skip = prefix + chars;
+        sort_context.pos_mask = pos_mask;
+        Py_ssize_t g = 0;
+        while (g < n) {
+            Py_ssize_t h = g + 1;
+            while (h < n && (keys[h] >> pos_bits) == (keys[g] >> pos_bits))
+                h++;
+            if (h - g > 1)
+                qsort(keys + g, (size_t)(h - g), sizeof(uint64_t), compare_rest);
+            g = h;
+        }
+    }
+    /* codes in two parallel passes over ranges of the sorted keys: count the new ids of each range,
+     * then number them from the range's start */
+    CodeRange ranges_c[MAX_THREADS];
+    for (int r = 0; r < threads; r++)
+        ranges_c[r] = (CodeRange){buf, off, len, t, codes, n * r / threads, n * (r + 1) / threads, 0, 0};
+    Py_ssize_t distinct = 0;
+    Py_BEGIN_ALLOW_THREADS
+    run_parallel(count_new_ids, ranges_c, sizeof(CodeRange), threads);
+    for (int r = 0; r < threads; r++) {
+        ranges_c[r].first_code = distinct;
+        distinct += ranges_c[r].n_new;
+    }
+    run_parallel(assign_codes, ranges_c, sizeof(CodeRange), threads);
+    Py_END_ALLOW_THREADS
+    t->distinct = distinct;
+    return 0;
+}
+
+/* Whether some query lists a document twice (entries grouped by query): 1, 0, or -1 on no memory. */
+static int repeated_pair(const int64_t *codes, const int64_t *offsets, Py_ssize_t n_queries, Py_ssize_t distinct)
+{
+    int32_t *seen = PyMem_RawMalloc((size_t)distinct * sizeof(int32_t));
+    if (!seen)
+        return -1;
+    memset(seen, 0xff, (size_t)distinct * sizeof(int32_t));
+    int repeated = 0;
+    for (Py_ssize_t q = 0; q < n_queries && !repeated; q++) {
+        for (int64_t i = offsets[q]; i < offsets[q + 1]; i++) {
+            if (seen[codes[i]] == (int32_t)q) {
+                repeated = 1;
+                break;
+            }
+            seen[codes[i]] = (int32_t)q;
+        }
+    }
+    PyMem_RawFree(seen);
+    return repeated;
+}
+
+/* Each distinct id as `width` UCS4 code points (NUL-padded). An ASCII id that its key holds whole is
+ * read back from the key (the shared prefix, then each rank's byte): no random reads of the file. */
+static void fill_vocab(const unsigned char *buf, const Entries *e, int64_t id0, const Interned *t, uint32_t *vocab,
+                       Py_ssize_t width)
+{
+    uint64_t pos_mask = (1ULL << t->pos_bits) - 1, char_mask = (1ULL << t->bits) - 1;
+    for (Py_ssize_t c = 0; c < t->distinct; c++) {
+        uint64_t key = t->keys[t->first[c]];
+        uint32_t *out = vocab + c * width;
+        if (t->complete && e->ascii) {
+            Py_ssize_t k = 0;
+            for (; k < t->prefix; k++)
+                out[k] = buf[id0 + k];
+            uint64_t chars = key >> t->pos_bits;
+            for (Py_ssize_t j = t->chars - 1; j >= 0; j--) {
+                uint64_t r = (chars >> (j * t->bits)) & char_mask;
+                if (r == 0)
+                    break;
+                out[k++] = t->byte_of_rank[r];
+            }
+        } else {
+            Py_ssize_t i = (Py_ssize_t)(key & pos_mask);
+            to_ucs4(buf + e->off[i], e->len[i], out);
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ the module */
+/* Cut the file into parts at line ends, count their lines (in parallel). */
+static int cut_parts(const unsigned char *buf, Py_ssize_t size, Part *parts, int threads)
+{
+    Py_ssize_t at = 0;
+    for (int t = 0; t < threads; t++) {
+        Py_ssize_t end = t == threads - 1 ? size : size * (t + 1) / threads;
+        if (end < at)
+            end = at;
+        if (end < size) {
+            const unsigned char *nl = memchr(buf + end, '\n', (size_t)(size - end));
+            end = nl ? nl - buf + 1 : size;
+        }
+        parts[t].buf = buf;
+        parts[t].begin = at;
+        parts[t].end = end;
+        at = end;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    run_parallel(count_lines, parts, sizeof(Part), threads);
+    Py_END_ALLOW_THREADS
+    return 0;
+}
+
+static PyObject *read_run(PyObject *self, PyObject *args)
+{
+    Py_buffer view;
+    int threads = 1;
+    if (!PyArg_ParseTuple(args, "y*|i", &view, &threads))
+        return NULL;
+    if (threads < 1)
+        threads = 1;
+    if (threads > MAX_THREADS)
+        threads = MAX_THREADS;
+    const unsigned char *buf = view.buf;
+    Part parts[MAX_THREADS];
+    memset(parts, 0, sizeof(parts));
+    Entries e = {0};
+    Queries q = {0};
+    Interned interned = {0};
+    PyObject *result = NULL, *qids = NULL, *offsets_obj = NULL, *codes_obj = NULL, *scores_obj = NULL,
+             *vocab_obj = NULL;
+    int32_t *entry_query = NULL;
+    int64_t *offsets = NULL, *run_start = NULL, *run_query = NULL;
+
+    cut_parts(buf, view.len, parts, threads);
+    Py_ssize_t slots = 0;
+    for (int t = 0; t < threads; t++) {
+        parts[t].base = slots;
+        parts[t].entries = &e;
+        slots += parts[t].lines;
+    }
+    if (slots == 0)
+        goto give_up;
+    e.off = huge(PyMem_RawMalloc((size_t)slots * sizeof(int64_t)), (size_t)slots * sizeof(int64_t));
+    e.len = huge(PyMem_RawMalloc((size_t)slots * sizeof(uint32_t)), (size_t)slots * sizeof(uint32_t));
+    scores_obj = PyByteArray_FromStringAndSize(NULL, slots * (Py_ssize_t)sizeof(double));
+    if (!e.off || !e.len || !scores_obj)
+        goto no_memory;
+    e.score = huge(PyByteArray_AS_STRING(scores_obj), (size_t)slots * sizeof(double));
+    Py_BEGIN_ALLOW_THREADS
+    run_parallel(parse_part, parts, sizeof(Part), threads);
+    Py_END_ALLOW_THREADS
+
+    /* join the parts: entries moved together, queries interned in order, slow scores read */
+    e.ascii = 1;
+    for (int t = 0; t < threads; t++) {
+        Part *p = &parts[t];
+        if (p->status < 0)
+            goto no_memory;
+        if (p->status == 0)
+            goto give_up;
+        Py_ssize_t shift = p->base - e.n;
+        if (shift) {
+            memmove(e.off + e.n, e.off + p->base, (size_t)p->count * sizeof(int64_t));
+            memmove(e.len + e.n, e.len + p->base, (size_t)p->count * sizeof(uint32_t));
+            memmove(e.score + e.n, e.score + p->base, (size_t)p->count * sizeof(double));
+            for (Py_ssize_t k = 0; k < p->runs.n; k++)
+                p->runs.items[k].entry -= shift;
+            for (Py_ssize_t k = 0; k < p->slow.n; k++)
+                p->slow.items[k].entry -= shift;
+        }
+        e.n += p->count;
+        for (int c = 0; c < 256; c++)
+            e.present[c] |= p->present[c];
+        if (p->longest > e.longest)
+            e.longest = p->longest;
+        if (p->longest_cp > e.longest_cp)
+            e.longest_cp = p->longest_cp;
+        e.ascii &= p->ascii;
+        for (Py_ssize_t k = 0; k < p->slow.n; k++) {
+            Mark *m = &p->slow.items[k];
+            if (!slow_score(buf + m->off, m->len, &e.score[m->entry]))
+                goto give_up;
+        }
+    }
+    if (e.n == 0)
+        goto give_up;
+    Py_ssize_t n = e.n;
+    /* queries: the runs of equal query ids, in entry order; grouped unless a query comes back */
+    Py_ssize_t n_runs = 0;
+    for (int t = 0; t < threads; t++)
+        n_runs += parts[t].runs.n;
+    run_start = PyMem_RawMalloc((size_t)(n_runs + 1) * sizeof(int64_t));
+    run_query = PyMem_RawMalloc((size_t)(n_runs + 1) * sizeof(int64_t));
+    if (!run_start || !run_query)
+        goto no_memory;
+    int grouped = 1;
+    Py_ssize_t cur = -1, r = 0;
+    for (int t = 0; t < threads; t++) {
+        for (Py_ssize_t k = 0; k < parts[t].runs.n; k++, r++) {
+            Mark *m = &parts[t].runs.items[k];
+            int added;
+            Py_ssize_t index = queries_find(&q, buf, m->off, m->len, &added);
+            if (index < 0)
+                goto no_memory;
+            if (!added && index != cur)
+                grouped = 0;
+            run_start[r] = m->entry;
+            run_query[r] = cur = index;
+        }
+    }
+    run_start[n_runs] = n;
+    Py_ssize_t n_queries = q.n;
+    offsets_obj = PyByteArray_FromStringAndSize(NULL, (n_queries + 1) * (Py_ssize_t)sizeof(int64_t));
+    if (!offsets_obj)
+        goto done;
+    offsets = (int64_t *)PyByteArray_AS_STRING(offsets_obj);
+    memset(offsets, 0, (size_t)(n_queries + 1) * sizeof(int64_t));
+    for (r = 0; r < n_runs; r++)
+        offsets[run_query[r] + 1] += run_start[r + 1] - run_start[r];
+    for (Py_ssize_t k = 0; k < n_queries; k++)
+        offsets[k + 1] += offsets[k];
+    if (!grouped) {
+        entry_query = huge(PyMem_RawMalloc((size_t)n * sizeof(int32_t)), (size_t)n * sizeof(int32_t));
+        if (!entry_query)
+            goto no_memory;
+        for (r = 0; r < n_runs; r++)
+            for (Py_ssize_t i = run_start[r]; i < run_start[r + 1]; i++)
+                entry_query[i] = (int32_t)run_query[r];
+        if (regroup(&e, entry_query, n_queries, offsets) < 0)
+            goto no_memory;
+    }
+
+    codes_obj = PyByteArray_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
+    if (!codes_obj)
+        goto done;
+    int64_t *codes = huge(PyByteArray_AS_STRING(codes_obj), (size_t)n * sizeof(int64_t));
+    if (intern(buf, &e, codes, &interned, threads) < 0)
+        goto no_memory;
+    int repeated = repeated_pair(codes, offsets, n_queries, interned.distinct);
+    if (repeated < 0)
+        goto no_memory;
+    if (repeated)
+        goto give_up;
+    int64_t id0 = e.off[0];
+    if (interned.complete && e.ascii) { /* the vocabulary comes from the keys: the ids' places are done */
+        PyMem_RawFree(e.off);
+        PyMem_RawFree(e.len);
+        e.off = NULL;
+        e.len = NULL;
+    }
+    Py_ssize_t width = e.longest_cp > 0 ? e.longest_cp : 1;
+    if ((size_t)interned.distinct > (size_t)PY_SSIZE_T_MAX / 4 / (size_t)width)
+        goto no_memory;
+    vocab_obj = PyByteArray_FromStringAndSize(NULL, interned.distinct * width * 4);
+    if (!vocab_obj)
+        goto done;
+    uint32_t *vocab = huge(PyByteArray_AS_STRING(vocab_obj), (size_t)interned.distinct * (size_t)width * 4);
+    memset(vocab, 0, (size_t)interned.distinct * (size_t)width * 4);
+    fill_vocab(buf, &e, id0, &interned, vocab, width);
+    if (PyByteArray_Resize(scores_obj, n * (Py_ssize_t)sizeof(double)) < 0)
+        goto done;
+    qids = PyList_New(n_queries);
+    if (!qids)
+        goto done;
+    for (Py_ssize_t k = 0; k < n_queries; k++) {
+        PyObject *s = PyUnicode_DecodeUTF8((const char *)buf + q.off[k], q.len[k], "strict");
+        if (!s)
+            goto done;
+        PyList_SET_ITEM(qids, k, s);
+    }
+    result = Py_BuildValue("(OOOOOn)", qids, offsets_obj, codes_obj, scores_obj, vocab_obj, width);
+    goto done;
+give_up:
+    result = Py_NewRef(Py_None);
+    goto done;
+no_memory:
+    PyErr_NoMemory();
+done:
+    Py_XDECREF(qids);
+    Py_XDECREF(offsets_obj);
+    Py_XDECREF(codes_obj);
+    Py_XDECREF(scores_obj);
+    Py_XDECREF(vocab_obj);
+    PyMem_RawFree(interned.keys);
+    PyMem_RawFree(interned.first);
+    PyMem_RawFree(entry_query);
+    PyMem_RawFree(run_start);
+    PyMem_RawFree(run_query);
+    PyMem_RawFree(e.off);
+    PyMem_RawFree(e.len);
+    for (int t = 0; t < MAX_THREADS; t++) {
+        PyMem_RawFree(parts[t].runs.items);
+        PyMem_RawFree(parts[t].slow.items);
+    }
+    queries_free(&q);
+    PyBuffer_Release(&view);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"read_run", read_run, METH_VARARGS,
+     "read_run(buffer, threads=1) -> (query_ids, offsets, doc_codes, scores, vocab, width) or None: a "
+     "TREC run's bytes as the columns of a Run (see harness/native/trecrun.c)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_trecrun", NULL, -1, methods, NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit__trecrun(void)
+{
+    byte_class[' '] = byte_class['\t'] = byte_class['\v'] = byte_class['\f'] = SPACE;
+    byte_class['\0'] = BAD;
+    byte_class['\n'] = NEWLINE;
+    byte_class['\r'] = CR;
+    return PyModule_Create(&module);
+}
