@@ -192,7 +192,7 @@ def test_ctrl_c_stops_cleanly_and_writes_nothing(tmp_path):
             if proc.poll() is None:
                 proc.kill()
     assert len(engine.received) == 8  # concurrency 8: never more requests in flight
-    assert proc.returncode == 130 and "Traceback" not in err  # 128 + SIGINT, the shell's convention
+    assert proc.returncode == 130 and "Traceback" not in err, err  # 128 + SIGINT, the shell's convention
     assert not any(tmp_path.iterdir())
 
 
