@@ -1,6 +1,6 @@
 """Corpus loading at 1M documents, whole processes side by side: pyarrow.json alone vs the harness.
 
-    PYTHONPATH=. python benchmarks/corpus_load.py [--docs 1000000] [--folder /tmp/harness-load-scale]
+    PYTHONPATH=. python benchmarks/corpus_load.py [--docs 1000000] [--folder /tmp/harness-load-scale-zipf]
         [--gzip] [--line-scan] [--run]
 
 The BEIR folder is generated as benchmarks/load_scale.py does (once, reused; ``--gzip`` also writes
@@ -60,7 +60,7 @@ def run_child(argv: list[str], env: dict) -> tuple[float, float, str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--docs", type=int, default=1_000_000)
-    parser.add_argument("--folder", type=Path, default=Path("/tmp/harness-load-scale"))
+    parser.add_argument("--folder", type=Path, default=Path("/tmp/harness-load-scale-zipf"))
     parser.add_argument("--gzip", action="store_true", help="load corpus.jsonl.gz instead of corpus.jsonl")
     parser.add_argument("--line-scan", action="store_true", help="also time the line-by-line reader")
     parser.add_argument("--run", action="store_true", help="also time `harness run --retriever bm25` cold and warm")
