@@ -31,6 +31,7 @@ from typing import IO, Iterator
 import numpy as np
 
 from harness.atomic import atomic_open
+from harness.columns import arrow_int64, arrow_strings
 from harness.errors import InputError
 from harness.qrels import Qrels
 from harness.run import Run
@@ -141,23 +142,24 @@ def write_run_to(run: Run, handle: IO[str], tag: str = "harness") -> None:
 
 
 def _run_lines(run: Run, first: int, last: int, tag: str) -> memoryview:
-    """The TREC lines of queries ``first:last``: the columns are Arrow strings joined in C; each
-    distinct score (by bit pattern, so -0.0 stays apart from 0.0) is ``repr``-ed once."""
+    """The TREC lines of queries ``first:last`` as UTF-8: the columns are Arrow strings joined in C;
+    each distinct score (by bit pattern, so -0.0 stays apart from 0.0) is ``repr``-ed once."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     start, end = int(run.offsets[first]), int(run.offsets[last])
     lengths = np.diff(run.offsets[first:last + 1])
-    query = np.repeat(np.arange(last - first), lengths)
-    query_col = pa.array(run.query_ids[first:last], pa.string()).take(pa.array(query))
-    doc_col = pa.array(run.doc_vocab[run.doc_codes[start:end]], pa.string())
+    query_col = arrow_strings(run.query_ids[first:last]).take(arrow_int64(np.repeat(np.arange(last - first), lengths)))
+    doc_col = arrow_strings(run.doc_vocab[run.doc_codes[start:end]])
     ranks = np.arange(1, end - start + 1) - np.repeat(run.offsets[first:last] - start, lengths)
     bits, at = np.unique(np.ascontiguousarray(run.scores[start:end]).view(np.int64), return_inverse=True)
-    score_text = pa.array(list(map(repr, bits.view(np.float64).tolist())), pa.string())  # repr round-trips
-    lines = pc.binary_join_element_wise(query_col, " Q0 ", doc_col, " ", pa.array(ranks).cast(pa.string()), " ",
-                                        score_text.take(pa.array(at.ravel())), f" {tag}\n", "")
-    data = np.frombuffer(lines.buffers()[1], np.int32)[lines.offset:lines.offset + len(lines) + 1]
-    return memoryview(lines.buffers()[2])[data[0]:data[-1]]
+    score_text = arrow_strings(list(map(repr, bits.view(np.float64).tolist())))  # repr round-trips
+    q0, space, end_tag, joiner = arrow_strings([" Q0 ", " ", f" {tag}\n", ""])  # scalars (no pa.scalar: pandas)
+    lines = pc.binary_join_element_wise(query_col, q0, doc_col, space, arrow_int64(ranks).cast(pa.string()), space,
+                                        score_text.take(arrow_int64(at.ravel())), end_tag, joiner)
+    width = np.int64 if pa.types.is_large_string(lines.type) else np.int32
+    bounds = np.frombuffer(lines.buffers()[1], width)[lines.offset:lines.offset + len(lines) + 1]
+    return memoryview(lines.buffers()[2])[bounds[0]:bounds[-1]]
 
 
 def read_run(path: str | Path) -> Run:
