@@ -116,7 +116,7 @@ def write_run(run: Run, path: str | Path, tag: str = "harness", header: list[str
         write_run_to(run, handle, tag)
 
 
-_WRITE_BLOCK = 1 << 20  # run entries formatted per block (whole queries): bounds the text held at once
+_WRITE_BLOCK = 1 << 17  # run entries formatted per block (whole queries): ~60 MB of transient columns
 
 
 def write_run_to(run: Run, handle: IO[str], tag: str = "harness") -> None:
