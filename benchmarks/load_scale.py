@@ -39,6 +39,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -164,9 +165,12 @@ print(json.dumps({"docs": n, "seconds": seconds, "base_kb": base, "peak_kb": pea
 
 
 def measure(which: str, folder: Path) -> dict:
-    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
-    out = subprocess.run([sys.executable, "-c", CHILD, which, str(folder)], env=env, check=True,
-                         capture_output=True, text=True)
+    """One loader in a fresh interpreter; the harness with an empty cache directory of its own (a cold
+    load: parse, checks, Arrow cache written), never the user's cache."""
+    with tempfile.TemporaryDirectory(prefix="harness-load-scale-") as cache:
+        env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]), HARNESS_CACHE_DIR=cache)
+        out = subprocess.run([sys.executable, "-c", CHILD, which, str(folder)], env=env, check=True,
+                             capture_output=True, text=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
