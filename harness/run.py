@@ -15,8 +15,10 @@ index; ``Run.from_dict`` and the TREC reader build them from ids.
 Canonical order (the evaluator's ranking) is score descending, ties broken by document id
 descending in string order, as trec_eval sorts. A run whose ``doc_vocab`` is in string order
 (``vocab_sorted``, as the columnar TREC reader builds it) breaks ties by comparing codes and finds
-ids by binary search. ``Run.canonical()`` returns a run in that order
-(itself when it already is), so rank = position within the query + 1.
+ids by binary search; a run that carries ``vocab_rank`` (each vocabulary entry's rank in string
+order, as a retriever knows it of its corpus ids) breaks ties on those integers; any other compares
+the id strings. ``Run.canonical()`` returns a run in that order (itself when it already is; a run
+remembers that it is canonical, so the check runs once), so rank = position within the query + 1.
 """
 
 from __future__ import annotations
@@ -51,6 +53,8 @@ class Run:
     doc_vocab: np.ndarray
     _vocab_index: dict = field(default=None, repr=False, compare=False)  # type: ignore[assignment]
     vocab_sorted: bool = False  # doc_vocab is in string order (code order = id order)
+    vocab_rank: np.ndarray | None = field(default=None, repr=False, compare=False)  # int64 string rank per code
+    _canonical: bool = field(default=False, init=False, repr=False, compare=False)  # known canonical
 
     def __post_init__(self) -> None:
         n_q = len(self.query_ids)
@@ -72,9 +76,10 @@ class Run:
         doc_vocab: Iterable[str],
         vocab_index: dict | None = None,
         vocab_sorted: bool = False,
+        vocab_rank: np.ndarray | None = None,
     ) -> "Run":
         """Build a run from columnar arrays (no copy where dtypes already fit); ``vocab_sorted`` says
-        that ``doc_vocab`` is in string order."""
+        that ``doc_vocab`` is in string order, ``vocab_rank`` gives each entry's rank in that order."""
         return cls(
             query_ids=object_array(query_ids),
             offsets=np.asarray(offsets, dtype=np.int64),
@@ -83,6 +88,7 @@ class Run:
             doc_vocab=doc_vocab if isinstance(doc_vocab, np.ndarray) else object_array(doc_vocab),
             _vocab_index=vocab_index,
             vocab_sorted=vocab_sorted,
+            vocab_rank=None if vocab_rank is None else np.asarray(vocab_rank, dtype=np.int64),
         )
 
     @classmethod
@@ -156,13 +162,23 @@ class Run:
         return out
 
     # ----------------------------------------------------------------- ordering
+    def _string_ranks(self, codes: np.ndarray) -> np.ndarray | None:
+        """The string-order rank of the documents ``codes`` (integers that order like their ids),
+        or None when the run knows no such order (its ids must then be compared as strings)."""
+        if self.vocab_sorted:
+            return codes
+        return None if self.vocab_rank is None else self.vocab_rank[codes]
+
     def _tie_break_violations(self, positions: np.ndarray) -> np.ndarray:
         """For tied neighbours (i, i+1), whether doc id i < doc id i+1 (out of canonical order)."""
-        if self.vocab_sorted:
-            return self.doc_codes[positions] < self.doc_codes[positions + 1]
-        left = self.doc_vocab[self.doc_codes[positions]]
-        right = self.doc_vocab[self.doc_codes[positions + 1]]
-        return np.fromiter((a < b for a, b in zip(left.tolist(), right.tolist())), dtype=bool, count=len(positions))
+        left, right = self._string_ranks(self.doc_codes[positions]), self._string_ranks(self.doc_codes[positions + 1])
+        if left is None:  # object arrays: one C loop of Python string comparisons
+            left, right = self.doc_vocab[self.doc_codes[positions]], self.doc_vocab[self.doc_codes[positions + 1]]
+        return np.asarray(left < right, dtype=bool)
+
+    def _known_canonical(self) -> "Run":
+        object.__setattr__(self, "_canonical", True)
+        return self
 
     def _neighbours(self) -> tuple[bool, np.ndarray]:
         """Over adjacent entries (i, i+1) of a query: (whether a score rises or is NaN, the positions i
@@ -177,18 +193,18 @@ class Run:
 
     def is_canonical(self) -> bool:
         """True when every query's entries are sorted by score desc, then doc id desc."""
-        if len(self.scores) < 2:
+        if self._canonical or len(self.scores) < 2:
             return True
         rising, tied = self._neighbours()
         return not rising and not (tied.size and self._tie_break_violations(tied).any())
 
     def canonical(self) -> "Run":
         """This run in canonical order (score desc, doc id desc within each query)."""
-        if len(self.scores) < 2:
+        if self._canonical or len(self.scores) < 2:
             return self
         rising, tied_at = self._neighbours()
         if not rising and not (tied_at.size and self._tie_break_violations(tied_at).any()):
-            return self
+            return self._known_canonical()
         if np.isnan(self.scores).any():
             raise ValueError("run scores contain NaN")
         if rising:
@@ -203,7 +219,7 @@ class Run:
         # Equal (query, score) neighbours form tie groups; order each group by doc id descending.
         if tied.any():
             codes = self._order_ties(codes, tied)
-        return replace(self, doc_codes=codes, scores=scores)
+        return replace(self, doc_codes=codes, scores=scores)._known_canonical()
 
     def _score_order(self, qidx: np.ndarray) -> np.ndarray:
         """Positions sorted by query, then score descending (ties in arbitrary order)."""
@@ -228,9 +244,8 @@ class Run:
         members = np.repeat(starts - np.concatenate([[0], np.cumsum(sizes)[:-1]]), sizes) + np.arange(sizes.sum())
         group = np.repeat(np.arange(len(starts)), sizes)
         # String order of just the tied documents, then sort within groups on it.
-        if self.vocab_sorted:
-            string_rank = codes[members]
-        else:
+        string_rank = self._string_ranks(codes[members])
+        if string_rank is None:
             string_rank = np.empty(len(members), dtype=np.int64)
             string_rank[_string_argsort(self.doc_vocab[codes[members]])] = np.arange(len(members))
         codes = codes.copy()
@@ -248,7 +263,7 @@ class Run:
         keep = np.arange(len(run.scores)) - np.repeat(run.offsets[:-1], np.diff(run.offsets)) < np.repeat(
             lengths, np.diff(run.offsets))
         offsets = np.concatenate([[0], np.cumsum(lengths)])
-        return replace(run, offsets=offsets, doc_codes=run.doc_codes[keep], scores=run.scores[keep])
+        return replace(run, offsets=offsets, doc_codes=run.doc_codes[keep], scores=run.scores[keep])._known_canonical()
 
     def without_identical_ids(self, query_codes: np.ndarray | None = None) -> "Run":
         """Drop every entry whose document id equals its query id (BEIR's ignore_identical_ids).
@@ -272,7 +287,8 @@ class Run:
         dropped[nonempty] = np.add.reduceat(drop.astype(np.int64), self.offsets[:-1][nonempty])
         kept_per_query = lengths - dropped
         offsets = np.concatenate([[0], np.cumsum(kept_per_query)])
-        return replace(self, offsets=offsets, doc_codes=self.doc_codes[~drop], scores=self.scores[~drop])
+        run = replace(self, offsets=offsets, doc_codes=self.doc_codes[~drop], scores=self.scores[~drop])
+        return run._known_canonical() if self._canonical else run  # dropping entries keeps the order
 
 
 def concat_runs(runs: list[Run]) -> Run:
@@ -286,8 +302,10 @@ def concat_runs(runs: list[Run]) -> Run:
     if not runs:
         return Run.from_dict({})
     first = runs[0].doc_vocab
+    vocab_rank = None
     if all(r.doc_vocab is first for r in runs):
         vocab, vocab_index, codes = first, runs[0]._vocab_index, [r.doc_codes for r in runs]
+        vocab_rank = runs[0].vocab_rank
     else:
         vocab_index = {}
         codes = []
@@ -299,4 +317,4 @@ def concat_runs(runs: list[Run]) -> Run:
     sizes = np.concatenate([np.diff(r.offsets) for r in runs])
     return Run.from_arrays(np.concatenate([r.query_ids for r in runs]).tolist(),
                            np.concatenate([[0], np.cumsum(sizes)]), np.concatenate(codes),
-                           np.concatenate([r.scores for r in runs]), vocab, vocab_index)
+                           np.concatenate([r.scores for r in runs]), vocab, vocab_index, vocab_rank=vocab_rank)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.checksums import sha256  # noqa: F401  (re-exported: callers use beir.sha256)
+from harness.columns import arrow_strings
 from harness.datasets import corpus_cache
 from harness.datasets.corpus import COLUMNS, Corpus, Dataset, Queries
 from harness.datasets.jsonl import iter_jsonl, read_string_columns  # noqa: F401  (iter_jsonl re-exported)
@@ -197,12 +198,11 @@ def assemble(name: str, split: str, corpus: Corpus, all_queries: Queries, qrels:
 def _count_missing(doc_ids: list[str], corpus: Corpus) -> int:
     """How many of ``doc_ids`` (judgments' documents) the corpus lacks: the corpus ids are probed
     against the few judged ids in Arrow (no Python set of a million ids)."""
-    import pyarrow as pa
     import pyarrow.compute as pc
 
     if not doc_ids:
         return 0
     ids = corpus.table.column("_id")
-    judged = pa.array(sorted(set(doc_ids)), type=pa.string())
+    judged = arrow_strings(sorted(set(doc_ids)))
     present = set(pc.filter(ids, pc.is_in(ids, value_set=judged)).to_pylist())
     return sum(1 for d in doc_ids if d not in present)

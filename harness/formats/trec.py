@@ -34,6 +34,7 @@ from typing import IO, Iterator
 import numpy as np
 
 from harness.atomic import atomic_open
+from harness.columns import arrow_int64, arrow_strings
 from harness.errors import InputError
 from harness.qrels import Qrels
 from harness.run import Run
@@ -118,15 +119,50 @@ def write_run(run: Run, path: str | Path, tag: str = "harness", header: list[str
         write_run_to(run, handle, tag)
 
 
+_WRITE_BLOCK = 1 << 17  # run entries formatted per block (whole queries): ~60 MB of transient columns
+
+
 def write_run_to(run: Run, handle: IO[str], tag: str = "harness") -> None:
-    """Write ``run`` (taken in its present order; pass a canonical run) to an open text handle."""
+    """Write ``run`` (taken in its present order; pass a canonical run) to an open text handle:
+    ``qid Q0 docid rank repr(score) tag`` per entry, formatted column-wise in blocks of whole queries."""
     _check_token(tag, "run tag")
-    doc_ids = run.doc_vocab[run.doc_codes].tolist()
-    scores = run.scores.tolist()  # Python floats: repr round-trips exactly
-    for i, qid in enumerate(run.query_ids.tolist()):
+    for qid in run.query_ids.tolist():
         _check_token(qid, "query id")
-        start, end = int(run.offsets[i]), int(run.offsets[i + 1])
-        handle.writelines(f"{qid} Q0 {doc_ids[p]} {p - start + 1} {scores[p]!r} {tag}\n" for p in range(start, end))
+    raw = getattr(handle, "buffer", None) if (getattr(handle, "encoding", "") or "").lower() in ("utf-8", "utf8") else None
+    offsets = run.offsets
+    first = 0
+    while first < run.n_queries:
+        last = max(int(np.searchsorted(offsets, offsets[first] + _WRITE_BLOCK, side="right")) - 1, first + 1)
+        last = min(last, run.n_queries)
+        if offsets[last] > offsets[first]:
+            lines = _run_lines(run, first, last, tag)
+            if raw is None:
+                handle.write(lines.tobytes().decode("utf-8"))
+            else:  # a UTF-8 text file: its bytes go straight to the file's buffer
+                handle.flush()
+                raw.write(lines)
+        first = last
+
+
+def _run_lines(run: Run, first: int, last: int, tag: str) -> memoryview:
+    """The TREC lines of queries ``first:last`` as UTF-8: the columns are Arrow strings joined in C;
+    each distinct score (by bit pattern, so -0.0 stays apart from 0.0) is ``repr``-ed once."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    start, end = int(run.offsets[first]), int(run.offsets[last])
+    lengths = np.diff(run.offsets[first:last + 1])
+    query_col = arrow_strings(run.query_ids[first:last]).take(arrow_int64(np.repeat(np.arange(last - first), lengths)))
+    doc_col = arrow_strings(run.doc_vocab[run.doc_codes[start:end]])
+    ranks = np.arange(1, end - start + 1) - np.repeat(run.offsets[first:last] - start, lengths)
+    bits, at = np.unique(np.ascontiguousarray(run.scores[start:end]).view(np.int64), return_inverse=True)
+    score_text = arrow_strings(list(map(repr, bits.view(np.float64).tolist())))  # repr round-trips
+    q0, space, end_tag, joiner = arrow_strings([" Q0 ", " ", f" {tag}\n", ""])  # scalars (no pa.scalar: pandas)
+    lines = pc.binary_join_element_wise(query_col, q0, doc_col, space, arrow_int64(ranks).cast(pa.string()), space,
+                                        score_text.take(arrow_int64(at.ravel())), end_tag, joiner)
+    width = np.int64 if pa.types.is_large_string(lines.type) else np.int32
+    bounds = np.frombuffer(lines.buffers()[1], width)[lines.offset:lines.offset + len(lines) + 1]
+    return memoryview(lines.buffers()[2])[bounds[0]:bounds[-1]]
 
 
 def read_run(path: str | Path) -> Run:

@@ -54,7 +54,7 @@ class DocOrder:
         return self.corpus.__dict__.get("id_index")
 
     def run(self, query_ids, offsets: np.ndarray, docs: np.ndarray, scores: np.ndarray) -> Run:
-        return Run.from_arrays(query_ids, offsets, docs, scores, self.ids, self.id_index)
+        return Run.from_arrays(query_ids, offsets, docs, scores, self.ids, self.id_index, vocab_rank=self.rank)
 
 
 def query_constants(index: SparseIndex, offsets: np.ndarray, term_ids: np.ndarray) -> np.ndarray | None:

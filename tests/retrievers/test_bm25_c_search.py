@@ -85,7 +85,8 @@ def test_search_top_k_with_many_documents_and_ties(compiled_on):
     score_query + top_k_positive, on 3,000 documents over 6 words: scores tie in large groups, so
     the k-th score's group is cut by document id; k below, at and above the number of hits; the
     queries split among threads (results of queries with fewer than k hits closed up); documents
-    scored in blocks of 1 to 2,999 (bounded scratch: the best k kept between blocks)."""
+    scored in blocks of 1 to 2,999 (bounded scratch: the best k kept between blocks, later keys below
+    the k-th best dropped)."""
     rng = random.Random(5)
     words = ["ant", "bee", "cat", "dog", "eel", "fox"]
     texts = [" ".join(rng.choice(words) for _ in range(rng.randint(1, 6))) for _ in range(3000)]

@@ -76,7 +76,9 @@ static int Index_init(Index *x, PyObject *args, PyObject *kw) {
     return 0;
 }
 
-/* One thread's share of a search: queries q0..q1, each written at q * kk of the outputs. */
+/* One thread's share of a search: it takes the next query of q0..q1 from the shared counter *next
+ * until none is left (threads stay busy whatever the queries cost), each written at q * kk of the
+ * outputs, so the results do not depend on which thread searched which query. */
 typedef struct {
     const int64_t *indptr, *qoff, *rank, *order;
     const int32_t *indices, *qterms;
@@ -85,6 +87,7 @@ typedef struct {
     int64_t *hits, *docs_out;
     double *scores_out;
     int failed;
+    Py_ssize_t *next;
 } SearchJob;
 
 /* First position in indices[lo..hi) (ascending) holding a document >= d. */
@@ -115,7 +118,8 @@ static void *search_run(void *arg) {
     const int64_t *indptr = j->indptr, *qoff = j->qoff, *rank = j->rank, *order = j->order;
     const int32_t *indices = j->indices;
     const float *data = j->data;
-    for (Py_ssize_t q = j->q0; q < j->q1; q++) {
+    Py_ssize_t q;
+    while ((q = __atomic_fetch_add(j->next, 1, __ATOMIC_RELAXED)) < j->q1) {
         /* the query's distinct terms in ascending id order (as np.unique), each with its count */
         Py_ssize_t m = qoff[q + 1] - qoff[q], nt = 0;
         if (j->qweights) { /* weighted terms: distinct and ascending (checked), each with its weight */
@@ -134,11 +138,13 @@ static void *search_run(void *arg) {
         for (Py_ssize_t u = 0; u < nt; u++) cursor[u] = indptr[uniq[u]];
         float c = j->consts ? j->consts[q] : 0.0f;
         Py_ssize_t n_keys = 0;
+        int64_t least = 0; /* once kk keys are kept, a key below the kk-th best can never enter the top kk */
         for (Py_ssize_t b0 = 0; b0 < n_docs; b0 += block) {
             Py_ssize_t b1 = b0 + block < n_docs ? b0 + block : n_docs, n_touched = 0;
             if (n_keys > kk) { /* room for this block's keys: keep the best kk so far */
                 top_sorted(keys, scratch, n_keys, kk);
                 n_keys = kk;
+                least = keys[kk - 1];
             }
             for (Py_ssize_t u = 0; u < nt; u++) {
                 int64_t p = cursor[u], end = indptr[uniq[u] + 1];
@@ -169,7 +175,8 @@ static void *search_run(void *arg) {
                 if (s > 0) { /* the key of retrievers/topk.py: float32 bits (positive) << 32 | id rank */
                     int32_t bits;
                     memcpy(&bits, &s, 4);
-                    keys[n_keys++] = ((int64_t)bits << 32) | rank[b0 + d];
+                    int64_t key = ((int64_t)bits << 32) | rank[b0 + d];
+                    if (key > least) keys[n_keys++] = key; /* keys are distinct (one per document) */
                 }
             }
         }
@@ -275,10 +282,11 @@ static PyObject *Index_search(Index *x, PyObject *args, PyObject *kw) {
         if (qoff[q + 1] - qoff[q] > longest) longest = qoff[q + 1] - qoff[q];
     if (n_threads > n_q) n_threads = n_q ? (int)n_q : 1;
     SearchJob jobs[MAX_THREADS];
+    Py_ssize_t next = 0;
     for (int i = 0; i < n_threads; i++)
         jobs[i] = (SearchJob){x->v[0].buf, qoff, x->v[3].buf, x->v[4].buf, x->v[1].buf, qterms, x->v[2].buf,
-                              consts, qweights, n_docs, kk, longest, n_q * i / n_threads,
-                              n_q * (i + 1) / n_threads, doc_block, hits, docs_out, scores_out, 0};
+                              consts, qweights, n_docs, kk, longest, 0, n_q, doc_block, hits, docs_out,
+                              scores_out, 0, &next};
     int failed = 0;
     Py_ssize_t total = 0;
     Py_BEGIN_ALLOW_THREADS

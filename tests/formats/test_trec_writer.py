@@ -1,0 +1,83 @@
+"""The column-wise TREC run writer: the same bytes as one ``f"{qid} Q0 {doc} {rank} {score!r} {tag}"``
+line per entry (the writer's contract, module doc of harness/formats/trec.py), whatever the blocks."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+
+from harness.formats import trec
+from harness.formats.trec import read_run, write_run, write_run_to
+from harness.run import Run
+
+# Scores whose repr is not plain digits: signed zeros, exponents (Python switches at 1e-4 and 1e16),
+# whole numbers ("12.0"), float32 values held in float64, infinity.
+SCORES = [-0.0, 1e-05, 0.0001, 1e16, 9999999999999998.0, 12.0, 0.1 + 0.2, float(np.float32(17.5255)),
+          -2.5, float("inf"), 5e-324]
+
+
+def _per_line(run: Run, tag: str) -> str:
+    """The former writer, one Python f-string per entry: the reference bytes."""
+    ids, scores = run.doc_vocab[run.doc_codes].tolist(), run.scores.tolist()
+    out = []
+    for i, qid in enumerate(run.query_ids.tolist()):
+        start, end = int(run.offsets[i]), int(run.offsets[i + 1])
+        out.extend(f"{qid} Q0 {ids[p]} {p - start + 1} {scores[p]!r} {tag}\n" for p in range(start, end))
+    return "".join(out)
+
+
+def _run() -> Run:
+    rng = np.random.default_rng(7)
+    results = {"q1": {f"d{i}": s for i, s in enumerate(SCORES)}, "empty": {}, "z": {"a": 0.0, "b": 1.0},
+               "qé": {"naïve": 1.0, "β-catenin": 1.0, "doc": 0.5}}
+    for q in range(20):  # many queries of uneven depth, with ties
+        results[f"r{q}"] = {f"x{j}": float(v) for j, v in enumerate(rng.integers(0, 5, rng.integers(1, 30)) / 4)}
+    return Run.from_dict(results).canonical()
+
+
+def test_written_lines_are_the_per_line_format_with_repr_scores():
+    run = _run()
+    handle = io.StringIO()
+    write_run_to(run, handle, tag="bm25")
+    assert handle.getvalue() == _per_line(run, "bm25")
+    lines = handle.getvalue().splitlines()
+    # Python's repr, by hand: exponents as Python writes them; "-0.0" apart from "0.0" (one block).
+    assert lines[:11] == [
+        "q1 Q0 d9 1 inf bm25", "q1 Q0 d3 2 1e+16 bm25", "q1 Q0 d4 3 9999999999999998.0 bm25",
+        "q1 Q0 d7 4 17.52549934387207 bm25", "q1 Q0 d5 5 12.0 bm25", "q1 Q0 d6 6 0.30000000000000004 bm25",
+        "q1 Q0 d2 7 0.0001 bm25", "q1 Q0 d1 8 1e-05 bm25", "q1 Q0 d10 9 5e-324 bm25", "q1 Q0 d0 10 -0.0 bm25",
+        "q1 Q0 d8 11 -2.5 bm25"]
+    assert lines[11:15] == ["z Q0 b 1 1.0 bm25", "z Q0 a 2 0.0 bm25", "qé Q0 β-catenin 1 1.0 bm25",
+                            "qé Q0 naïve 2 1.0 bm25"]
+
+
+@pytest.mark.parametrize("block", [1, 2, 7, 1 << 20])
+def test_blocks_of_queries_give_the_same_file(tmp_path, monkeypatch, block):
+    monkeypatch.setattr(trec, "_WRITE_BLOCK", block)
+    run = _run()
+    write_run(run, tmp_path / "run.trec", tag="sys", header=["# a header", "# more"])
+    data = (tmp_path / "run.trec").read_bytes()
+    assert data == ("# a header\n# more\n" + _per_line(run, "sys")).encode("utf-8")
+    back = read_run(tmp_path / "run.trec")
+    assert back.scores.tobytes() == run.scores.tobytes()  # repr round-trips every float, -0.0 included
+
+
+def test_a_canonical_run_is_checked_once_and_reordered_runs_know_they_are_canonical():
+    run = Run.from_dict({"q": {"b": 1.0, "a": 1.0, "c": 2.0}})
+    ordered = run.canonical()
+    assert ordered.doc_ids(0) == ["c", "b", "a"] and ordered.canonical() is ordered
+    assert ordered.truncated(2).canonical().doc_ids(0) == ["c", "b"]
+    # New scores may make new ties: that run is checked again (float32 rounding ties 1.0 and 1 + 1e-9).
+    rescored = Run.from_dict({"q": {"a": 1.0 + 1e-9, "b": 1.0}}).canonical().with_scores(np.array([1.0, 1.0]))
+    assert rescored.canonical().doc_ids(0) == ["b", "a"]
+
+
+def test_ties_break_on_the_vocabulary_rank_when_a_run_carries_one():
+    vocab = np.array(["d10", "d2", "d9"], dtype=object)  # string order: d10 < d2 < d9
+    rank = np.array([0, 1, 2])
+    run = Run.from_arrays(["q"], [0, 3], [0, 1, 2], [1.0, 1.0, 1.0], vocab, vocab_rank=rank)
+    assert run.canonical().doc_ids(0) == ["d9", "d2", "d10"]
+    plain = Run.from_arrays(["q"], [0, 3], [0, 1, 2], [1.0, 1.0, 1.0], vocab)
+    assert plain.canonical().doc_ids(0) == ["d9", "d2", "d10"]
