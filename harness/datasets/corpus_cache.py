@@ -131,5 +131,18 @@ def load_or_build(path: Path, columns: tuple[str, ...], build: Callable[[], obje
     except OSError:
         return table, digest, None  # cannot write the cache (read-only, full disk): use the parsed table
     reopened = open_cached(target, digest, columns)
-    return (table, digest, None) if reopened is None else (reopened[0], digest, reopened[1])
+    if reopened is None:
+        return table, digest, None
+    del table
+    _give_back_freed_memory()
+    return reopened[0], digest, reopened[1]
+
+
+def _give_back_freed_memory() -> None:
+    """Return the parse's freed buffers to the system. Arrow's allocator (mimalloc) keeps freed
+    memory for reuse, and nothing Arrow allocates later needs it: at MS MARCO's 8.8M passages it
+    kept 1.8 GB counted in the process's RSS through indexing and search."""
+    import pyarrow as pa
+
+    pa.default_memory_pool().release_unused()
 
