@@ -58,6 +58,12 @@ class Corpus:
         corpus._mapping = mapping
         return corpus
 
+    def __getstate__(self) -> dict:
+        """Pickled without the file map (an ``mmap`` does not pickle; Arrow copies the table's buffers)."""
+        state = dict(self.__dict__)
+        state.pop("_mapping", None)
+        return state
+
     def release(self, part) -> None:
         """Drop the resident pages of ``part`` (a slice of :attr:`table`: a Table or RecordBatch) from
         this process when they lie in the corpus's file map (``madvise(MADV_DONTNEED)``: for a

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import time
 
 import pyarrow as pa
@@ -306,6 +307,8 @@ def test_release_drops_mapped_pages_and_keeps_the_text(tmp_path, cache_root):
     assert [c for batch in corpus.iter_contents(3_000) for c in batch] == texts and _mapped_rss_kib(arrow) < 3_000
     corpus.release(corpus.table)
     assert corpus.ids == [str(i) for i in range(40_000)] and _mapped_rss_kib(arrow) < 1_000
+    copy = pickle.loads(pickle.dumps(corpus))  # without the map, the text copied
+    assert copy._mapping is None and list(copy.texts) == texts and copy.fingerprint == corpus.fingerprint
 
 
 def test_release_leaves_a_corpus_in_memory_alone(tmp_path):
