@@ -29,11 +29,15 @@ def dense_text(title: str, text: str) -> str:
 def corpus_chunks(corpus: Corpus, size: int) -> Iterator[tuple[list[str], list[str], list[str]]]:
     """(ids, titles, texts) of consecutive slices of ``size`` documents (whatever the Arrow table's
     chunking: digests over them depend on the content only), each read from the corpus's Arrow
-    table when it is needed: never a full copy of the texts as Python strings."""
+    table when it is needed: never a full copy of the texts as Python strings. A memory-mapped
+    corpus's pages of each slice are released once copied (``Corpus.release``), so a pass over the
+    corpus does not leave all of it in the process's resident memory."""
     table = corpus.table
     for start in range(0, len(corpus), size):
         part = table.slice(start, size)
-        yield tuple(part.column(name).to_pylist() for name in ("_id", "title", "text"))
+        columns = tuple(part.column(name).to_pylist() for name in ("_id", "title", "text"))
+        corpus.release(part)
+        yield columns
 
 
 def lexical_batches(corpus: Corpus, size: int) -> Iterator[list[str]]:

@@ -48,11 +48,12 @@ def load_corpus(path: Path, cache: bool | None = None) -> Corpus:
         size = path.stat().st_size
     except OSError as exc:
         raise InputError(f"cannot read file: {exc.strerror}", path) from None
+    mapping = None
     if cache if cache is not None else size >= corpus_cache.MIN_BYTES:
-        table, digest = corpus_cache.load_or_build(path, COLUMNS, lambda: _parse_corpus(path))
+        table, digest, mapping = corpus_cache.load_or_build(path, COLUMNS, lambda: _parse_corpus(path))
     else:
         table, digest = _parse_corpus(path), corpus_cache.source_checksum(path)
-    corpus = Corpus.from_table(table)
+    corpus = Corpus.from_table(table, mapping)
     corpus.fingerprint = corpus_cache.fingerprint(digest)
     return corpus
 

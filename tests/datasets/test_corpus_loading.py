@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import time
 
 import pyarrow as pa
@@ -277,3 +278,61 @@ def test_a_parsed_corpus_replaced_by_its_map_is_given_back(tmp_path, cache_root,
     cold = load_corpus(path, cache=True)
     assert calls == [1] and cold.texts[0] == "text 0"
     assert load_corpus(path, cache=True).ids == cold.ids and calls == [1]
+def _mapped_rss_kib(path) -> int:
+    """Resident KiB of this process's mappings of ``path`` (/proc/self/smaps)."""
+    total, inside = 0, False
+    with open("/proc/self/smaps") as smaps:
+        for line in smaps:
+            head = line.split()
+            if "-" in head[0] and len(head) >= 5:  # a mapping's header line
+                inside = len(head) >= 6 and head[5] == str(path)
+            elif inside and head[0] == "Rss:":
+                total += int(head[1])
+    return total
+
+
+needs_smaps = pytest.mark.skipif(not os.path.exists("/proc/self/smaps"), reason="needs Linux /proc/self/smaps")
+
+
+@needs_smaps
+def test_release_drops_mapped_pages_and_keeps_the_text(tmp_path, cache_root):
+    """A pass that reads the mapped corpus in chunks (corpus_chunks, iter_contents, ids) and releases
+    each chunk leaves little of the file resident (what the kernel maps around the last faults);
+    the text reads the same afterwards."""
+    from retrievers.texts import corpus_chunks
+
+    path = tmp_path / "corpus.jsonl"
+    texts = [f"passage {i} " + "lorem ipsum dolor " * (i % 40) for i in range(40_000)]  # ~15 MB of text
+    _write(path, [{"_id": str(i), "title": "", "text": t} for i, t in enumerate(texts)])
+    corpus = load_corpus(path, cache=True)
+    arrow = _arrow_files(cache_root)[0]
+    assert corpus._mapping is not None
+    full = corpus.table.column("text").to_pylist()  # touches every page, and they stay mapped
+    assert full == texts and _mapped_rss_kib(arrow) > 12_000
+    corpus.release(corpus.table)
+    assert _mapped_rss_kib(arrow) < 1_000
+    assert list(corpus.texts) == texts and _mapped_rss_kib(arrow) > 12_000  # read again (page cache)
+    corpus.release(corpus.table)
+    read = [t for _, _, chunk in corpus_chunks(corpus, 3_000) for t in chunk]
+    assert read == texts and _mapped_rss_kib(arrow) < 3_000
+    corpus.release(corpus.table)
+    assert [c for batch in corpus.iter_contents(3_000) for c in batch] == texts and _mapped_rss_kib(arrow) < 3_000
+    corpus.release(corpus.table)
+    assert corpus.ids == [str(i) for i in range(40_000)] and _mapped_rss_kib(arrow) < 1_000
+    copy = pickle.loads(pickle.dumps(corpus))  # without the map, the text copied
+    assert copy._mapping is None and list(copy.texts) == texts and copy.fingerprint == corpus.fingerprint
+
+
+def test_release_leaves_a_corpus_in_memory_alone(tmp_path):
+    """Released pages of an anonymous (in-RAM) table would read back as zeros: release must not
+    touch them (a corpus built from lists, a parsed corpus not cached)."""
+    texts = ["alpha beta " * 500 + str(i) for i in range(2_000)]  # several pages
+    built = Corpus([str(i) for i in range(2_000)], [""] * 2_000, texts)
+    built.release(built.table)
+    assert list(built.texts) == texts
+    path = tmp_path / "corpus.jsonl"
+    _write(path, [{"_id": str(i), "text": t} for i, t in enumerate(texts)])
+    parsed = load_corpus(path, cache=False)
+    assert parsed._mapping is None
+    parsed.release(parsed.table)
+    assert list(parsed.texts) == texts
