@@ -95,8 +95,8 @@ class FakeEngine:
         return f"http://{host}:{port}"
 
     def hang(self) -> Answer:
-        """Never answer (until the fake is stopped)."""
-        self.stop.wait(30)
+        """Never answer (until the fake is stopped; at most 10 minutes)."""
+        self.stop.wait(600)
         return 503, {"error": "stopped"}
 
     def __enter__(self) -> "FakeEngine":

@@ -178,8 +178,11 @@ def test_the_secret_named_in_a_header_is_sent_but_appears_nowhere_in_the_results
 
 def test_ctrl_c_stops_cleanly_and_writes_nothing(tmp_path):
     with FakeEngine(lambda r, n: engine.hang()) as engine:
+        # (timeout=600: on a loaded machine the 8 requests may take a while to all arrive; none may time
+        # out before the Ctrl-C, which would end the run with exit 2 instead)
         proc = subprocess.Popen([sys.executable, "-m", "harness", "run", "--dataset", "scifact", "--retriever", "http",
-                                 "--param", f"url={engine.url}", "--param", "preset=harness", "-o", str(tmp_path)],
+                                 "--param", f"url={engine.url}", "--param", "preset=harness", "--param", "timeout=600",
+                                 "-o", str(tmp_path)],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 env={**os.environ, "HARNESS_PROGRESS": "0"})
         try:
