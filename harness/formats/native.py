@@ -38,10 +38,11 @@ def _threads(size: int) -> int:
     return max(1, min(cpus, 16, size >> 22))
 
 
-def read_run_native(data) -> Run | None:
+def read_run_native(data, threads: int | None = None) -> Run | None:
     """The canonical run that ``data`` (a run file's bytes, or an mmap of them) holds, or None when the
-    line reader must read it."""
-    parsed = _built.read_run(data, _threads(len(data)))
+    line reader must read it. ``threads``: parts to cut the file into (default: one per CPU, 4 MB each
+    at least)."""
+    parsed = _built.read_run(data, _threads(len(data)) if threads is None else threads)
     if parsed is None:
         return None
     query_ids, offsets, codes, scores, vocab, width = parsed

@@ -24,16 +24,8 @@ pytestmark = pytest.mark.skipif(native._built is None, reason="the compiled run 
 
 
 def read_native(data: bytes, threads: int = 1):
-    """The compiled reader's run (as read_run_native builds it) with ``threads`` parts, or None."""
-    from harness.run import Run
-
-    parsed = native._built.read_run(data, threads)
-    if parsed is None:
-        return None
-    query_ids, offsets, codes, scores, vocab, width = parsed
-    return Run.from_arrays(query_ids, np.frombuffer(offsets, dtype=np.int64), np.frombuffer(codes, dtype=np.int64),
-                           np.frombuffer(scores, dtype=np.float64), np.frombuffer(vocab, dtype=f"U{width}"),
-                           vocab_sorted=True).canonical()
+    """The compiled reader's run with ``threads`` parts, or None."""
+    return native.read_run_native(data, threads)
 
 
 def same_run(a, b) -> None:
