@@ -29,6 +29,7 @@ from typing import Callable
 
 import numpy as np
 
+from harness.columns import arrow_int64
 from harness.run import Run
 
 _SPACES = bytes.maketrans(b"\t\x0b\x0c", b"   ")
@@ -257,7 +258,7 @@ def _query_blocks(column) -> tuple[np.ndarray, np.ndarray] | None:
 
     changes = _values(pc.indices_nonzero(pc.not_equal(column[1:], column[:-1])), np.uint64).astype(np.int64) + 1
     starts = np.concatenate([[0], changes])
-    ids = np.array(column.take(_arrow_int64(starts)).to_pylist(), dtype=object)
+    ids = np.array(column.take(arrow_int64(starts)).to_pylist(), dtype=object)
     if len(set(ids.tolist())) == len(ids):
         return np.repeat(np.arange(len(starts), dtype=np.int32), np.diff(np.append(starts, len(column)))), ids
     interned = _intern(column, with_first=True)
@@ -273,14 +274,6 @@ def _query_blocks(column) -> tuple[np.ndarray, np.ndarray] | None:
 def _values(array, dtype) -> np.ndarray:
     """A null-free primitive Arrow array as numpy, zero-copy (pyarrow's to_numpy may import pandas)."""
     return np.frombuffer(array.buffers()[1], dtype=dtype, count=len(array), offset=array.offset * np.dtype(dtype).itemsize)
-
-
-def _arrow_int64(values: np.ndarray):
-    """numpy int64 -> Arrow array, zero-copy (pa.array on numpy may import pandas)."""
-    import pyarrow as pa
-
-    values = np.ascontiguousarray(values, dtype=np.int64)
-    return pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(values)])
 
 
 def _has_repeated_pair(offsets: np.ndarray, query_codes: np.ndarray, doc_codes: np.ndarray, n_docs: int) -> bool:
