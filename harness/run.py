@@ -279,15 +279,11 @@ class Run:
         hits = entries[self.doc_codes[entries] == np.repeat(qcodes[rows], sizes)]
         if not hits.size:
             return self
-        drop = np.zeros(len(self.doc_codes), dtype=bool)
-        drop[hits] = True
-        lengths = np.diff(self.offsets)
-        dropped = np.zeros(self.n_queries, dtype=np.int64)
-        nonempty = lengths > 0
-        dropped[nonempty] = np.add.reduceat(drop.astype(np.int64), self.offsets[:-1][nonempty])
-        kept_per_query = lengths - dropped
-        offsets = np.concatenate([[0], np.cumsum(kept_per_query)])
-        run = replace(self, offsets=offsets, doc_codes=self.doc_codes[~drop], scores=self.scores[~drop])
+        keep = np.ones(len(self.doc_codes), dtype=bool)
+        keep[hits] = False
+        dropped = np.bincount(np.searchsorted(self.offsets, hits, side="right") - 1, minlength=self.n_queries)
+        offsets = np.concatenate([[0], np.cumsum(np.diff(self.offsets) - dropped)])
+        run = replace(self, offsets=offsets, doc_codes=self.doc_codes[keep], scores=self.scores[keep])
         return run._known_canonical() if self._canonical else run  # dropping entries keeps the order
 
 

@@ -174,15 +174,12 @@ def read_run(path: str | Path) -> Run:
     """
     from harness.formats import native
 
-    path = Path(path)
-    if native.available():
-        with _mapped(path, "run") as data:
-            run = native.read_run_native(data)
-    else:
-        from harness.formats.columnar import read_run_columns
+    from harness.formats.columnar import read_run_columns
 
-        run = read_run_columns(lambda: _read_bytes(path, "run"))
-    return run if run is not None else read_run_lines(_read_bytes(path, "run"), path)
+    path = Path(path)
+    with _mapped(path, "run") as data:
+        run = native.read_run_native(data) if native.available() else read_run_columns(lambda: bytes(data))
+        return run if run is not None else read_run_lines(bytes(data), path)
 
 
 @contextmanager
