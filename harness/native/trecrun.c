@@ -101,8 +101,8 @@ static int valid_utf8(const unsigned char *s, Py_ssize_t n)
     return 1;
 }
 
-/* Valid UTF-8 bytes as UCS4 code points (out may be NULL); the number of code points. */
-static Py_ssize_t to_ucs4(const unsigned char *s, Py_ssize_t n, uint32_t *out)
+/* Valid UTF-8 bytes as UCS4 code points. */
+static void to_ucs4(const unsigned char *s, Py_ssize_t n, uint32_t *out)
 {
     Py_ssize_t i = 0, k = 0;
     while (i < n) {
@@ -122,11 +122,8 @@ static Py_ssize_t to_ucs4(const unsigned char *s, Py_ssize_t n, uint32_t *out)
                  ((uint32_t)(s[i + 2] & 0x3F) << 6) | (s[i + 3] & 0x3F);
             i += 4;
         }
-        if (out)
-            out[k] = cp;
-        k++;
+        out[k++] = cp;
     }
-    return k;
 }
 
 static int is_digit(unsigned char c) { return c >= '0' && c <= '9'; }

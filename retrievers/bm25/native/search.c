@@ -76,14 +76,14 @@ static int Index_init(Index *x, PyObject *args, PyObject *kw) {
     return 0;
 }
 
-/* One thread's share of a search: it takes the next query of q0..q1 from the shared counter *next
+/* One thread's share of a search: it takes the next query of 0..q1 from the shared counter *next
  * until none is left (threads stay busy whatever the queries cost), each written at q * kk of the
  * outputs, so the results do not depend on which thread searched which query. */
 typedef struct {
     const int64_t *indptr, *qoff, *rank, *order;
     const int32_t *indices, *qterms;
     const float *data, *consts, *qweights; /* qweights: NULL, or a float32 weight per query term */
-    Py_ssize_t n_docs, kk, longest, q0, q1, block;
+    Py_ssize_t n_docs, kk, longest, q1, block;
     int64_t *hits, *docs_out;
     double *scores_out;
     int failed;
@@ -285,7 +285,7 @@ static PyObject *Index_search(Index *x, PyObject *args, PyObject *kw) {
     Py_ssize_t next = 0;
     for (int i = 0; i < n_threads; i++)
         jobs[i] = (SearchJob){x->v[0].buf, qoff, x->v[3].buf, x->v[4].buf, x->v[1].buf, qterms, x->v[2].buf,
-                              consts, qweights, n_docs, kk, longest, 0, n_q, doc_block, hits, docs_out,
+                              consts, qweights, n_docs, kk, longest, n_q, doc_block, hits, docs_out,
                               scores_out, 0, &next};
     int failed = 0;
     Py_ssize_t total = 0;
