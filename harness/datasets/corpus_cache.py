@@ -9,7 +9,14 @@
   path in ``<cache>/corpora/stat/<sha256 of the path>.json`` together with the file's device,
   inode, size, mtime and ctime (nanoseconds): while all five are unchanged the file has not been
   written (any write moves mtime and ctime; ctime cannot be set back by ``touch`` or ``cp -p``), and
-  the remembered checksum is used; otherwise the file is hashed again.
+  the remembered checksum is used; otherwise the file is hashed again. The trade-off: a file whose
+  bytes were changed in place without changing any of the five (a raw device write, a clock set
+  back and a filesystem without ctime) would be served the old cache; ``HARNESS_CORPUS_VERIFY=full``
+  hashes the source on every load (and re-remembers it).
+* A path that nothing is remembered for (the first load with this cache) cannot have a cache file
+  to find except under another path's identical bytes, so it is hashed on a thread while it is
+  parsed (the cache is looked up once both are done); a path remembered with another stat is hashed
+  first, so a touched but unchanged file is mapped, not parsed.
 * Written atomically (temporary file + rename, :mod:`harness.atomic`): an interrupted write leaves
   no ``.arrow`` file, only a stray temporary one. Uncompressed, so the next run memory-maps it
   (a read-only ``mmap.mmap`` read by ``pyarrow.ipc`` without copying): the text is paged in from the
@@ -33,7 +40,9 @@ import hashlib
 import json
 import logging
 import mmap
+import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable
 
@@ -45,6 +54,7 @@ FORMAT = 1
 MIN_BYTES = 32 << 20
 KIND = "corpora"
 _STAT_FIELDS = ("st_dev", "st_ino", "st_size", "st_mtime_ns", "st_ctime_ns")
+VERIFY_ENV = "HARNESS_CORPUS_VERIFY"  # "full": hash the source on every load (the memo is not trusted)
 
 log = logging.getLogger(__name__)
 _pending: dict[Path, threading.Thread] = {}  # cache file -> the thread writing it
@@ -65,18 +75,33 @@ def source_checksum(path: Path) -> str:
     path = Path(path)
     if path.stat().st_size < MIN_BYTES:
         return sha256(path)
+    digest, _ = _remembered(path)
+    return digest if digest is not None else _hash_and_remember(path)
+
+
+def _remembered(path: Path) -> tuple[str | None, bool]:
+    """(the remembered sha256 of ``path`` when its stat is unchanged and ``$HARNESS_CORPUS_VERIFY`` is
+    not ``full``, else None; whether anything is remembered for this path at all)."""
     memo = _memo_path(path)
-    before = _stat_key(path)
     try:
         entry = json.loads(memo.read_text(encoding="utf-8"))
-        if entry.get("stat") == before and entry.get("path") == str(path.resolve()):
-            return entry["sha256"]
-    except (OSError, ValueError, AttributeError, KeyError):
+    except (OSError, ValueError):
+        return None, False
+    try:
+        if (os.environ.get(VERIFY_ENV, "").strip().lower() != "full" and entry.get("stat") == _stat_key(path)
+                and entry.get("path") == str(path.resolve())):
+            return entry["sha256"], True
+    except (AttributeError, KeyError):
         pass
+    return None, True
+
+
+def _hash_and_remember(path: Path) -> str:
+    before = _stat_key(path)
     digest = sha256(path)
     if _stat_key(path) == before:  # not written while we hashed it
         try:
-            write_json(memo, {"path": str(path.resolve()), "stat": before, "sha256": digest})
+            write_json(_memo_path(path), {"path": str(path.resolve()), "stat": before, "sha256": digest})
         except OSError:
             pass  # a read-only cache: hash again next time
     return digest
@@ -136,13 +161,23 @@ def load_or_build(path: Path, columns: tuple[str, ...], build: Callable[[], obje
     docstring; the made object's ``use_mapped(table, mapping)`` is called once the file is written).
 
     Returns (the made object, sha256 of the source)."""
-    digest = source_checksum(path)
+    path = Path(path)
+    digest, seen = _remembered(path) if path.stat().st_size >= MIN_BYTES else (None, True)
+    table = None
+    if digest is None and not seen:  # a path never loaded with this cache: no file to expect, so
+        with ThreadPoolExecutor(1, thread_name_prefix="sha256") as pool:  # hash it while parsing it
+            hashing = pool.submit(_hash_and_remember, path)  # (hashlib releases the GIL)
+            table = build()
+        digest = hashing.result()
+    elif digest is None:
+        digest = source_checksum(path)
     target = cache_path(digest)
     wait(target)  # this process is writing it: use the finished file
     cached = open_cached(target, digest, columns)
-    if cached is not None:
+    if cached is not None:  # (also when the same bytes were cached under another path)
         return make(*cached), digest
-    table = build()
+    if table is None:
+        table = build()
     made = make(table, None)
     write_in_background(target, table, digest, columns, made)
     return made, digest
