@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Callable
 
 from harness.atomic import atomic_path, write_json
+from harness.background import PendingWrites
 from harness.cache import cache_dir
 from harness.checksums import sha256
 
@@ -57,8 +58,7 @@ _STAT_FIELDS = ("st_dev", "st_ino", "st_size", "st_mtime_ns", "st_ctime_ns")
 VERIFY_ENV = "HARNESS_CORPUS_VERIFY"  # "full": hash the source on every load (the memo is not trusted)
 
 log = logging.getLogger(__name__)
-_pending: dict[Path, threading.Thread] = {}  # cache file -> the thread writing it
-_pending_lock = threading.Lock()
+_pending = PendingWrites()  # cache file -> the thread writing it
 
 
 def _stat_key(path: Path) -> list[int]:
@@ -186,36 +186,28 @@ def load_or_build(path: Path, columns: tuple[str, ...], build: Callable[[], obje
 def write_in_background(target: Path, table, digest: str, columns: tuple[str, ...], made) -> threading.Thread:
     """:func:`write_cached` on a non-daemon thread, then ``made.use_mapped(table, mapping)`` with the
     written file's map and the parsed table freed (see the module docstring)."""
-    def write(box: list) -> None:
-        table = box.pop()  # the only reference the thread keeps (not its args)
+    box = [table]  # the writer's only reference: dropped once the map replaces it
+    del table
+
+    def write() -> None:
         try:
-            write_cached(target, table, digest)
+            write_cached(target, box[0], digest)
             reopened = open_cached(target, digest, columns)
             if reopened is not None:
                 made.use_mapped(*reopened)
-                del table  # the parsed copy: the memory-mapped file replaces it
+                box.clear()  # the parsed copy: the memory-mapped file replaces it
                 _release_freed_memory()
         except Exception as exc:  # a read-only or full disk must not stop the run: the corpus is in RAM
             log.warning("could not write the corpus cache %s: %s", target, exc)
         finally:
-            with _pending_lock:
-                if _pending.get(target) is thread:
-                    del _pending[target]
+            box.clear()
 
-    thread = threading.Thread(target=write, args=([table],), name=f"corpus-cache-{digest[:8]}")
-    with _pending_lock:
-        _pending[target] = thread
-    thread.start()
-    return thread
+    return _pending.start(target, write, name=f"corpus-cache-{digest[:8]}")
 
 
 def wait(target: Path | None = None) -> None:
     """Wait until the background write of cache file ``target`` (every one when None) is finished."""
-    with _pending_lock:
-        threads = list(_pending.values()) if target is None else [_pending.get(target)]
-    for thread in threads:
-        if thread is not None:
-            thread.join()
+    _pending.wait(target)
 
 
 def _release_freed_memory() -> None:

@@ -40,8 +40,9 @@ def _files(root: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if p.is_file()) if folder.is_dir() else []
 
 
-def _paused_writer(monkeypatch, paused: threading.Event, resume: threading.Event) -> None:
-    """Make the cache writer write 10 rows, then wait for ``resume`` before the rest."""
+def writer_that(then, set_attr=setattr) -> None:
+    """Make the corpus cache writer write the first 10 rows, then call ``then(write_rest)``
+    (``write_rest()`` writes the other rows). ``set_attr``: how to patch (a test's monkeypatch)."""
     real_new_file = pa.ipc.new_file
 
     def new_file(sink, schema):
@@ -50,13 +51,21 @@ def _paused_writer(monkeypatch, paused: threading.Event, resume: threading.Event
 
         def write_table(table):
             original(table.slice(0, 10))
-            paused.set()
-            assert resume.wait(30)
-            original(table.slice(10))
+            then(lambda: original(table.slice(10)))
         writer.write_table = write_table
         return writer
 
-    monkeypatch.setattr(pa.ipc, "new_file", new_file)
+    set_attr(pa.ipc, "new_file", new_file)
+
+
+def _paused_writer(monkeypatch, paused: threading.Event, resume: threading.Event) -> None:
+    """Make the cache writer write 10 rows, then wait for ``resume`` before the rest."""
+    def pause(write_rest):
+        paused.set()
+        assert resume.wait(30)
+        write_rest()
+
+    writer_that(pause, monkeypatch.setattr)
 
 
 def _lies_in(corpus, mapping) -> bool:
@@ -107,6 +116,26 @@ def test_a_second_load_waits_for_the_write_in_progress(tmp_path, cache_root, mon
     assert second._mapping is not None and second.table.equals(cold.table)
 
 
+def test_interrupted_write_leaves_no_cache_file(tmp_path, cache_root, monkeypatch):
+    """The background writer fails half-way: neither the .arrow file nor its temporary file is left,
+    the corpus (in RAM) is whole, and the next load writes the cache."""
+    path = _corpus_file(tmp_path)
+    real_new_file = pa.ipc.new_file
+
+    def interrupt(write_rest):
+        raise RuntimeError("interrupted")
+
+    writer_that(interrupt, monkeypatch.setattr)
+    corpus = load_corpus(path, cache=True)
+    corpus_cache.wait()
+    assert _files(cache_root) == []  # neither .arrow nor a temporary file
+    assert corpus._mapping is None and corpus.table.equals(_scan_corpus(path).table)
+    monkeypatch.setattr(pa.ipc, "new_file", real_new_file)
+    assert len(load_corpus(path, cache=True)) == 300
+    corpus_cache.wait()
+    assert [n.endswith(".arrow") for n in _files(cache_root)] == [True]
+
+
 def test_a_failed_write_is_logged_and_the_corpus_stays_in_memory(tmp_path, cache_root, monkeypatch, caplog):
     path = _corpus_file(tmp_path)
 
@@ -121,28 +150,17 @@ def test_a_failed_write_is_logged_and_the_corpus_stays_in_memory(tmp_path, cache
 
 
 _CHILD = r"""
-import sys, time, pyarrow as pa
+import sys, time
 from harness.datasets import corpus_cache
 from harness.datasets.beir import load_corpus
-real = corpus_cache.write_cached
-mode = sys.argv[2]
-def slow(target, table, digest):
-    if mode == "slow":
+from tests.datasets.test_corpus_cache_background import writer_that
+def pause(write_rest):
+    if sys.argv[2] == "slow":
         time.sleep(0.5)
-        return real(target, table, digest)
-    real_new_file = pa.ipc.new_file
-    def new_file(sink, schema):
-        writer = real_new_file(sink, schema)
-        original = writer.write_table
-        def write_table(t):
-            original(t.slice(0, 10))
-            sys.stdout.write("paused\n"); sys.stdout.flush()  # one write: the main thread prints too
-            time.sleep(60)
-        writer.write_table = write_table
-        return writer
-    pa.ipc.new_file = new_file
-    return real(target, table, digest)
-corpus_cache.write_cached = slow
+        return write_rest()
+    sys.stdout.write("paused\n"); sys.stdout.flush()  # one write: the main thread prints too
+    time.sleep(60)
+writer_that(pause)
 sys.stdout.write(f"{len(load_corpus(sys.argv[1], cache=True))}\n"); sys.stdout.flush()
 sys.exit(0)
 """

@@ -201,38 +201,6 @@ def test_checksum_memo_follows_the_file(tmp_path, cache_root, monkeypatch):
     assert corpus_cache.source_checksum(path) == sha256(path) != digest and calls == [path]
 
 
-def test_interrupted_write_leaves_no_cache_file(tmp_path, cache_root, monkeypatch):
-    """The background writer fails half-way: neither the .arrow file nor its temporary file is left,
-    the corpus (in RAM) is whole, and the next load writes the cache."""
-    import pyarrow as pa
-
-    from harness.datasets import corpus_cache
-
-    path = _corpus_file(tmp_path)
-    real_new_file = pa.ipc.new_file
-
-    def interrupted(handle, schema):
-        writer = real_new_file(handle, schema)
-        original = writer.write_table
-
-        def write_table(table):
-            original(table.slice(0, 10))
-            raise RuntimeError("interrupted")
-        writer.write_table = write_table
-        return writer
-
-    monkeypatch.setattr(pa.ipc, "new_file", interrupted)
-    corpus = load_corpus(path, cache=True)
-    corpus_cache.wait()
-    folder = cache_root / "corpora"
-    assert [p.name for p in folder.iterdir() if p.is_file()] == []  # neither .arrow nor a temporary file
-    assert corpus._mapping is None and list(corpus.texts) == [f"text {i}" for i in range(50)]
-    monkeypatch.setattr(pa.ipc, "new_file", real_new_file)
-    assert len(load_corpus(path, cache=True)) == 50
-    corpus_cache.wait()
-    assert len(_arrow_files(cache_root)) == 1
-
-
 def test_small_corpora_are_not_cached_by_default(tmp_path, cache_root):
     load_corpus(_corpus_file(tmp_path))
     assert not (cache_root / "corpora").exists()
