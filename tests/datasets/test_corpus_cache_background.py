@@ -252,3 +252,17 @@ def test_a_touched_file_is_hashed_not_parsed_and_a_changed_one_is_parsed(tmp_pat
     changed = load_corpus(path, cache=True)
     assert changed.texts[0] == "text 0 changed " and hashed == ["corpus.jsonl"] * 2
     assert changed.fingerprint != touched.fingerprint
+
+
+def test_corpus_chunks_read_the_same_with_or_without_the_id_list(tmp_path):
+    """corpus_chunks slices ``corpus.ids`` once it exists, else reads the ids per slice: same chunks."""
+    from retrievers.texts import corpus_chunks
+
+    path = _corpus_file(tmp_path, n=1000)
+    corpus = load_corpus(path, cache=False)
+    before = list(corpus_chunks(corpus, 128))
+    assert "ids" not in corpus.__dict__  # the pass did not make the whole list
+    assert corpus.ids == [f"d{i}" for i in range(1000)]
+    after = list(corpus_chunks(corpus, 128))
+    assert after == before and len(before) == 8 and before[-1][0] == [f"d{i}" for i in range(896, 1000)]
+    assert [t for chunk in before for t in chunk[2]] == _scan_corpus(path).table.column("text").to_pylist()
