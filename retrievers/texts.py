@@ -31,12 +31,19 @@ def corpus_chunks(corpus: Corpus, size: int) -> Iterator[tuple[list[str], list[s
     chunking: digests over them depend on the content only), each read from the corpus's Arrow
     table when it is needed: never a full copy of the texts as Python strings. A memory-mapped
     corpus's pages of each slice are released once copied (``Corpus.release``), so a pass over the
-    corpus does not leave all of it in the process's resident memory."""
-    table = corpus.table
+    corpus does not leave all of it in the process's resident memory.
+
+    The ids are slices of ``corpus.ids`` when that list is made already (no second copy of them),
+    else read per slice (not made here: at 8.8M documents the list is ~0.6 GB, which would then be
+    held through a whole index build); the table is taken afresh per slice, so a corpus switched to
+    its cache file's map while the pass runs (``Corpus.use_mapped``) is read from the map from then on."""
+    ids = corpus.__dict__.get("ids")  # (the cached_property's value, when computed)
     for start in range(0, len(corpus), size):
-        part = table.slice(start, size)
-        columns = tuple(part.column(name).to_pylist() for name in ("_id", "title", "text"))
+        part = corpus.table.slice(start, size)
+        columns = (ids[start:start + size] if ids is not None else part.column("_id").to_pylist(),
+                   part.column("title").to_pylist(), part.column("text").to_pylist())
         corpus.release(part)
+        del part
         yield columns
 
 

@@ -48,12 +48,10 @@ def load_corpus(path: Path, cache: bool | None = None) -> Corpus:
         size = path.stat().st_size
     except OSError as exc:
         raise InputError(f"cannot read file: {exc.strerror}", path) from None
-    mapping = None
     if cache if cache is not None else size >= corpus_cache.MIN_BYTES:
-        table, digest, mapping = corpus_cache.load_or_build(path, COLUMNS, lambda: _parse_corpus(path))
+        corpus, digest = corpus_cache.load_or_build(path, COLUMNS, lambda: _parse_corpus(path), Corpus.from_table)
     else:
-        table, digest = _parse_corpus(path), corpus_cache.source_checksum(path)
-    corpus = Corpus.from_table(table, mapping)
+        corpus, digest = Corpus.from_table(_parse_corpus(path)), corpus_cache.source_checksum(path)
     corpus.fingerprint = corpus_cache.fingerprint(digest)
     return corpus
 
@@ -65,7 +63,7 @@ def _parse_corpus(path: Path):
 
     table = read_string_columns(path, COLUMNS)
     if table is not None and len(table) and not table.column("_id").null_count \
-            and pc.count_distinct(table.column("_id")).as_py() == len(table):
+            and len(pc.unique(table.column("_id"))) == len(table):  # (unique: ~0.6x count_distinct's time)
         return Corpus.from_table(table).table  # fills the null titles / texts with ""
     return _scan_corpus(path).table  # the line scan names the fault, or converts odd values as before
 

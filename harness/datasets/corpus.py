@@ -40,6 +40,7 @@ class Corpus:
 
     fingerprint: str | None = None
     _mapping: mmap.mmap | None = None  # the read-only file map holding the table, when it is one
+    _give_back = False  # a table in RAM was replaced by its map: give its memory back (see use_mapped)
 
     def __init__(self, ids: Sequence[str], titles: Sequence[str], texts: Sequence[str]):
         import pyarrow as pa
@@ -64,6 +65,20 @@ class Corpus:
         state.pop("_mapping", None)
         return state
 
+    def use_mapped(self, table, mapping: mmap.mmap) -> None:
+        """Read from now on the same rows from ``table``, held by the file map ``mapping`` (the corpus
+        cache, once its background write is finished): readers that take :attr:`table` afresh per
+        part (:meth:`release` them) read the map, and the table in RAM is freed once the last part
+        of it is dropped; the first part released from the map then gives that memory back to the
+        system (Arrow's allocator would otherwise keep it, hundreds of MB, through a whole index
+        build). Called from another thread: each attribute is replaced in one step."""
+        corpus = Corpus.from_table(table, mapping)
+        if len(corpus) != len(self):
+            raise ValueError("the mapped table has another number of rows")
+        self._mapping = mapping
+        self._give_back = True
+        self.table = corpus.table
+
     def release(self, part) -> None:
         """Drop the resident pages of ``part`` (a slice of :attr:`table`: a Table or RecordBatch) from
         this process when they lie in the corpus's file map (``madvise(MADV_DONTNEED)``: for a
@@ -75,12 +90,17 @@ class Corpus:
         import pyarrow as pa
 
         base, size = pa.py_buffer(mapping).address, len(mapping)
+        mapped = False
         for column in part.columns:
             for chunk in (column.chunks if isinstance(column, pa.ChunkedArray) else [column]):
                 for start, end in _string_spans(chunk):
                     if base <= start < end <= base + size:
                         first = (start - base) // mmap.PAGESIZE * mmap.PAGESIZE
                         mapping.madvise(mmap.MADV_DONTNEED, first, end - base - first)
+                        mapped = True
+        if mapped and self._give_back:  # a part of the map: the reader has dropped the table in RAM
+            self._give_back = False
+            pa.default_memory_pool().release_unused()
 
     def _set_table(self, table) -> None:
         import pyarrow as pa

