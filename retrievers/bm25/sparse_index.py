@@ -30,6 +30,7 @@ class SparseIndex:
     doc_lengths: np.ndarray  # int32 (n_docs)
     nonoccurrence: np.ndarray | None  # float32 (n_terms), for bm25l / bm25+
     n_docs: int
+    bounds: np.ndarray | None = None  # float32 (n_terms): the compiled search's pruning bounds, once made (search.c)
 
     @property
     def n_terms(self) -> int:
@@ -39,6 +40,8 @@ class SparseIndex:
         out = {"indptr": self.indptr, "indices": self.indices, "data": self.data, "doc_lengths": self.doc_lengths}
         if self.nonoccurrence is not None:
             out["nonoccurrence"] = self.nonoccurrence
+        if self.bounds is not None:
+            out["bounds"] = self.bounds
         return out
 
     def validate(self) -> "SparseIndex":
@@ -49,6 +52,8 @@ class SparseIndex:
                 "doc_lengths": (np.int32, self.n_docs)}
         if self.nonoccurrence is not None:
             want["nonoccurrence"] = (np.float32, self.n_terms)
+        if self.bounds is not None:
+            want["bounds"] = (np.float32, self.n_terms)
         for name, (dtype, size) in want.items():
             a = getattr(self, name)
             if not isinstance(a, np.ndarray) or a.dtype != dtype or a.ndim != 1 or (size is not None and len(a) != size):
@@ -58,6 +63,6 @@ class SparseIndex:
             raise InvalidIndex("indptr does not span the postings")
         if len(indptr) > 1 and np.any(indptr[1:] < indptr[:-1]):
             raise InvalidIndex("indptr is not ascending")
-        if len(indices) and (indices.min() < 0 or indices.max() >= self.n_docs):
+        if len(indices) and indices.view(np.uint32).max() >= self.n_docs:  # one pass: negatives are large
             raise InvalidIndex("a posting's document is out of range")
         return self
