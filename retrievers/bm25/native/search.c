@@ -36,18 +36,33 @@ typedef struct {
     float *bounds; /* per term: the largest posting score, +inf when one is negative or not finite */
 } Index;
 
+#if defined(__GNUC__) && !defined(__clang__)
+#define VECTORIZE __attribute__((optimize("tree-vectorize"))) /* GCC before 12 vectorizes only at -O3 */
+#else
+#define VECTORIZE
+#endif
+
+/* Whether every value of a[0..n) lies in [0, limit) (a negative one is a large unsigned one). */
+static VECTORIZE int all_below(const int32_t *a, Py_ssize_t n, uint32_t limit) {
+    uint32_t bad = 0;
+    for (Py_ssize_t i = 0; i < n; i++) bad |= (uint32_t)a[i] >= limit;
+    return !bad;
+}
+
 /* The bound of each term's postings data[indptr[t]..indptr[t+1]): their maximum (0 for a term
- * without postings), +inf when one of them is negative or not finite (never pruned on). */
-static void term_bounds(const int64_t *indptr, const float *data, Py_ssize_t n_terms, float *out) {
+ * without postings), +inf when one of them is negative (-0.0 included) or not finite (never pruned
+ * on). On the float32 bits as unsigned integers: those of the floats in [+0, FLT_MAX] are
+ * 0..0x7F7FFFFF, in the floats' order, and every other float's are larger; so one integer maximum
+ * (vectorized) gives both the bound and whether it is usable. */
+static VECTORIZE void term_bounds(const int64_t *indptr, const float *data, Py_ssize_t n_terms, float *out) {
+    typedef uint32_t __attribute__((may_alias)) bits32; /* read as integers: no aliasing assumption broken */
+    const bits32 *bits = (const bits32 *)data;
     for (Py_ssize_t t = 0; t < n_terms; t++) {
-        float m = 0.0f;
-        int bad = 0;
-        for (int64_t p = indptr[t]; p < indptr[t + 1]; p++) { /* branch-free: vectorized */
-            float v = data[p];
-            bad |= !(v >= 0.0f && v <= FLT_MAX);
-            m = v > m ? v : m;
-        }
-        out[t] = bad ? INFINITY : m;
+        uint32_t m = 0;
+        for (int64_t p = indptr[t]; p < indptr[t + 1]; p++) m = bits[p] > m ? bits[p] : m;
+        float v;
+        memcpy(&v, &m, 4);
+        out[t] = m > 0x7F7FFFFFu ? INFINITY : v;
     }
 }
 
@@ -95,15 +110,12 @@ static int Index_init(Index *x, PyObject *args, PyObject *kw) {
             PyErr_SetString(PyExc_ValueError, "Index: indptr is not ascending");
             return -1;
         }
-    /* branch-free (vectorized) range checks: a negative value is a large unsigned one */
-    uint32_t bad = 0, limit = n_docs > INT32_MAX ? (uint32_t)1 << 31 : (uint32_t)n_docs;
-    for (Py_ssize_t p = 0; p < n_post; p++) bad |= (uint32_t)indices[p] >= limit;
-    if (bad) {
+    if (!all_below(indices, n_post, n_docs > INT32_MAX ? (uint32_t)1 << 31 : (uint32_t)n_docs)) {
         PyErr_SetString(PyExc_ValueError, "Index: a posting's document is out of range");
         return -1;
     }
-    for (Py_ssize_t d = 0; d < n_docs; d++)
-        bad |= (uint64_t)rank[d] >= (uint64_t)n_docs || (uint64_t)order[d] >= (uint64_t)n_docs;
+    uint64_t bad = 0;
+    for (Py_ssize_t d = 0; d < n_docs; d++) bad |= ((uint64_t)rank[d] >= (uint64_t)n_docs) | ((uint64_t)order[d] >= (uint64_t)n_docs);
     if (bad) {
         PyErr_SetString(PyExc_ValueError, "Index: id_rank and doc_of_rank values must lie in [0, n_docs)");
         return -1;
@@ -213,35 +225,38 @@ static Py_ssize_t non_essential(const float *ub, const Py_ssize_t *by_bound, Py_
     return i;
 }
 
-/* Move the kk largest of the distinct keys a[0..n) to a[0..kk) (in no particular order), 0 < kk < n,
- * and return the kk-th largest: quickselect (median of three, Hoare partition), no sorting; the
- * final top k is sorted once, by top_sorted. */
-static int64_t top_select(int64_t *a, Py_ssize_t n, Py_ssize_t kk) {
-    Py_ssize_t lo = 0, hi = n - 1, want = kk - 1;
-    while (hi - lo > 16) {
-        Py_ssize_t mid = lo + (hi - lo) / 2;
-        int64_t x = a[lo], y = a[mid], z = a[hi];
-        int64_t pivot = (x < y) ? ((y < z) ? y : (x < z ? z : x)) : ((x < z) ? x : (y < z ? z : y));
-        Py_ssize_t i = lo, j = hi;
-        for (;;) { /* a[lo..j] >= pivot >= a[j+1..hi] after */
-            while (a[i] > pivot) i++;
-            while (a[j] < pivot) j--;
-            if (i >= j) break;
-            int64_t t = a[i]; a[i] = a[j]; a[j] = t;
-            i++;
-            j--;
-        }
-        if (want <= j) hi = j;
-        else lo = j + 1;
+/* SELECT_DESC(name, T): T name(T *a, n, kk) moves the kk largest of a[0..n) to a[0..kk) (in no
+ * particular order), 0 < kk <= n, and returns the kk-th largest: quickselect (median of three,
+ * Hoare partition: a[lo..j] >= pivot >= a[j+1..hi], lo <= j < hi), no sorting. */
+#define SELECT_DESC(name, T)                                                                              \
+    static T name(T *a, Py_ssize_t n, Py_ssize_t kk) {                                                    \
+        Py_ssize_t lo = 0, hi = n - 1, want = kk - 1;                                                     \
+        while (hi - lo > 16) {                                                                            \
+            Py_ssize_t mid = lo + (hi - lo) / 2;                                                          \
+            T x = a[lo], y = a[mid], z = a[hi];                                                           \
+            T pivot = (x < y) ? ((y < z) ? y : (x < z ? z : x)) : ((x < z) ? x : (y < z ? z : y));        \
+            Py_ssize_t i = lo, j = hi;                                                                    \
+            for (;;) {                                                                                    \
+                while (a[i] > pivot) i++;                                                                 \
+                while (a[j] < pivot) j--;                                                                 \
+                if (i >= j) break;                                                                        \
+                T t = a[i]; a[i] = a[j]; a[j] = t;                                                        \
+                i++;                                                                                      \
+                j--;                                                                                      \
+            }                                                                                             \
+            if (want <= j) hi = j;                                                                        \
+            else lo = j + 1;                                                                              \
+        }                                                                                                 \
+        for (Py_ssize_t i = lo + 1; i <= hi; i++) { /* insertion sort, descending */                     \
+            T v = a[i];                                                                                   \
+            Py_ssize_t j = i;                                                                             \
+            while (j > lo && a[j - 1] < v) { a[j] = a[j - 1]; j--; }                                      \
+            a[j] = v;                                                                                     \
+        }                                                                                                 \
+        return a[want];                                                                                   \
     }
-    for (Py_ssize_t i = lo + 1; i <= hi; i++) { /* insertion sort, descending */
-        int64_t v = a[i];
-        Py_ssize_t j = i;
-        while (j > lo && a[j - 1] < v) { a[j] = a[j - 1]; j--; }
-        a[j] = v;
-    }
-    return a[want];
-}
+SELECT_DESC(top_select, int64_t) /* the best kk of distinct keys: the final top k is sorted once, by top_sorted */
+SELECT_DESC(kth_largest_i32, int32_t)
 
 static void *search_run(void *arg) {
     SearchJob *j = arg;
@@ -250,7 +265,7 @@ static void *search_run(void *arg) {
     double *acc = calloc((size_t)block, sizeof(double));
     unsigned char *seen = calloc((size_t)block, 1);
     int32_t *touched = malloc((size_t)(block + 1) * 4), *qbuf = malloc((size_t)j->longest * 4);
-    int32_t *sorted_tmp = j->bounds ? malloc((size_t)block * 4) : NULL;
+    int32_t *sorted_tmp = malloc((size_t)block * 4), *sbits = malloc((size_t)block * 4);
     int32_t *uniq = malloc((size_t)j->longest * 4);
     int64_t *keys = malloc((size_t)cap * 8), *scratch = malloc((size_t)cap * 8);
     int64_t *cursor = malloc((size_t)j->longest * 8), *stops = malloc((size_t)j->longest * 8);
@@ -258,7 +273,7 @@ static void *search_run(void *arg) {
     Py_ssize_t *by_bound = malloc((size_t)j->longest * sizeof(Py_ssize_t));
     unsigned char *essential = malloc((size_t)j->longest);
     if (!acc || !seen || !touched || !qbuf || !uniq || !keys || !scratch || !cursor || !boosts || !stops || !ub ||
-        !by_bound || !essential || (j->bounds && !sorted_tmp)) {
+        !by_bound || !essential || !sorted_tmp || !sbits) {
         j->failed = 1;
         goto done;
     }
@@ -400,19 +415,34 @@ static void *search_run(void *arg) {
                 }
                 cursor[u] = stop;
             }
+            /* The block's scores (float32 bits: positive floats order as their bits) at or above the
+             * kk-th best so far; when more than kk, the kk-th best of them is a tighter cut (at least kk
+             * documents score at or above it). Only the documents at or above the cut get a key (their
+             * id's rank read). */
+            Py_ssize_t n_pos = 0;
             for (Py_ssize_t i = 0; i < n_touched; i++) {
-                int32_t d = touched[i];
+                int32_t d = touched[i], bits;
                 float s = (float)acc[d];
                 if (j->consts) s = s + c;
                 acc[d] = 0.0;
                 seen[d] = 0;
-                if (s > 0) { /* the key of retrievers/topk.py: float32 bits (positive) << 32 | id rank */
-                    int32_t bits;
-                    memcpy(&bits, &s, 4);
-                    if (bits < least_bits) continue; /* below the kk-th best score: its rank is not read */
-                    int64_t key = ((int64_t)bits << 32) | rank[b0 + d];
-                    if (key > least) keys[n_keys++] = key; /* keys are distinct (one per document) */
+                memcpy(&bits, &s, 4);
+                if (s > 0 && bits >= least_bits) {
+                    sbits[n_pos] = bits;
+                    touched[n_pos++] = d;
                 }
+            }
+            int32_t cut = least_bits;
+            if (n_pos > kk) {
+                memcpy(sorted_tmp, sbits, (size_t)n_pos * 4);
+                int32_t v = kth_largest_i32(sorted_tmp, n_pos, kk);
+                if (v > cut) cut = v;
+            }
+            for (Py_ssize_t i = 0; i < n_pos; i++) {
+                if (sbits[i] < cut) continue;
+                /* the key of retrievers/topk.py: float32 bits (positive) << 32 | id rank */
+                int64_t key = ((int64_t)sbits[i] << 32) | rank[b0 + touched[i]];
+                if (key > least) keys[n_keys++] = key; /* keys are distinct (one per document) */
             }
         }
         Py_ssize_t h = n_keys < kk ? n_keys : kk;
@@ -430,7 +460,7 @@ static void *search_run(void *arg) {
     }
 done:
     free(acc); free(seen); free(touched); free(qbuf); free(uniq); free(keys); free(scratch); free(cursor);
-    free(boosts); free(stops); free(ub); free(by_bound); free(essential); free(sorted_tmp);
+    free(boosts); free(stops); free(ub); free(by_bound); free(essential); free(sorted_tmp); free(sbits);
     return NULL;
 }
 
