@@ -313,7 +313,7 @@ static void *search_run(void *arg) {
         int64_t least = 0; /* once kk keys are kept, a key below the kk-th best can never enter the top kk */
         for (Py_ssize_t b0 = 0; b0 < n_docs; b0 += block) {
             Py_ssize_t b1 = b0 + block < n_docs ? b0 + block : n_docs, n_touched = 0, n_skip = 0;
-            if (n_keys > kk) { /* room for this block's keys: keep the best kk so far */
+            if (n_keys > kk || (n_keys == kk && !least)) { /* keep the best kk so far; the kk-th is the bar */
                 least = top_select(keys, n_keys, kk);
                 n_keys = kk;
             }
