@@ -68,7 +68,9 @@ class LuceneBackend:
     def index(self, corpus: Corpus) -> None:
         index, self.cache_status, save = self._cached_or_built(corpus)
         self._index = index
-        self._searcher = self.engine.searcher(index, DocOrder.of(corpus))  # the compiled one adds index.bounds
+        order = DocOrder.of(corpus, index.id_rank)
+        index.id_rank = order.rank  # kept in the cache entry: a warm run does not sort the ids again
+        self._searcher = self.engine.searcher(index, order)  # the compiled one adds index.bounds
         if save is not None:
             index_cache.save_in_background(index, *save)  # written while we search
 

@@ -12,6 +12,7 @@ from harness.datasets.corpus import Corpus, Queries
 from retrievers.bm25 import BM25Retriever
 from retrievers.bm25 import cache as index_cache
 from retrievers.bm25 import loader
+from retrievers.topk import string_ranks
 
 CORPUS = Corpus([f"d{i}" for i in range(50)], [f"title {i % 7}" for i in range(50)],
                 [f"doc {i} about topic{i % 5} and item{i % 11} and item{i % 3}" for i in range(50)])
@@ -37,12 +38,14 @@ def test_second_run_loads_the_cache(tmp_path):
     assert status == "hit" and second == first
     manifest = json.loads((entry(tmp_path) / "manifest.json").read_text())
     pruning = {"bounds.npy"} if loader.extension() is not None else set()  # the compiled search's bounds
-    assert set(manifest["files"]) == {"terms.txt", "indptr.npy", "indices.npy", "data.npy", "doc_lengths.npy"} | pruning
+    assert set(manifest["files"]) == {"terms.txt", "indptr.npy", "indices.npy", "data.npy", "doc_lengths.npy",
+                                      "id_rank.npy"} | pruning
+    np.testing.assert_array_equal(np.load(entry(tmp_path) / "id_rank.npy"), string_ranks(CORPUS.id_array))
     assert not [p for p in (tmp_path / "bm25").iterdir() if p.name.endswith(".tmp")]  # no temp folder left
 
 
 @pytest.mark.parametrize("damage", ["flip a byte", "truncate", "delete a file", "bad manifest", "extra file",
-                                    "document out of range", "indptr not ascending"])
+                                    "document out of range", "indptr not ascending", "id_rank not a permutation"])
 def test_damaged_cache_is_rebuilt_with_identical_results(tmp_path, damage):
     _, first = run_once(tmp_path)
     folder = entry(tmp_path)
@@ -60,10 +63,12 @@ def test_damaged_cache_is_rebuilt_with_identical_results(tmp_path, damage):
     elif damage == "extra file":
         (folder / "stray.npy").write_bytes(b"x")
     else:  # arrays that do not fit together, with checksums that match: SparseIndex.validate on load
-        name = "indices" if damage == "document out of range" else "indptr"
+        name = {"document out of range": "indices", "indptr not ascending": "indptr"}.get(damage, "id_rank")
         array = np.load(folder / f"{name}.npy")
         if name == "indices":
             array[0] = len(CORPUS)
+        elif name == "id_rank":
+            array[0] = array[1]  # in range, but a rank twice (and one never)
         else:
             array[1], array[2] = array[2], array[1]
         np.save(folder / f"{name}.npy", array)
