@@ -208,6 +208,23 @@ static void sort_block_docs(int32_t *a, int32_t *tmp, Py_ssize_t n, Py_ssize_t l
     if (src != a) memcpy(a, src, (size_t)n * 4);
 }
 
+/* Add the postings indices/data[p..stop) (documents from b0, of one block), each score times boost
+ * in float32, to acc in double; documents not seen yet are marked and appended to touched (one slot
+ * past the block's size is written to, branch-free). Returns the new number of touched documents. */
+static inline Py_ssize_t add_postings(const int32_t *indices, const float *data, int64_t p, int64_t stop, int32_t b0,
+                                      float boost, double *acc, unsigned char *seen, int32_t *touched,
+                                      Py_ssize_t n_touched) {
+    for (; p < stop; p++) {
+        int32_t d = indices[p] - b0;
+        float val = boost == 1.0f ? data[p] : data[p] * boost;
+        acc[d] += (double)val;
+        touched[n_touched] = d; /* kept when d is new */
+        n_touched += !seen[d];
+        seen[d] = 1;
+    }
+    return n_touched;
+}
+
 /* How many of the query's terms, taken in ascending bound order (by_bound), are non-essential: the
  * longest prefix whose bounds, summed (with slack for the rounding of a sum in another order), give
  * a float32 score (+ c) strictly below the kk-th best score so far, thr. */
@@ -350,16 +367,8 @@ static void *search_run(void *arg) {
                 }
                 for (Py_ssize_t u = 0; u < nt; u++) {
                     if (!essential[u]) continue;
-                    int64_t p = cursor[u], stop = stops[u];
-                    float boost = boosts[u];
-                    for (; p < stop; p++) {
-                        int32_t d = indices[p] - (int32_t)b0;
-                        float val = boost == 1.0f ? data[p] : data[p] * boost;
-                        acc[d] += (double)val;
-                        touched[n_touched] = d; /* kept when d is new: branch-free */
-                        n_touched += !seen[d];
-                        seen[d] = 1;
-                    }
+                    n_touched = add_postings(indices, data, cursor[u], stops[u], (int32_t)b0, boosts[u], acc, seen,
+                                             touched, n_touched);
                 }
                 Py_ssize_t kept = 0;
                 for (Py_ssize_t i = 0; i < n_touched; i++) {
@@ -386,14 +395,7 @@ static void *search_run(void *arg) {
                         seen[d] = 1;
                     }
                 } else if (!n_skip) { /* exhaustive: every posting of the block */
-                    for (; p < stop; p++) {
-                        int32_t d = indices[p] - (int32_t)b0;
-                        float val = boost == 1.0f ? data[p] : data[p] * boost;
-                        acc[d] += (double)val;
-                        touched[n_touched] = d; /* kept when d is new: branch-free */
-                        n_touched += !seen[d];
-                        seen[d] = 1;
-                    }
+                    n_touched = add_postings(indices, data, p, stop, (int32_t)b0, boost, acc, seen, touched, n_touched);
                 } else if (stop - p <= 8 * n_touched) { /* a short list: read it, keep the candidates' */
                     for (; p < stop; p++) {
                         int32_t d = indices[p] - (int32_t)b0;
