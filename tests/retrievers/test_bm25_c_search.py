@@ -217,8 +217,8 @@ def test_pruned_search_equals_exhaustive_on_random_indexes(compiled_on):
     are known) gives exactly the documents, float32 scores and order of prune=False (every posting
     scored) and of score_query + top_k_positive, on 40 random indexes: skewed document frequencies,
     tied scores (a few distinct posting values, so the k-th score ties and document ids decide),
-    k = 1 up to more than the matches, empty queries, repeated terms, BM25L-style constants, blocks
-    from 7 documents to all, 1-3 threads."""
+    k = 1 up to more than the matches, empty queries, repeated terms, a 40-term query, BM25L-style
+    constants, blocks from 7 documents to all, 1-3 threads."""
     rng = np.random.default_rng(15)
     pruned_fewer = 0
     for case in range(40):
@@ -226,6 +226,7 @@ def test_pruned_search_equals_exhaustive_on_random_indexes(compiled_on):
         index, rank, doc_of_rank = _random_index(rng, n_docs, n_terms, None if case % 3 == 0 else int(rng.integers(1, 5)))
         queries = [[] if rng.random() < 0.05 else rng.integers(0, n_terms, size=int(rng.integers(1, 9))).tolist()
                    for _ in range(25)]
+        queries[2] = rng.integers(0, n_terms, size=40).tolist()  # a long query (repeats likely)
         queries[0] = [queries[1][0]] * 3 if queries[1] else []  # a repeated term
         searcher = compiled.Searcher(index, rank, doc_of_rank)
         constants = rng.uniform(-0.5, 1.0, size=len(queries)).astype(np.float32) if case % 4 == 1 else None

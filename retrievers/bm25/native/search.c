@@ -22,8 +22,8 @@
  * exhaustive pass (the non-essential terms' postings looked up for the candidates only), so scores,
  * keys and ranking are those of the exhaustive pass, which search(prune=False) still runs. */
 #define DOC_BLOCK 65536
-#define BOUND_SLACK 1e-9 /* relative: covers the rounding of a double sum of up to ~10^6 bounds in another order */
-#define MAX_PRUNED_TERMS (1 << 20)
+#define BOUND_SLACK 1e-9 /* relative: covers the rounding of double sums of up to MAX_PRUNED_TERMS values */
+#define MAX_PRUNED_TERMS 4096 /* longer queries are searched exhaustively (their terms are insertion-sorted) */
 #ifndef PRUNE_RATIO
 #define PRUNE_RATIO 4 /* a block is pruned when its essential terms hold under 1/PRUNE_RATIO of its postings */
 #endif
@@ -330,7 +330,7 @@ static void *search_run(void *arg) {
         int64_t least = 0; /* once kk keys are kept, a key below the kk-th best can never enter the top kk */
         for (Py_ssize_t b0 = 0; b0 < n_docs; b0 += block) {
             Py_ssize_t b1 = b0 + block < n_docs ? b0 + block : n_docs, n_touched = 0, n_skip = 0;
-            if (n_keys > kk || (n_keys == kk && !least)) { /* keep the best kk so far; the kk-th is the bar */
+            if (n_keys > kk || (kk && n_keys == kk && !least)) { /* keep the best kk so far; the kk-th is the bar */
                 least = top_select(keys, n_keys, kk);
                 n_keys = kk;
             }
