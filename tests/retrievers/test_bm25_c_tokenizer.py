@@ -240,6 +240,24 @@ def test_parallel_encoding_equals_sequential_on_random_texts():
 
 
 @needs_extension
+@pytest.mark.parametrize("n_threads", [2, 3])
+def test_parallel_caches_kept_across_calls_never_serve_an_old_calls_pending_value(n_threads):
+    """Each part's token cache outlives the call; a token new in one call (cached there with a value
+    pending that call's numbering) must come out with its final id in the next calls."""
+    rng = random.Random(5)
+    words = [f"w{i}x" for i in range(3000)]
+    chunks = []
+    for c in range(6):  # every chunk: words new to it, then the previous chunk's new words again
+        new = words[c * 500:(c + 1) * 500]
+        old = words[max(0, c - 1) * 500:c * 500]
+        texts = [" ".join(rng.sample(new, 5) + rng.sample(old or new, 5)) for _ in range(200)]
+        chunks.append(texts)
+    chunks.append(chunks[0] + chunks[3])
+    assert (_encode_all(Analyzer(), chunks, n_threads=n_threads, parallel_min_bytes=0)
+            == _encode_all(Analyzer(), chunks))
+
+
+@needs_extension
 def test_parallel_encoding_frozen_drops_unknown_terms():
     analyzer = Analyzer()
     texts = ["cells mice", "rats cells café", "mice α"] * 50

@@ -20,7 +20,8 @@ struct Part {
     Py_ssize_t t0, t1;
     VecI32 out;           /* phase 1: term ids, PENDING(p) and COMPLEX */
     int64_t *counts;
-    CacheEntry *cache;
+    CacheEntry *cache;    /* the encoder's part_cache[index] */
+    int32_t gen8;         /* this call's generation << 8 */
     StrMap pend;          /* new token -> its pending number */
     VecI32 stem_off;      /* per pending token: its stem in stems, -1 for a stopword */
     VecI32 stem_len;
@@ -72,13 +73,14 @@ static void *part_scan(void *arg) { /* phase 1 */
      * about one in 128 bytes (SciFact: 1 in 150), and for its tokens, about one in 6 bytes */
     Py_ssize_t bytes = 0;
     for (Py_ssize_t t = part->t0; t < part->t1; t++) bytes += text_bytes(part->x, t);
-    part->cache = calloc((size_t)1 << CACHE_BITS, sizeof(CacheEntry));
+    if (!part->cache) part->cache = part->e->part_cache[part->index] =
+        calloc((size_t)1 << PART_CACHE_BITS, sizeof(CacheEntry));
     if (!part->cache || map_init(&part->pend) || map_reserve(&part->pend, bytes / 128) ||
         grow((void **)&part->out.a, &part->out.cap, bytes / 6 + 1, sizeof(int32_t))) {
         part->failed = 1;
         return NULL;
     }
-    Sink k = {part->e, part, &part->out, part->cache, NULL, 0};
+    Sink k = {part->e, part, &part->out, part->cache, NULL, 0, 64 - PART_CACHE_BITS, part->gen8};
     for (Py_ssize_t t = part->t0; t < part->t1; t++) {
         Py_ssize_t before = part->out.n;
         if (scan_doc(&k, part->x, t)) {
@@ -166,7 +168,7 @@ out:
 }
 
 static void part_free(Part *part) {
-    free(part->out.a); free(part->cache); map_free(&part->pend); free(part->stem_off.a); free(part->stem_len.a);
+    free(part->out.a); map_free(&part->pend); /* (part->cache is the encoder's) */ free(part->stem_off.a); free(part->stem_len.a);
     free(part->stems); free(part->cw_ptr.a); free(part->cw_len.a); free(part->resolved); free((void *)part->src);
     free(part->final.a); postings_free(&part->post);
 }
@@ -204,6 +206,11 @@ int encode_parallel(Encoder *e, Texts *x, int n_threads, int64_t *counts, PyObje
     PyObject *analysed = NULL;
     int ok = 0;
     if (!parts) { PyErr_NoMemory(); return -1; }
+    if (++e->gen >= (1u << 23)) { /* generations fit in len's bits 8..30: start over with empty caches */
+        for (int i = 0; i < MAX_THREADS; i++)
+            if (e->part_cache[i]) memset(e->part_cache[i], 0, ((size_t)1 << PART_CACHE_BITS) * sizeof(CacheEntry));
+        e->gen = 1;
+    }
     Py_ssize_t t = 0, acc = 0;
     for (int i = 0; i < n_threads; i++) { /* consecutive texts, about total / n_threads bytes each */
         Part *part = parts + i;
@@ -213,6 +220,8 @@ int encode_parallel(Encoder *e, Texts *x, int n_threads, int64_t *counts, PyObje
         part->pcounts = pcounts;
         part->earlier = parts;
         part->index = i;
+        part->cache = e->part_cache[i];
+        part->gen8 = (int32_t)(e->gen << 8);
         part->t0 = t;
         Py_ssize_t goal = x->total / n_threads * (i + 1);
         while (t < x->n && (i == n_threads - 1 || acc < goal)) acc += text_bytes(x, t++);

@@ -40,6 +40,7 @@ static void Encoder_dealloc(Encoder *e) {
     drop_deferred(e);
     map_free(&e->tokens); map_free(&e->terms); map_free(&e->stop); map_free(&e->words);
     free(e->cache);
+    for (int i = 0; i < MAX_THREADS; i++) free(e->part_cache[i]);
     free(e->cw_first.a); free(e->cw_count.a); free(e->cw_terms.a);
     Py_XDECREF(e->analyze_words);
     Py_TYPE(e)->tp_free((PyObject *)e);
@@ -151,13 +152,13 @@ static inline int32_t cached_value(Sink *k, const uint64_t *words, int n) {
     uint64_t h = (words[0] * 0x9E3779B97F4A7C15ULL) ^ (words[1] * 0xC2B2AE3D27D4EB4FULL) ^ (uint64_t)n;
     h ^= h >> 29;
     h *= 0xbf58476d1ce4e5b9ULL;
-    CacheEntry *c = k->cache + (h >> (64 - CACHE_BITS));
-    if (c->len == n && c->k0 == words[0] && c->k1 == words[1]) return c->val;
+    CacheEntry *c = k->cache + (h >> k->cache_shift);
+    if ((c->len == n || c->len == (n | k->gen8)) && c->k0 == words[0] && c->k1 == words[1]) return c->val;
     int32_t v = sink_lookup(k, (const char *)words, n);
     if (v != -2) {
         c->k0 = words[0];
         c->k1 = words[1];
-        c->len = n;
+        c->len = v <= PENDING(0) ? (n | k->gen8) : n; /* a PENDING value: this call's only */
         c->val = v;
     }
     return v;
@@ -515,7 +516,7 @@ static PyObject *Encoder_encode_locked(Encoder *e, PyObject *texts_arg, PyObject
     Postings post = {0};
     PyObject *new_words = PyList_New(0), *ret = NULL, *made[2] = {NULL, NULL}; /* made: by encode_parallel */
     Py_ssize_t first_new = e->cw_count.n;
-    Sink k = {e, NULL, &out, e->cache, new_words, 0};
+    Sink k = {e, NULL, &out, e->cache, new_words, 0, 64 - CACHE_BITS, 0};
     if (!loaded) goto done;
     if (!counts || !new_words || (postings && !pcounts)) { PyErr_NoMemory(); goto done; }
     if (n_threads > 1 && x.total >= min_bytes && x.n >= n_threads) {

@@ -6,6 +6,7 @@
 #include "fastbm25.h"
 
 #define CACHE_BITS 15
+#define PART_CACHE_BITS 18 /* a parallel part's cache: kept across calls, so it may be larger */
 typedef struct { uint64_t k0, k1; int32_t len; int32_t val; } CacheEntry; /* len 0: empty */
 
 /* New tokens of a parallel encode call, kept as a memo until the next call: token -> term id or -1 */
@@ -25,6 +26,12 @@ typedef struct {
     PyObject *analyze_words; /* list[str] -> list[list[str]] */
     Deferred deferred[MAX_THREADS]; /* memo entries not yet in tokens (see flush_deferred) */
     int n_deferred;
+    /* Parallel part i's direct-mapped cache, kept from call to call (allocated on first use): an
+     * entry holding a final value (a term id or -1, which never change) stays valid; one holding a
+     * PENDING value is valid only in the call that made it, so its len carries that call's
+     * generation (len | gen << 8; see cached_value). */
+    CacheEntry *part_cache[MAX_THREADS];
+    uint32_t gen;
 } Encoder;
 
 /* Where tokens go. Sequential encoding (part == NULL) reads and writes the encoder's tables and
@@ -39,6 +46,8 @@ typedef struct {
     CacheEntry *cache;
     PyObject *new_words;     /* sequential: the new non-ASCII words of this call */
     Py_ssize_t placeholders; /* sequential: non-ASCII words appended as -(cw + 1), waiting for their terms */
+    int cache_shift;         /* 64 - the cache's bits */
+    int32_t gen8;            /* parallel: this call's generation << 8 (tags PENDING entries of the cache) */
 } Sink;
 
 #define COMPLEX INT32_MIN
