@@ -26,7 +26,7 @@ def dense_text(title: str, text: str) -> str:
     return (title + " " + text).strip()
 
 
-def corpus_chunks(corpus: Corpus, size: int) -> Iterator[tuple[list[str], list[str], list[str]]]:
+def corpus_chunks(corpus: Corpus, size: int, ids: bool = True) -> Iterator[tuple[list[str] | None, list[str], list[str]]]:
     """(ids, titles, texts) of consecutive slices of ``size`` documents (whatever the Arrow table's
     chunking: digests over them depend on the content only), each read from the corpus's Arrow
     table when it is needed: never a full copy of the texts as Python strings. A memory-mapped
@@ -36,12 +36,14 @@ def corpus_chunks(corpus: Corpus, size: int) -> Iterator[tuple[list[str], list[s
     The ids are slices of ``corpus.ids`` when that list is made already (no second copy of them),
     else read per slice (not made here: at 8.8M documents the list is ~0.6 GB, which would then be
     held through a whole index build); the table is taken afresh per slice, so a corpus switched to
-    its cache file's map while the pass runs (``Corpus.use_mapped``) is read from the map from then on."""
-    ids = corpus.__dict__.get("ids")  # (the cached_property's value, when computed)
+    its cache file's map while the pass runs (``Corpus.use_mapped``) is read from the map from then on.
+    With ``ids=False`` the ids are not read (None in their place)."""
+    made = corpus.__dict__.get("ids")  # (the cached_property's value, when computed)
     for start in range(0, len(corpus), size):
         part = corpus.table.slice(start, size)
-        columns = (ids[start:start + size] if ids is not None else part.column("_id").to_pylist(),
-                   part.column("title").to_pylist(), part.column("text").to_pylist())
+        chunk_ids = (None if not ids else made[start:start + size] if made is not None
+                     else part.column("_id").to_pylist())
+        columns = (chunk_ids, part.column("title").to_pylist(), part.column("text").to_pylist())
         corpus.release(part)
         del part
         yield columns
@@ -49,7 +51,7 @@ def corpus_chunks(corpus: Corpus, size: int) -> Iterator[tuple[list[str], list[s
 
 def lexical_batches(corpus: Corpus, size: int) -> Iterator[list[str]]:
     """:func:`lexical_text` of every document, ``size`` documents at a time (never all at once)."""
-    for _, titles, texts in corpus_chunks(corpus, size):
+    for _, titles, texts in corpus_chunks(corpus, size, ids=False):
         yield list(map(lexical_text, titles, texts))
 
 

@@ -86,7 +86,7 @@ class CompiledEngine(PythonEngine):
         c = self._c
         if self.encodes:  # postings counted by the encoder's threads, straight into C
             encoder = c.CompiledTermEncoder(self.analyzer, n_threads=self.n_threads)
-            chunks = ((titles, texts) for _, titles, texts in corpus_chunks(corpus, self.chunk_docs))
+            chunks = ((titles, texts) for _, titles, texts in corpus_chunks(corpus, self.chunk_docs, ids=False))
             postings = c.index_postings(encoder, chunks)  # title + " " + text, never joined
             self._encoder = encoder.freeze()
             terms = encoder.terms

@@ -266,3 +266,5 @@ def test_corpus_chunks_read_the_same_with_or_without_the_id_list(tmp_path):
     after = list(corpus_chunks(corpus, 128))
     assert after == before and len(before) == 8 and before[-1][0] == [f"d{i}" for i in range(896, 1000)]
     assert [t for chunk in before for t in chunk[2]] == _scan_corpus(path).table.column("text").to_pylist()
+    without = list(corpus_chunks(corpus, 128, ids=False))  # (the BM25 build reads no ids)
+    assert [c[0] for c in without] == [None] * 8 and [c[1:] for c in without] == [c[1:] for c in before]
