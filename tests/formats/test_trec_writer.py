@@ -98,22 +98,27 @@ def _random_run(seed: int, n_docs: int) -> Run:
     """Random ids (ASCII and not), depths and scores: ties, signed zeros, repeats, float32 values, exponents."""
     rng = np.random.default_rng(seed)
     alphabet = list("abcXYZ019-_.é€β𝄞")
-    vocab = ["".join(rng.choice(alphabet, rng.integers(1, 12))) + str(i) for i in range(n_docs)]
+    vocab = ["".join(rng.choice(alphabet, rng.integers(1, 12))) + str(i) for i in range(min(n_docs, 500))]
+    vocab += [f"{vocab[i % 500]}-{i}" for i in range(500, n_docs)]
     pool = np.concatenate([rng.normal(0, 10, 50), rng.integers(-3, 4, 20).astype(float), [-0.0, 0.0, 1e300, -1e-310],
                            rng.normal(0, 1e20, 10), rng.random(30).astype(np.float32).astype(float), 10.0 ** rng.integers(-8, 20, 10)])
-    results = {}
+    query_ids, offsets, codes = [], [0], []
     for q in range(int(rng.integers(1, 40))):
         depth = int(rng.integers(0, min(60, n_docs)))
-        docs = rng.choice(n_docs, depth, replace=False)
-        results[f"q{q}" + ("é" if q % 3 == 0 else "")] = {vocab[d]: float(rng.choice(pool)) for d in docs}
-    return Run.from_dict(results).canonical()
+        codes.extend(rng.choice(n_docs, depth, replace=False).tolist())
+        query_ids.append(f"q{q}" + ("é" if q % 3 == 0 else ""))
+        offsets.append(len(codes))
+    scores = rng.choice(pool, len(codes))
+    return Run.from_arrays(query_ids, offsets, codes, scores, vocab).canonical()  # the whole vocabulary
 
 
 @pytest.mark.parametrize("seed", range(12))
 def test_randomized_runs_are_written_as_the_per_line_format(seed, tmp_path, monkeypatch):
     """Both the vocabulary-wide and the per-block document lists of the compiled writer (a vocabulary
     larger than the run is sliced per block), in blocks of several sizes."""
-    run = _random_run(seed, n_docs=[5, 80, 5000][seed % 3])
+    run = _random_run(seed, n_docs=[5, 80, 30000][seed % 3])
+    if seed % 3 == 2:
+        assert len(run.doc_vocab) > 8 * len(run)  # the compiled writer's per-block ids
     expected = _per_line(run, "run-x").encode("utf-8")
     for block in (1, 37, 1 << 17):
         monkeypatch.setattr(trec, "_WRITE_BLOCK", block)
