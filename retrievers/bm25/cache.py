@@ -40,8 +40,8 @@ import numpy as np
 from harness.checksums import sha256
 from retrievers.bm25.sparse_index import InvalidIndex, SparseIndex
 
-FORMAT_VERSION = 2
-_ARRAYS = ("indptr", "indices", "data", "doc_lengths", "nonoccurrence")
+FORMAT_VERSION = 3  # 3: bounds.npy (the compiled search's pruning bounds), id_rank.npy (the ids' string order)
+_ARRAYS = ("indptr", "indices", "data", "doc_lengths", "nonoccurrence", "bounds", "id_rank")
 END_BYTES = 1 << 16  # the ends of a file hashed on every load
 VERIFY_ENV = "HARNESS_BM25_VERIFY"
 
@@ -197,7 +197,7 @@ def load(root: Path, key: str, verify: str | None = None) -> SparseIndex | None:
     terms = text.split("\n") if text or manifest["n_terms"] else []
     index = SparseIndex(terms=terms, indptr=arrays["indptr"], indices=arrays["indices"], data=arrays["data"],
                         doc_lengths=arrays["doc_lengths"], nonoccurrence=arrays.get("nonoccurrence"),
-                        n_docs=int(manifest["n_docs"]))
+                        n_docs=int(manifest["n_docs"]), bounds=arrays.get("bounds"), id_rank=arrays.get("id_rank"))
     if len(terms) != manifest["n_terms"]:
         raise CacheCorrupt("terms.txt does not hold n_terms terms")
     try:

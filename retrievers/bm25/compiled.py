@@ -163,16 +163,22 @@ class Searcher:
     a search checks only its queries."""
 
     def __init__(self, index: SparseIndex, id_rank: np.ndarray, doc_of_rank: np.ndarray):
+        """The pruning bounds are ``index.bounds`` when it has them (a cached index), else computed
+        here and kept in ``index.bounds`` (the index cache stores them)."""
         c = lambda a, t: np.ascontiguousarray(a, dtype=t)  # noqa: E731
+        bounds = None if index.bounds is None else c(index.bounds, np.float32)
         self._index = _fastbm25.Index(c(index.indptr, np.int64), c(index.indices, np.int32),
                                       c(index.data, np.float32), int(index.n_docs), c(id_rank, np.int64),
-                                      c(doc_of_rank, np.int64))
+                                      c(doc_of_rank, np.int64), bounds)
+        if index.bounds is None:
+            index.bounds = np.frombuffer(self._index.bounds(), dtype=np.float32)
 
     def __call__(self, offsets: np.ndarray, term_ids: np.ndarray, k: int, constants: np.ndarray | None = None,
                  n_threads: int = 1, weights: np.ndarray | None = None, **options
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``weights``: None (BM25: repeated terms count), or a float32 weight per query term, each
-        query's terms distinct and ascending (impacts: a sparse dot product; search.c)."""
+        query's terms distinct and ascending (impacts: a sparse dot product; search.c). Options:
+        ``doc_block``, ``prune`` (default True: MaxScore; False scores every posting, same results)."""
         c = lambda a, t: np.ascontiguousarray(a, dtype=t)  # noqa: E731
         if weights is not None:
             options["weights"] = c(weights, np.float32)

@@ -66,14 +66,19 @@ class LuceneBackend:
         return f"content:{self.engine.digest(corpus)}"
 
     def index(self, corpus: Corpus) -> None:
-        index, self.cache_status = self._cached_or_built(corpus)
+        index, self.cache_status, save = self._cached_or_built(corpus)
         self._index = index
-        self._searcher = self.engine.searcher(index, DocOrder.of(corpus))
+        order = DocOrder.of(corpus, index.id_rank)
+        index.id_rank = order.rank  # kept in the cache entry: a warm run does not sort the ids again
+        self._searcher = self.engine.searcher(index, order)  # the compiled one adds index.bounds
+        if save is not None:
+            index_cache.save_in_background(index, *save)  # written while we search
 
-    def _cached_or_built(self, corpus: Corpus) -> tuple[SparseIndex, str]:
+    def _cached_or_built(self, corpus: Corpus) -> tuple[SparseIndex, str, tuple | None]:
+        """(index, cache status, (root, key, settings) of the entry to write, or None)."""
         self.cache_entry = None
         if not self.use_cache:
-            return self.build(corpus), "off"
+            return self.build(corpus), "off", None
         root = index_cache.cache_root(self.cache_dir)
         settings = self.settings()
         key = index_cache.cache_key(self.corpus_id(corpus), settings, len(corpus))
@@ -89,10 +94,8 @@ class LuceneBackend:
             index_cache.discard(root, key)
             index, status = None, "rebuilt"
         if index is not None:
-            return index, "hit"
-        index = self.build(corpus)
-        index_cache.save_in_background(index, root, key, settings)  # written while we search
-        return index, status
+            return index, "hit", None
+        return self.build(corpus), status, (root, key, settings)
 
     def cache_written(self) -> None:
         """Wait until this index's cache entry is written (when it is being written)."""

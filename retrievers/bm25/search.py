@@ -39,9 +39,11 @@ class DocOrder:
     corpus: Corpus = field(repr=False, compare=False)
 
     @classmethod
-    def of(cls, corpus: Corpus) -> "DocOrder":
+    def of(cls, corpus: Corpus, rank: np.ndarray | None = None) -> "DocOrder":
+        """``rank``: the ids' string ranks when known (a cached index's ``id_rank``, checked to be a
+        permutation when loaded), else computed (a sort of the ids)."""
         ids = corpus.id_array
-        rank = string_ranks(ids)
+        rank = string_ranks(ids) if rank is None else rank
         doc_of_rank = np.empty(len(rank), dtype=np.int64)
         doc_of_rank[rank] = np.arange(len(rank))
         return cls(ids, rank, doc_of_rank, corpus)

@@ -30,6 +30,8 @@ class SparseIndex:
     doc_lengths: np.ndarray  # int32 (n_docs)
     nonoccurrence: np.ndarray | None  # float32 (n_terms), for bm25l / bm25+
     n_docs: int
+    bounds: np.ndarray | None = None  # float32 (n_terms): the compiled search's pruning bounds, once made (search.c)
+    id_rank: np.ndarray | None = None  # int64 (n_docs): each document id's rank in string order (ties), once known
 
     @property
     def n_terms(self) -> int:
@@ -39,16 +41,24 @@ class SparseIndex:
         out = {"indptr": self.indptr, "indices": self.indices, "data": self.data, "doc_lengths": self.doc_lengths}
         if self.nonoccurrence is not None:
             out["nonoccurrence"] = self.nonoccurrence
+        if self.bounds is not None:
+            out["bounds"] = self.bounds
+        if self.id_rank is not None:
+            out["id_rank"] = self.id_rank
         return out
 
     def validate(self) -> "SparseIndex":
         """Raise :class:`InvalidIndex` unless every array has its dtype and shape, ``indptr`` rises
-        from 0 to the number of postings and every posting's document is in range: what search
-        relies on to read in bounds. Returns the index."""
+        from 0 to the number of postings, every posting's document is in range and ``id_rank`` (when
+        present) is a permutation: what search relies on to read in bounds. Returns the index."""
         want = {"indptr": (np.int64, self.n_terms + 1), "indices": (np.int32, None), "data": (np.float32, None),
                 "doc_lengths": (np.int32, self.n_docs)}
         if self.nonoccurrence is not None:
             want["nonoccurrence"] = (np.float32, self.n_terms)
+        if self.bounds is not None:
+            want["bounds"] = (np.float32, self.n_terms)
+        if self.id_rank is not None:
+            want["id_rank"] = (np.int64, self.n_docs)
         for name, (dtype, size) in want.items():
             a = getattr(self, name)
             if not isinstance(a, np.ndarray) or a.dtype != dtype or a.ndim != 1 or (size is not None and len(a) != size):
@@ -58,6 +68,13 @@ class SparseIndex:
             raise InvalidIndex("indptr does not span the postings")
         if len(indptr) > 1 and np.any(indptr[1:] < indptr[:-1]):
             raise InvalidIndex("indptr is not ascending")
-        if len(indices) and (indices.min() < 0 or indices.max() >= self.n_docs):
+        if len(indices) and indices.view(np.uint32).max() >= self.n_docs:  # one pass: negatives are large
             raise InvalidIndex("a posting's document is out of range")
+        if self.id_rank is not None and self.n_docs:
+            if self.id_rank.view(np.uint64).max() >= self.n_docs:
+                raise InvalidIndex("id_rank holds a value out of range")
+            covered = np.zeros(self.n_docs, dtype=bool)
+            covered[self.id_rank] = True
+            if not covered.all():
+                raise InvalidIndex("id_rank is not a permutation of the documents")
         return self

@@ -186,3 +186,110 @@ def test_search_rejects_damaged_index_arrays(small_index):
         _search(index, bad_rank, doc_of_rank, ok, 5)
 
 
+
+
+# ------------------------------------------------------------------------- pruning (MaxScore) == exhaustive
+def _random_index(rng: np.random.Generator, n_docs: int, n_terms: int, levels: int | None):
+    """A random index: Zipf-skewed document frequencies (a few terms in most documents, most in a
+    few), posting scores drawn from ``levels`` distinct values (many ties) or continuous."""
+    df = np.minimum(n_docs, (n_docs / (1 + np.arange(n_terms)) ** rng.uniform(0.6, 1.4)).astype(np.int64) + 1)
+    rng.shuffle(df)
+    df[rng.random(n_terms) < 0.05] = 0  # terms without postings
+    indptr = np.concatenate([[0], np.cumsum(df)]).astype(np.int64)
+    indices = np.concatenate([np.sort(rng.choice(n_docs, size=int(d), replace=False)) for d in df] or [[]])
+    if levels is None:
+        data = rng.gamma(2.0, 1.0, size=len(indices)) * rng.uniform(0.2, 3.0, size=n_terms).repeat(df)
+    else:
+        data = rng.integers(1, levels + 1, size=len(indices)) * 0.25 * rng.integers(1, 4, size=n_terms).repeat(df)
+    index = SparseIndex(terms=[f"t{i}" for i in range(n_terms)], indptr=indptr, indices=indices.astype(np.int32),
+                        data=data.astype(np.float32), doc_lengths=np.ones(n_docs, np.int32), nonoccurrence=None,
+                        n_docs=n_docs).validate()
+    ids = np.array([f"d{rng.integers(10**6)}-{i}" for i in range(n_docs)])
+    rank = string_ranks(ids)
+    doc_of_rank = np.empty_like(rank)
+    doc_of_rank[rank] = np.arange(n_docs)
+    return index, rank, doc_of_rank
+
+
+@needs_extension
+def test_pruned_search_equals_exhaustive_on_random_indexes(compiled_on):
+    """search(prune=True) (MaxScore: documents holding only low-bound terms skipped once the best k
+    are known) gives exactly the documents, float32 scores and order of prune=False (every posting
+    scored) and of score_query + top_k_positive, on 40 random indexes: skewed document frequencies,
+    tied scores (a few distinct posting values, so the k-th score ties and document ids decide),
+    k = 1 up to more than the matches, empty queries, repeated terms, a 40-term query, BM25L-style
+    constants, blocks from 7 documents to all, 1-3 threads."""
+    rng = np.random.default_rng(15)
+    pruned_fewer = 0
+    for case in range(40):
+        n_docs, n_terms = int(rng.integers(50, 3000)), int(rng.integers(5, 60))
+        index, rank, doc_of_rank = _random_index(rng, n_docs, n_terms, None if case % 3 == 0 else int(rng.integers(1, 5)))
+        queries = [[] if rng.random() < 0.05 else rng.integers(0, n_terms, size=int(rng.integers(1, 9))).tolist()
+                   for _ in range(25)]
+        queries[2] = rng.integers(0, n_terms, size=40).tolist()  # a long query (repeats likely)
+        queries[0] = [queries[1][0]] * 3 if queries[1] else []  # a repeated term
+        searcher = compiled.Searcher(index, rank, doc_of_rank)
+        constants = rng.uniform(-0.5, 1.0, size=len(queries)).astype(np.float32) if case % 4 == 1 else None
+        offsets = np.concatenate([[0], np.cumsum([len(q) for q in queries])]).astype(np.int64)
+        term_ids = np.array([t for q in queries for t in q], dtype=np.int32)
+        for k in (1, int(rng.integers(2, 50)), int(rng.integers(50, 400)), n_docs + 5):
+            kw = {"doc_block": int(rng.choice([7, 64, 500, 65536]))}
+            exhaustive = searcher(offsets, term_ids, k, constants, int(rng.integers(1, 4)), prune=False, **kw)
+            pruned = searcher(offsets, term_ids, k, constants, int(rng.integers(1, 4)), **kw)
+            for a, b in zip(exhaustive, pruned):
+                np.testing.assert_array_equal(a, b)
+            if constants is None:  # the Python reference (no constants there)
+                hits, docs, scores = pruned
+                pos = 0
+                for q, h in zip(queries, hits.tolist()):
+                    exp_docs, exp_scores = _python_search(index, rank, q, k) if q else ([], [])
+                    assert docs[pos:pos + h].tolist() == list(exp_docs)
+                    np.testing.assert_array_equal(scores[pos:pos + h], np.asarray(exp_scores, np.float32))
+                    pos += h
+    # the bounds pruning uses: each term's largest posting score (0 without postings)
+    bounds = np.frombuffer(searcher._index.bounds(), np.float32)
+    expected = [index.data[s:e].max() if e > s else 0.0 for s, e in zip(index.indptr[:-1], index.indptr[1:])]
+    np.testing.assert_array_equal(bounds, np.array(expected, np.float32))
+
+
+@needs_extension
+def test_bounds_are_taken_back_checked_and_infinite_for_negative_scores(small_index):
+    index, tid, rank, doc_of_rank = small_index
+    Index = loader.built_module().Index
+    args = (index.indptr, index.indices, index.data, index.n_docs, rank, doc_of_rank)
+    bounds = Index(*args).bounds()
+    assert Index(*args, bounds=bounds).bounds() == bounds
+    for bad in (bounds[:-4], np.full(index.n_terms, -1, np.float32), np.full(index.n_terms, np.nan, np.float32)):
+        with pytest.raises(ValueError, match="bounds"):
+            Index(*args, bounds=bad)
+    data = index.data.copy()
+    data[index.indptr[tid["apple"]]] = -1.0  # a negative score: that term is never pruned on
+    b = np.frombuffer(Index(index.indptr, index.indices, data, index.n_docs, rank, doc_of_rank).bounds(), np.float32)
+    assert b[tid["apple"]] == np.inf and np.isfinite(np.delete(b, tid["apple"])).all()
+
+
+@needs_extension
+def test_pruning_applies_on_a_skewed_index(compiled_on):
+    """Pruning does apply (not only falls back to scoring everything): on 20,000 documents where
+    one term is in every document with a low score and another in 200 with a high one, k = 10
+    gives the exhaustive results; with bounds that lie (0 for both terms), every block after the
+    first is skipped once 10 documents are kept, so the results come from the first block only."""
+    n = 20_000
+    rng = np.random.default_rng(3)
+    rare = np.sort(rng.choice(n, 200, replace=False)).astype(np.int32)
+    indices = np.concatenate([np.arange(n, dtype=np.int32), rare])
+    data = np.concatenate([rng.uniform(0.01, 0.1, n), rng.uniform(5, 6, 200)]).astype(np.float32)
+    index = SparseIndex(terms=["common", "rare"], indptr=np.array([0, n, n + 200], np.int64), indices=indices,
+                        data=data, doc_lengths=np.ones(n, np.int32), nonoccurrence=None, n_docs=n).validate()
+    rank = np.arange(n, dtype=np.int64)
+    offsets, terms = np.array([0, 2], np.int64), np.array([0, 1], np.int32)
+    searcher = compiled.Searcher(index, rank, rank)
+    exhaustive = searcher(offsets, terms, 10, None, 1, prune=False, doc_block=512)
+    pruned = searcher(offsets, terms, 10, None, 1, doc_block=512)
+    for a, b in zip(exhaustive, pruned):
+        np.testing.assert_array_equal(a, b)
+    best = np.argsort(-(data[n:] + data[rare]).astype(np.float64), kind="stable")[:10]
+    assert pruned[1].tolist() == rare[best].tolist()
+    index.bounds = np.zeros(2, np.float32)  # lies: nothing can reach a positive threshold
+    lied = compiled.Searcher(index, rank, rank)(offsets, terms, 10, None, 1, doc_block=512)
+    assert lied[0].tolist() == [10] and lied[1].max() < 512 != pruned[1].max()  # the first block's best only

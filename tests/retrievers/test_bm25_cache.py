@@ -11,6 +11,8 @@ from harness.checksums import sha256
 from harness.datasets.corpus import Corpus, Queries
 from retrievers.bm25 import BM25Retriever
 from retrievers.bm25 import cache as index_cache
+from retrievers.bm25 import loader
+from retrievers.topk import string_ranks
 
 CORPUS = Corpus([f"d{i}" for i in range(50)], [f"title {i % 7}" for i in range(50)],
                 [f"doc {i} about topic{i % 5} and item{i % 11} and item{i % 3}" for i in range(50)])
@@ -35,12 +37,15 @@ def test_second_run_loads_the_cache(tmp_path):
     status, second = run_once(tmp_path)
     assert status == "hit" and second == first
     manifest = json.loads((entry(tmp_path) / "manifest.json").read_text())
-    assert set(manifest["files"]) == {"terms.txt", "indptr.npy", "indices.npy", "data.npy", "doc_lengths.npy"}
+    pruning = {"bounds.npy"} if loader.extension() is not None else set()  # the compiled search's bounds
+    assert set(manifest["files"]) == {"terms.txt", "indptr.npy", "indices.npy", "data.npy", "doc_lengths.npy",
+                                      "id_rank.npy"} | pruning
+    np.testing.assert_array_equal(np.load(entry(tmp_path) / "id_rank.npy"), string_ranks(CORPUS.id_array))
     assert not [p for p in (tmp_path / "bm25").iterdir() if p.name.endswith(".tmp")]  # no temp folder left
 
 
 @pytest.mark.parametrize("damage", ["flip a byte", "truncate", "delete a file", "bad manifest", "extra file",
-                                    "document out of range", "indptr not ascending"])
+                                    "document out of range", "indptr not ascending", "id_rank not a permutation"])
 def test_damaged_cache_is_rebuilt_with_identical_results(tmp_path, damage):
     _, first = run_once(tmp_path)
     folder = entry(tmp_path)
@@ -58,10 +63,12 @@ def test_damaged_cache_is_rebuilt_with_identical_results(tmp_path, damage):
     elif damage == "extra file":
         (folder / "stray.npy").write_bytes(b"x")
     else:  # arrays that do not fit together, with checksums that match: SparseIndex.validate on load
-        name = "indices" if damage == "document out of range" else "indptr"
+        name = {"document out of range": "indices", "indptr not ascending": "indptr"}.get(damage, "id_rank")
         array = np.load(folder / f"{name}.npy")
         if name == "indices":
             array[0] = len(CORPUS)
+        elif name == "id_rank":
+            array[0] = array[1]  # in range, but a rank twice (and one never)
         else:
             array[1], array[2] = array[2], array[1]
         np.save(folder / f"{name}.npy", array)
@@ -155,3 +162,22 @@ def test_cache_off_writes_nothing(tmp_path, monkeypatch):
     status, _ = run_once(None, cache=False)
     index_cache.wait()
     assert status == "off" and not (tmp_path / "bm25").exists()
+
+
+def test_cached_bounds_are_the_computed_ones(tmp_path):
+    """The compiled search's pruning bounds (each term's largest posting score) are stored with the
+    index and taken back on a hit, not computed again; the runs are the same."""
+    if loader.extension() is None:
+        pytest.skip("the pruning bounds belong to the compiled search (extension not built)")
+    built = BM25Retriever(cache_dir=tmp_path)
+    built.index(CORPUS)
+    computed = built.backend.sparse_index.bounds.copy()
+    index = built.backend.sparse_index
+    expected = [index.data[s:e].max() if e > s else 0 for s, e in zip(index.indptr[:-1], index.indptr[1:])]
+    np.testing.assert_array_equal(computed, np.array(expected, np.float32))
+    np.testing.assert_array_equal(np.load(entry(tmp_path) / "bounds.npy"), computed)
+    hit = BM25Retriever(cache_dir=tmp_path)
+    hit.index(CORPUS)
+    assert hit.backend.cache_status == "hit"
+    np.testing.assert_array_equal(hit.backend.sparse_index.bounds, computed)
+    assert hit.search(QUERIES, 10).to_dict() == built.search(QUERIES, 10).to_dict()

@@ -1,5 +1,7 @@
 /* Search an index: the Index type. */
 #include "fastbm25.h"
+#include <float.h>
+#include <math.h>
 
 /* ------------------------------------------------------------------ Index: search
  * Index(indptr, indices, data, n_docs, id_rank, doc_of_rank) holds an index's arrays, checked once
@@ -8,30 +10,78 @@
  * checks only the queries. Per thread, documents are scored DOC_BLOCK at a time (each query term's postings for
  * the block found by binary search: documents ascend within a term), so the scratch is bounded by
  * the block and k, not the corpus; every document's terms are still added in the same order, so
- * the sums, the scores and the ranking are those of one pass over the whole corpus. */
+ * the sums, the scores and the ranking are those of one pass over the whole corpus.
+ *
+ * Dynamic pruning (MaxScore, exact): each term has an upper bound, the largest score among its
+ * postings (bounds[t]; +inf when a posting is negative or not finite: such a query is searched
+ * exhaustively). Once the best kk keys are known (at a block's start), the query's terms are taken
+ * in ascending bound order and the longest prefix whose bounds add up to a score below the kk-th
+ * best score (strictly: an equal score could still win on document id) is non-essential: a document
+ * holding only those terms cannot enter the top kk. The block's candidates are then the documents of
+ * the essential terms; every candidate is scored with all its terms, in the same term order as the
+ * exhaustive pass (the non-essential terms' postings looked up for the candidates only), so scores,
+ * keys and ranking are those of the exhaustive pass, which search(prune=False) still runs. */
 #define DOC_BLOCK 65536
+#define BOUND_SLACK 1e-9 /* relative: covers the rounding of double sums of up to MAX_PRUNED_TERMS values */
+#define MAX_PRUNED_TERMS 4096 /* longer queries are searched exhaustively (their terms are insertion-sorted) */
+#ifndef PRUNE_RATIO
+#define PRUNE_RATIO 4 /* a block is pruned when its essential terms hold under 1/PRUNE_RATIO of its postings */
+#endif
 
 typedef struct {
     PyObject_HEAD
     Py_buffer v[5]; /* indptr int64, indices int32, data float32, id_rank int64, doc_of_rank int64 */
     int n_views;
     Py_ssize_t n_docs, n_terms, n_post;
+    float *bounds; /* per term: the largest posting score, +inf when one is negative or not finite */
 } Index;
+
+#if defined(__GNUC__) && !defined(__clang__)
+#define VECTORIZE __attribute__((optimize("tree-vectorize"))) /* GCC before 12 vectorizes only at -O3 */
+#else
+#define VECTORIZE
+#endif
+
+/* Whether every value of a[0..n) lies in [0, limit) (a negative one is a large unsigned one). */
+static VECTORIZE int all_below(const int32_t *a, Py_ssize_t n, uint32_t limit) {
+    uint32_t bad = 0;
+    for (Py_ssize_t i = 0; i < n; i++) bad |= (uint32_t)a[i] >= limit;
+    return !bad;
+}
+
+/* The bound of each term's postings data[indptr[t]..indptr[t+1]): their maximum (0 for a term
+ * without postings), +inf when one of them is negative (-0.0 included) or not finite (never pruned
+ * on). On the float32 bits as unsigned integers: those of the floats in [+0, FLT_MAX] are
+ * 0..0x7F7FFFFF, in the floats' order, and every other float's are larger; so one integer maximum
+ * (vectorized) gives both the bound and whether it is usable. */
+static VECTORIZE void term_bounds(const int64_t *indptr, const float *data, Py_ssize_t n_terms, float *out) {
+    typedef uint32_t __attribute__((may_alias)) bits32; /* read as integers: no aliasing assumption broken */
+    const bits32 *bits = (const bits32 *)data;
+    for (Py_ssize_t t = 0; t < n_terms; t++) {
+        uint32_t m = 0;
+        for (int64_t p = indptr[t]; p < indptr[t + 1]; p++) m = bits[p] > m ? bits[p] : m;
+        float v;
+        memcpy(&v, &m, 4);
+        out[t] = m > 0x7F7FFFFFu ? INFINITY : v;
+    }
+}
 
 static void Index_dealloc(Index *x) {
     for (int i = 0; i < x->n_views; i++) PyBuffer_Release(&x->v[i]);
+    free(x->bounds);
     Py_TYPE(x)->tp_free((PyObject *)x);
 }
 
 static int Index_init(Index *x, PyObject *args, PyObject *kw) {
-    static char *kwlist[] = {"indptr", "indices", "data", "n_docs", "id_rank", "doc_of_rank", NULL};
-    PyObject *o[5];
+    static char *kwlist[] = {"indptr", "indices", "data", "n_docs", "id_rank", "doc_of_rank", "bounds", NULL};
+    PyObject *o[5], *bounds_arg = Py_None;
     Py_ssize_t n_docs;
     if (x->n_views) {
         PyErr_SetString(PyExc_RuntimeError, "Index is already initialised");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOnOO", kwlist, &o[0], &o[1], &o[2], &n_docs, &o[3], &o[4]))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOnOO|O", kwlist, &o[0], &o[1], &o[2], &n_docs, &o[3], &o[4],
+                                     &bounds_arg))
         return -1;
     static const Py_ssize_t item[5] = {8, 4, 4, 8, 8};
     static const char *what[5] = {"indptr", "indices", "data", "id_rank", "doc_of_rank"};
@@ -60,20 +110,49 @@ static int Index_init(Index *x, PyObject *args, PyObject *kw) {
             PyErr_SetString(PyExc_ValueError, "Index: indptr is not ascending");
             return -1;
         }
-    for (Py_ssize_t p = 0; p < n_post; p++)
-        if (indices[p] < 0 || indices[p] >= n_docs) {
-            PyErr_SetString(PyExc_ValueError, "Index: a posting's document is out of range");
-            return -1;
-        }
-    for (Py_ssize_t d = 0; d < n_docs; d++)
-        if (rank[d] < 0 || rank[d] >= n_docs || order[d] < 0 || order[d] >= n_docs) {
-            PyErr_SetString(PyExc_ValueError, "Index: id_rank and doc_of_rank values must lie in [0, n_docs)");
-            return -1;
-        }
+    if (!all_below(indices, n_post, n_docs > INT32_MAX ? (uint32_t)1 << 31 : (uint32_t)n_docs)) {
+        PyErr_SetString(PyExc_ValueError, "Index: a posting's document is out of range");
+        return -1;
+    }
+    uint64_t bad = 0;
+    for (Py_ssize_t d = 0; d < n_docs; d++) bad |= ((uint64_t)rank[d] >= (uint64_t)n_docs) | ((uint64_t)order[d] >= (uint64_t)n_docs);
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, "Index: id_rank and doc_of_rank values must lie in [0, n_docs)");
+        return -1;
+    }
     x->n_docs = n_docs;
     x->n_terms = n_terms;
     x->n_post = n_post;
+    x->bounds = malloc((size_t)(n_terms ? n_terms : 1) * sizeof(float));
+    if (!x->bounds) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (bounds_arg == Py_None) {
+        Py_BEGIN_ALLOW_THREADS
+        term_bounds(indptr, x->v[2].buf, n_terms, x->bounds);
+        Py_END_ALLOW_THREADS
+    } else { /* bounds made by bounds() earlier (a cache): copied, each checked to be a number >= 0 */
+        Py_buffer b;
+        if (get_buffer(bounds_arg, &b, 4, "bounds")) return -1;
+        int ok = b.len / 4 == n_terms;
+        if (ok) memcpy(x->bounds, b.buf, (size_t)n_terms * sizeof(float));
+        PyBuffer_Release(&b);
+        for (Py_ssize_t t = 0; ok && t < n_terms; t++) ok = x->bounds[t] >= 0.0f; /* false for NaN */
+        if (!ok) {
+            PyErr_SetString(PyExc_ValueError, "Index: bounds needs one float32 >= 0 (or +inf) per term");
+            return -1;
+        }
+    }
     return 0;
+}
+
+static PyObject *Index_bounds(Index *x, PyObject *unused) {
+    if (!x->n_views) {
+        PyErr_SetString(PyExc_RuntimeError, "Index is not initialised");
+        return NULL;
+    }
+    return bytes_of(x->bounds, x->n_terms * (Py_ssize_t)sizeof(float));
 }
 
 /* One thread's share of a search: it takes the next query of 0..q1 from the shared counter *next
@@ -83,6 +162,7 @@ typedef struct {
     const int64_t *indptr, *qoff, *rank, *order;
     const int32_t *indices, *qterms;
     const float *data, *consts, *qweights; /* qweights: NULL, or a float32 weight per query term */
+    const float *bounds;                   /* per term (Index.bounds), or NULL: no pruning */
     Py_ssize_t n_docs, kk, longest, q1, block;
     int64_t *hits, *docs_out;
     double *scores_out;
@@ -100,18 +180,117 @@ static inline int64_t lower_bound(const int32_t *indices, int64_t lo, int64_t hi
     return lo;
 }
 
+/* lower_bound from lo, galloping: cheap when the answer is near lo. */
+static inline int64_t gallop(const int32_t *indices, int64_t lo, int64_t hi, int32_t d) {
+    if (lo >= hi || indices[lo] >= d) return lo;
+    int64_t step = 1; /* indices[lo] < d */
+    while (lo + step < hi && indices[lo + step] < d) {
+        lo += step;
+        step <<= 1;
+    }
+    return lower_bound(indices, lo + 1, lo + step < hi ? lo + step : hi, d);
+}
+
+/* Sort a[0..n) (values in [0, limit)) ascending, tmp[0..n) as scratch: LSD radix by bytes. */
+static void sort_block_docs(int32_t *a, int32_t *tmp, Py_ssize_t n, Py_ssize_t limit) {
+    if (n <= 32) {
+        sort_i32(a, n);
+        return;
+    }
+    int32_t *src = a, *dst = tmp;
+    for (int shift = 0; shift < 32 && (limit - 1) >> shift; shift += 8) {
+        Py_ssize_t count[257] = {0};
+        for (Py_ssize_t i = 0; i < n; i++) count[((uint32_t)src[i] >> shift & 255) + 1]++;
+        for (int b = 0; b < 256; b++) count[b + 1] += count[b];
+        for (Py_ssize_t i = 0; i < n; i++) dst[count[(uint32_t)src[i] >> shift & 255]++] = src[i];
+        int32_t *t = src; src = dst; dst = t;
+    }
+    if (src != a) memcpy(a, src, (size_t)n * 4);
+}
+
+/* Add the postings indices/data[p..stop) (documents from b0, of one block), each score times boost
+ * in float32, to acc in double; documents not seen yet are marked and appended to touched (one slot
+ * past the block's size is written to, branch-free). Returns the new number of touched documents. */
+static inline Py_ssize_t add_postings(const int32_t *indices, const float *data, int64_t p, int64_t stop, int32_t b0,
+                                      float boost, double *acc, unsigned char *seen, int32_t *touched,
+                                      Py_ssize_t n_touched) {
+    for (; p < stop; p++) {
+        int32_t d = indices[p] - b0;
+        float val = boost == 1.0f ? data[p] : data[p] * boost;
+        acc[d] += (double)val;
+        touched[n_touched] = d; /* kept when d is new */
+        n_touched += !seen[d];
+        seen[d] = 1;
+    }
+    return n_touched;
+}
+
+/* How many of the query's terms, taken in ascending bound order (by_bound), are non-essential: the
+ * longest prefix whose bounds, summed (with slack for the rounding of a sum in another order), give
+ * a float32 score (+ c) strictly below the kk-th best score so far, thr. */
+static Py_ssize_t non_essential(const float *ub, const Py_ssize_t *by_bound, Py_ssize_t nt, int has_c, float c,
+                                float thr) {
+    double sum = 0.0;
+    Py_ssize_t i = 0;
+    for (; i < nt; i++) {
+        double s2 = sum + (double)ub[by_bound[i]];
+        float bound = (float)(s2 * (1.0 + BOUND_SLACK));
+        if (has_c) bound = bound + c;
+        if (!(bound < thr)) break;
+        sum = s2;
+    }
+    return i;
+}
+
+/* SELECT_DESC(name, T): T name(T *a, n, kk) moves the kk largest of a[0..n) to a[0..kk) (in no
+ * particular order), 0 < kk <= n, and returns the kk-th largest: quickselect (median of three,
+ * Hoare partition: a[lo..j] >= pivot >= a[j+1..hi], lo <= j < hi), no sorting. */
+#define SELECT_DESC(name, T)                                                                              \
+    static T name(T *a, Py_ssize_t n, Py_ssize_t kk) {                                                    \
+        Py_ssize_t lo = 0, hi = n - 1, want = kk - 1;                                                     \
+        while (hi - lo > 16) {                                                                            \
+            Py_ssize_t mid = lo + (hi - lo) / 2;                                                          \
+            T x = a[lo], y = a[mid], z = a[hi];                                                           \
+            T pivot = (x < y) ? ((y < z) ? y : (x < z ? z : x)) : ((x < z) ? x : (y < z ? z : y));        \
+            Py_ssize_t i = lo, j = hi;                                                                    \
+            for (;;) {                                                                                    \
+                while (a[i] > pivot) i++;                                                                 \
+                while (a[j] < pivot) j--;                                                                 \
+                if (i >= j) break;                                                                        \
+                T t = a[i]; a[i] = a[j]; a[j] = t;                                                        \
+                i++;                                                                                      \
+                j--;                                                                                      \
+            }                                                                                             \
+            if (want <= j) hi = j;                                                                        \
+            else lo = j + 1;                                                                              \
+        }                                                                                                 \
+        for (Py_ssize_t i = lo + 1; i <= hi; i++) { /* insertion sort, descending */                     \
+            T v = a[i];                                                                                   \
+            Py_ssize_t j = i;                                                                             \
+            while (j > lo && a[j - 1] < v) { a[j] = a[j - 1]; j--; }                                      \
+            a[j] = v;                                                                                     \
+        }                                                                                                 \
+        return a[want];                                                                                   \
+    }
+SELECT_DESC(top_select, int64_t) /* the best kk of distinct keys: the final top k is sorted once, by top_sorted */
+SELECT_DESC(kth_largest_i32, int32_t)
+
 static void *search_run(void *arg) {
     SearchJob *j = arg;
     Py_ssize_t n_docs = j->n_docs, kk = j->kk;
     Py_ssize_t block = n_docs < j->block ? (n_docs ? n_docs : 1) : j->block, cap = kk + block;
     double *acc = calloc((size_t)block, sizeof(double));
     unsigned char *seen = calloc((size_t)block, 1);
-    int32_t *touched = malloc((size_t)block * 4), *qbuf = malloc((size_t)j->longest * 4);
+    int32_t *touched = malloc((size_t)(block + 1) * 4), *qbuf = malloc((size_t)j->longest * 4);
+    int32_t *sorted_tmp = malloc((size_t)block * 4), *sbits = malloc((size_t)block * 4);
     int32_t *uniq = malloc((size_t)j->longest * 4);
     int64_t *keys = malloc((size_t)cap * 8), *scratch = malloc((size_t)cap * 8);
-    int64_t *cursor = malloc((size_t)j->longest * 8);
-    float *boosts = malloc((size_t)j->longest * sizeof(float));
-    if (!acc || !seen || !touched || !qbuf || !uniq || !keys || !scratch || !cursor || !boosts) {
+    int64_t *cursor = malloc((size_t)j->longest * 8), *stops = malloc((size_t)j->longest * 8);
+    float *boosts = malloc((size_t)j->longest * sizeof(float)), *ub = malloc((size_t)j->longest * sizeof(float));
+    Py_ssize_t *by_bound = malloc((size_t)j->longest * sizeof(Py_ssize_t));
+    unsigned char *essential = malloc((size_t)j->longest);
+    if (!acc || !seen || !touched || !qbuf || !uniq || !keys || !scratch || !cursor || !boosts || !stops || !ub ||
+        !by_bound || !essential || !sorted_tmp || !sbits) {
         j->failed = 1;
         goto done;
     }
@@ -137,47 +316,135 @@ static void *search_run(void *arg) {
         }
         for (Py_ssize_t u = 0; u < nt; u++) cursor[u] = indptr[uniq[u]];
         float c = j->consts ? j->consts[q] : 0.0f;
+        /* pruning: BM25 queries (not weighted), every bound finite */
+        int prune = j->bounds && !j->qweights && nt < MAX_PRUNED_TERMS;
+        for (Py_ssize_t u = 0; prune && u < nt; u++) {
+            float b = j->bounds[uniq[u]];
+            ub[u] = boosts[u] == 1.0f ? b : b * boosts[u]; /* >= every posting's data * boost (monotone) */
+            prune = ub[u] <= FLT_MAX;
+            Py_ssize_t i = u; /* insertion sort of the terms by bound */
+            while (i > 0 && ub[by_bound[i - 1]] > ub[u]) { by_bound[i] = by_bound[i - 1]; i--; }
+            by_bound[i] = u;
+        }
         Py_ssize_t n_keys = 0;
         int64_t least = 0; /* once kk keys are kept, a key below the kk-th best can never enter the top kk */
         for (Py_ssize_t b0 = 0; b0 < n_docs; b0 += block) {
-            Py_ssize_t b1 = b0 + block < n_docs ? b0 + block : n_docs, n_touched = 0;
-            if (n_keys > kk) { /* room for this block's keys: keep the best kk so far */
-                top_sorted(keys, scratch, n_keys, kk);
+            Py_ssize_t b1 = b0 + block < n_docs ? b0 + block : n_docs, n_touched = 0, n_skip = 0;
+            if (n_keys > kk || (kk && n_keys == kk && !least)) { /* keep the best kk so far; the kk-th is the bar */
+                least = top_select(keys, n_keys, kk);
                 n_keys = kk;
-                least = keys[kk - 1];
+            }
+            float thr = 0.0f; /* the kk-th best score so far */
+            int32_t least_bits = (int32_t)(least >> 32);
+            if (prune && least) {
+                int32_t bits = (int32_t)(least >> 32);
+                memcpy(&thr, &bits, 4);
+                n_skip = non_essential(ub, by_bound, nt, j->consts != NULL, c, thr);
+            }
+            for (Py_ssize_t u = 0; u < nt; u++) { /* each term's postings in this block: cursor[u]..stops[u] */
+                int64_t end = indptr[uniq[u] + 1];
+                stops[u] = b1 == n_docs ? end : lower_bound(indices, cursor[u], end, (int32_t)b1);
+            }
+            if (n_skip == nt) { /* no document of this block can enter */
+                for (Py_ssize_t u = 0; u < nt; u++) cursor[u] = stops[u];
+                continue;
+            }
+            if (n_skip) { /* worth it when the essential terms hold few of the block's postings */
+                int64_t all = 0, few = 0;
+                for (Py_ssize_t u = 0; u < nt; u++) all += stops[u] - cursor[u];
+                for (Py_ssize_t i = n_skip; i < nt; i++) few += stops[by_bound[i]] - cursor[by_bound[i]];
+                if (few * PRUNE_RATIO > all) n_skip = 0;
+            }
+            if (n_skip) {
+                /* The candidates: the documents of the essential terms, with the sum of those terms'
+                 * scores; a candidate whose sum plus the non-essential terms' bounds stays below the
+                 * threshold cannot enter either. The others are scored below, all terms in order. */
+                double rest = 0.0; /* the non-essential terms' bounds */
+                for (Py_ssize_t u = 0; u < nt; u++) essential[u] = 1;
+                for (Py_ssize_t i = 0; i < n_skip; i++) {
+                    essential[by_bound[i]] = 0;
+                    rest += (double)ub[by_bound[i]];
+                }
+                for (Py_ssize_t u = 0; u < nt; u++) {
+                    if (!essential[u]) continue;
+                    n_touched = add_postings(indices, data, cursor[u], stops[u], (int32_t)b0, boosts[u], acc, seen,
+                                             touched, n_touched);
+                }
+                Py_ssize_t kept = 0;
+                for (Py_ssize_t i = 0; i < n_touched; i++) {
+                    int32_t d = touched[i];
+                    float bound = (float)((acc[d] + rest) * (1.0 + BOUND_SLACK));
+                    if (j->consts) bound = bound + c;
+                    acc[d] = 0.0;
+                    if (bound < thr) seen[d] = 0;
+                    else touched[kept++] = d;
+                }
+                n_touched = kept;
+                sort_block_docs(touched, sorted_tmp, n_touched, b1 - b0);
             }
             for (Py_ssize_t u = 0; u < nt; u++) {
-                int64_t p = cursor[u], end = indptr[uniq[u] + 1];
-                int64_t stop = b1 == n_docs ? end : lower_bound(indices, p, end, (int32_t)b1);
+                int64_t p = cursor[u], stop = stops[u];
                 float boost = boosts[u];
                 if (j->qweights) { /* impacts: the exact double product of the float32 weights */
                     double w = (double)boost;
                     for (; p < stop; p++) {
                         int32_t d = indices[p] - (int32_t)b0;
                         acc[d] += (double)data[p] * w;
-                        if (!seen[d]) { seen[d] = 1; touched[n_touched++] = d; }
+                        touched[n_touched] = d; /* kept when d is new: branch-free */
+                        n_touched += !seen[d];
+                        seen[d] = 1;
                     }
-                }
-                for (; p < stop; p++) {
-                    int32_t d = indices[p] - (int32_t)b0;
-                    float val = boost == 1.0f ? data[p] : data[p] * boost;
-                    acc[d] += (double)val;
-                    if (!seen[d]) { seen[d] = 1; touched[n_touched++] = d; }
+                } else if (!n_skip) { /* exhaustive: every posting of the block */
+                    n_touched = add_postings(indices, data, p, stop, (int32_t)b0, boost, acc, seen, touched, n_touched);
+                } else if (stop - p <= 8 * n_touched) { /* a short list: read it, keep the candidates' */
+                    for (; p < stop; p++) {
+                        int32_t d = indices[p] - (int32_t)b0;
+                        if (seen[d]) {
+                            float val = boost == 1.0f ? data[p] : data[p] * boost;
+                            acc[d] += (double)val;
+                        }
+                    }
+                } else { /* a long list: look each candidate up in it */
+                    for (Py_ssize_t i = 0; i < n_touched && p < stop; i++) {
+                        int32_t d = touched[i] + (int32_t)b0;
+                        p = gallop(indices, p, stop, d);
+                        if (p < stop && indices[p] == d) {
+                            float val = boost == 1.0f ? data[p] : data[p] * boost;
+                            acc[touched[i]] += (double)val;
+                            p++;
+                        }
+                    }
                 }
                 cursor[u] = stop;
             }
+            /* The block's scores (float32 bits: positive floats order as their bits) at or above the
+             * kk-th best so far; when more than kk, the kk-th best of them is a tighter cut (at least kk
+             * documents score at or above it). Only the documents at or above the cut get a key (their
+             * id's rank read). */
+            Py_ssize_t n_pos = 0;
             for (Py_ssize_t i = 0; i < n_touched; i++) {
-                int32_t d = touched[i];
+                int32_t d = touched[i], bits;
                 float s = (float)acc[d];
                 if (j->consts) s = s + c;
                 acc[d] = 0.0;
                 seen[d] = 0;
-                if (s > 0) { /* the key of retrievers/topk.py: float32 bits (positive) << 32 | id rank */
-                    int32_t bits;
-                    memcpy(&bits, &s, 4);
-                    int64_t key = ((int64_t)bits << 32) | rank[b0 + d];
-                    if (key > least) keys[n_keys++] = key; /* keys are distinct (one per document) */
+                memcpy(&bits, &s, 4);
+                if (s > 0 && bits >= least_bits) {
+                    sbits[n_pos] = bits;
+                    touched[n_pos++] = d;
                 }
+            }
+            int32_t cut = least_bits;
+            if (n_pos > kk) {
+                memcpy(sorted_tmp, sbits, (size_t)n_pos * 4);
+                int32_t v = kth_largest_i32(sorted_tmp, n_pos, kk);
+                if (v > cut) cut = v;
+            }
+            for (Py_ssize_t i = 0; i < n_pos; i++) {
+                if (sbits[i] < cut) continue;
+                /* the key of retrievers/topk.py: float32 bits (positive) << 32 | id rank */
+                int64_t key = ((int64_t)sbits[i] << 32) | rank[b0 + touched[i]];
+                if (key > least) keys[n_keys++] = key; /* keys are distinct (one per document) */
             }
         }
         Py_ssize_t h = n_keys < kk ? n_keys : kk;
@@ -195,11 +462,12 @@ static void *search_run(void *arg) {
     }
 done:
     free(acc); free(seen); free(touched); free(qbuf); free(uniq); free(keys); free(scratch); free(cursor);
-    free(boosts);
+    free(boosts); free(stops); free(ub); free(by_bound); free(essential); free(sorted_tmp); free(sbits);
     return NULL;
 }
 
-/* Index.search(query_offsets, query_terms, k, constants=None, n_threads=1, doc_block=DOC_BLOCK, weights=None)
+/* Index.search(query_offsets, query_terms, k, constants=None, n_threads=1, doc_block=DOC_BLOCK, weights=None,
+ *              prune=True)
  *   -> (int64 bytes: hits per query, int64 bytes: documents, float64 bytes: scores (float32 values))
  * constants: None, or a float32 per query added (in float32) to every matched document's score
  * (BM25L / BM25+'s non-occurrence score). Queries are split among n_threads threads (without the GIL).
@@ -207,19 +475,21 @@ done:
  * score in float32), or a float32 weight per query term (impact search): each query's terms must
  * then be distinct and ascending, and a document's score is float32 of the double sum, in term
  * order, of the exact double products weight * posting value (a sparse dot product).
- * doc_block: documents scored together (the same results for any value; tests use small ones). */
+ * doc_block: documents scored together (the same results for any value; tests use small ones).
+ * prune: skip the documents that cannot enter the top k (MaxScore, above; BM25 queries only); False
+ * scores every posting of the query's terms. The results are the same either way. */
 static PyObject *Index_search(Index *x, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"query_offsets", "query_terms", "k", "constants", "n_threads", "doc_block", "weights",
-                             NULL};
+                             "prune", NULL};
     PyObject *o[4] = {NULL, NULL, Py_None, Py_None};
     Py_ssize_t k, doc_block = DOC_BLOCK;
-    int n_threads = 1;
+    int n_threads = 1, prune = 1;
     if (!x->n_views) {
         PyErr_SetString(PyExc_RuntimeError, "Index is not initialised");
         return NULL;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOn|OinO", kwlist, &o[0], &o[1], &k, &o[2], &n_threads, &doc_block,
-                                     &o[3]))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOn|OinOp", kwlist, &o[0], &o[1], &k, &o[2], &n_threads, &doc_block,
+                                     &o[3], &prune))
         return NULL;
     if (n_threads < 1) n_threads = 1;
     if (n_threads > MAX_THREADS) n_threads = MAX_THREADS;
@@ -285,8 +555,8 @@ static PyObject *Index_search(Index *x, PyObject *args, PyObject *kw) {
     Py_ssize_t next = 0;
     for (int i = 0; i < n_threads; i++)
         jobs[i] = (SearchJob){x->v[0].buf, qoff, x->v[3].buf, x->v[4].buf, x->v[1].buf, qterms, x->v[2].buf,
-                              consts, qweights, n_docs, kk, longest, n_q, doc_block, hits, docs_out,
-                              scores_out, 0, &next};
+                              consts, qweights, prune ? x->bounds : NULL, n_docs, kk, longest, n_q, doc_block,
+                              hits, docs_out, scores_out, 0, &next};
     int failed = 0;
     Py_ssize_t total = 0;
     Py_BEGIN_ALLOW_THREADS
@@ -312,10 +582,13 @@ done:
 
 static PyMethodDef Index_methods[] = {
     {"search", (PyCFunction)(void (*)(void))Index_search, METH_VARARGS | METH_KEYWORDS,
-     "search(query_offsets, query_terms, k, constants=None, n_threads=1, doc_block=65536, weights=None) ->"
+     "search(query_offsets, query_terms, k, constants=None, n_threads=1, doc_block=65536, weights=None, prune=True) ->"
      " (hits per query,"
      " documents, scores)"
      " as bytes (int64, int64, float64 holding float32 values)"},
+    {"bounds", (PyCFunction)Index_bounds, METH_NOARGS,
+     "bounds() -> float32 bytes: per term, the largest score among its postings (+inf when one is negative or not"
+     " finite): what search prunes with; Index(..., bounds=...) takes them back"},
     {NULL}};
 
 PyTypeObject IndexType = {
@@ -324,7 +597,8 @@ PyTypeObject IndexType = {
     .tp_basicsize = sizeof(Index),
     .tp_dealloc = (destructor)Index_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Index(indptr, indices, data, n_docs, id_rank, doc_of_rank): an index's arrays, checked once, to search",
+    .tp_doc = "Index(indptr, indices, data, n_docs, id_rank, doc_of_rank, bounds=None): an index's arrays, checked once,"
+              " to search (bounds: a previous Index's bounds(), else computed)",
     .tp_methods = Index_methods,
     .tp_init = (initproc)Index_init,
     .tp_new = PyType_GenericNew,
