@@ -1051,6 +1051,8 @@ static PyObject *format_lines(PyObject *self, PyObject *args)
     ScoreTable table = {0};
     int64_t *text_off = NULL;
     int32_t *entry_score = NULL;
+    const char **doc_text = NULL; /* each entry's document id as UTF-8 (the str's own buffer) */
+    Py_ssize_t *doc_len = NULL;
     char *text = NULL;
     if (!PyArg_ParseTuple(args, "O!y*y*y*O!U", &PyList_Type, &qids, &ov, &cv, &sv, &PyList_Type, &vocab, &tag_obj))
         return NULL;
@@ -1079,10 +1081,12 @@ static PyObject *format_lines(PyObject *self, PyObject *args)
     table.keys = PyMem_RawMalloc(size * sizeof(uint64_t));
     table.slot = PyMem_RawCalloc(size, sizeof(int32_t));
     entry_score = PyMem_RawMalloc((size_t)(n ? n : 1) * sizeof(int32_t));
+    doc_text = PyMem_RawMalloc((size_t)(n ? n : 1) * sizeof(char *));
+    doc_len = PyMem_RawMalloc((size_t)(n ? n : 1) * sizeof(Py_ssize_t));
     text_off = PyMem_RawMalloc(((size_t)n + 1) * sizeof(int64_t));
     size_t text_cap = 1 << 16, text_len = 0;
     text = PyMem_RawMalloc(text_cap);
-    if (!table.keys || !table.slot || !entry_score || !text_off || !text) {
+    if (!table.keys || !table.slot || !entry_score || !doc_text || !doc_len || !text_off || !text) {
         PyErr_NoMemory();
         goto done;
     }
@@ -1143,8 +1147,9 @@ static PyObject *format_lines(PyObject *self, PyObject *args)
                 PyErr_SetString(PyExc_TypeError, "format_lines: document ids must be str");
                 goto done;
             }
-            if (!PyUnicode_AsUTF8AndSize(d, &d_len))
+            if (!(doc_text[j] = PyUnicode_AsUTF8AndSize(d, &d_len)))
                 goto done;
+            doc_len[j] = d_len;
             int64_t rank = j - offsets[i] + 1, digits = 1;
             while (rank >= 10) {
                 rank /= 10;
@@ -1159,16 +1164,15 @@ static PyObject *format_lines(PyObject *self, PyObject *args)
         goto done;
     char *out = PyBytes_AS_STRING(result);
     for (Py_ssize_t i = 0; i < n_q; i++) {
-        Py_ssize_t q_len, d_len;
+        Py_ssize_t q_len;
         const char *q = PyUnicode_AsUTF8AndSize(PyList_GET_ITEM(qids, i), &q_len);
         for (int64_t j = offsets[i]; j < offsets[i + 1]; j++) {
-            const char *d = PyUnicode_AsUTF8AndSize(PyList_GET_ITEM(vocab, codes[j]), &d_len);
             memcpy(out, q, (size_t)q_len);
             out += q_len;
             memcpy(out, " Q0 ", 4);
             out += 4;
-            memcpy(out, d, (size_t)d_len);
-            out += d_len;
+            memcpy(out, doc_text[j], (size_t)doc_len[j]);
+            out += doc_len[j];
             *out++ = ' ';
             char digits[24];
             int k = 0;
@@ -1190,6 +1194,8 @@ done:
     PyMem_RawFree(table.keys);
     PyMem_RawFree(table.slot);
     PyMem_RawFree(entry_score);
+    PyMem_RawFree(doc_text);
+    PyMem_RawFree(doc_len);
     PyMem_RawFree(text_off);
     PyMem_RawFree(text);
     PyBuffer_Release(&ov);
