@@ -68,6 +68,79 @@ def write_text(path: str | os.PathLike, text: str) -> None:
 
 
 def write_json(path: str | os.PathLike, obj: object) -> None:
+    """``obj`` as ``json.dump(obj, indent=2, ensure_ascii=False)`` writes it, and a newline."""
+    text = indented_json(obj)
     with atomic_open(path) as handle:
-        json.dump(obj, handle, indent=2, ensure_ascii=False)
+        handle.write(text)
         handle.write("\n")
+
+
+class _Unusual(Exception):
+    """A value the fast path leaves to json.dumps (a non-str key, a subclass, very deep nesting...)."""
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+_INDENT = "  "
+_encoders: dict[int, json.JSONEncoder] = {}
+
+
+def indented_json(obj: object) -> str:
+    """Exactly ``json.dumps(obj, indent=2, ensure_ascii=False)``, much faster for large documents:
+    Python's indenting encoder is pure Python (one generator step per value), while the C encoder,
+    used without ``indent``, takes any item separator; so every dict or list whose values are all
+    plain scalars is encoded in C with ``",\n" + its indent`` as the separator (the per-query
+    metrics of a result are thousands of such dicts), and only the nesting above them is walked
+    here. Anything unusual (non-str keys, subclasses of the JSON types, nesting deeper than 64)
+    goes to json.dumps itself, so the text, and the errors, are always json's."""
+    try:
+        out: list[str] = []
+        _encode(obj, 0, out)
+        return "".join(out)
+    except _Unusual:
+        return json.dumps(obj, indent=2, ensure_ascii=False)
+
+
+def _flat_encoder(depth: int) -> json.JSONEncoder:
+    encoder = _encoders.get(depth)
+    if encoder is None:
+        encoder = _encoders[depth] = json.JSONEncoder(ensure_ascii=False, separators=(",\n" + _INDENT * depth, ": "))
+    return encoder
+
+
+def _encode(obj: object, depth: int, out: list[str]) -> None:
+    kind = type(obj)
+    if kind in _SCALARS:
+        out.append(_flat_encoder(0).encode(obj))
+        return
+    if depth >= 64 or kind not in (dict, list, tuple):
+        raise _Unusual
+    if not obj:
+        out.append("{}" if kind is dict else "[]")
+        return
+    inner = _INDENT * (depth + 1)
+    if kind is dict:
+        if any(type(key) is not str for key in obj):
+            raise _Unusual
+        values = obj.values()
+    else:
+        values = obj
+    close = "\n" + _INDENT * depth + ("}" if kind is dict else "]")
+    if all(type(value) in _SCALARS for value in values):  # one C call: "{" + items + "}"
+        text = _flat_encoder(depth + 1).encode(obj)
+        out.append(text[0] + "\n" + inner + text[1:-1] + close)
+        return
+    separator = "\n" + inner
+    if kind is dict:
+        out.append("{")
+        for key, value in obj.items():
+            out.append(separator)
+            out.append(json.encoder.encode_basestring(key) + ": ")
+            _encode(value, depth + 1, out)
+            separator = ",\n" + inner
+    else:
+        out.append("[")
+        for value in obj:
+            out.append(separator)
+            _encode(value, depth + 1, out)
+            separator = ",\n" + inner
+    out.append(close)

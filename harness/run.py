@@ -55,6 +55,9 @@ class Run:
     vocab_sorted: bool = False  # doc_vocab is in string order (code order = id order)
     vocab_rank: np.ndarray | None = field(default=None, repr=False, compare=False)  # int64 string rank per code
     _canonical: bool = field(default=False, init=False, repr=False, compare=False)  # known canonical
+    # (doc_vocab, vocab_rank, code of each rank, doc_vocab in string order): see _codes_by_rank; an init
+    # field so that replace() carries it to runs of the same vocabulary (checked by identity at use).
+    _rank_view: tuple | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         n_q = len(self.query_ids)
@@ -135,6 +138,10 @@ class Run:
             probe = np.array(ids, dtype=str)
             at = np.minimum(np.searchsorted(self.doc_vocab, probe), len(self.doc_vocab) - 1)
             return np.where(self.doc_vocab[at] == probe, at, -1).astype(np.int64)
+        if self._vocab_index is None and self.vocab_rank is not None and len(self.doc_vocab) > 4 * len(ids):
+            codes = self._codes_by_rank(ids)
+            if codes is not None:
+                return codes
         if self._vocab_index is not None or len(self.doc_vocab) <= 4 * len(ids):
             index = self.vocab_index
             return np.fromiter((index.get(d, -1) for d in ids), dtype=np.int64, count=len(ids))
@@ -144,6 +151,26 @@ class Run:
         code_of_position = np.full(len(position), -1, dtype=np.int64)
         code_of_position[[position[vocab[c]] for c in in_vocab.tolist()]] = in_vocab
         return code_of_position[np.fromiter(map(position.__getitem__, ids), dtype=np.int64, count=len(ids))]
+
+    def _codes_by_rank(self, ids: list[str]) -> np.ndarray | None:
+        """``codes_of`` by binary search in the vocabulary put in string order by ``vocab_rank`` (built
+        once per vocabulary: numpy work over the vocabulary, instead of a Python lookup per id of it),
+        or None when that does not apply (not an object vocabulary, or ranks not 0..n-1 each once)."""
+        view = self._rank_view
+        if view is None or view[0] is not self.doc_vocab or view[1] is not self.vocab_rank:
+            rank, n = self.vocab_rank, len(self.vocab_rank)
+            if self.doc_vocab.dtype != object or n != len(self.doc_vocab) or not n or rank.min() < 0 or rank.max() >= n:
+                return None
+            code_of_rank = np.full(n, -1, dtype=np.int64)
+            code_of_rank[rank] = np.arange(n)
+            if (code_of_rank < 0).any():  # a rank given twice
+                return None
+            view = (self.doc_vocab, rank, code_of_rank, self.doc_vocab[code_of_rank])
+            object.__setattr__(self, "_rank_view", view)
+        code_of_rank, ordered = view[2], view[3]
+        probe = object_array(ids)
+        at = np.minimum(np.searchsorted(ordered, probe), len(ordered) - 1)
+        return np.where(ordered[at] == probe, code_of_rank[at], -1).astype(np.int64)
 
     def entry_query_index(self) -> np.ndarray:
         """The query index of every entry."""

@@ -1,14 +1,20 @@
-"""Console output: the metric table as rich renders it."""
+"""Console output: the metric table as rich renders it (rich imported when a table is printed: a
+``--quiet`` run never pays for it)."""
 
 from __future__ import annotations
 
-from rich.console import Console
-from rich.table import Table
+from typing import TYPE_CHECKING
 
 from harness.reports.markdown import table_cells
 
+if TYPE_CHECKING:
+    from rich.console import Console
+
 
 def print_metrics(means: dict[str, float], title: str = "", console: Console | None = None) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
     families, labels, cells = table_cells(means)
     table = Table(title=title or None)
     table.add_column("metric")
@@ -21,6 +27,9 @@ def print_metrics(means: dict[str, float], title: str = "", console: Console | N
 
 def print_leaderboard(board: dict, metric: str, console: Console | None = None) -> None:
     """One leaderboard table: datasets as rows, retrievers as columns, an average row."""
+    from rich.console import Console
+    from rich.table import Table
+
     table = Table(title=f"{board['bench']}: {metric}")
     table.add_column("dataset")
     for label in board["retrievers"]:

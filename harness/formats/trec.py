@@ -119,7 +119,7 @@ def write_run(run: Run, path: str | Path, tag: str = "harness", header: list[str
         write_run_to(run, handle, tag)
 
 
-_WRITE_BLOCK = 1 << 17  # run entries formatted per block (whole queries): ~60 MB of transient columns
+_WRITE_BLOCK = 1 << 17  # run entries formatted per block (whole queries): ~6 MB of text, ~60 MB of Arrow columns
 
 
 def write_run_to(run: Run, handle: IO[str], tag: str = "harness") -> None:
@@ -129,15 +129,18 @@ def write_run_to(run: Run, handle: IO[str], tag: str = "harness") -> None:
     for qid in run.query_ids.tolist():
         _check_token(qid, "query id")
     raw = getattr(handle, "buffer", None) if (getattr(handle, "encoding", "") or "").lower() in ("utf-8", "utf8") else None
+    from harness.formats import native
+
+    run_lines = native.run_lines_function(run) if native.available() else _run_lines
     offsets = run.offsets
     first = 0
     while first < run.n_queries:
         last = max(int(np.searchsorted(offsets, offsets[first] + _WRITE_BLOCK, side="right")) - 1, first + 1)
         last = min(last, run.n_queries)
         if offsets[last] > offsets[first]:
-            lines = _run_lines(run, first, last, tag)
+            lines = run_lines(run, first, last, tag)
             if raw is None:
-                handle.write(lines.tobytes().decode("utf-8"))
+                handle.write(bytes(lines).decode("utf-8"))
             else:  # a UTF-8 text file: its bytes go straight to the file's buffer
                 handle.flush()
                 raw.write(lines)
@@ -145,8 +148,9 @@ def write_run_to(run: Run, handle: IO[str], tag: str = "harness") -> None:
 
 
 def _run_lines(run: Run, first: int, last: int, tag: str) -> memoryview:
-    """The TREC lines of queries ``first:last`` as UTF-8: the columns are Arrow strings joined in C;
-    each distinct score (by bit pattern, so -0.0 stays apart from 0.0) is ``repr``-ed once."""
+    """The TREC lines of queries ``first:last`` as UTF-8 (the Python path; the compiled one is
+    :func:`harness.formats.native.run_lines_function`, the same bytes): the columns are Arrow strings
+    joined in C; each distinct score (by bit pattern, so -0.0 stays apart from 0.0) is ``repr``-ed once."""
     import pyarrow as pa
     import pyarrow.compute as pc
 

@@ -1,4 +1,5 @@
-/* harness._trecrun: a TREC run file read in one pass into the columns of a Run.
+/* harness._trecrun: a TREC run file read in one pass into the columns of a Run (read_run), and a
+ * run's lines formatted for writing (format_lines, at the end of this file).
  *
  * read_run(buffer, threads) takes the file's bytes (any object with the buffer protocol: bytes,
  * mmap) and returns (query_ids, offsets, doc_codes, scores, vocab, width), or None when the file is
@@ -1030,10 +1031,186 @@ done:
     return result;
 }
 
+/* ------------------------------------------------------------------ writing */
+/* format_lines(query_ids, offsets, doc_codes, scores, vocab, tag) -> bytes: the TREC lines
+ * "qid Q0 docid rank score tag\n" of a run's entries, query by query in their given order, rank
+ * 1-based within the query, score as Python's repr of the float (PyOS_double_to_string 'r', each
+ * distinct bit pattern formatted once), all text as UTF-8. query_ids and vocab are lists of str;
+ * offsets (int64, len(query_ids) + 1, offsets[0] == 0), doc_codes (int64, indexes into vocab) and
+ * scores (float64) are buffers. The reference is harness/formats/trec.py's _run_lines. */
+typedef struct {
+    uint64_t *keys;
+    int32_t *slot; /* distinct index + 1; 0 = empty */
+    uint64_t mask;
+} ScoreTable;
+
+static PyObject *format_lines(PyObject *self, PyObject *args)
+{
+    PyObject *qids, *vocab, *tag_obj, *result = NULL;
+    Py_buffer ov = {0}, cv = {0}, sv = {0};
+    ScoreTable table = {0};
+    int64_t *text_off = NULL;
+    int32_t *entry_score = NULL;
+    const char **doc_text = NULL; /* each entry's document id as UTF-8 (the str's own buffer) */
+    Py_ssize_t *doc_len = NULL;
+    char *text = NULL;
+    if (!PyArg_ParseTuple(args, "O!y*y*y*O!U", &PyList_Type, &qids, &ov, &cv, &sv, &PyList_Type, &vocab, &tag_obj))
+        return NULL;
+    Py_ssize_t n_q = PyList_GET_SIZE(qids), n_vocab = PyList_GET_SIZE(vocab);
+    Py_ssize_t n = cv.len / (Py_ssize_t)sizeof(int64_t);
+    const int64_t *offsets = ov.buf, *codes = cv.buf;
+    const double *scores = sv.buf;
+    if (ov.len != (n_q + 1) * (Py_ssize_t)sizeof(int64_t) || sv.len != cv.len || offsets[0] != 0 || offsets[n_q] != n) {
+        PyErr_SetString(PyExc_ValueError, "format_lines: offsets, doc_codes and scores do not agree");
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n_q; i++)
+        if (offsets[i + 1] < offsets[i]) {
+            PyErr_SetString(PyExc_ValueError, "format_lines: offsets must not decrease");
+            goto done;
+        }
+    Py_ssize_t tag_len;
+    const char *tag = PyUnicode_AsUTF8AndSize(tag_obj, &tag_len);
+    if (!tag)
+        goto done;
+    /* Distinct scores by bit pattern (so -0.0 stays apart from 0.0), each repr-ed once. */
+    uint64_t size = 16;
+    while (size < 2 * (uint64_t)n)
+        size <<= 1;
+    table.mask = size - 1;
+    table.keys = PyMem_RawMalloc(size * sizeof(uint64_t));
+    table.slot = PyMem_RawCalloc(size, sizeof(int32_t));
+    entry_score = PyMem_RawMalloc((size_t)(n ? n : 1) * sizeof(int32_t));
+    doc_text = PyMem_RawMalloc((size_t)(n ? n : 1) * sizeof(char *));
+    doc_len = PyMem_RawMalloc((size_t)(n ? n : 1) * sizeof(Py_ssize_t));
+    text_off = PyMem_RawMalloc(((size_t)n + 1) * sizeof(int64_t));
+    size_t text_cap = 1 << 16, text_len = 0;
+    text = PyMem_RawMalloc(text_cap);
+    if (!table.keys || !table.slot || !entry_score || !doc_text || !doc_len || !text_off || !text) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    int32_t distinct = 0;
+    text_off[0] = 0;
+    for (Py_ssize_t j = 0; j < n; j++) {
+        uint64_t key;
+        memcpy(&key, &scores[j], sizeof key);
+        uint64_t h = key * 0x9E3779B97F4A7C15ULL;
+        h = (h ^ (h >> 32)) & table.mask;
+        while (table.slot[h] && table.keys[h] != key)
+            h = (h + 1) & table.mask;
+        if (!table.slot[h]) {
+            char *repr = PyOS_double_to_string(scores[j], 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
+            if (!repr)
+                goto done;
+            size_t len = strlen(repr);
+            if (text_len + len > text_cap) {
+                while (text_len + len > text_cap)
+                    text_cap *= 2;
+                char *grown = PyMem_RawRealloc(text, text_cap);
+                if (!grown) {
+                    PyMem_Free(repr);
+                    PyErr_NoMemory();
+                    goto done;
+                }
+                text = grown;
+            }
+            memcpy(text + text_len, repr, len);
+            PyMem_Free(repr);
+            text_len += len;
+            text_off[++distinct] = (int64_t)text_len;
+            table.keys[h] = key;
+            table.slot[h] = distinct;
+        }
+        entry_score[j] = table.slot[h] - 1;
+    }
+    /* Size of the output, checking every id. */
+    Py_ssize_t total = 0;
+    for (Py_ssize_t i = 0; i < n_q; i++) {
+        PyObject *q = PyList_GET_ITEM(qids, i);
+        Py_ssize_t q_len;
+        if (!PyUnicode_Check(q)) {
+            PyErr_SetString(PyExc_TypeError, "format_lines: query ids must be str");
+            goto done;
+        }
+        if (!PyUnicode_AsUTF8AndSize(q, &q_len))
+            goto done;
+        for (int64_t j = offsets[i]; j < offsets[i + 1]; j++) {
+            int64_t code = codes[j];
+            if (code < 0 || code >= n_vocab) {
+                PyErr_SetString(PyExc_IndexError, "format_lines: document code out of range");
+                goto done;
+            }
+            PyObject *d = PyList_GET_ITEM(vocab, code);
+            Py_ssize_t d_len;
+            if (!PyUnicode_Check(d)) {
+                PyErr_SetString(PyExc_TypeError, "format_lines: document ids must be str");
+                goto done;
+            }
+            if (!(doc_text[j] = PyUnicode_AsUTF8AndSize(d, &d_len)))
+                goto done;
+            doc_len[j] = d_len;
+            int64_t rank = j - offsets[i] + 1, digits = 1;
+            while (rank >= 10) {
+                rank /= 10;
+                digits++;
+            }
+            int32_t s = entry_score[j];
+            total += q_len + 4 + d_len + 1 + digits + 1 + (text_off[s + 1] - text_off[s]) + 1 + tag_len + 1;
+        }
+    }
+    result = PyBytes_FromStringAndSize(NULL, total);
+    if (!result)
+        goto done;
+    char *out = PyBytes_AS_STRING(result);
+    for (Py_ssize_t i = 0; i < n_q; i++) {
+        Py_ssize_t q_len;
+        const char *q = PyUnicode_AsUTF8AndSize(PyList_GET_ITEM(qids, i), &q_len);
+        for (int64_t j = offsets[i]; j < offsets[i + 1]; j++) {
+            memcpy(out, q, (size_t)q_len);
+            out += q_len;
+            memcpy(out, " Q0 ", 4);
+            out += 4;
+            memcpy(out, doc_text[j], (size_t)doc_len[j]);
+            out += doc_len[j];
+            *out++ = ' ';
+            char digits[24];
+            int k = 0;
+            for (int64_t rank = j - offsets[i] + 1; rank; rank /= 10)
+                digits[k++] = (char)('0' + rank % 10);
+            while (k)
+                *out++ = digits[--k];
+            *out++ = ' ';
+            int32_t s = entry_score[j];
+            memcpy(out, text + text_off[s], (size_t)(text_off[s + 1] - text_off[s]));
+            out += text_off[s + 1] - text_off[s];
+            *out++ = ' ';
+            memcpy(out, tag, (size_t)tag_len);
+            out += tag_len;
+            *out++ = '\n';
+        }
+    }
+done:
+    PyMem_RawFree(table.keys);
+    PyMem_RawFree(table.slot);
+    PyMem_RawFree(entry_score);
+    PyMem_RawFree(doc_text);
+    PyMem_RawFree(doc_len);
+    PyMem_RawFree(text_off);
+    PyMem_RawFree(text);
+    PyBuffer_Release(&ov);
+    PyBuffer_Release(&cv);
+    PyBuffer_Release(&sv);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"read_run", read_run, METH_VARARGS,
      "read_run(buffer, threads=1) -> (query_ids, offsets, doc_codes, scores, vocab, width) or None: a "
      "TREC run's bytes as the columns of a Run (see harness/native/trecrun.c)."},
+    {"format_lines", format_lines, METH_VARARGS,
+     "format_lines(query_ids, offsets, doc_codes, scores, vocab, tag) -> bytes: a run's TREC lines "
+     "(see harness/native/trecrun.c)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -1,7 +1,8 @@
 """The evaluator's two fast paths in Run, each against the plain path or a plain-Python reference:
 
-* ``Run.codes_of``: id -> code lookup by the built index or by one scan of the vocabulary (taken
-  for large vocabularies when no index is built); the evaluator gives identical values either way.
+* ``Run.codes_of``: id -> code lookup by the built index, by binary search in string order (a run
+  that carries ``vocab_rank``, as a retriever's) or by one scan of the vocabulary (taken for large
+  vocabularies when no index is built); the evaluator gives identical values either way.
 * ``Run.canonical``: one padded row sort per query (similar query lengths) or a global lexsort;
   both must give Python's ``sorted`` by (score desc, doc id desc).
 """
@@ -30,6 +31,30 @@ def test_codes_of_both_paths():
     run.vocab_index  # build it
     assert run.codes_of(ids).tolist() == [7, -1, 0, 7, 99]
     assert Run.from_arrays(["q"], [0, 0], [], [], []).codes_of(["x"]).tolist() == [-1]
+
+
+def test_codes_of_by_rank_is_the_dict_lookup_randomized():
+    """A vocabulary of random (non-ASCII too) ids with their string ranks: the binary search gives the
+    built index's codes for present, absent, repeated and empty ids; the sorted view is kept across
+    derived runs of the same vocabulary; a rank that is not a permutation falls back to the scan."""
+    from retrievers.topk import string_ranks
+
+    rng = np.random.default_rng(5)
+    alphabet = list("ab0Z-é€𝄞")
+    for n in (1, 30, 400, 2000):
+        vocab = np.empty(n, dtype=object)
+        vocab[:] = list(dict.fromkeys("".join(rng.choice(alphabet, rng.integers(1, 6))) + str(i) for i in range(n)))
+        ids = rng.choice(vocab, 5).tolist() + ["", "zzz", "a", vocab[0], str(n + 1)]
+        run = Run.from_arrays(["q", "r"], [0, 1, 1], [0], [1.0], vocab, vocab_rank=string_ranks(vocab))
+        expected = [{d: i for i, d in enumerate(vocab.tolist())}.get(d, -1) for d in ids]
+        assert run.codes_of(ids).tolist() == expected
+        searched = n > 4 * len(ids)  # (a small vocabulary builds the index instead)
+        assert (run._rank_view is not None and run._vocab_index is None) == searched
+        derived = run.truncated(1).without_identical_ids()
+        assert derived.codes_of(ids).tolist() == expected
+        assert derived._rank_view is run._rank_view or not searched
+        twice = Run.from_arrays(["q"], [0, 1], [0], [1.0], vocab, vocab_rank=np.zeros(n, dtype=np.int64))
+        assert twice.codes_of(ids).tolist() == expected and twice._rank_view is None
 
 
 def test_evaluation_identical_without_index(make_case):

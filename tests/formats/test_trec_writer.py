@@ -1,5 +1,7 @@
-"""The column-wise TREC run writer: the same bytes as one ``f"{qid} Q0 {doc} {rank} {score!r} {tag}"``
-line per entry (the writer's contract, module doc of harness/formats/trec.py), whatever the blocks."""
+"""The TREC run writer, compiled (harness/native/trecrun.c format_lines) and column-wise in Python
+(``HARNESS_TREC_COMPILED=0``, or the extension not built): the same bytes as one
+``f"{qid} Q0 {doc} {rank} {score!r} {tag}"`` line per entry (the writer's contract, module doc of
+harness/formats/trec.py), whatever the blocks."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ import io
 import numpy as np
 import pytest
 
-from harness.formats import trec
+from harness.formats import native, trec
 from harness.formats.trec import read_run, write_run, write_run_to
 from harness.run import Run
 
@@ -26,6 +28,15 @@ def _per_line(run: Run, tag: str) -> str:
         start, end = int(run.offsets[i]), int(run.offsets[i + 1])
         out.extend(f"{qid} Q0 {ids[p]} {p - start + 1} {scores[p]!r} {tag}\n" for p in range(start, end))
     return "".join(out)
+
+
+@pytest.fixture(params=["compiled", "python"], autouse=True)
+def writer(request, monkeypatch):
+    """Every test here runs with each writer."""
+    if request.param == "compiled" and native._built is None:
+        pytest.skip("the compiled run writer is not built (no C compiler)")
+    monkeypatch.setenv(native.SWITCH, "1" if request.param == "compiled" else "0")
+    return request.param
 
 
 def _run() -> Run:
@@ -81,3 +92,42 @@ def test_ties_break_on_the_vocabulary_rank_when_a_run_carries_one():
     assert run.canonical().doc_ids(0) == ["d9", "d2", "d10"]
     plain = Run.from_arrays(["q"], [0, 3], [0, 1, 2], [1.0, 1.0, 1.0], vocab)
     assert plain.canonical().doc_ids(0) == ["d9", "d2", "d10"]
+
+
+def _random_run(seed: int, n_docs: int) -> Run:
+    """Random ids (ASCII and not), depths and scores: ties, signed zeros, repeats, float32 values, exponents."""
+    rng = np.random.default_rng(seed)
+    alphabet = list("abcXYZ019-_.é€β𝄞")
+    vocab = ["".join(rng.choice(alphabet, rng.integers(1, 12))) + str(i) for i in range(min(n_docs, 500))]
+    vocab += [f"{vocab[i % 500]}-{i}" for i in range(500, n_docs)]
+    pool = np.concatenate([rng.normal(0, 10, 50), rng.integers(-3, 4, 20).astype(float), [-0.0, 0.0, 1e300, -1e-310],
+                           rng.normal(0, 1e20, 10), rng.random(30).astype(np.float32).astype(float), 10.0 ** rng.integers(-8, 20, 10)])
+    query_ids, offsets, codes = [], [0], []
+    for q in range(int(rng.integers(1, 40))):
+        depth = int(rng.integers(0, min(60, n_docs)))
+        codes.extend(rng.choice(n_docs, depth, replace=False).tolist())
+        query_ids.append(f"q{q}" + ("é" if q % 3 == 0 else ""))
+        offsets.append(len(codes))
+    scores = rng.choice(pool, len(codes))
+    return Run.from_arrays(query_ids, offsets, codes, scores, vocab).canonical()  # the whole vocabulary
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_randomized_runs_are_written_as_the_per_line_format(seed, tmp_path, monkeypatch):
+    """Both the vocabulary-wide and the per-block document lists of the compiled writer (a vocabulary
+    larger than the run is sliced per block), in blocks of several sizes."""
+    run = _random_run(seed, n_docs=[5, 80, 30000][seed % 3])
+    if seed % 3 == 2:
+        assert len(run.doc_vocab) > 8 * len(run)  # the compiled writer's per-block ids
+    expected = _per_line(run, "run-x").encode("utf-8")
+    for block in (1, 37, 1 << 17):
+        monkeypatch.setattr(trec, "_WRITE_BLOCK", block)
+        write_run(run, tmp_path / "run.trec", tag="run-x")
+        assert (tmp_path / "run.trec").read_bytes() == expected
+
+
+def test_ids_python_cannot_encode_as_utf8_fail_as_in_python(tmp_path):
+    run = Run.from_dict({"q": {"bad\udc80": 1.0}})
+    with pytest.raises(UnicodeEncodeError):
+        write_run(run, tmp_path / "run.trec")
+    assert not (tmp_path / "run.trec").exists()
