@@ -5,7 +5,8 @@ Two named policies, because the published systems each project reproduces differ
 * :func:`lexical_text` (BM25, as BEIR feeds its lexical models): ``title + " " + text`` stripped
   when there is a title, the text as it is when there is none (``Corpus.contents()``). For a
   tokenizer the ends are whitespace and never matter, so the compiled BM25 encoder reads title and
-  text apart as ``title + " " + text`` without joining them (:func:`corpus_chunks`).
+  text apart as ``title + " " + text`` without joining them, straight from the corpus's Arrow
+  buffers (:func:`corpus_columns`).
 * :func:`dense_text` (dense models, as MTEB's retrieval evaluator builds them in
   ``DRESModel.encode_corpus``, mteb 1.12): ``(title + " " + text).strip()``; with an empty title
   that is ``text.strip()``.
@@ -13,9 +14,12 @@ Two named policies, because the published systems each project reproduces differ
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from harness.datasets.corpus import Corpus
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 
 def lexical_text(title: str, text: str) -> str:
@@ -47,6 +51,24 @@ def corpus_chunks(corpus: Corpus, size: int, ids: bool = True) -> Iterator[tuple
         corpus.release(part)
         del part
         yield columns
+
+
+def corpus_columns(corpus: Corpus, size: int) -> Iterator[tuple["pa.Array", "pa.Array"]]:
+    """(titles, texts) of consecutive slices of ``size`` documents as Arrow string arrays, read in
+    place from the corpus's table (a compiled reader takes their buffers: no Python strings at all).
+    As in :func:`corpus_chunks`, the table is taken afresh per slice; a memory-mapped corpus's pages
+    of a slice are released (``Corpus.release``) when the next slice is asked for, so the consumer
+    must be done with a slice by then."""
+    for start in range(0, len(corpus), size):
+        part = corpus.table.slice(start, size)
+        yield _one_array(part.column("title")), _one_array(part.column("text"))
+        corpus.release(part)
+        del part
+
+
+def _one_array(column: "pa.ChunkedArray") -> "pa.Array":
+    """A slice's column as one array (copied only when the slice spans record batches)."""
+    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
 
 
 def lexical_batches(corpus: Corpus, size: int) -> Iterator[list[str]]:

@@ -96,11 +96,17 @@ class CompiledTermEncoder:
         self._take_new_terms()
         return np.frombuffer(counts, dtype=np.int64), np.frombuffer(ids, dtype=np.int32)
 
-    def encode_into(self, builder, texts: list[str], titles: list[str] | None = None) -> None:
+    def encode_into(self, builder, texts, titles=None) -> None:
         """Append the chunk's documents to a ``_fastbm25.PostingsBuilder`` as postings (each text's
         distinct terms with their tf, counted by the encoding threads; no arrays in between).
-        ``titles`` (one per text) are read as ``title + " " + text`` without building those strings."""
-        self._encoder.encode(texts, self.n_threads, titles=titles, into=builder)
+        ``titles`` (one per text) are read as ``title + " " + text`` without building those strings.
+        ``texts`` and ``titles``: lists of str, or Arrow string arrays, whose buffers are read in
+        place (:func:`arrow_column`; the same terms as their strings give)."""
+        if isinstance(texts, list):
+            self._encoder.encode(texts, self.n_threads, titles=titles, into=builder)
+        else:
+            self._encoder.encode(arrow_column(texts), self.n_threads, into=builder, columns=True,
+                                 titles=None if titles is None else arrow_column(titles))
         self._take_new_terms()
 
     def _take_new_terms(self) -> None:
@@ -118,6 +124,21 @@ class CompiledTermEncoder:
         self.freeze()
         counts, ids = self.encode(texts)
         return np.concatenate([[0], np.cumsum(counts)]).astype(np.int64), ids
+
+
+def arrow_column(array) -> tuple[np.ndarray, object]:
+    """(offsets int64, data buffer) of an Arrow string or large_string array, as the encoder reads a
+    column (``columns=True``); nulls read as empty strings (a corpus has none: they become "")."""
+    import pyarrow as pa
+
+    if array.null_count:
+        array = array.fill_null("")
+    if not (pa.types.is_string(array.type) or pa.types.is_large_string(array.type)):
+        raise TypeError(f"expected an Arrow string array, got {array.type}")
+    _, offsets, data = array.buffers()
+    width = np.int64 if pa.types.is_large_string(array.type) else np.int32
+    offsets = np.frombuffer(offsets, dtype=width)[array.offset:array.offset + len(array) + 1].astype(np.int64)
+    return offsets, (data if data is not None else b"")
 
 
 def _postings_arrays(raw: tuple[bytes, bytes, bytes, bytes]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

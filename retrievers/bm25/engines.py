@@ -27,7 +27,7 @@ from retrievers.bm25.encode import TermEncoder
 from retrievers.bm25.scoring import ScoringParams
 from retrievers.bm25.search import CompiledSearcher, DocOrder, PythonSearcher
 from retrievers.bm25.sparse_index import SparseIndex
-from retrievers.texts import corpus_chunks, lexical_batches
+from retrievers.texts import corpus_chunks, corpus_columns, lexical_batches
 
 CHUNK_DOCS = 20_000
 
@@ -86,7 +86,7 @@ class CompiledEngine(PythonEngine):
         c = self._c
         if self.encodes:  # postings counted by the encoder's threads, straight into C
             encoder = c.CompiledTermEncoder(self.analyzer, n_threads=self.n_threads)
-            chunks = ((titles, texts) for _, titles, texts in corpus_chunks(corpus, self.chunk_docs, ids=False))
+            chunks = corpus_columns(corpus, self.chunk_docs)  # Arrow buffers read in place by the encoder
             postings = c.index_postings(encoder, chunks)  # title + " " + text, never joined
             self._encoder = encoder.freeze()
             terms = encoder.terms

@@ -268,3 +268,60 @@ def test_parallel_encoding_frozen_drops_unknown_terms():
     b.freeze()
     assert a.encode(texts, n_threads=3, parallel_min_bytes=0) == b.encode(texts)
     assert a.terms() == ["cell", "mice"]
+
+
+@needs_extension
+@pytest.mark.parametrize("n_threads", [1, 2, 3])
+def test_arrow_columns_encode_as_their_strings(n_threads):
+    """Encoder.encode(columns=True) reads Arrow string buffers in place (how the BM25 build reads a
+    corpus): the same terms per text, postings and vocabulary as the same texts and titles given as
+    str, sequentially and on threads, for sliced arrays (offset != 0), large_string, empty strings
+    and non-ASCII words."""
+    import pyarrow as pa
+
+    rng = random.Random(23)
+    texts, titles = [], []
+    for i in range(900):
+        words = random_text(rng).split(" ")
+        if i % 7 == 0:
+            words.insert(rng.randint(0, len(words)), rng.choice(_NON_ASCII) + rng.choice(["", "'s", "x"]))
+        texts.append(_no_surrogates(" ".join(words)))  # (Arrow strings are valid UTF-8)
+        titles.append("" if i % 5 == 0 else _no_surrogates(rng.choice(["café’s α-helix", "The cells", random_text(rng)[:40]])))
+    cut = slice(37, 837)  # an array slice: its offsets do not start at 0
+    for kind in (pa.string(), pa.large_string()):
+        for with_titles in (True, False):
+            a_texts, a_titles = pa.array(texts, kind)[cut], pa.array(titles, kind)[cut]
+            assert a_texts.offset == 37
+            results = []
+            for columns in (False, True):
+                encoder = raw_encoder(Analyzer())
+                args = ((compiled.arrow_column(a_texts), compiled.arrow_column(a_titles)) if columns
+                        else (texts[cut], titles[cut]))
+                out = [encoder.encode(args[0], n_threads, 0, True, titles=args[1] if with_titles else None,
+                                      columns=columns) for _ in range(2)]  # twice: the second call's tokens are known
+                results.append(([[np.frombuffer(b, dtype=np.uint8).tobytes() for b in o] for o in out],
+                                encoder.terms(0)))
+            assert results[0] == results[1]
+            assert len(results[0][1]) > 1000 and any(not t.isascii() for t in results[0][1])
+
+
+def _no_surrogates(text: str) -> str:
+    return "".join(c for c in text if not 0xD800 <= ord(c) <= 0xDFFF)
+
+
+@needs_extension
+def test_arrow_columns_bad_buffers_are_refused():
+    encoder = raw_encoder(Analyzer())
+    data = b"abc def"
+    for offsets, error in [(np.array([0, 5, 3], np.int64), "non-decreasing"),
+                           (np.array([-1, 3], np.int64), "non-decreasing"),
+                           (np.array([0, 9], np.int64), "past the end"),
+                           (np.array([], np.int64), "at least one offset")]:
+        with pytest.raises(ValueError, match=error):
+            encoder.encode((offsets, data), 1, columns=True)
+    with pytest.raises(TypeError, match="tuple"):
+        encoder.encode([np.array([0, 3], np.int64), data], 1, columns=True)
+    with pytest.raises(ValueError, match="same length"):
+        encoder.encode((np.array([0, 3], np.int64), data), 1, titles=(np.array([0, 1, 2], np.int64), data), columns=True)
+    counts, ids = encoder.encode((np.array([0, 3, 7], np.int64), data), 1, columns=True)
+    assert np.frombuffer(counts, np.int64).tolist() == [1, 1] and encoder.terms(0) == ["abc", "def"]

@@ -317,16 +317,16 @@ int analyze_and_define(Encoder *e, PyObject *words, Py_ssize_t first) {
 }
 
 static PyObject *Encoder_encode_locked(Encoder *e, PyObject *texts_arg, PyObject *titles_arg, int n_threads,
-                                       Py_ssize_t min_bytes, int postings, Builder *into);
+                                       Py_ssize_t min_bytes, int postings, Builder *into, int columns);
 
-/* encode(texts, n_threads=1, parallel_min_bytes, postings=False, titles=None, into=None): see the method table */
+/* encode(texts, n_threads=1, parallel_min_bytes, postings=False, titles=None, into=None, columns=False): see the method table */
 static PyObject *Encoder_encode(Encoder *e, PyObject *args, PyObject *kw) {
-    static char *names[] = {"texts", "n_threads", "parallel_min_bytes", "postings", "titles", "into", NULL};
+    static char *names[] = {"texts", "n_threads", "parallel_min_bytes", "postings", "titles", "into", "columns", NULL};
     PyObject *texts_arg, *titles_arg = Py_None, *into = Py_None;
-    int n_threads = 1, postings = 0;
+    int n_threads = 1, postings = 0, columns = 0;
     Py_ssize_t min_bytes = PARALLEL_MIN_BYTES;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|inpOO", names, &texts_arg, &n_threads, &min_bytes, &postings, &titles_arg,
-                                     &into))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|inpOOp", names, &texts_arg, &n_threads, &min_bytes, &postings, &titles_arg,
+                                     &into, &columns))
         return NULL;
     if (into != Py_None && !PyObject_TypeCheck(into, &BuilderType)) {
         PyErr_SetString(PyExc_TypeError, "into must be a PostingsBuilder");
@@ -353,7 +353,7 @@ static PyObject *Encoder_encode(Encoder *e, PyObject *args, PyObject *kw) {
     }
     e->busy = 1;
     PyObject *ret = Encoder_encode_locked(e, texts_arg, titles_arg == Py_None ? NULL : titles_arg, n_threads, min_bytes,
-                                          postings, into == Py_None ? NULL : (Builder *)into);
+                                          postings, into == Py_None ? NULL : (Builder *)into, columns);
     e->busy = 0;
     return ret;
 }
@@ -422,6 +422,79 @@ static int scan_text(Sink *k, const unsigned char *s, Py_ssize_t n, int ascii) {
 static void texts_free(Texts *x) {
     free(x->ptr); free(x->len); free(x->ascii);
     Py_XDECREF(x->keep);
+    for (int i = 0; i < x->n_views; i++) PyBuffer_Release(&x->views[i]);
+    x->n_views = 0;
+}
+
+/* A column of strings as Arrow lays one out, (offsets, data): offsets int64 (n + 1, into data,
+ * non-decreasing), data the UTF-8 bytes. Its buffers are held in x->views; *n is its length. */
+static int column_open(Texts *x, PyObject *pair, const int64_t **off, const unsigned char **data, Py_ssize_t *n,
+                       Py_ssize_t *data_len) {
+    if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
+        PyErr_SetString(PyExc_TypeError, "a column is a tuple (offsets, data)");
+        return -1;
+    }
+    Py_buffer *ov = &x->views[x->n_views], *dv = &x->views[x->n_views + 1];
+    if (get_buffer(PyTuple_GET_ITEM(pair, 0), ov, 8, "column offsets")) return -1;
+    x->n_views++;
+    if (PyObject_GetBuffer(PyTuple_GET_ITEM(pair, 1), dv, PyBUF_SIMPLE)) return -1;
+    x->n_views++;
+    *off = ov->buf;
+    *data = dv->buf;
+    *n = ov->len / 8 - 1;
+    *data_len = dv->len;
+    if (*n < 0) {
+        PyErr_SetString(PyExc_ValueError, "column offsets: at least one offset is needed");
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < *n; i++)
+        if ((*off)[i] < 0 || (*off)[i] > (*off)[i + 1]) {
+            PyErr_SetString(PyExc_ValueError, "column offsets must be >= 0 and non-decreasing");
+            return -1;
+        }
+    if ((*off)[*n] > *data_len) {
+        PyErr_SetString(PyExc_ValueError, "column offsets point past the end of the data");
+        return -1;
+    }
+    return 0;
+}
+
+/* texts, titles (or NULL): columns (see column_open), read in place; the same segments as the
+ * strings of texts_load would give. */
+static int texts_load_columns(Texts *x, PyObject *texts, PyObject *titles) {
+    memset(x, 0, sizeof(*x));
+    const int64_t *off[2] = {NULL, NULL};
+    const unsigned char *data[2] = {NULL, NULL};
+    Py_ssize_t n[2] = {0, 0}, size[2] = {0, 0};
+    if (column_open(x, texts, &off[1], &data[1], &n[1], &size[1])) return -1;
+    if (titles && column_open(x, titles, &off[0], &data[0], &n[0], &size[0])) return -1;
+    if (titles && n[0] != n[1]) {
+        PyErr_SetString(PyExc_ValueError, "titles and texts must have the same length");
+        return -1;
+    }
+    x->n = n[1];
+    size_t m = (size_t)(x->n ? 2 * x->n : 1);
+    x->ptr = malloc(m * sizeof(*x->ptr));
+    x->len = malloc(m * sizeof(*x->len));
+    x->ascii = malloc(m);
+    if (!x->ptr || !x->len || !x->ascii) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < 2 * x->n; i++) {
+        int c = (int)(i % 2);
+        if (!off[c]) { /* no titles */
+            x->ptr[i] = (const unsigned char *)"";
+            x->len[i] = 0;
+            x->ascii[i] = 1;
+            continue;
+        }
+        x->ptr[i] = data[c] + off[c][i / 2];
+        x->len[i] = off[c][i / 2 + 1] - off[c][i / 2];
+        x->ascii[i] = next_high(x->ptr[i], 0, x->len[i]) == x->len[i];
+        x->total += x->len[i];
+    }
+    return 0;
 }
 
 Py_ssize_t text_bytes(const Texts *x, Py_ssize_t t) { return x->len[2 * t] + x->len[2 * t + 1]; }
@@ -501,15 +574,16 @@ oom:
 }
 
 static PyObject *Encoder_encode_locked(Encoder *e, PyObject *texts_arg, PyObject *titles_arg, int n_threads,
-                                       Py_ssize_t min_bytes, int postings, Builder *into) {
+                                       Py_ssize_t min_bytes, int postings, Builder *into, int columns) {
     if (into) postings = 1;
-    /* tuples of our own: the strings stay alive while other threads run (their UTF-8 is read without the GIL) */
-    PyObject *texts = PySequence_Tuple(texts_arg);
+    /* tuples of our own: the strings stay alive while other threads run (their UTF-8 is read without
+     * the GIL); columns' buffers are held by the Texts */
+    PyObject *texts = columns ? (Py_INCREF(texts_arg), texts_arg) : PySequence_Tuple(texts_arg);
     if (!texts) return NULL;
-    PyObject *titles = titles_arg ? PySequence_Tuple(titles_arg) : NULL;
+    PyObject *titles = !titles_arg ? NULL : columns ? (Py_INCREF(titles_arg), titles_arg) : PySequence_Tuple(titles_arg);
     if (titles_arg && !titles) { Py_DECREF(texts); return NULL; }
     Texts x;
-    int loaded = texts_load(&x, texts, titles) == 0;
+    int loaded = (columns ? texts_load_columns(&x, texts, titles) : texts_load(&x, texts, titles)) == 0;
     int64_t *counts = malloc((size_t)(x.n ? x.n : 1) * sizeof(int64_t));
     int64_t *pcounts = postings ? malloc((size_t)(x.n ? x.n : 1) * sizeof(int64_t)) : NULL;
     VecI32 out = {0};
@@ -644,7 +718,8 @@ static PyMethodDef Encoder_methods[] = {
      " text, int32 bytes: term ids), or with postings=True (int64 bytes: terms per text, int64 bytes: postings per"
      " text, int32 bytes: term of each posting, int32 bytes: its tf), each text's distinct terms in order of first"
      " appearance; titles: one per text, read as title + ' ' + text; texts of at least parallel_min_bytes are"
-     " tokenized on n_threads threads, with the same result"},
+     " tokenized on n_threads threads, with the same result; columns=True: texts and titles are each a column"
+     " (offsets: int64 buffer of n + 1 offsets into data, data: a buffer of UTF-8), read in place"},
     {"add_terms", (PyCFunction)Encoder_add_terms, METH_O, "add_terms(terms): intern terms as ids n_terms, ..."},
     {"freeze", (PyCFunction)Encoder_freeze, METH_NOARGS, "freeze(): no new terms from now on (unknown ones are dropped)"},
     {"terms", (PyCFunction)Encoder_terms, METH_VARARGS, "terms(start=0) -> the term strings from id start on"},

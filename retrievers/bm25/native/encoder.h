@@ -56,7 +56,7 @@ typedef struct {
 
 /* The texts' UTF-8: pointers, lengths, whether all ASCII, two segments per text (a title, or
  * nothing, then the text: a text with a title reads as title + " " + text); `keep` holds the bytes
- * objects made for non-ASCII strings (released with the Texts). */
+ * objects made for non-ASCII strings, `views` the buffers of columns (released with the Texts). */
 typedef struct {
     Py_ssize_t n;                /* texts */
     const unsigned char **ptr;   /* segments 2t, 2t + 1 */
@@ -64,6 +64,8 @@ typedef struct {
     unsigned char *ascii;
     PyObject *keep;
     Py_ssize_t total;            /* bytes */
+    Py_buffer views[4];          /* columns: the buffers read (released with the Texts) */
+    int n_views;
 } Texts;
 
 /* The position of the first byte >= 0x80 in s[i..n), or n. */
