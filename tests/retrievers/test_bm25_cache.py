@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from harness.checksums import sha256
+from harness.checksums import crc32
 from harness.datasets.corpus import Corpus, Queries
 from retrievers.bm25 import BM25Retriever
 from retrievers.bm25 import cache as index_cache
@@ -74,7 +74,7 @@ def test_damaged_cache_is_rebuilt_with_identical_results(tmp_path, damage):
         np.save(folder / f"{name}.npy", array)
         manifest = json.loads((folder / "manifest.json").read_text())
         path = folder / f"{name}.npy"
-        manifest["files"][path.name] = {"bytes": path.stat().st_size, "sha256": sha256(path),
+        manifest["files"][path.name] = {"bytes": path.stat().st_size, "crc32": crc32(path),
                                         "ends_sha256": index_cache.ends_sha256(path, path.stat().st_size)}
         (folder / "manifest.json").write_text(json.dumps(manifest))
         with pytest.raises(index_cache.CacheCorrupt, match="inconsistent arrays"):
@@ -111,6 +111,24 @@ def test_middle_of_a_large_file_is_checked_by_full_verification_only(tmp_path, m
     monkeypatch.setenv("HARNESS_BM25_VERIFY", "full")
     status, again = run_once(tmp_path)
     assert status == "rebuilt" and again == first
+
+
+def test_crc32_is_zlibs_and_the_manifest_records_it(tmp_path):
+    """The full checksum is the standard CRC-32 (zlib's; known value of b"123456789": cbf43926,
+    the CRC-32 check value), whatever the block size it is read in; the manifest records it."""
+    import zlib
+
+    (tmp_path / "check").write_bytes(b"123456789")
+    assert crc32(tmp_path / "check") == "cbf43926"
+    blob = np.random.default_rng(3).integers(0, 256, (1 << 22) + 12345, dtype=np.uint8).tobytes()
+    (tmp_path / "big").write_bytes(blob)  # more than one block
+    assert crc32(tmp_path / "big") == f"{zlib.crc32(blob):08x}"
+    run_once(tmp_path / "cache")
+    folder = entry(tmp_path / "cache")
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["format"] == 4
+    assert {name: meta["crc32"] for name, meta in manifest["files"].items()} == {
+        p.name: f"{zlib.crc32(p.read_bytes()):08x}" for p in folder.iterdir() if p.name != "manifest.json"}
 
 
 def test_corpus_with_a_fingerprint_is_not_hashed(tmp_path, monkeypatch):
