@@ -287,8 +287,11 @@ class Run:
         """The first ``depth`` entries of each query (of the canonical order)."""
         run = self.canonical()
         lengths = np.minimum(np.diff(run.offsets), depth)
-        keep = np.arange(len(run.scores)) - np.repeat(run.offsets[:-1], np.diff(run.offsets)) < np.repeat(
-            lengths, np.diff(run.offsets))
+        excess = np.diff(run.offsets) - lengths
+        over = np.flatnonzero(excess)  # only the entries past depth are located (usually few)
+        starts, cut = run.offsets[over] + lengths[over], excess[over]
+        keep = np.ones(len(run.scores), dtype=bool)
+        keep[np.repeat(starts - np.cumsum(cut) + cut, cut) + np.arange(int(cut.sum()))] = False
         offsets = np.concatenate([[0], np.cumsum(lengths)])
         return replace(run, offsets=offsets, doc_codes=run.doc_codes[keep], scores=run.scores[keep])._known_canonical()
 

@@ -129,3 +129,21 @@ def test_canonical_fixes_only_tie_groups_when_scores_are_in_order():
         canonical = run.canonical()
         assert np.array_equal(canonical.scores, run.scores) and canonical.is_canonical()
         assert [canonical.doc_ids(i) for i in range(run.n_queries)] == _reference_order(run)
+
+
+def test_truncated_keeps_each_querys_first_entries_randomized():
+    """Run.truncated against slicing each query's canonical entries in Python: uneven depths, empty
+    queries, depths below, at and above every query's length."""
+    rng = np.random.default_rng(11)
+    for _ in range(30):
+        lengths = rng.integers(0, 12, rng.integers(1, 8))
+        offsets = np.concatenate([[0], np.cumsum(lengths)])
+        codes = np.concatenate([rng.permutation(20)[:n] for n in lengths]).astype(np.int64)
+        run = Run.from_arrays([f"q{i}" for i in range(len(lengths))], offsets, codes,
+                              rng.integers(0, 4, len(codes)).astype(float), [f"d{i}" for i in range(20)]).canonical()
+        for depth in (1, 3, 11, 12, 50):
+            cut = run.truncated(depth)
+            expected = {q: dict(list(docs.items())[:depth]) for q, docs in run.to_dict().items()}
+            assert cut.to_dict() == expected and cut.query_ids.tolist() == run.query_ids.tolist()
+            assert [list(d) for d in cut.to_dict().values()] == [list(d) for d in expected.values()]
+            assert cut.is_canonical()
