@@ -111,11 +111,11 @@ static void *part_final(void *arg) { /* phase 3 */
     Part *part = arg;
     Encoder *e = part->e;
     Py_ssize_t pos = 0, c = 0, n_terms = e->terms.n;
-    int64_t *last = NULL;                   /* postings: text_postings' scratch */
+    uint64_t *last = NULL;                  /* postings: text_postings' scratch */
     Postings *post = &part->post;
     if (part->pcounts) {                     /* postings: final ids one text at a time, in part->final */
         last = postings_scratch(n_terms);
-        if (!last || grow((void **)&post->term.a, &post->term.cap, part->out.n, 4) ||
+        if (!last || part->t1 >= UINT32_MAX || grow((void **)&post->term.a, &post->term.cap, part->out.n, 4) ||
             grow((void **)&post->tf.a, &post->tf.cap, part->out.n, 4)) goto oom;
     } else if (grow((void **)&part->final.a, &part->final.cap, part->out.n, sizeof(int32_t))) {
         goto oom;
@@ -156,7 +156,7 @@ static void *part_final(void *arg) { /* phase 3 */
         if (last) { /* this text's postings: distinct terms in order of first appearance, with their tf */
             if (grow((void **)&post->term.a, &post->term.cap, post->term.n + part->final.n, 4) ||
                 grow((void **)&post->tf.a, &post->tf.cap, post->tf.n + part->final.n, 4)) goto oom;
-            part->pcounts[t] = text_postings(part->final.a, part->final.n, t, last, last + n_terms, post);
+            part->pcounts[t] = text_postings(part->final.a, part->final.n, t, last, post);
         }
     }
     goto out;

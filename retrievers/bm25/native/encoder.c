@@ -148,11 +148,15 @@ static inline int32_t sink_lookup(Sink *k, const char *tok, int n) {
 /* The value of one lowercased token through the sink's direct-mapped cache (tokens <= 16 bytes,
  * zero-padded in words[0..1]); misses go to sink_lookup. Values: a term id, -1 (no term),
  * PENDING(p), or -2 (out of memory). */
-static inline int32_t cached_value(Sink *k, const uint64_t *words, int n) {
+static inline CacheEntry *cache_entry(const Sink *k, const uint64_t *words, int n) {
     uint64_t h = (words[0] * 0x9E3779B97F4A7C15ULL) ^ (words[1] * 0xC2B2AE3D27D4EB4FULL) ^ (uint64_t)n;
     h ^= h >> 29;
     h *= 0xbf58476d1ce4e5b9ULL;
-    CacheEntry *c = k->cache + (h >> k->cache_shift);
+    return k->cache + (h >> k->cache_shift);
+}
+
+/* cached_value with the token's entry c known */
+static inline int32_t cached_value_at(Sink *k, CacheEntry *c, const uint64_t *words, int n) {
     if ((c->len == n || c->len == (n | k->gen8)) && c->k0 == words[0] && c->k1 == words[1]) return c->val;
     int32_t v = sink_lookup(k, (const char *)words, n);
     if (v != -2) {
@@ -164,10 +168,48 @@ static inline int32_t cached_value(Sink *k, const uint64_t *words, int n) {
     return v;
 }
 
+static inline int32_t cached_value(Sink *k, const uint64_t *words, int n) {
+    return cached_value_at(k, cache_entry(k, words, n), words, n);
+}
+
 static inline int append_value(Sink *k, int32_t v) {
     if (v == -2) return -1;
     if (v == -1) return 0;
     return push32(k->out, v);
+}
+
+/* Token batching. The common tokens (<= 16 bytes) are not looked up at once: each is queued with
+ * its cache entry prefetched, and the queue is resolved in order (drain_tokens) when full, before
+ * anything else is appended (a long token, a non-ASCII word) and at the end of each document. The
+ * lookups, the cache's updates and the appended values are those of token-by-token encoding, in
+ * the same order; the entries' memory latency overlaps instead of adding up. */
+int drain_tokens(Sink *k) {
+    int nq = k->nq;
+    k->nq = 0;
+    const StrMap *tokens = &k->e->tokens;
+    for (int i = 0; i < nq; i++) { /* tokens missing from the cache: prefetch their slot of the encoder's table */
+        const Queued *q = &k->q[i];
+        const CacheEntry *c = q->c;
+        if (!((c->len == q->n || c->len == (q->n | k->gen8)) && c->k0 == q->w[0] && c->k1 == q->w[1]))
+            __builtin_prefetch(tokens->slots + (hash_bytes((const char *)q->w, q->n) & tokens->mask));
+    }
+    for (int i = 0; i < nq; i++) {
+        Queued *q = &k->q[i];
+        if (append_value(k, cached_value_at(k, q->c, q->w, q->n))) return -1;
+    }
+    return 0;
+}
+
+static inline int enqueue_token(Sink *k, const uint64_t *words, int n) {
+    CacheEntry *c = cache_entry(k, words, n);
+    __builtin_prefetch(c);
+    __builtin_prefetch((const char *)c + sizeof(CacheEntry) - 1); /* (an entry may straddle two lines) */
+    Queued *q = &k->q[k->nq++];
+    q->w[0] = words[0];
+    q->w[1] = words[1];
+    q->n = n;
+    q->c = c;
+    return k->nq == TOKEN_BATCH ? drain_tokens(k) : 0;
 }
 
 /* One exact token t[0..len) (raw text; bytes up to `end` may be read): cut to pieces of MAX_TOKEN,
@@ -190,8 +232,9 @@ static int emit_token(Sink *k, const unsigned char *t, Py_ssize_t len, const uns
             }
         }
         if (n == 0) return 0;
-        return append_value(k, cached_value(k, words, n));
+        return enqueue_token(k, words, n);
     }
+    if (k->nq && drain_tokens(k)) return -1; /* (the queued tokens come first) */
     for (Py_ssize_t p = 0; p < len; p += MAX_TOKEN) {
         int n = (int)(len - p < MAX_TOKEN ? len - p : MAX_TOKEN);
         uint64_t words[(MAX_TOKEN + 8) / 8 + 1]; /* lowercased copy; zero-padded to 16 bytes */
@@ -411,7 +454,8 @@ static int scan_text(Sink *k, const unsigned char *s, Py_ssize_t n, int ascii) {
             const unsigned char *piece = s + w + start;
             Py_ssize_t len = at - start;
             if (!high ? tokenize_ascii(k, piece, len, s + n)
-                      : (k->part ? complex_word_part(k->part, piece, len) : complex_word_seq(k, piece, len))) return -1;
+                      : (drain_tokens(k) || /* (the queued tokens come first) */
+                         (k->part ? complex_word_part(k->part, piece, len) : complex_word_seq(k, piece, len)))) return -1;
         }
         i = e;
     }
@@ -542,7 +586,7 @@ static int texts_load(Texts *x, PyObject *texts, PyObject *titles) {
 int scan_doc(Sink *k, const Texts *x, Py_ssize_t t) {
     for (Py_ssize_t i = 2 * t; i < 2 * t + 2; i++)
         if (x->len[i] && scan_text(k, x->ptr[i], x->len[i], x->ascii[i])) return -1;
-    return 0;
+    return drain_tokens(k); /* every token of the document appended */
 }
 
 /* Replace each placeholder -(cw + 1) of out by the terms of word cw; counts[t] entries per text. */

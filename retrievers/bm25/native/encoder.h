@@ -39,6 +39,8 @@ typedef struct {
  * tokens it has not seen go to its own table of pending tokens, stemmed there, and are appended as
  * PENDING(p); words holding non-ASCII bytes are appended as COMPLEX and listed in order. */
 typedef struct Part Part;
+#define TOKEN_BATCH 16 /* tokens queued with their cache entry prefetched (see enqueue_token) */
+typedef struct { uint64_t w[2]; CacheEntry *c; int32_t n; } Queued;
 typedef struct {
     Encoder *e;
     Part *part;
@@ -48,6 +50,8 @@ typedef struct {
     Py_ssize_t placeholders; /* sequential: non-ASCII words appended as -(cw + 1), waiting for their terms */
     int cache_shift;         /* 64 - the cache's bits */
     int32_t gen8;            /* parallel: this call's generation << 8 (tags PENDING entries of the cache) */
+    int nq;                  /* tokens queued in q, resolved in order by drain_tokens */
+    Queued q[TOKEN_BATCH];
 } Sink;
 
 #define COMPLEX INT32_MIN
@@ -89,6 +93,7 @@ int32_t token_value(Encoder *e, const char *tok, int n);
 int analyze_and_define(Encoder *e, PyObject *words, Py_ssize_t first);
 int32_t word_number(Encoder *e, const unsigned char *w, Py_ssize_t n, PyObject *new_words);
 int tokenize_ascii(Sink *k, const unsigned char *w, Py_ssize_t n, const unsigned char *end);
+int drain_tokens(Sink *k);
 int scan_doc(Sink *k, const Texts *x, Py_ssize_t t);
 Py_ssize_t text_bytes(const Texts *x, Py_ssize_t t);
 int expand_placeholders(Encoder *e, VecI32 *out, int64_t *counts, Py_ssize_t n_texts);

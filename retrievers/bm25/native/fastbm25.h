@@ -183,19 +183,20 @@ static inline void postings_free(Postings *p) { free(p->term.a); free(p->tf.a); 
 /* Append the postings of text number d, term ids ids[0..n), to out (room for n more reserved by the
  * caller); returns how many. last / slot: per term (every id < their size), the last text it was
  * seen in (never d before this call: -1 at first) and its posting's place in that text. */
-static inline Py_ssize_t text_postings(const int32_t *ids, Py_ssize_t n, int64_t d, int64_t *last, int64_t *slot,
-                                       Postings *out) {
+static inline Py_ssize_t text_postings(const int32_t *ids, Py_ssize_t n, int64_t d, uint64_t *mark, Postings *out) {
     int32_t *term = out->term.a + out->term.n, *tf = out->tf.a + out->tf.n;
     Py_ssize_t m = 0;
+    const uint64_t doc = (uint64_t)(d + 1) << 32; /* mark[t]: (text + 1) << 32 | t's slot in that text */
+    for (Py_ssize_t j = 0; j < n; j++) __builtin_prefetch(mark + ids[j], 1); /* (terms at random: overlap the misses) */
     for (Py_ssize_t j = 0; j < n; j++) {
         int32_t t = ids[j];
-        if (last[t] != d) {
-            last[t] = d;
-            slot[t] = m;
+        uint64_t v = mark[t];
+        if ((v & ~(uint64_t)0xFFFFFFFF) != doc) {
+            mark[t] = doc | (uint32_t)m;
             term[m] = t;
             tf[m++] = 1;
         } else {
-            tf[slot[t]]++;
+            tf[(uint32_t)v]++;
         }
     }
     out->term.n += m;
@@ -203,8 +204,8 @@ static inline Py_ssize_t text_postings(const int32_t *ids, Py_ssize_t n, int64_t
     return m;
 }
 
-/* Per-term scratch for text_postings: last (all -1) and slot, n_terms each; NULL: out of memory. */
-int64_t *postings_scratch(Py_ssize_t n_terms);
+/* Per-term scratch for text_postings (text numbers 0 .. 2^32 - 2): n_terms marks, all 0; NULL: out of memory. */
+uint64_t *postings_scratch(Py_ssize_t n_terms);
 /* The postings of n_texts texts with counts[d] term ids each (ids < n_terms), appended to out;
  * pcounts[d]: text d's number of postings. -1: out of memory. */
 int ids_to_postings(const int32_t *ids, const int64_t *counts, Py_ssize_t n_texts, Py_ssize_t n_terms,

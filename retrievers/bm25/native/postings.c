@@ -58,11 +58,9 @@ int builder_append(Builder *b, const int64_t *counts, const int64_t *pcounts, Py
     return 0;
 }
 
-/* Per-term scratch for text_postings: last (all -1) and slot, n_terms each; NULL: out of memory. */
-int64_t *postings_scratch(Py_ssize_t n_terms) {
-    int64_t *last = malloc((size_t)(n_terms ? 2 * n_terms : 1) * sizeof(int64_t));
-    if (last) for (Py_ssize_t t = 0; t < n_terms; t++) last[t] = -1;
-    return last; /* slot = last + n_terms */
+/* Per-term scratch for text_postings: n_terms marks, all 0; NULL: out of memory. */
+uint64_t *postings_scratch(Py_ssize_t n_terms) {
+    return calloc((size_t)(n_terms ? n_terms : 1), sizeof(uint64_t));
 }
 
 /* The postings of n_texts texts with counts[d] term ids each (ids < n_terms), appended to out;
@@ -71,15 +69,15 @@ int ids_to_postings(const int32_t *ids, const int64_t *counts, Py_ssize_t n_text
                            Postings *out, int64_t *pcounts) {
     Py_ssize_t total = 0;
     for (Py_ssize_t d = 0; d < n_texts; d++) total += counts[d];
-    int64_t *last = postings_scratch(n_terms);
-    if (!last || grow((void **)&out->term.a, &out->term.cap, out->term.n + total, 4) ||
+    uint64_t *mark = postings_scratch(n_terms);
+    if (!mark || n_texts >= UINT32_MAX || grow((void **)&out->term.a, &out->term.cap, out->term.n + total, 4) ||
         grow((void **)&out->tf.a, &out->tf.cap, out->tf.n + total, 4)) {
-        free(last);
+        free(mark);
         return -1;
     }
     for (Py_ssize_t d = 0, pos = 0; d < n_texts; pos += counts[d++])
-        pcounts[d] = text_postings(ids + pos, counts[d], d, last, last + n_terms, out);
-    free(last);
+        pcounts[d] = text_postings(ids + pos, counts[d], d, mark, out);
+    free(mark);
     return 0;
 }
 
