@@ -280,8 +280,15 @@ class Run:
         return codes
 
     def with_scores(self, scores: np.ndarray) -> "Run":
-        """The same entries with other scores (e.g. the float32-rounded scores a ranking compares)."""
-        return self if scores is self.scores else replace(self, scores=scores)
+        """The same entries with other scores (e.g. the float32-rounded scores a ranking compares).
+        A run known to be in canonical order stays so when the scores are equal to its own, value for
+        value (float32 rounding of scores that are float32 values already: a retriever's run)."""
+        if scores is self.scores:
+            return self
+        run = replace(self, scores=scores)
+        if self._canonical and np.array_equal(scores, self.scores):  # (NaN never equal: then checked)
+            run._known_canonical()
+        return run
 
     def truncated(self, depth: int) -> "Run":
         """The first ``depth`` entries of each query (of the canonical order)."""

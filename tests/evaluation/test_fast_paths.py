@@ -147,3 +147,20 @@ def test_truncated_keeps_each_querys_first_entries_randomized():
             assert cut.to_dict() == expected and cut.query_ids.tolist() == run.query_ids.tolist()
             assert [list(d) for d in cut.to_dict().values()] == [list(d) for d in expected.values()]
             assert cut.is_canonical()
+
+
+def test_with_scores_keeps_the_canonical_mark_only_for_equal_scores():
+    """judge() ranks on float32-rounded scores: a retriever's run (float32 values already) keeps its
+    known canonical order without a second check; rounding that creates a tie (1 + 1e-9 and 1.0 both
+    round to 1.0) does not, and the tie is then ordered by doc id descending."""
+    exact = Run.from_dict({"q": {"a": 0.5, "b": 0.25, "c": 0.25}}).canonical()
+    assert exact._canonical and exact.doc_ids(0) == ["a", "c", "b"]
+    rounded = exact.with_scores(exact.scores.astype(np.float32).astype(np.float64))
+    assert rounded._canonical and rounded.scores is not exact.scores
+    close = Run.from_dict({"q": {"a": 1.0 + 1e-9, "b": 1.0}}).canonical()
+    assert close.doc_ids(0) == ["a", "b"]
+    tied = close.with_scores(close.scores.astype(np.float32).astype(np.float64))
+    assert not tied._canonical
+    assert tied.canonical().doc_ids(0) == ["b", "a"]
+    nan = Run.from_arrays(["q"], np.array([0, 2]), np.array([0, 1]), np.array([np.nan, 1.0]), ["a", "b"])
+    assert not nan.with_scores(nan.scores.copy())._canonical
