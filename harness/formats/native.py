@@ -5,7 +5,8 @@ Python's ``float`` reads them, queries grouped, and the document ids interned in
 radix sort; see the C file's header for the exact grammar. Like the pyarrow reader
 (:mod:`harness.formats.columnar`) it returns None on anything it does not take exactly, and the
 line reader then accepts the file or names the bad line. The formatter writes exactly the bytes of
-the Python one (``harness.formats.trec._run_lines``). The extension is optional (built when a C
+the Python one (``harness.formats.trec._run_lines``), its distinct scores formatted on one thread
+per CPU. The extension is optional (built when a C
 compiler is there at install time); ``HARNESS_TREC_COMPILED=0`` turns it off.
 """
 
@@ -30,13 +31,18 @@ def available() -> bool:
     return _built is not None and os.environ.get(SWITCH, "1") != "0"
 
 
-def _threads(size: int) -> int:
-    """Parts to cut a file of ``size`` bytes into: one per CPU this process may use, each of 4 MB or more."""
+def _cpus() -> int:
+    """The CPUs this process may use (at most 16)."""
     try:
         cpus = len(os.sched_getaffinity(0))
     except AttributeError:  # (not on every platform)
         cpus = os.cpu_count() or 1
-    return max(1, min(cpus, 16, size >> 22))
+    return max(1, min(cpus, 16))
+
+
+def _threads(size: int) -> int:
+    """Parts to cut a file of ``size`` bytes into: one per CPU this process may use, each of 4 MB or more."""
+    return max(1, min(_cpus(), size >> 22))
 
 
 def read_run_native(data, threads: int | None = None) -> Run | None:
@@ -69,6 +75,7 @@ def run_lines_function(run: Run):
             vocab = whole
         return _built.format_lines(run.query_ids[first:last].tolist(), run.offsets[first:last + 1] - start,
                                    np.ascontiguousarray(codes, dtype=np.int64),
-                                   np.ascontiguousarray(run.scores[start:end], dtype=np.float64), vocab, tag)
+                                   np.ascontiguousarray(run.scores[start:end], dtype=np.float64), vocab, tag,
+                                   _cpus())
 
     return lines

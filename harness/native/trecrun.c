@@ -1032,12 +1032,55 @@ done:
 }
 
 /* ------------------------------------------------------------------ writing */
-/* format_lines(query_ids, offsets, doc_codes, scores, vocab, tag) -> bytes: the TREC lines
- * "qid Q0 docid rank score tag\n" of a run's entries, query by query in their given order, rank
- * 1-based within the query, score as Python's repr of the float (PyOS_double_to_string 'r', each
- * distinct bit pattern formatted once), all text as UTF-8. query_ids and vocab are lists of str;
- * offsets (int64, len(query_ids) + 1, offsets[0] == 0), doc_codes (int64, indexes into vocab) and
- * scores (float64) are buffers. The reference is harness/formats/trec.py's _run_lines. */
+/* format_lines(query_ids, offsets, doc_codes, scores, vocab, tag, threads=1) -> bytes: the TREC
+ * lines "qid Q0 docid rank score tag\n" of a run's entries, query by query in their given order,
+ * rank 1-based within the query, score as Python's repr of the float, all text as UTF-8. query_ids
+ * and vocab are lists of str; offsets (int64, len(query_ids) + 1, offsets[0] == 0), doc_codes
+ * (int64, indexes into vocab) and scores (float64) are buffers. Each distinct score (by bit
+ * pattern) is formatted once, by harness_shortest_repr (shortest.cpp: repr's digits and layout
+ * without Python's dtoa, which needs the GIL), on `threads` threads (8,192 distinct or more). The
+ * document id objects are read at random (prefetched a few entries ahead) and their UTF-8 copied
+ * into one buffer while at hand, so that the lines are assembled from sequential memory. The reference is
+ * harness/formats/trec.py's _run_lines. format_scores(scores) -> bytes: each score's repr, one a
+ * line (for the tests and checks of harness_shortest_repr). */
+int harness_shortest_repr(double x, char *out);
+
+#define REPR_MAX 24 /* the longest repr of a float: "-2.2250738585072014e-308" */
+#define ID_AHEAD 8  /* entries ahead whose document id object is prefetched */
+
+typedef struct {
+    const double *values;
+    Py_ssize_t start, end;
+    char *text;            /* REPR_MAX bytes per value */
+    unsigned char *len;
+} ReprJob;
+
+static void *repr_range(void *arg)
+{
+    ReprJob *j = arg;
+    char buf[32];
+    for (Py_ssize_t i = j->start; i < j->end; i++) {
+        int n = harness_shortest_repr(j->values[i], buf);
+        memcpy(j->text + i * REPR_MAX, buf, (size_t)n);
+        j->len[i] = (unsigned char)n;
+    }
+    return NULL;
+}
+
+/* repr of values[0..n) into text (REPR_MAX bytes each) and len, on up to `threads` threads (GIL released). */
+static void repr_values(const double *values, Py_ssize_t n, char *text, unsigned char *len, int threads)
+{
+    if (threads < 1 || n < 8192)
+        threads = 1;
+    if (threads > MAX_THREADS)
+        threads = MAX_THREADS;
+    ReprJob jobs[MAX_THREADS];
+    for (int t = 0; t < threads; t++)
+        jobs[t] = (ReprJob){values, n * t / threads, n * (t + 1) / threads, text, len};
+    Py_BEGIN_ALLOW_THREADS
+    run_parallel(repr_range, jobs, sizeof(ReprJob), threads);
+    Py_END_ALLOW_THREADS
+}
 typedef struct {
     uint64_t *keys;
     int32_t *slot; /* distinct index + 1; 0 = empty */
@@ -1049,12 +1092,16 @@ static PyObject *format_lines(PyObject *self, PyObject *args)
     PyObject *qids, *vocab, *tag_obj, *result = NULL;
     Py_buffer ov = {0}, cv = {0}, sv = {0};
     ScoreTable table = {0};
-    int64_t *text_off = NULL;
+    double *distinct_value = NULL;
+    unsigned char *text_len = NULL;
     int32_t *entry_score = NULL;
-    const char **doc_text = NULL; /* each entry's document id as UTF-8 (the str's own buffer) */
-    Py_ssize_t *doc_len = NULL;
+    char *id_text = NULL;         /* each entry's document id as UTF-8, one after the other ... */
+    int64_t *id_off = NULL;       /* ... entry j's at id_off[j]..id_off[j + 1] */
+    size_t id_cap = 1 << 20;
     char *text = NULL;
-    if (!PyArg_ParseTuple(args, "O!y*y*y*O!U", &PyList_Type, &qids, &ov, &cv, &sv, &PyList_Type, &vocab, &tag_obj))
+    int threads = 1;
+    if (!PyArg_ParseTuple(args, "O!y*y*y*O!U|i", &PyList_Type, &qids, &ov, &cv, &sv, &PyList_Type, &vocab, &tag_obj,
+                          &threads))
         return NULL;
     Py_ssize_t n_q = PyList_GET_SIZE(qids), n_vocab = PyList_GET_SIZE(vocab);
     Py_ssize_t n = cv.len / (Py_ssize_t)sizeof(int64_t);
@@ -1081,17 +1128,14 @@ static PyObject *format_lines(PyObject *self, PyObject *args)
     table.keys = PyMem_RawMalloc(size * sizeof(uint64_t));
     table.slot = PyMem_RawCalloc(size, sizeof(int32_t));
     entry_score = PyMem_RawMalloc((size_t)(n ? n : 1) * sizeof(int32_t));
-    doc_text = PyMem_RawMalloc((size_t)(n ? n : 1) * sizeof(char *));
-    doc_len = PyMem_RawMalloc((size_t)(n ? n : 1) * sizeof(Py_ssize_t));
-    text_off = PyMem_RawMalloc(((size_t)n + 1) * sizeof(int64_t));
-    size_t text_cap = 1 << 16, text_len = 0;
-    text = PyMem_RawMalloc(text_cap);
-    if (!table.keys || !table.slot || !entry_score || !doc_text || !doc_len || !text_off || !text) {
+    id_text = PyMem_RawMalloc(id_cap);
+    id_off = PyMem_RawMalloc(((size_t)n + 1) * sizeof(int64_t));
+    distinct_value = PyMem_RawMalloc((size_t)(n ? n : 1) * sizeof(double));
+    if (!table.keys || !table.slot || !entry_score || !id_text || !id_off || !distinct_value) {
         PyErr_NoMemory();
         goto done;
     }
     int32_t distinct = 0;
-    text_off[0] = 0;
     for (Py_ssize_t j = 0; j < n; j++) {
         uint64_t key;
         memcpy(&key, &scores[j], sizeof key);
@@ -1100,32 +1144,22 @@ static PyObject *format_lines(PyObject *self, PyObject *args)
         while (table.slot[h] && table.keys[h] != key)
             h = (h + 1) & table.mask;
         if (!table.slot[h]) {
-            char *repr = PyOS_double_to_string(scores[j], 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
-            if (!repr)
-                goto done;
-            size_t len = strlen(repr);
-            if (text_len + len > text_cap) {
-                while (text_len + len > text_cap)
-                    text_cap *= 2;
-                char *grown = PyMem_RawRealloc(text, text_cap);
-                if (!grown) {
-                    PyMem_Free(repr);
-                    PyErr_NoMemory();
-                    goto done;
-                }
-                text = grown;
-            }
-            memcpy(text + text_len, repr, len);
-            PyMem_Free(repr);
-            text_len += len;
-            text_off[++distinct] = (int64_t)text_len;
+            distinct_value[distinct++] = scores[j];
             table.keys[h] = key;
             table.slot[h] = distinct;
         }
         entry_score[j] = table.slot[h] - 1;
     }
+    text = PyMem_RawMalloc((size_t)(distinct ? distinct : 1) * REPR_MAX);
+    text_len = PyMem_RawMalloc((size_t)(distinct ? distinct : 1));
+    if (!text || !text_len) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    repr_values(distinct_value, distinct, text, text_len, threads);
     /* Size of the output, checking every id. */
     Py_ssize_t total = 0;
+    size_t id_used = 0;
     for (Py_ssize_t i = 0; i < n_q; i++) {
         PyObject *q = PyList_GET_ITEM(qids, i);
         Py_ssize_t q_len;
@@ -1141,22 +1175,41 @@ static PyObject *format_lines(PyObject *self, PyObject *args)
                 PyErr_SetString(PyExc_IndexError, "format_lines: document code out of range");
                 goto done;
             }
+            if (j + ID_AHEAD < n) { /* the id objects are read at random: start loading one ahead */
+                int64_t ahead = codes[j + ID_AHEAD];
+                if (ahead >= 0 && ahead < n_vocab)
+                    __builtin_prefetch(PyList_GET_ITEM(vocab, ahead));
+            }
             PyObject *d = PyList_GET_ITEM(vocab, code);
             Py_ssize_t d_len;
             if (!PyUnicode_Check(d)) {
                 PyErr_SetString(PyExc_TypeError, "format_lines: document ids must be str");
                 goto done;
             }
-            if (!(doc_text[j] = PyUnicode_AsUTF8AndSize(d, &d_len)))
+            const char *d_text = PyUnicode_AsUTF8AndSize(d, &d_len);
+            if (!d_text)
                 goto done;
-            doc_len[j] = d_len;
+            /* copied while at hand, so that the lines are written from one sequential buffer */
+            if (id_used + (size_t)d_len > id_cap) {
+                while (id_used + (size_t)d_len > id_cap)
+                    id_cap *= 2;
+                char *grown = PyMem_RawRealloc(id_text, id_cap);
+                if (!grown) {
+                    PyErr_NoMemory();
+                    goto done;
+                }
+                id_text = grown;
+            }
+            memcpy(id_text + id_used, d_text, (size_t)d_len);
+            id_off[j] = (int64_t)id_used;
+            id_used += (size_t)d_len;
+            id_off[j + 1] = (int64_t)id_used;
             int64_t rank = j - offsets[i] + 1, digits = 1;
             while (rank >= 10) {
                 rank /= 10;
                 digits++;
             }
-            int32_t s = entry_score[j];
-            total += q_len + 4 + d_len + 1 + digits + 1 + (text_off[s + 1] - text_off[s]) + 1 + tag_len + 1;
+            total += q_len + 4 + d_len + 1 + digits + 1 + text_len[entry_score[j]] + 1 + tag_len + 1;
         }
     }
     result = PyBytes_FromStringAndSize(NULL, total);
@@ -1171,8 +1224,8 @@ static PyObject *format_lines(PyObject *self, PyObject *args)
             out += q_len;
             memcpy(out, " Q0 ", 4);
             out += 4;
-            memcpy(out, doc_text[j], (size_t)doc_len[j]);
-            out += doc_len[j];
+            memcpy(out, id_text + id_off[j], (size_t)(id_off[j + 1] - id_off[j]));
+            out += id_off[j + 1] - id_off[j];
             *out++ = ' ';
             char digits[24];
             int k = 0;
@@ -1182,8 +1235,8 @@ static PyObject *format_lines(PyObject *self, PyObject *args)
                 *out++ = digits[--k];
             *out++ = ' ';
             int32_t s = entry_score[j];
-            memcpy(out, text + text_off[s], (size_t)(text_off[s + 1] - text_off[s]));
-            out += text_off[s + 1] - text_off[s];
+            memcpy(out, text + (size_t)s * REPR_MAX, text_len[s]);
+            out += text_len[s];
             *out++ = ' ';
             memcpy(out, tag, (size_t)tag_len);
             out += tag_len;
@@ -1194,12 +1247,47 @@ done:
     PyMem_RawFree(table.keys);
     PyMem_RawFree(table.slot);
     PyMem_RawFree(entry_score);
-    PyMem_RawFree(doc_text);
-    PyMem_RawFree(doc_len);
-    PyMem_RawFree(text_off);
+    PyMem_RawFree(id_text);
+    PyMem_RawFree(id_off);
+    PyMem_RawFree(distinct_value);
+    PyMem_RawFree(text_len);
     PyMem_RawFree(text);
     PyBuffer_Release(&ov);
     PyBuffer_Release(&cv);
+    PyBuffer_Release(&sv);
+    return result;
+}
+
+static PyObject *format_scores(PyObject *self, PyObject *args)
+{
+    Py_buffer sv = {0};
+    int threads = 1;
+    if (!PyArg_ParseTuple(args, "y*|i", &sv, &threads))
+        return NULL;
+    Py_ssize_t n = sv.len / (Py_ssize_t)sizeof(double);
+    PyObject *result = NULL;
+    char *text = PyMem_RawMalloc((size_t)(n ? n : 1) * REPR_MAX);
+    unsigned char *len = PyMem_RawMalloc((size_t)(n ? n : 1));
+    if (!text || !len) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    repr_values(sv.buf, n, text, len, threads);
+    Py_ssize_t total = 0;
+    for (Py_ssize_t i = 0; i < n; i++)
+        total += len[i] + 1;
+    result = PyBytes_FromStringAndSize(NULL, total);
+    if (!result)
+        goto done;
+    char *out = PyBytes_AS_STRING(result);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        memcpy(out, text + i * REPR_MAX, len[i]);
+        out += len[i];
+        *out++ = '\n';
+    }
+done:
+    PyMem_RawFree(text);
+    PyMem_RawFree(len);
     PyBuffer_Release(&sv);
     return result;
 }
@@ -1209,8 +1297,10 @@ static PyMethodDef methods[] = {
      "read_run(buffer, threads=1) -> (query_ids, offsets, doc_codes, scores, vocab, width) or None: a "
      "TREC run's bytes as the columns of a Run (see harness/native/trecrun.c)."},
     {"format_lines", format_lines, METH_VARARGS,
-     "format_lines(query_ids, offsets, doc_codes, scores, vocab, tag) -> bytes: a run's TREC lines "
+     "format_lines(query_ids, offsets, doc_codes, scores, vocab, tag, threads=1) -> bytes: a run's TREC lines "
      "(see harness/native/trecrun.c)."},
+    {"format_scores", format_scores, METH_VARARGS,
+     "format_scores(scores, threads=1) -> bytes: repr of each float64 of the buffer, one a line."},
     {NULL, NULL, 0, NULL},
 };
 
