@@ -23,8 +23,9 @@ def _edge_values() -> np.ndarray:
     base += [2.0 ** e for e in range(-1074, 1024)] + [10.0 ** e for e in range(-323, 309)]
     base += [1e-4, 1e-5, 1e16, 1e17, 1e15, 1e-3, 1.0, 0.5, 2.0, 10.0]
     values = np.array(base, dtype=np.float64)
-    up, down = np.nextafter(values, np.inf), np.nextafter(values, -np.inf)
-    values = np.concatenate([values, up, down, np.nextafter(up, np.inf), np.nextafter(down, -np.inf)])
+    with np.errstate(over="ignore"):  # (the neighbours of the largest float are infinite)
+        up, down = np.nextafter(values, np.inf), np.nextafter(values, -np.inf)
+        values = np.concatenate([values, up, down, np.nextafter(up, np.inf), np.nextafter(down, -np.inf)])
     values = np.concatenate([values, -values, np.arange(-3000, 3000, dtype=np.float64)])
     return values
 
