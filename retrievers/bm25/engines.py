@@ -14,6 +14,8 @@ Both give the same index arrays (term ids may be numbered in another order) and 
 
 from __future__ import annotations
 
+from functools import partial
+
 import hashlib
 from typing import Iterable
 
@@ -79,8 +81,8 @@ class CompiledEngine(PythonEngine):
     def digest(self, corpus: Corpus) -> str:
         return corpus_digest(corpus_chunks(corpus, self.chunk_docs), self._c.digest_column)
 
-    def _score(self, indptr, indices, tf, idf32, inv):
-        return self._c.score_lucene(indptr, indices, tf, idf32, inv, self.n_threads)
+    def _score(self, indptr, indices, tf, idf32, inv, in_place: bool = False):
+        return self._c.score_lucene(indptr, indices, tf, idf32, inv, self.n_threads, in_place)
 
     def build(self, corpus: Corpus) -> SparseIndex:
         c = self._c
@@ -95,7 +97,8 @@ class CompiledEngine(PythonEngine):
             chunks = (encoder.encode(batch) for batch in lexical_batches(corpus, self.chunk_docs))
             postings = c.build_postings(chunks, lambda: len(encoder.terms))
             terms = encoder.terms
-        return index_from_postings(*postings, terms, self.scoring, self._score)
+        # the builder's tf (a bytearray of its own) is not needed once scored: the scores overwrite it
+        return index_from_postings(*postings, terms, self.scoring, partial(self._score, in_place=True))
 
     def query_encoder(self, index: SparseIndex):
         """The compiled encoder frozen on ``index``'s vocabulary: the one that built it, else (a

@@ -159,6 +159,16 @@ def test_score_lucene_equals_the_numpy_float32_expression(n_threads):
         compiled.score_lucene(bad_ptr, indices, tf, idf32, inv, n_threads)
     with pytest.raises(ValueError, match="fit together"):
         compiled.score_lucene(indptr, indices, tf[:-1], idf32, inv, n_threads)
+    # in place: the scores written over tf's own memory, the same values bit for bit
+    own = tf.copy()
+    in_place = compiled.score_lucene(indptr, indices, own, idf32, inv, n_threads, in_place=True)
+    assert np.shares_memory(in_place, own) and in_place.tobytes() == got.tobytes()
+    frozen = tf.copy()
+    frozen.flags.writeable = False
+    with pytest.raises(ValueError, match="writable"):
+        compiled.score_lucene(indptr, indices, frozen, idf32, inv, n_threads, in_place=True)
+    with pytest.raises(ValueError, match="writable"):  # (a copy would be scored, not tf)
+        compiled.score_lucene(indptr, indices, tf.astype(np.int64), idf32, inv, n_threads, in_place=True)
 
 
 

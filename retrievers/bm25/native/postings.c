@@ -272,8 +272,8 @@ static void *finish_scatter(void *arg) {
     return NULL;
 }
 
-/* finish(n_terms, n_threads=1) -> (indptr int64, indices int32, tf int32, doc_lengths int32) as bytes;
- * frees the builder's memory */
+/* finish(n_terms, n_threads=1) -> (indptr int64, indices int32, tf int32, doc_lengths int32) as bytes
+ * (tf as a bytearray, which score_lucene may overwrite with the scores); frees the builder's memory */
 static PyObject *Builder_finish(Builder *b, PyObject *args) {
     Py_ssize_t n_terms;
     int n_threads = 1;
@@ -297,7 +297,7 @@ static PyObject *Builder_finish(Builder *b, PyObject *args) {
     counts = calloc((size_t)n_jobs * per, sizeof(int64_t));
     indptr_b = PyBytes_FromStringAndSize(NULL, (n_terms + 1) * 8);
     indices_b = PyBytes_FromStringAndSize(NULL, n_post * 4);
-    tf_b = PyBytes_FromStringAndSize(NULL, n_post * 4);
+    tf_b = PyByteArray_FromStringAndSize(NULL, n_post * 4); /* writable: the scores may be written over it */
     len_b = bytes_of(b->doc_len.a, b->doc_len.n * 4);
     if (!counts || !indptr_b || !indices_b || !tf_b || !len_b) {
         if (!PyErr_Occurred()) PyErr_NoMemory();
@@ -312,7 +312,7 @@ static PyObject *Builder_finish(Builder *b, PyObject *args) {
             Py_ssize_t goal = n_post / n_jobs * (i + 1), p = p0;
             while (s < n_seg && (i == n_jobs - 1 || s == s0 || (p < goal && n_seg - s > n_jobs - 1 - i))) p += segs[s++].n;
             jobs[i] = (FinishJob){segs + s0, s - s0, p0, d0, b->doc_end.a, n_terms, counts + (size_t)i * per,
-                                  (int32_t *)PyBytes_AS_STRING(indices_b), (int32_t *)PyBytes_AS_STRING(tf_b), 0};
+                                  (int32_t *)PyBytes_AS_STRING(indices_b), (int32_t *)PyByteArray_AS_STRING(tf_b), 0};
             p0 = p;
             while (d0 < b->doc_end.n && b->doc_end.a[d0] <= p0 && p0 < n_post) d0++; /* the next job's first document */
         }

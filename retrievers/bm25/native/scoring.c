@@ -2,12 +2,15 @@
 #include "fastbm25.h"
 
 /* score_lucene on threads: each job a run of terms, checked then scored. */
+typedef int32_t __attribute__((may_alias)) tf_t; /* data may be tf's own memory (score_lucene's out) */
+typedef float __attribute__((may_alias)) score_t;
 typedef struct {
     const int64_t *indptr;
-    const int32_t *indices, *tf;
+    const int32_t *indices;
+    const tf_t *tf;
     const float *idf, *inv;
     Py_ssize_t t0, t1, n_docs, n_post;
-    float *data;
+    score_t *data;
     int bad;
 } ScoreJob;
 
@@ -21,7 +24,7 @@ static void *score_run(void *arg) {
         if ((uint64_t)(uint32_t)j->indices[p] >= (uint64_t)j->n_docs) { j->bad = 2; return NULL; }
     for (Py_ssize_t t = j->t0; t < j->t1; t++) {
         float w = j->idf[t];
-        for (int64_t p = indptr[t]; p < indptr[t + 1]; p++) {
+        for (int64_t p = indptr[t]; p < indptr[t + 1]; p++) { /* (tf[p] is read before data[p] is written) */
             float x = (float)j->tf[p] * j->inv[j->indices[p]];
             x = 1.0f + x;
             j->data[p] = w - w / x;
@@ -30,21 +33,27 @@ static void *score_run(void *arg) {
     return NULL;
 }
 
-/* score_lucene(indptr, indices, tf, idf, inv, n_threads=1) -> float32 bytes: posting p of term t in
- * document d scores  w - w / (1 + tf * inv[d])  with w = idf[t], in float32 operations (Lucene's
- * BM25 similarity; inv[d] = 1 / (k1 (1 - b + b dl/avgdl)), precomputed per document). */
+/* score_lucene(indptr, indices, tf, idf, inv, n_threads=1, out=None) -> float32 bytes: posting p of
+ * term t in document d scores  w - w / (1 + tf * inv[d])  with w = idf[t], in float32 operations
+ * (Lucene's BM25 similarity; inv[d] = 1 / (k1 (1 - b + b dl/avgdl)), precomputed per document).
+ * With out (a writable buffer of one float32 per posting, which may be tf's own memory: each tf is
+ * read before its score is written there), the scores go to out and None is returned. */
 PyObject *score_lucene(PyObject *self, PyObject *args) {
-    PyObject *o[5];
+    PyObject *o[5], *out_arg = Py_None;
     int n_threads = 1;
-    if (!PyArg_ParseTuple(args, "OOOOO|i", &o[0], &o[1], &o[2], &o[3], &o[4], &n_threads)) return NULL;
-    Py_buffer v[5];
+    if (!PyArg_ParseTuple(args, "OOOOO|iO", &o[0], &o[1], &o[2], &o[3], &o[4], &n_threads, &out_arg)) return NULL;
+    Py_buffer v[5], out = {0};
     static const Py_ssize_t item[5] = {8, 4, 4, 4, 4};
     static const char *what[5] = {"indptr", "indices", "tf", "idf", "inv"};
-    int n_views = 0;
+    int n_views = 0, has_out = 0;
     PyObject *ret = NULL;
     for (int i = 0; i < 5; i++) {
         if (get_buffer(o[i], &v[i], item[i], what[i])) goto done;
         n_views++;
+    }
+    if (out_arg != Py_None) {
+        if (PyObject_GetBuffer(out_arg, &out, PyBUF_WRITABLE)) goto done;
+        has_out = 1;
     }
     const int64_t *indptr = v[0].buf;
     Py_ssize_t n_terms = v[0].len / 8 - 1, n_post = v[1].len / 4, n_docs = v[4].len / 4;
@@ -52,8 +61,18 @@ PyObject *score_lucene(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "score_lucene: array sizes do not fit together");
         goto done;
     }
-    ret = PyBytes_FromStringAndSize(NULL, n_post * 4);
-    if (!ret) goto done;
+    if (has_out) {
+        if (out.len != n_post * 4) {
+            PyErr_SetString(PyExc_ValueError, "score_lucene: out must hold one float32 per posting");
+            goto done;
+        }
+        Py_INCREF(Py_None);
+        ret = Py_None;
+    } else {
+        ret = PyBytes_FromStringAndSize(NULL, n_post * 4);
+        if (!ret) goto done;
+    }
+    score_t *scores = has_out ? (score_t *)out.buf : (score_t *)PyBytes_AS_STRING(ret);
     int n_jobs = n_threads < 1 ? 1 : n_threads > MAX_THREADS ? MAX_THREADS : n_threads;
     if (n_post < 65536) n_jobs = 1;
     ScoreJob jobs[MAX_THREADS];
@@ -63,8 +82,7 @@ PyObject *score_lucene(PyObject *self, PyObject *args) {
         int64_t goal = (int64_t)(n_post / n_jobs) * (i + 1);
         if (i == n_jobs - 1) t = n_terms;
         else while (t < n_terms && indptr[t] < goal) t++; /* (indptr checked as the jobs run) */
-        jobs[i] = (ScoreJob){indptr, v[1].buf, v[2].buf, v[3].buf, v[4].buf, t0, t, n_docs, n_post,
-                             (float *)PyBytes_AS_STRING(ret), 0};
+        jobs[i] = (ScoreJob){indptr, v[1].buf, v[2].buf, v[3].buf, v[4].buf, t0, t, n_docs, n_post, scores, 0};
     }
     int bad = 0;
     Py_BEGIN_ALLOW_THREADS
@@ -78,5 +96,6 @@ PyObject *score_lucene(PyObject *self, PyObject *args) {
     }
 done:
     for (int i = 0; i < n_views; i++) PyBuffer_Release(&v[i]);
+    if (has_out) PyBuffer_Release(&out);
     return ret;
 }
