@@ -78,7 +78,7 @@ def test_background_write_is_atomic_and_the_corpus_moves_to_the_map(tmp_path, ca
     """While the writer is half-way only its temporary file exists and the corpus reads the parsed
     table; once it is done the .arrow file is complete, the corpus reads the map, and every read (a
     pass of corpus_chunks across the switch included) gives the line scan's rows."""
-    from retrievers.texts import corpus_chunks
+    from retrievers.texts import corpus_chunks, corpus_columns
 
     path = _corpus_file(tmp_path)
     expected = _scan_corpus(path)
@@ -91,6 +91,8 @@ def test_background_write_is_atomic_and_the_corpus_moves_to_the_map(tmp_path, ca
     assert corpus.table.equals(expected.table)
     chunks = corpus_chunks(corpus, 128)
     first = next(chunks)  # read from the table in RAM
+    columns = corpus_columns(corpus, 100)  # (the BM25 build's reader: Arrow arrays, each read before the next)
+    first_columns = [a.to_pylist() for a in next(columns)]
     resume.set()
     corpus_cache.wait()
     assert _files(cache_root) == [f"{corpus_cache.source_checksum(path)}-v{corpus_cache.FORMAT}.arrow"]
@@ -98,6 +100,9 @@ def test_background_write_is_atomic_and_the_corpus_moves_to_the_map(tmp_path, ca
     rest = list(chunks)  # read from the map
     for column, name in zip(zip(first, *rest), ("_id", "title", "text")):
         assert [v for part in column for v in part] == expected.table.column(name).to_pylist()
+    rest_columns = [[a.to_pylist() for a in pair] for pair in columns]
+    for i, name in enumerate(("title", "text")):
+        assert [v for part in [first_columns, *rest_columns] for v in part[i]] == expected.table.column(name).to_pylist()
     assert corpus.table.equals(expected.table) and corpus.ids == expected.ids
     monkeypatch.setattr("harness.datasets.beir._parse_corpus", lambda p: pytest.fail("parsed again"))
     warm = load_corpus(path, cache=True)
