@@ -272,8 +272,32 @@ static Py_ssize_t non_essential(const float *ub, const Py_ssize_t *by_bound, Py_
         }                                                                                                 \
         return a[want];                                                                                   \
     }
-SELECT_DESC(top_select, int64_t) /* the best kk of distinct keys: the final top k is sorted once, by top_sorted */
+SELECT_DESC(top_select, int64_t)
 SELECT_DESC(kth_largest_i32, int32_t)
+
+/* The best kk keys so far: keys[0..kk) a binary min-heap (keys[0] the kk-th best, the bar a later
+ * key must pass), the keys of the last block appended after them. At a block's start they are
+ * merged: a few new keys (under kk / HEAP_SHARE) each replace the root when larger, which sinks to
+ * its place (log kk steps); many are merged by a selection over all of them (O(kk + new)), and the
+ * best kk made a heap again. The keys are distinct; the final top k is sorted once, by top_sorted,
+ * so the order in which they are kept never shows. */
+#define HEAP_SHARE 4
+static void heap_sink(int64_t *h, Py_ssize_t n, Py_ssize_t i) {
+    int64_t v = h[i];
+    for (;;) {
+        Py_ssize_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && h[c + 1] < h[c]) c++;
+        if (h[c] >= v) break;
+        h[i] = h[c];
+        i = c;
+    }
+    h[i] = v;
+}
+
+static void heap_make(int64_t *h, Py_ssize_t n) {
+    for (Py_ssize_t i = n / 2; i-- > 0;) heap_sink(h, n, i);
+}
 
 static void *search_run(void *arg) {
     SearchJob *j = arg;
@@ -327,12 +351,25 @@ static void *search_run(void *arg) {
             by_bound[i] = u;
         }
         Py_ssize_t n_keys = 0;
+        int heaped = 0;    /* keys[0..kk) is the heap of the best kk so far */
         int64_t least = 0; /* once kk keys are kept, a key below the kk-th best can never enter the top kk */
         for (Py_ssize_t b0 = 0; b0 < n_docs; b0 += block) {
             Py_ssize_t b1 = b0 + block < n_docs ? b0 + block : n_docs, n_touched = 0, n_skip = 0;
-            if (n_keys > kk || (kk && n_keys == kk && !least)) { /* keep the best kk so far; the kk-th is the bar */
-                least = top_select(keys, n_keys, kk);
+            if (kk && n_keys >= kk && (!heaped || n_keys > kk)) { /* keep the best kk so far; the kk-th is the bar */
+                Py_ssize_t fresh = n_keys - kk;
+                if (heaped && fresh * HEAP_SHARE < kk) {
+                    for (Py_ssize_t i = kk; i < n_keys; i++)
+                        if (keys[i] > keys[0]) {
+                            keys[0] = keys[i];
+                            heap_sink(keys, kk, 0);
+                        }
+                } else {
+                    top_select(keys, n_keys, kk);
+                    heap_make(keys, kk);
+                    heaped = 1;
+                }
                 n_keys = kk;
+                least = keys[0];
             }
             float thr = 0.0f; /* the kk-th best score so far */
             int32_t least_bits = (int32_t)(least >> 32);
