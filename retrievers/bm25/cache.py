@@ -10,7 +10,12 @@ Writes are atomic: everything goes into a temporary sibling folder, which is ren
 only when complete (manifest last), so an interrupted build leaves no half-written entry.
 :func:`save_in_background` writes on a thread (files written and hashed while the caller searches);
 a :func:`load` of the same entry in this process, :func:`wait` and the interpreter's exit (the
-thread is not a daemon) wait for it.
+thread is not a daemon) wait for it. A build that will be cached starts the entry's temporary
+folder first (:class:`Staging`): the postings' documents and scores, the two arrays of one value per
+posting, are then made as that folder's ``.npy`` files, memory-mapped, and filled in place by the
+build, so they are neither held a second time in RAM nor copied to disk afterwards (on a VM that
+backs fresh memory lazily, every page touched once less). A temporary folder whose process is gone
+(killed mid-build) is removed when the next build of the same key starts.
 
 Loads are O(vocabulary), not O(postings), in what they read up front; the arrays are memory-mapped.
 What a load checks (``verify="quick"``, the default): the manifest (format, key), the set of files,
@@ -99,11 +104,100 @@ def entry_dir(root: Path, key: str) -> Path:
     return root / "bm25" / key
 
 
-def save(index: SparseIndex, root: Path, key: str, settings: dict) -> Path:
-    """Write ``index`` under ``root`` atomically; returns the entry folder."""
+class Staging:
+    """The temporary folder of an entry about to be built (``.<key>.<pid>.<random>.tmp`` beside it),
+    made before the build so that :meth:`array` can hand the build arrays that are already the
+    entry's ``.npy`` files (memory-mapped, their disk space reserved up front); :func:`save` then
+    writes only the rest, and renames the folder as usual."""
+
+    def __init__(self, root: Path, key: str):
+        final = entry_dir(root, key)
+        final.parent.mkdir(parents=True, exist_ok=True)
+        _remove_abandoned(final.parent, key)
+        self.folder = Path(tempfile.mkdtemp(prefix=f".{key}.{os.getpid()}.", suffix=".tmp", dir=final.parent))
+        self.arrays: dict[str, np.ndarray] = {}
+
+    @classmethod
+    def begin(cls, root: Path, key: str) -> "Staging | None":
+        """A staging folder, or None when it cannot be made (a read-only cache root: the build then
+        holds its arrays in RAM, and the cache write fails later as it would have)."""
+        try:
+            return cls(root, key)
+        except OSError as exc:
+            log.warning("could not start the BM25 index cache entry under %s: %s", root, exc)
+            return None
+
+    def array(self, name: str, dtype, n: int) -> np.ndarray:
+        """A writable 1-D array of ``n`` values mapped on ``<name>.npy`` in the folder (its disk space
+        allocated first: a full disk shows here, as an OSError, not as a crash on a later write to
+        the map). Empty arrays are plain ones (a file of no data cannot be mapped)."""
+        if n == 0:
+            return np.zeros(0, dtype=dtype)
+        path = self.folder / f"{name}.npy"
+        array = np.lib.format.open_memmap(path, mode="w+", dtype=dtype, shape=(n,))
+        try:
+            with open(path, "r+b") as handle:
+                os.posix_fallocate(handle.fileno(), 0, os.fstat(handle.fileno()).st_size)
+        except OSError:
+            del array
+            path.unlink(missing_ok=True)
+            raise
+        self.arrays[name] = array
+        return array
+
+    def allocate_postings(self, n_postings: int, scores_in_place: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """``PostingsBuilder.finish``'s ``allocate``: (indices int32, tf int32), indices mapped on
+        ``indices.npy`` and, with ``scores_in_place`` (Lucene scoring writes the scores over tf), tf
+        the int32 view of ``data.npy`` (float32), else in RAM. Falls back to arrays in RAM (with a
+        warning) when the files cannot be made (a full disk), and where the disk space of a file
+        cannot be reserved (no ``posix_fallocate``: a full disk would crash the process instead)."""
+        if not hasattr(os, "posix_fallocate"):  # (macOS) no way to reserve the space: a full disk would crash
+            return np.empty(n_postings, dtype=np.int32), np.empty(n_postings, dtype=np.int32)
+        try:
+            indices = self.array("indices", np.int32, n_postings)
+            data = self.array("data", np.float32, n_postings) if scores_in_place else None
+        except OSError as exc:
+            log.warning("could not map the BM25 index cache's postings under %s (%s); building them in RAM",
+                        self.folder, exc)
+            for name in ("indices", "data"):
+                self.arrays.pop(name, None)
+                (self.folder / f"{name}.npy").unlink(missing_ok=True)
+            return np.empty(n_postings, dtype=np.int32), np.empty(n_postings, dtype=np.int32)
+        return indices, (np.empty(n_postings, dtype=np.int32) if data is None else data.view(np.int32))
+
+    def holds(self, name: str, array: np.ndarray) -> bool:
+        """Whether ``array`` is exactly the content of staged ``<name>.npy`` (same memory)."""
+        staged = self.arrays.get(name)
+        return (staged is not None and array.dtype == staged.dtype and array.shape == staged.shape
+                and array.__array_interface__["data"][0] == staged.__array_interface__["data"][0])
+
+    def discard(self) -> None:
+        self.arrays.clear()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _remove_abandoned(parent: Path, key: str) -> None:
+    """Remove the staging folders of ``key`` left by processes that no longer run."""
+    for path in parent.glob(f".{key}.*.tmp"):
+        parts = path.name[1:].split(".")  # key, pid, random, "tmp" (save's own folders have no pid)
+        if len(parts) != 4 or parts[0] != key or not parts[1].isdigit():
+            continue
+        pid = parts[1]
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(path, ignore_errors=True)
+        except OSError:
+            pass  # alive (another user's process): leave it
+
+
+def save(index: SparseIndex, root: Path, key: str, settings: dict, staging: Staging | None = None) -> Path:
+    """Write ``index`` under ``root`` atomically; returns the entry folder. ``staging``: the entry's
+    temporary folder when the build started it (its staged arrays are not written again)."""
     final = entry_dir(root, key)
     final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{key}.", suffix=".tmp", dir=final.parent))
+    tmp = staging.folder if staging is not None else Path(
+        tempfile.mkdtemp(prefix=f".{key}.", suffix=".tmp", dir=final.parent))
     try:
         files = {}
         terms_path = tmp / "terms.txt"
@@ -111,6 +205,8 @@ def save(index: SparseIndex, root: Path, key: str, settings: dict) -> Path:
             raise ValueError("a term contains a newline")  # cannot happen with the built-in tokenizers
         terms_path.write_bytes("\n".join(index.terms).encode("utf-8", "surrogatepass"))
         for name, array in index.arrays().items():
+            if staging is not None and staging.holds(name, array):
+                continue  # the build filled the file itself
             with open(tmp / f"{name}.npy", "wb") as handle:
                 np.save(handle, array, allow_pickle=False)
         for path in sorted(tmp.iterdir()):
@@ -134,13 +230,14 @@ def save(index: SparseIndex, root: Path, key: str, settings: dict) -> Path:
     return final
 
 
-def save_in_background(index: SparseIndex, root: Path, key: str, settings: dict) -> threading.Thread:
+def save_in_background(index: SparseIndex, root: Path, key: str, settings: dict,
+                       staging: Staging | None = None) -> threading.Thread:
     """:func:`save` on a (non-daemon) thread; a failure to write (read-only or full disk) is logged."""
     folder = entry_dir(root, key)
 
     def write() -> None:
         try:
-            save(index, root, key, settings)
+            save(index, root, key, settings, staging)
         except OSError as exc:  # a read-only or full disk must not stop the run
             log.warning("could not write the BM25 index cache under %s: %s", root, exc)
         finally:

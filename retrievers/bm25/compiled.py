@@ -141,29 +141,35 @@ def arrow_column(array) -> tuple[np.ndarray, object]:
     return offsets, (data if data is not None else b"")
 
 
-def _postings_arrays(raw: tuple[bytes, bytes, bytes, bytes]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """PostingsBuilder.finish's bytes as (indptr int64, indices int32, tf int32, doc_lengths int32)."""
-    return tuple(np.frombuffer(b, dtype=t) for b, t in zip(raw, (np.int64, np.int32, np.int32, np.int32)))
+def _postings_arrays(raw: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """PostingsBuilder.finish's buffers as (indptr int64, indices int32, tf int32, doc_lengths int32)
+    (an ``allocate``'s arrays as they are: a mapped file's stays what it is)."""
+    return tuple(np.asarray(b) if isinstance(b, np.ndarray) and b.dtype == t else np.frombuffer(b, dtype=t)
+                 for b, t in zip(raw, (np.int64, np.int32, np.int32, np.int32)))
 
 
-def build_postings(chunks, n_terms_after) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def build_postings(chunks, n_terms_after, allocate=None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(indptr int64, indices int32, tf int32, doc_lengths int32) of (terms per document, term ids)
     chunks: term-major postings, documents ascending within a term. ``n_terms_after()`` gives the
-    number of terms once the chunks are consumed (the vocabulary grows while they stream)."""
+    number of terms once the chunks are consumed (the vocabulary grows while they stream).
+    ``allocate``: None, or ``allocate(n_postings) -> (indices, tf)``, the int32 arrays to fill (e.g.
+    :meth:`retrievers.bm25.cache.Staging.allocate_postings`)."""
     builder = _fastbm25.PostingsBuilder()
     for lengths, term_ids in chunks:
         builder.add(np.ascontiguousarray(lengths, dtype=np.int64), np.ascontiguousarray(term_ids, dtype=np.int32))
-    raw = builder.finish(n_terms_after())
+    raw = builder.finish(n_terms_after(), 1, allocate)
     return _postings_arrays(raw)
 
 
-def index_postings(encoder: CompiledTermEncoder, chunks) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def index_postings(encoder: CompiledTermEncoder, chunks, allocate=None
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(indptr int64, indices int32, tf int32, doc_lengths int32) of (titles, texts) chunks, each
-    encoded straight into one PostingsBuilder; ``encoder.terms`` holds the vocabulary after."""
+    encoded straight into one PostingsBuilder; ``encoder.terms`` holds the vocabulary after.
+    ``allocate``: as for :func:`build_postings`."""
     builder = _fastbm25.PostingsBuilder()
     for titles, texts in chunks:
         encoder.encode_into(builder, texts, titles)
-    raw = builder.finish(len(encoder.terms), encoder.n_threads)
+    raw = builder.finish(len(encoder.terms), encoder.n_threads, allocate)
     return _postings_arrays(raw)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+from functools import partial
 from pathlib import Path
 
 from harness.datasets.corpus import Corpus, Queries
@@ -55,8 +56,13 @@ class LuceneBackend:
             out["porter"] = loader.porter_implementation()
         return out
 
-    def build(self, corpus: Corpus) -> SparseIndex:
-        return self.engine.build(corpus)
+    def build(self, corpus: Corpus, staging: index_cache.Staging | None = None) -> SparseIndex:
+        """The index of ``corpus``; with ``staging`` (the cache entry to be written), its postings
+        arrays are made as that entry's files (cache.py)."""
+        if staging is None:
+            return self.engine.build(corpus)
+        return self.engine.build(corpus, partial(staging.allocate_postings,
+                                                 scores_in_place=self.scoring.method == "lucene"))
 
     def corpus_id(self, corpus: Corpus) -> str:
         """What the cache key names the corpus by: its ``fingerprint`` (the loader's: the source
@@ -68,9 +74,14 @@ class LuceneBackend:
     def index(self, corpus: Corpus) -> None:
         index, self.cache_status, save = self._cached_or_built(corpus)
         self._index = index
-        order = DocOrder.of(corpus, index.id_rank)
-        index.id_rank = order.rank  # kept in the cache entry: a warm run does not sort the ids again
-        self._searcher = self.engine.searcher(index, order)  # the compiled one adds index.bounds
+        try:
+            order = DocOrder.of(corpus, index.id_rank)
+            index.id_rank = order.rank  # kept in the cache entry: a warm run does not sort the ids again
+            self._searcher = self.engine.searcher(index, order)  # the compiled one adds index.bounds
+        except BaseException:
+            if save is not None and save[-1] is not None:
+                save[-1].discard()  # the staged entry
+            raise
         if save is not None:
             index_cache.save_in_background(index, *save)  # written while we search
 
@@ -95,7 +106,14 @@ class LuceneBackend:
             index, status = None, "rebuilt"
         if index is not None:
             return index, "hit", None
-        return self.build(corpus), status, (root, key, settings)
+        staging = index_cache.Staging.begin(root, key)
+        try:
+            index = self.build(corpus, staging)
+        except BaseException:
+            if staging is not None:
+                staging.discard()
+            raise
+        return index, status, (root, key, settings, staging)
 
     def cache_written(self) -> None:
         """Wait until this index's cache entry is written (when it is being written)."""

@@ -222,3 +222,55 @@ def test_titles_read_as_title_space_text_and_postings_match_ids(scifact, n_threa
         c.encode(texts, into=[])
 
 
+
+
+def _random_builder(seed: int, n_threads_docs: int = 400):
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(0, 30, size=n_threads_docs).astype(np.int64)
+    ids = (rng.zipf(1.5, size=int(lengths.sum())) % 200).astype(np.int32)
+    builder = loader.built_module().PostingsBuilder()
+    for start in range(0, len(lengths), 97):  # several segments, so that 3 threads share them
+        s, e = int(lengths[:start].sum()), int(lengths[:start + 97].sum())
+        builder.add(lengths[start:start + 97], ids[s:e])
+    return builder
+
+
+@needs_extension
+@pytest.mark.parametrize("n_threads", [1, 3])
+def test_finish_fills_the_buffers_allocate_gives(n_threads):
+    """finish(..., allocate): the postings go into the caller's buffers (here numpy arrays, as the
+    index cache's mapped files are), which finish returns as indices and tf; the same values as
+    finish's own bytes."""
+    own = [np.frombuffer(b, t) for b, t in zip(_random_builder(3).finish(210, n_threads),
+                                                 (np.int64, np.int32, np.int32, np.int32))]
+    builder = _random_builder(3)
+    asked = []
+
+    def allocate(n):
+        asked.append(n)
+        return np.full(n, -7, np.int32), np.full(n, -7, np.float32).view(np.int32)
+
+    indptr, indices, tf, lengths = builder.finish(210, n_threads, allocate)
+    assert asked == [len(own[1])] and len(own[1]) > 2000 and isinstance(indices, np.ndarray) and isinstance(tf, np.ndarray)
+    for want, got in zip(own, (np.frombuffer(indptr, np.int64), indices, tf, np.frombuffer(lengths, np.int32))):
+        np.testing.assert_array_equal(got, want)
+
+
+@needs_extension
+@pytest.mark.parametrize("bad, error, match", [
+    (lambda n: [np.zeros(n, np.int32)] * 2, TypeError, "tuple"),
+    (lambda n: (np.zeros(n + 1, np.int32), np.zeros(n, np.int32)), ValueError, "bytes for"),
+    (lambda n: (np.zeros(n, np.int32), np.zeros(2 * n, np.int32)[::2]), ValueError, "contiguous"),
+    (lambda n: (np.zeros(n, np.int32), np.frombuffer(bytes(4 * n), np.int32)), ValueError, "read-only"),
+    (lambda n: (lambda a: (a, a))(np.zeros(n, np.int32)), ValueError, "overlapping"),
+    (lambda n: 1 / 0, ZeroDivisionError, None),
+])
+def test_finish_refuses_what_allocate_gives_and_stays_whole(bad, error, match):
+    """A refused allocate (its own error, or buffers of the wrong kind) leaves the builder whole: a
+    later finish gives the postings."""
+    want = [np.frombuffer(b, t) for b, t in zip(_random_builder(5).finish(210), (np.int64, np.int32, np.int32, np.int32))]
+    builder = _random_builder(5)
+    with pytest.raises(error, match=match):
+        builder.finish(210, 1, bad)
+    for w, g in zip(want, _finish(builder, 210)):
+        np.testing.assert_array_equal(g, w)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -199,3 +201,94 @@ def test_cached_bounds_are_the_computed_ones(tmp_path):
     assert hit.backend.cache_status == "hit"
     np.testing.assert_array_equal(hit.backend.sparse_index.bounds, computed)
     assert hit.search(QUERIES, 10).to_dict() == built.search(QUERIES, 10).to_dict()
+
+
+def _mapped_file(array: np.ndarray):
+    """The file a (view of a) memory-mapped array is mapped on, else None."""
+    while array is not None:
+        if isinstance(array, np.memmap):
+            return Path(array.filename)
+        array = array.base if isinstance(array.base, np.ndarray) else None
+    return None
+
+
+@pytest.mark.parametrize("method", ["lucene", "bm25l"])
+def test_built_index_is_filled_into_its_cache_entry(tmp_path, method):
+    """A cached build (compiled engine) makes its postings arrays as the entry's own .npy files,
+    mapped (Lucene's scores written over tf in data.npy; other methods' scores are new arrays, saved
+    as usual); the entry holds the same bytes as one written from arrays in RAM, and runs agree."""
+    if loader.extension() is None:
+        pytest.skip("the postings are filled in place by the compiled builder (extension not built)")
+    built = BM25Retriever(cache_dir=tmp_path / "staged", method=method)
+    built.index(CORPUS)
+    folder = entry(tmp_path / "staged")
+    index = built.backend.sparse_index
+    staged = {"indices"} | ({"data"} if method == "lucene" else set())
+    for name in ("indices", "data"):
+        mapped = _mapped_file(getattr(index, name))
+        assert (mapped is not None and mapped.name == f"{name}.npy") == (name in staged), name
+    ram = BM25Retriever(cache=False, method=method)
+    ram.index(CORPUS)
+    assert _mapped_file(ram.backend.sparse_index.indices) is None
+    index_cache.save(ram.backend.sparse_index, tmp_path / "ram", folder.name, {"same": "settings"})
+    manifest = json.loads((folder / "manifest.json").read_text())
+    for name in manifest["files"]:
+        assert (folder / name).read_bytes() == (tmp_path / "ram" / "bm25" / folder.name / name).read_bytes(), name
+    assert built.search(QUERIES, 10).to_dict() == ram.search(QUERIES, 10).to_dict()
+    assert run_once(tmp_path / "staged", method=method)[0] == "hit"
+
+
+def test_full_disk_builds_in_ram_and_still_caches(tmp_path, monkeypatch, caplog):
+    """When the entry's files cannot be given their space (posix_fallocate fails: a full disk), the
+    build holds its postings in RAM, says so, and the entry is written as from any RAM build."""
+    _, want = run_once(tmp_path / "reference", cache=True)
+
+    def full(fd, offset, length):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(index_cache.os, "posix_fallocate", full)
+    status, got = run_once(tmp_path / "full")
+    assert status == "built" and got == want
+    folder = entry(tmp_path / "full")
+    if loader.extension() is not None:
+        assert "building them in RAM" in caplog.text
+    monkeypatch.undo()
+    assert run_once(tmp_path / "full") == ("hit", want)
+    assert not [p for p in folder.parent.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_failed_build_leaves_no_staging_folder(tmp_path, monkeypatch):
+    r = BM25Retriever(cache_dir=tmp_path)
+
+    def broken(corpus, allocate=None):
+        raise RuntimeError("the build failed")
+
+    monkeypatch.setattr(r.backend.engine, "build", broken)
+    with pytest.raises(RuntimeError, match="the build failed"):
+        r.index(CORPUS)
+    assert [p.name for p in (tmp_path / "bm25").iterdir()] == []
+
+
+def test_staging_folders_of_dead_processes_are_removed(tmp_path):
+    """A build killed midway leaves ``.<key>.<pid>.<random>.tmp``; the next build of that key removes
+    it once its process is gone, and leaves a live process's and save's own (pid-less) folders."""
+    import subprocess
+    import sys
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    key = "k" * 32
+    parent = tmp_path / "bm25"
+    parent.mkdir()
+    abandoned = parent / f".{key}.{dead.pid}.abcd1234.tmp"
+    live = parent / f".{key}.{os.getpid()}.efgh5678.tmp"
+    saving = parent / f".{key}.ijkl9012.tmp"
+    other_key = parent / f".{'j' * 32}.{dead.pid}.mnop3456.tmp"
+    for folder in (abandoned, live, saving, other_key):
+        folder.mkdir()
+        (folder / "indices.npy").write_bytes(b"partial")
+    staging = index_cache.Staging(tmp_path, key)
+    assert not abandoned.exists() and live.exists() and saving.exists() and other_key.exists()
+    assert staging.folder.parent == parent and staging.folder.name.startswith(f".{key}.{os.getpid()}.")
+    staging.discard()
+    assert not staging.folder.exists()

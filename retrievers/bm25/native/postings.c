@@ -272,20 +272,61 @@ static void *finish_scatter(void *arg) {
     return NULL;
 }
 
-/* finish(n_terms, n_threads=1) -> (indptr int64, indices int32, tf int32, doc_lengths int32) as bytes
- * (tf as a bytearray, which score_lucene may overwrite with the scores); frees the builder's memory */
+/* finish(n_terms, n_threads=1, allocate=None) -> (indptr int64, indices int32, tf int32, doc_lengths int32)
+ * as bytes (tf as a bytearray, which score_lucene may overwrite with the scores); frees the builder's
+ * memory. allocate: None, or a callable allocate(n_postings) -> (indices, tf), two writable contiguous
+ * buffers of n_postings * 4 bytes each (e.g. arrays mapped on the files of an index cache entry being
+ * written) that the postings are scattered into, and which finish returns in place of its own. */
 static PyObject *Builder_finish(Builder *b, PyObject *args) {
     Py_ssize_t n_terms;
     int n_threads = 1;
-    if (!PyArg_ParseTuple(args, "n|i", &n_terms, &n_threads)) return NULL;
+    PyObject *allocate = Py_None, *given = NULL;
+    PyObject *indptr_b = NULL, *indices_b = NULL, *tf_b = NULL, *len_b = NULL, *ret = NULL;
+    Py_buffer out[2];
+    int n_out = 0;
+    int64_t *counts = NULL;
+    Segment *segs = NULL;
+    FinishJob jobs[MAX_THREADS];
+    if (!PyArg_ParseTuple(args, "n|iO", &n_terms, &n_threads, &allocate)) return NULL;
     if (n_terms < 0) return PyErr_Format(PyExc_ValueError, "n_terms must be >= 0, got %zd", n_terms);
     Py_ssize_t n_post = b->sealed_n + b->term.n;
+    if (allocate != Py_None) { /* before anything is taken apart: a failure leaves the builder whole */
+        given = PyObject_CallFunction(allocate, "n", n_post);
+        if (!given) return NULL;
+        if (!PyTuple_Check(given) || PyTuple_GET_SIZE(given) != 2) {
+            Py_DECREF(given);
+            return PyErr_Format(PyExc_TypeError, "allocate must return a tuple (indices, tf)");
+        }
+        for (; n_out < 2; n_out++) {
+            if (PyObject_GetBuffer(PyTuple_GET_ITEM(given, n_out), &out[n_out], PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS))
+                break;
+            if (out[n_out].len != n_post * 4) {
+                PyErr_Format(PyExc_ValueError, "allocate gave a buffer of %zd bytes for %zd postings (4 bytes each)",
+                             out[n_out].len, n_post);
+                PyBuffer_Release(&out[n_out]);
+                break;
+            }
+        }
+        if (n_out == 2 && n_post && (char *)out[0].buf < (char *)out[1].buf + out[1].len &&
+            (char *)out[1].buf < (char *)out[0].buf + out[0].len) {
+            PyErr_SetString(PyExc_ValueError, "allocate gave overlapping buffers");
+            n_out = 2;
+            for (int i = 0; i < n_out; i++) PyBuffer_Release(&out[i]);
+            Py_DECREF(given);
+            return NULL;
+        }
+        if (n_out < 2) {
+            for (int i = 0; i < n_out; i++) PyBuffer_Release(&out[i]);
+            Py_DECREF(given);
+            return NULL;
+        }
+    }
     /* all segments in order: the sealed ones, then term/tf */
-    Segment *segs = malloc((size_t)(b->n_sealed + 1) * sizeof(Segment));
-    FinishJob jobs[MAX_THREADS];
-    PyObject *indptr_b = NULL, *indices_b = NULL, *tf_b = NULL, *len_b = NULL, *ret = NULL;
-    int64_t *counts = NULL;
-    if (!segs) return PyErr_NoMemory();
+    segs = malloc((size_t)(b->n_sealed + 1) * sizeof(Segment));
+    if (!segs) {
+        PyErr_NoMemory();
+        goto done;
+    }
     int n_seg = 0;
     for (int i = 0; i <= b->n_sealed; i++) {
         Segment sg = i < b->n_sealed ? b->sealed[i] : (Segment){b->term.a, b->tf.a, b->term.n};
@@ -296,14 +337,23 @@ static PyObject *Builder_finish(Builder *b, PyObject *args) {
     size_t per = (size_t)(n_terms ? n_terms : 1);
     counts = calloc((size_t)n_jobs * per, sizeof(int64_t));
     indptr_b = PyBytes_FromStringAndSize(NULL, (n_terms + 1) * 8);
-    indices_b = PyBytes_FromStringAndSize(NULL, n_post * 4);
-    tf_b = PyByteArray_FromStringAndSize(NULL, n_post * 4); /* writable: the scores may be written over it */
+    if (given) { /* the caller's buffers */
+        indices_b = PyTuple_GET_ITEM(given, 0);
+        tf_b = PyTuple_GET_ITEM(given, 1);
+        Py_INCREF(indices_b);
+        Py_INCREF(tf_b);
+    } else {
+        indices_b = PyBytes_FromStringAndSize(NULL, n_post * 4);
+        tf_b = PyByteArray_FromStringAndSize(NULL, n_post * 4); /* writable: the scores may be written over it */
+    }
     len_b = bytes_of(b->doc_len.a, b->doc_len.n * 4);
     if (!counts || !indptr_b || !indices_b || !tf_b || !len_b) {
         if (!PyErr_Occurred()) PyErr_NoMemory();
         goto done;
     }
     int64_t *indptr = (int64_t *)PyBytes_AS_STRING(indptr_b);
+    int32_t *out_indices = given ? out[0].buf : (int32_t *)PyBytes_AS_STRING(indices_b);
+    int32_t *out_tf = given ? out[1].buf : (int32_t *)PyByteArray_AS_STRING(tf_b);
     { /* jobs: runs of consecutive segments of about n_post / n_jobs postings */
         Py_ssize_t p0 = 0, d0 = 0;
         int s = 0;
@@ -312,7 +362,7 @@ static PyObject *Builder_finish(Builder *b, PyObject *args) {
             Py_ssize_t goal = n_post / n_jobs * (i + 1), p = p0;
             while (s < n_seg && (i == n_jobs - 1 || s == s0 || (p < goal && n_seg - s > n_jobs - 1 - i))) p += segs[s++].n;
             jobs[i] = (FinishJob){segs + s0, s - s0, p0, d0, b->doc_end.a, n_terms, counts + (size_t)i * per,
-                                  (int32_t *)PyBytes_AS_STRING(indices_b), (int32_t *)PyByteArray_AS_STRING(tf_b), 0};
+                                  out_indices, out_tf, 0};
             p0 = p;
             while (d0 < b->doc_end.n && b->doc_end.a[d0] <= p0 && p0 < n_post) d0++; /* the next job's first document */
         }
@@ -357,6 +407,8 @@ static PyObject *Builder_finish(Builder *b, PyObject *args) {
     b->scratch = 0;
 done:
     free(counts); free(segs);
+    for (int i = 0; i < n_out; i++) PyBuffer_Release(&out[i]);
+    Py_XDECREF(given);
     Py_XDECREF(indptr_b); Py_XDECREF(indices_b); Py_XDECREF(tf_b); Py_XDECREF(len_b);
     return ret;
 }
@@ -366,7 +418,8 @@ static PyMethodDef Builder_methods[] = {
     {"add_postings", (PyCFunction)Builder_add_postings, METH_VARARGS,
      "add_postings(counts, posting_counts, terms, tfs): append documents given as postings (Encoder.encode(postings=True))"},
     {"finish", (PyCFunction)Builder_finish, METH_VARARGS,
-     "finish(n_terms, n_threads=1) -> (indptr, indices, tf, doc_lengths) as bytes (int64, int32, int32, int32)"},
+     "finish(n_terms, n_threads=1, allocate=None) -> (indptr, indices, tf, doc_lengths) as bytes (int64, int32, int32, "
+     "int32); allocate(n_postings) -> (indices, tf): writable buffers to fill instead"},
     {NULL}};
 
 PyTypeObject BuilderType = {
