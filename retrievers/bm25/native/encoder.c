@@ -705,6 +705,10 @@ static PyObject *Encoder_add_terms(Encoder *e, PyObject *terms_arg) {
     PyObject *terms = PySequence_Fast(terms_arg, "terms must be a sequence of str");
     if (!terms) return NULL;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(terms);
+    if (map_reserve(&e->terms, n)) { /* one rehash to the final size, not one per doubling */
+        Py_DECREF(terms);
+        return PyErr_NoMemory();
+    }
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *keep;
         Py_ssize_t len;
