@@ -41,3 +41,29 @@ def arrow_strings(values) -> "pyarrow.StringArray":  # noqa: F821
     if offsets[-1] < 2**31:
         return pa.StringArray.from_buffers(len(values), pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data))
     return pa.LargeStringArray.from_buffers(len(values), pa.py_buffer(offsets), pa.py_buffer(data))
+
+
+def arrow_contains(column, values: list[str]) -> list[bool] | None:
+    """Whether each of ``values`` is a value of the null-free Arrow string (or large_string) array or
+    chunked array ``column``, by the compiled ``harness._trecrun.present_ids`` (no Python string per
+    value of the column, no pyarrow.compute import: ~0.06 s of a warm whole run); None when it is not
+    built or the column is not such an array (the caller then uses ``pyarrow.compute.is_in``)."""
+    import pyarrow as pa
+
+    from harness.formats import native
+
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    if not native.available() or column.null_count or not all(
+            pa.types.is_string(c.type) or pa.types.is_large_string(c.type) for c in chunks):
+        return None
+    present = [False] * len(values)
+    for chunk in chunks:
+        if len(chunk) == 0:
+            continue
+        _, offsets, data = chunk.buffers()
+        width = np.int64 if pa.types.is_large_string(chunk.type) else np.int32
+        offsets = np.ascontiguousarray(np.frombuffer(offsets, dtype=width)[chunk.offset:chunk.offset + len(chunk) + 1],
+                                       dtype=np.int64)
+        found = native.present_ids(offsets, b"" if data is None else data, values)
+        present = [a or b for a, b in zip(present, found)]
+    return present

@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.checksums import sha256  # noqa: F401  (re-exported: callers use beir.sha256)
-from harness.columns import arrow_strings
+from harness.columns import arrow_contains, arrow_strings
 from harness.datasets import corpus_cache
 from harness.datasets.corpus import COLUMNS, Corpus, Dataset, Queries
 from harness.datasets.jsonl import iter_jsonl, read_string_columns  # noqa: F401  (iter_jsonl re-exported)
@@ -196,12 +196,20 @@ def assemble(name: str, split: str, corpus: Corpus, all_queries: Queries, qrels:
 
 def _count_missing(doc_ids: list[str], corpus: Corpus) -> int:
     """How many of ``doc_ids`` (judgments' documents) the corpus lacks: the corpus ids are probed
-    against the few judged ids in Arrow (no Python set of a million ids)."""
-    import pyarrow.compute as pc
-
+    against the few judged ids in Arrow (no Python set of a million ids), in C when it is built
+    (``harness.columns.arrow_contains``), else with ``pyarrow.compute.is_in``."""
     if not doc_ids:
         return 0
     ids = corpus.table.column("_id")
-    judged = arrow_strings(sorted(set(doc_ids)))
-    present = set(pc.filter(ids, pc.is_in(ids, value_set=judged)).to_pylist())
+    judged = sorted(set(doc_ids))
+    try:
+        found = arrow_contains(ids, judged)
+    except (UnicodeEncodeError, TypeError):  # an id that is not UTF-8-encodable: the Arrow path
+        found = None
+    if found is None:
+        import pyarrow.compute as pc
+
+        present = set(pc.filter(ids, pc.is_in(ids, value_set=arrow_strings(judged))).to_pylist())
+    else:
+        present = {d for d, hit in zip(judged, found) if hit}
     return sum(1 for d in doc_ids if d not in present)

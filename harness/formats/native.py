@@ -45,6 +45,11 @@ def _threads(size: int) -> int:
     return max(1, min(_cpus(), size >> 22))
 
 
+def present_ids(offsets: np.ndarray, data, ids: list[str]) -> list[bool]:
+    """Whether each id is one of an Arrow string array's values (harness.columns.arrow_contains)."""
+    return _built.present_ids(offsets, data, ids)
+
+
 def read_run_native(data, threads: int | None = None) -> Run | None:
     """The canonical run that ``data`` (a run file's bytes, or an mmap of them) holds, or None when the
     line reader must read it. ``threads``: parts to cut the file into (default: one per CPU, 4 MB each

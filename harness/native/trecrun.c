@@ -1292,6 +1292,102 @@ done:
     return result;
 }
 
+/* ------------------------------------------------------------------ present_ids
+ * present_ids(offsets, data, ids) -> list[bool]: for each str of `ids`, whether it is one of the
+ * strings of an Arrow string array given as its int64 offsets (n + 1, as sliced) and UTF-8 data: the
+ * few judged document ids probed against a corpus's ids without a Python string per corpus id. */
+static PyObject *present_ids(PyObject *self, PyObject *args)
+{
+    Py_buffer ov, dv;
+    PyObject *ids;
+    if (!PyArg_ParseTuple(args, "y*y*O!", &ov, &dv, &PyList_Type, &ids))
+        return NULL;
+    PyObject *out = NULL;
+    Py_ssize_t m = PyList_GET_SIZE(ids), cap = 16;
+    int64_t *slot = NULL; /* judged index + 1, 0 = empty */
+    char *found = NULL;
+    const char **text = NULL;
+    Py_ssize_t *len = NULL;
+    if (ov.len % 8 || ov.len < 8) {
+        PyErr_SetString(PyExc_ValueError, "present_ids: offsets must be int64, at least one");
+        goto done;
+    }
+    const int64_t *off = ov.buf;
+    const unsigned char *data = dv.buf;
+    Py_ssize_t n = ov.len / 8 - 1;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (off[i] < 0 || off[i] > off[i + 1] || off[i + 1] > dv.len) {
+            PyErr_SetString(PyExc_ValueError, "present_ids: offsets out of order or past the data");
+            goto done;
+        }
+    while (cap < 2 * m)
+        cap *= 2;
+    slot = calloc((size_t)cap, sizeof(int64_t));
+    found = calloc((size_t)(m ? m : 1), 1);
+    text = malloc((size_t)(m ? m : 1) * sizeof(char *));
+    len = malloc((size_t)(m ? m : 1) * sizeof(Py_ssize_t));
+    if (!slot || !found || !text || !len) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t j = 0; j < m; j++) { /* the ids' table (a repeated id keeps its first slot) */
+        PyObject *id = PyList_GET_ITEM(ids, j);
+        if (!PyUnicode_Check(id)) {
+            PyErr_SetString(PyExc_TypeError, "present_ids: ids must be str");
+            goto done;
+        }
+        text[j] = PyUnicode_AsUTF8AndSize(id, &len[j]);
+        if (!text[j])
+            goto done;
+        size_t h = (size_t)hash_bytes((const unsigned char *)text[j], len[j]) & (size_t)(cap - 1);
+        while (slot[h]) {
+            Py_ssize_t k = (Py_ssize_t)slot[h] - 1;
+            if (len[k] == len[j] && !memcmp(text[k], text[j], (size_t)len[j]))
+                break;
+            h = (h + 1) & (size_t)(cap - 1);
+        }
+        if (!slot[h])
+            slot[h] = j + 1;
+    }
+    if (m) {
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t i = 0; i < n; i++) {
+            const unsigned char *s = data + off[i];
+            Py_ssize_t l = (Py_ssize_t)(off[i + 1] - off[i]);
+            size_t h = (size_t)hash_bytes(s, l) & (size_t)(cap - 1);
+            while (slot[h]) {
+                Py_ssize_t k = (Py_ssize_t)slot[h] - 1;
+                if (len[k] == l && !memcmp(text[k], s, (size_t)l)) {
+                    found[k] = 1;
+                    break;
+                }
+                h = (h + 1) & (size_t)(cap - 1);
+            }
+        }
+        Py_END_ALLOW_THREADS
+    }
+    out = PyList_New(m);
+    if (!out)
+        goto done;
+    for (Py_ssize_t j = 0; j < m; j++) { /* a repeat answers as its first occurrence */
+        size_t h = (size_t)hash_bytes((const unsigned char *)text[j], len[j]) & (size_t)(cap - 1);
+        Py_ssize_t k;
+        for (;; h = (h + 1) & (size_t)(cap - 1)) {
+            k = (Py_ssize_t)slot[h] - 1;
+            if (len[k] == len[j] && !memcmp(text[k], text[j], (size_t)len[j]))
+                break;
+        }
+        PyObject *b = found[k] ? Py_True : Py_False;
+        Py_INCREF(b);
+        PyList_SET_ITEM(out, j, b);
+    }
+done:
+    free(slot); free(found); free(text); free(len);
+    PyBuffer_Release(&ov);
+    PyBuffer_Release(&dv);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"read_run", read_run, METH_VARARGS,
      "read_run(buffer, threads=1) -> (query_ids, offsets, doc_codes, scores, vocab, width) or None: a "
@@ -1299,6 +1395,9 @@ static PyMethodDef methods[] = {
     {"format_lines", format_lines, METH_VARARGS,
      "format_lines(query_ids, offsets, doc_codes, scores, vocab, tag, threads=1) -> bytes: a run's TREC lines "
      "(see harness/native/trecrun.c)."},
+    {"present_ids", present_ids, METH_VARARGS,
+     "present_ids(offsets, data, ids) -> list[bool]: whether each id is one of an Arrow string array's values "
+     "(its int64 offsets and UTF-8 data)."},
     {"format_scores", format_scores, METH_VARARGS,
      "format_scores(scores, threads=1) -> bytes: repr of each float64 of the buffer, one a line."},
     {NULL, NULL, 0, NULL},
