@@ -123,8 +123,8 @@ class Staging:
         holds its arrays in RAM, and the cache write fails later as it would have)."""
         try:
             return cls(root, key)
-        except OSError as exc:
-            log.warning("could not start the BM25 index cache entry under %s: %s", root, exc)
+        except OSError as exc:  # (the write that follows the build says so, as a warning)
+            log.debug("could not start the BM25 index cache entry under %s: %s", root, exc)
             return None
 
     def array(self, name: str, dtype, n: int) -> np.ndarray:

@@ -292,3 +292,17 @@ def test_staging_folders_of_dead_processes_are_removed(tmp_path):
     assert staging.folder.parent == parent and staging.folder.name.startswith(f".{key}.{os.getpid()}.")
     staging.discard()
     assert not staging.folder.exists()
+
+
+def test_unwritable_cache_root_still_builds_and_searches(tmp_path, caplog):
+    """A cache root that cannot hold an entry (here under a file; as root, permissions would not
+    stop it): the build keeps its arrays in RAM, the run is the same, one warning says the cache
+    was not written."""
+    _, want = run_once(tmp_path / "reference")
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    status, got = run_once(blocker / "cache")
+    index_cache.wait()
+    assert status == "built" and got == want
+    warnings = [r for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warnings) == 1 and "could not write the BM25 index cache" in warnings[0].getMessage()
