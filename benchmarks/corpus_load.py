@@ -18,7 +18,9 @@ and then uses ``corpus.jsonl.gz``). Each row is one fresh interpreter, timed fro
   cached), 1,000 queries: issue 15's end-to-end targets (cold <= 1.5x, warm <= 0.3x the anchor,
   cold peak RSS <= 2 GB). Minutes and several GB: run it by hand, once.
 
-Every process runs with bytecode caching on (``PYTHONDONTWRITEBYTECODE`` dropped, the project
+Each row also gives the process's CPU seconds (user + system, fastest of the repeats) and their
+ratio to the anchor's: on this shared 2-core VM wall seconds move with the host's load, CPU seconds
+less. Every process runs with bytecode caching on (``PYTHONDONTWRITEBYTECODE`` dropped, the project
 compiled once first), as an installed package runs. The machine is shared: read the ratios, which are taken in one run, rather than the seconds; with
 ``--repeat N`` each row runs N times (a cold row from an empty cache each time) and shows its fastest
 time and largest peak RSS, which steadies the ratios on a busy machine.
@@ -49,7 +51,8 @@ LOAD = ("import sys; from harness.datasets import load_dataset; ds = load_datase
 SCAN = "import sys; from pathlib import Path; from harness.datasets.beir import _scan_corpus; print(len(_scan_corpus(Path(sys.argv[1]))))"
 
 
-def run_child(argv: list[str], env: dict) -> tuple[float, float, str]:
+def run_child(argv: list[str], env: dict) -> tuple[float, float, str, float]:
+    """(wall seconds, peak RSS MiB, stdout, CPU seconds: user + system) of one process."""
     start = time.perf_counter()
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
@@ -57,7 +60,7 @@ def run_child(argv: list[str], env: dict) -> tuple[float, float, str]:
     out, err = proc.stdout.read().decode(), proc.stderr.read().decode()
     if os.waitstatus_to_exitcode(status):
         raise SystemExit(f"{' '.join(argv)} failed:\n{err[-2000:]}")
-    return seconds, usage.ru_maxrss / 1024, out.strip()
+    return seconds, usage.ru_maxrss / 1024, out.strip(), usage.ru_utime + usage.ru_stime
 
 
 def main() -> None:
@@ -96,16 +99,18 @@ def main() -> None:
     rows: list[tuple[str, float, float]] = []
     try:
         def row(label, argv, cold=False):
-            times, peaks = [], []
+            times, peaks, cpus = [], [], []
             for _ in range(max(1, args.repeat)):
                 if cold:  # an empty cache directory
                     shutil.rmtree(cache)
                     cache.mkdir()
-                seconds, peak, _ = run_child(argv, env)
+                seconds, peak, _, cpu = run_child(argv, env)
                 times.append(seconds)
                 peaks.append(peak)
-            rows.append((label, min(times), max(peaks)))
-            print(f"  {label:<28} {' '.join(f'{t:.2f}' for t in times)} s  {max(peaks):8,.0f} MiB", flush=True)
+                cpus.append(cpu)
+            rows.append((label, min(times), max(peaks), min(cpus)))
+            print(f"  {label:<28} {' '.join(f'{t:.2f}' for t in times)} s (CPU {' '.join(f'{c:.2f}' for c in cpus)} s)"
+                  f"  {max(peaks):8,.0f} MiB", flush=True)
 
         row("pyarrow.json (anchor)", [py, "-c", ANCHOR, str(corpus)])
         row("pyarrow.json, harness options", [py, "-c", TUNED, str(corpus)])
@@ -122,9 +127,10 @@ def main() -> None:
         shutil.rmtree(cache, ignore_errors=True)
 
     anchor = rows[0][1]
-    print(f"\n{'process':<28} {'seconds':>8} {'x anchor':>9} {'peak RSS MiB':>13}")
-    for label, seconds, peak in rows:
-        print(f"{label:<28} {seconds:8.2f} {seconds / anchor:8.2f}x {peak:13,.0f}")
+    anchor_cpu = rows[0][3]
+    print(f"\n{'process':<28} {'seconds':>8} {'x anchor':>9} {'peak RSS MiB':>13} {'CPU s':>7} {'x anchor':>9}")
+    for label, seconds, peak, cpu in rows:
+        print(f"{label:<28} {seconds:8.2f} {seconds / anchor:8.2f}x {peak:13,.0f} {cpu:7.2f} {cpu / anchor_cpu:8.2f}x")
 
 
 if __name__ == "__main__":
