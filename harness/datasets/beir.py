@@ -11,13 +11,14 @@ such rows) rather than refused.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from harness.checksums import sha256  # noqa: F401  (re-exported: callers use beir.sha256)
 from harness.columns import arrow_contains, arrow_strings
 from harness.datasets import corpus_cache
 from harness.datasets.corpus import COLUMNS, Corpus, Dataset, Queries
-from harness.datasets.jsonl import iter_jsonl, read_string_columns  # noqa: F401  (iter_jsonl re-exported)
+from harness.datasets.jsonl import iter_jsonl, read_string_columns, stream_string_columns  # noqa: F401  (iter_jsonl re-exported)
 from harness.errors import InputError
 from harness.qrels import Qrels
 
@@ -36,12 +37,19 @@ def _id(obj: dict, path: Path, number: int) -> str:
     return str(value)
 
 
+STREAM_ENV = "HARNESS_CORPUS_STREAM"  # "0": parse a cached corpus whole, then cache it in the background
+
+
 def load_corpus(path: Path, cache: bool | None = None) -> Corpus:
     """Read a corpus.jsonl[.gz] into an Arrow-backed :class:`Corpus`.
 
     Parsed column-wise (:mod:`harness.datasets.jsonl`) and, with ``cache`` (default: corpora of
     :data:`~harness.datasets.corpus_cache.MIN_BYTES` or more), kept as a memory-mapped Arrow file
     keyed by the file's checksum (:mod:`harness.datasets.corpus_cache`), so the next load is a map.
+    A cached corpus is parsed batch by batch straight into its cache file, which is then mapped
+    (:func:`_stream_corpus`: no whole parsed copy in RAM, nothing copied afterwards; at 1M documents
+    ~0.9 s and ~300 MB less); a corpus the fast parse refuses, or ``HARNESS_CORPUS_STREAM=0``, is
+    parsed whole and cached in the background.
     """
     path = Path(path)
     try:
@@ -49,7 +57,9 @@ def load_corpus(path: Path, cache: bool | None = None) -> Corpus:
     except OSError as exc:
         raise InputError(f"cannot read file: {exc.strerror}", path) from None
     if cache if cache is not None else size >= corpus_cache.MIN_BYTES:
-        corpus, digest = corpus_cache.load_or_build(path, COLUMNS, lambda: _parse_corpus(path), Corpus.from_table)
+        stream = None if os.environ.get(STREAM_ENV, "1") == "0" else (lambda write: _stream_corpus(path, write))
+        corpus, digest = corpus_cache.load_or_build(path, COLUMNS, lambda: _parse_corpus(path), Corpus.from_table,
+                                                    stream=stream)
     else:
         corpus, digest = Corpus.from_table(_parse_corpus(path)), corpus_cache.source_checksum(path)
     corpus.fingerprint = corpus_cache.fingerprint(digest)
@@ -66,6 +76,30 @@ def _parse_corpus(path: Path):
             and len(pc.unique(table.column("_id"))) == len(table):  # (unique: ~0.6x count_distinct's time)
         return Corpus.from_table(table).table  # fills the null titles / texts with ""
     return _scan_corpus(path).table  # the line scan names the fault, or converts odd values as before
+
+
+def _stream_corpus(path: Path, write) -> bool:
+    """:func:`_parse_corpus` batch by batch into ``write`` (the corpus cache file): null titles and
+    texts filled with "" per batch; False (nothing to keep) when the fast parse refuses the file, an
+    id is null, the ids are not unique or there is no document: the caller then parses it as
+    :func:`_parse_corpus` does, whose line scan names the fault."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    ids, refused = [], []
+
+    def take(batch) -> None:
+        if refused or batch.column(0).null_count:
+            refused.append(True)
+            return
+        columns = [batch.column(0)] + [c.fill_null("") if c.null_count else c for c in batch.columns[1:]]
+        ids.append(columns[0])  # (only the ids' buffers stay in RAM)
+        write(pa.RecordBatch.from_arrays(columns, names=list(COLUMNS)))
+
+    if not stream_string_columns(path, COLUMNS, take) or refused or not ids:
+        return False
+    every = pa.chunked_array(ids, type=pa.string())
+    return len(pc.unique(every)) == len(every)
 
 
 def _scan_corpus(path: Path) -> Corpus:

@@ -61,6 +61,43 @@ def read_string_columns(path: Path, fields: tuple[str, ...]):
     return table
 
 
+def stream_string_columns(path: Path, fields: tuple[str, ...], take) -> bool:
+    """:func:`read_string_columns` batch by batch: each ``pyarrow.RecordBatch`` of ``fields`` (UTF-8
+    checked) is handed to ``take(batch)`` as soon as it is parsed, and not kept (pyarrow.json's
+    streaming reader, its blocks parsed ahead on its threads). True when the whole file was read,
+    False when the fast parse refuses it (the caller then scans it line by line; what ``take`` got
+    so far is to be dropped)."""
+    import pyarrow as pa
+    import pyarrow.json as pj
+
+    schema = pa.schema([(name, pa.string()) for name in fields])
+    parse = pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
+    refused = (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError)
+    try:
+        stream = open_binary(path)
+    except OSError as exc:
+        raise InputError(f"cannot read file: {exc}", path) from None
+    with stream:  # reading and parsing fail as the source's faults; take's own errors propagate
+        try:
+            reader = pj.open_json(stream, read_options=pj.ReadOptions(block_size=BLOCK_BYTES), parse_options=parse)
+        except refused:
+            return False
+        except (OSError, EOFError) as exc:
+            raise InputError(f"cannot read file: {exc}", path) from None
+        while True:
+            try:
+                batch = reader.read_next_batch()
+                for column in batch.columns:
+                    column.validate(full=True)  # pyarrow.json does not check UTF-8
+            except StopIteration:
+                return True
+            except refused:
+                return False
+            except (OSError, EOFError) as exc:
+                raise InputError(f"cannot read file: {exc}", path) from None
+            take(batch)
+
+
 def _validate_full(array) -> None:
     array.validate(full=True)
 

@@ -21,7 +21,10 @@ REPO = Path(__file__).resolve().parents[2]
 
 @pytest.fixture
 def cache_root(tmp_path, monkeypatch):
+    """These tests are about the background write: the path of a corpus parsed whole (the streamed
+    one is tests/datasets/test_corpus_stream.py's)."""
     monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("HARNESS_CORPUS_STREAM", "0")
     monkeypatch.delenv(corpus_cache.VERIFY_ENV, raising=False)
     yield tmp_path / "cache"
     corpus_cache.wait()

@@ -250,9 +250,11 @@ def test_empty_corpus_is_refused(tmp_path):
 def test_a_parsed_corpus_replaced_by_its_map_is_given_back(tmp_path, cache_root, monkeypatch):
     """Cold: the parsed table is dropped for the memory-mapped cache and Arrow's allocator is told to
     return the freed memory at once (mimalloc otherwise kept ~450 MB of a 1M-document corpus through
-    the whole index build); warm: nothing was parsed, nothing to give back."""
+    the whole index build); warm: nothing was parsed, nothing to give back. (The path of a corpus
+    parsed whole; a streamed one is never in RAM: tests/datasets/test_corpus_stream.py.)"""
     from harness.datasets import corpus_cache
 
+    monkeypatch.setenv("HARNESS_CORPUS_STREAM", "0")
     calls = []
     monkeypatch.setattr(corpus_cache, "_release_freed_memory", lambda: calls.append(1))
     path = _corpus_file(tmp_path)
