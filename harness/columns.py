@@ -43,6 +43,17 @@ def arrow_strings(values) -> "pyarrow.StringArray":  # noqa: F821
     return pa.LargeStringArray.from_buffers(len(values), pa.py_buffer(offsets), pa.py_buffer(data))
 
 
+def string_buffers(array) -> tuple[np.ndarray, object]:
+    """(offsets as int64, UTF-8 data buffer) of a null-free Arrow string or large_string array, as
+    sliced (``b""`` for an array without data): what compiled code reads a column from."""
+    import pyarrow as pa
+
+    _, offsets, data = array.buffers()
+    width = np.int64 if pa.types.is_large_string(array.type) else np.int32
+    offsets = np.frombuffer(offsets, dtype=width)[array.offset:array.offset + len(array) + 1].astype(np.int64)
+    return offsets, (data if data is not None else b"")
+
+
 def arrow_contains(column, values: list[str]) -> list[bool] | None:
     """Whether each of ``values`` is a value of the null-free Arrow string (or large_string) array or
     chunked array ``column``, by the compiled ``harness._trecrun.present_ids`` (no Python string per
@@ -60,10 +71,6 @@ def arrow_contains(column, values: list[str]) -> list[bool] | None:
     for chunk in chunks:
         if len(chunk) == 0:
             continue
-        _, offsets, data = chunk.buffers()
-        width = np.int64 if pa.types.is_large_string(chunk.type) else np.int32
-        offsets = np.ascontiguousarray(np.frombuffer(offsets, dtype=width)[chunk.offset:chunk.offset + len(chunk) + 1],
-                                       dtype=np.int64)
-        found = native.present_ids(offsets, b"" if data is None else data, values)
+        found = native.present_ids(*string_buffers(chunk), values)
         present = [a or b for a, b in zip(present, found)]
     return present

@@ -53,7 +53,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable
 
-from harness.atomic import _umask, atomic_path, write_json
+from harness.atomic import atomic_path, seal, write_json
 from harness.background import PendingWrites
 from harness.cache import cache_dir
 from harness.checksums import sha256
@@ -250,12 +250,7 @@ def stream_into_cache(stream: Callable) -> Path | None:
     try:
         if stream(write) and "writer" in state:
             close()
-            fd = os.open(tmp, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.chmod(tmp, 0o666 & ~_umask())
+            seal(tmp)
             done = True
             return tmp
         return None

@@ -36,14 +36,22 @@ def open_binary(path: Path) -> IO[bytes]:
     return igzip.open(path, "rb")
 
 
+def _parse_options(fields: tuple[str, ...]):
+    """pyarrow.json's options for ``fields`` as strings (null where absent), other keys skipped."""
+    import pyarrow as pa
+    import pyarrow.json as pj
+
+    schema = pa.schema([(name, pa.string()) for name in fields])
+    return pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
+
+
 def read_string_columns(path: Path, fields: tuple[str, ...]):
     """A ``pyarrow.Table`` of ``fields`` (strings; null where absent), one row per JSON line, or None
     when the fast parse refuses the file (the caller then scans it line by line)."""
     import pyarrow as pa
     import pyarrow.json as pj
 
-    schema = pa.schema([(name, pa.string()) for name in fields])
-    parse = pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
+    parse = _parse_options(fields)
     try:
         with open_binary(path) as stream:
             table = pj.read_json(stream, read_options=pj.ReadOptions(block_size=BLOCK_BYTES), parse_options=parse)
@@ -70,8 +78,7 @@ def stream_string_columns(path: Path, fields: tuple[str, ...], take) -> bool:
     import pyarrow as pa
     import pyarrow.json as pj
 
-    schema = pa.schema([(name, pa.string()) for name in fields])
-    parse = pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
+    parse = _parse_options(fields)
     refused = (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError)
     try:
         stream = open_binary(path)

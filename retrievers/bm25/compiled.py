@@ -23,6 +23,7 @@ from functools import partial
 
 import numpy as np
 
+from harness.columns import string_buffers
 from retrievers.bm25 import loader
 from retrievers.bm25.analyzer import Analyzer
 from retrievers.bm25.sparse_index import SparseIndex
@@ -135,10 +136,7 @@ def arrow_column(array) -> tuple[np.ndarray, object]:
         array = array.fill_null("")
     if not (pa.types.is_string(array.type) or pa.types.is_large_string(array.type)):
         raise TypeError(f"expected an Arrow string array, got {array.type}")
-    _, offsets, data = array.buffers()
-    width = np.int64 if pa.types.is_large_string(array.type) else np.int32
-    offsets = np.frombuffer(offsets, dtype=width)[array.offset:array.offset + len(array) + 1].astype(np.int64)
-    return offsets, (data if data is not None else b"")
+    return string_buffers(array)
 
 
 def _postings_arrays(raw: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
