@@ -80,10 +80,13 @@ class Run:
         vocab_index: dict | None = None,
         vocab_sorted: bool = False,
         vocab_rank: np.ndarray | None = None,
+        canonical: bool = False,
     ) -> "Run":
         """Build a run from columnar arrays (no copy where dtypes already fit); ``vocab_sorted`` says
-        that ``doc_vocab`` is in string order, ``vocab_rank`` gives each entry's rank in that order."""
-        return cls(
+        that ``doc_vocab`` is in string order, ``vocab_rank`` gives each entry's rank in that order;
+        ``canonical``: the producer guarantees the canonical order (a top k selected by the evaluator's
+        keys, retrievers/topk.py), so it is not checked again."""
+        run = cls(
             query_ids=object_array(query_ids),
             offsets=np.asarray(offsets, dtype=np.int64),
             doc_codes=np.asarray(doc_codes, dtype=np.int64),
@@ -93,6 +96,7 @@ class Run:
             vocab_sorted=vocab_sorted,
             vocab_rank=None if vocab_rank is None else np.asarray(vocab_rank, dtype=np.int64),
         )
+        return run._known_canonical() if canonical else run
 
     @classmethod
     def from_dict(cls, results: Mapping[str, Mapping[str, float]]) -> "Run":
@@ -350,4 +354,5 @@ def concat_runs(runs: list[Run]) -> Run:
     sizes = np.concatenate([np.diff(r.offsets) for r in runs])
     return Run.from_arrays(np.concatenate([r.query_ids for r in runs]).tolist(),
                            np.concatenate([[0], np.cumsum(sizes)]), np.concatenate(codes),
-                           np.concatenate([r.scores for r in runs]), vocab, vocab_index, vocab_rank=vocab_rank)
+                           np.concatenate([r.scores for r in runs]), vocab, vocab_index, vocab_rank=vocab_rank,
+                           canonical=all(r._canonical for r in runs))  # each query's entries as they were

@@ -55,8 +55,9 @@ class DocOrder:
         millions of documents it costs more than loading the index."""
         return self.corpus.__dict__.get("id_index")
 
-    def run(self, query_ids, offsets: np.ndarray, docs: np.ndarray, scores: np.ndarray) -> Run:
-        return Run.from_arrays(query_ids, offsets, docs, scores, self.ids, self.id_index, vocab_rank=self.rank)
+    def run(self, query_ids, offsets: np.ndarray, docs: np.ndarray, scores: np.ndarray, canonical: bool = False) -> Run:
+        return Run.from_arrays(query_ids, offsets, docs, scores, self.ids, self.id_index, vocab_rank=self.rank,
+                               canonical=canonical)
 
 
 def query_constants(index: SparseIndex, offsets: np.ndarray, term_ids: np.ndarray) -> np.ndarray | None:
@@ -183,4 +184,5 @@ class CompiledSearcher:
         offsets, term_ids = self.query_terms(list(queries.texts))
         constants = query_constants(self.index, offsets, term_ids)
         hits, docs, scores = self._search(offsets, term_ids, k, constants, self.n_threads)
-        return self.order.run(queries.ids, np.concatenate([[0], np.cumsum(hits)]), docs, scores)
+        # search.c sorts each query's top k by (float32 score, id rank) descending: the canonical order
+        return self.order.run(queries.ids, np.concatenate([[0], np.cumsum(hits)]), docs, scores, canonical=True)

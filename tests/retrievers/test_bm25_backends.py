@@ -9,6 +9,7 @@ import pytest
 
 import retrievers
 from harness.datasets.corpus import Corpus, Queries
+from harness.run import Run
 from retrievers.bm25 import BM25Retriever
 
 # title + " " + text; analysed: d1 = [appl, banana, appl], d2 = [banana, cherri], d3 = [cherri]
@@ -160,3 +161,20 @@ def test_top_k_positive_equals_top_k_with_ties():
         assert top_k_positive(scores, k, rank).tolist() == top_k(scores[None, :], k, rank)[0].tolist() == want
     with pytest.raises(ValueError, match="> 0"):
         top_k_positive(np.array([1.0, 0.0], dtype=np.float32), 1, np.arange(2))
+
+
+def test_a_compiled_search_run_is_known_canonical_and_is(tmp_path):
+    """The compiled searcher marks its run canonical (not checked again downstream); the mark is
+    true: with it cleared, the run checks canonical and canonical() changes nothing. Ties: every
+    text appears under several ids, given in an order unlike string order ("d10" < "d2")."""
+    pytest.importorskip("retrievers.bm25._fastbm25")
+    texts = ["apple banana", "banana", "apple", "cherry apple banana"] * 6
+    corpus = Corpus([f"d{(7 * i) % 24}" for i in range(24)], [""] * 24, texts)
+    retriever = BM25Retriever(cache_dir=tmp_path)
+    retriever.index(corpus)
+    run = retriever.search(Queries(["q0", "q1", "q2"], ["apple", "banana apple", "cherry"]), 10)
+    assert run._canonical
+    fresh = Run.from_arrays(run.query_ids, run.offsets, run.doc_codes, run.scores, run.doc_vocab)
+    assert not fresh._canonical and fresh.is_canonical()
+    # "apple": 18 tied pairs of 6 ids per score; the top 10 by score, then id descending (string order)
+    assert run.doc_ids(0)[:6] == sorted([d for d, t in zip(corpus.ids, texts) if t == "apple"], reverse=True)
