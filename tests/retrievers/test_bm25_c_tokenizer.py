@@ -158,6 +158,24 @@ def test_encoder_bad_inputs(compiled_on):
         compiled.CompiledTermEncoder(Analyzer(stemmer="english"))
 
 
+@needs_extension
+def test_add_terms_numbers_a_large_vocabulary_in_order_and_names_a_repeat(compiled_on):
+    """add_terms works 16 terms at a time (their table slots prefetched): every term keeps its
+    position as its id across batches, a repeat inside a batch or across batches is named by
+    position, and a term whose batch fails leaves the ones before it usable."""
+    words = [f"w{i}x" for i in range(1000)]  # lowercase, unstemmed (no Porter suffix), not stopwords
+    encoder = compiled.CompiledTermEncoder(Analyzer(), words).freeze()
+    assert encoder.encode(["w999x w0x w17x w16x w15x"])[1].tolist() == [999, 0, 17, 16, 15]
+    raw = raw_encoder(Analyzer())
+    with pytest.raises(ValueError, match="term 40 is a repeat of term 3$"):
+        raw.add_terms(words[:40] + [words[3]])
+    with pytest.raises(ValueError, match="term 5 is a repeat of term 2$"):
+        raw_encoder(Analyzer()).add_terms(["a", "b", "c", "d", "e", "c"])
+    assert raw.n_terms == 40  # the terms before the repeat were added
+    with pytest.raises(TypeError):
+        raw_encoder(Analyzer()).add_terms(words[:20] + [None])
+
+
 class Boom(Exception):
     pass
 

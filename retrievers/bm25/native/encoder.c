@@ -709,18 +709,36 @@ static PyObject *Encoder_add_terms(Encoder *e, PyObject *terms_arg) {
         Py_DECREF(terms);
         return PyErr_NoMemory();
     }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *keep;
-        Py_ssize_t len;
-        const char *s = utf8_of(PySequence_Fast_GET_ITEM(terms, i), &len, &keep);
-        if (!s) { Py_DECREF(terms); return NULL; }
-        uint64_t h = hash_bytes(s, len);
-        Slot *found = map_find(&e->terms, s, len, h);
-        Py_ssize_t id = found ? -1 : map_add(&e->terms, s, len, h, (int32_t)e->terms.n);
-        Py_XDECREF(keep);
+    /* ADD_AHEAD terms at a time: their slots are prefetched first, so that the table's cache misses
+     * (a cached index's vocabulary: ~300k terms, a 16 MB table at 1M documents) overlap. */
+    enum { ADD_AHEAD = 16 };
+    for (Py_ssize_t i0 = 0; i0 < n; i0 += ADD_AHEAD) {
+        Py_ssize_t m = n - i0 < ADD_AHEAD ? n - i0 : ADD_AHEAD;
+        const char *s[ADD_AHEAD];
+        Py_ssize_t len[ADD_AHEAD];
+        PyObject *keep[ADD_AHEAD];
+        uint64_t h[ADD_AHEAD];
+        for (Py_ssize_t j = 0; j < m; j++) {
+            s[j] = utf8_of(PySequence_Fast_GET_ITEM(terms, i0 + j), &len[j], &keep[j]);
+            if (!s[j]) {
+                for (Py_ssize_t i = 0; i < j; i++) Py_XDECREF(keep[i]);
+                Py_DECREF(terms);
+                return NULL;
+            }
+            h[j] = hash_bytes(s[j], len[j]);
+            __builtin_prefetch(e->terms.slots + (h[j] & e->terms.mask));
+        }
+        Slot *found = NULL;
+        Py_ssize_t id = 0, j = 0;
+        for (; j < m; j++) {
+            found = map_find(&e->terms, s[j], len[j], h[j]);
+            id = found ? -1 : map_add(&e->terms, s[j], len[j], h[j], (int32_t)e->terms.n);
+            if (id < 0) break;
+        }
+        for (Py_ssize_t i = 0; i < m; i++) Py_XDECREF(keep[i]);
         if (found) {
             Py_DECREF(terms);
-            return PyErr_Format(PyExc_ValueError, "term %zd is a repeat of term %d", i, found->val);
+            return PyErr_Format(PyExc_ValueError, "term %zd is a repeat of term %d", i0 + j, found->val);
         }
         if (id < 0) { Py_DECREF(terms); return PyErr_NoMemory(); }
     }
