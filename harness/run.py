@@ -55,7 +55,7 @@ class Run:
     vocab_sorted: bool = False  # doc_vocab is in string order (code order = id order)
     vocab_rank: np.ndarray | None = field(default=None, repr=False, compare=False)  # int64 string rank per code
     _canonical: bool = field(default=False, init=False, repr=False, compare=False)  # known canonical
-    # (doc_vocab, vocab_rank, code of each rank, doc_vocab in string order): see _codes_by_rank; an init
+    # (doc_vocab, vocab_rank, code of each rank): see _codes_by_rank; an init
     # field so that replace() carries it to runs of the same vocabulary (checked by identity at use).
     _rank_view: tuple | None = field(default=None, repr=False, compare=False)
 
@@ -81,20 +81,29 @@ class Run:
         vocab_sorted: bool = False,
         vocab_rank: np.ndarray | None = None,
         canonical: bool = False,
+        vocab_order: np.ndarray | None = None,
     ) -> "Run":
         """Build a run from columnar arrays (no copy where dtypes already fit); ``vocab_sorted`` says
         that ``doc_vocab`` is in string order, ``vocab_rank`` gives each entry's rank in that order;
         ``canonical``: the producer guarantees the canonical order (a top k selected by the evaluator's
-        keys, retrievers/topk.py), so it is not checked again."""
+        keys, retrievers/topk.py), so it is not checked again; ``vocab_order``: the inverse permutation
+        of ``vocab_rank`` (the code at each rank) when the producer has it (a retriever's corpus
+        order): id lookups (:meth:`codes_of`) start from it instead of building and checking it."""
+        vocab = doc_vocab if isinstance(doc_vocab, np.ndarray) else object_array(doc_vocab)
+        rank = None if vocab_rank is None else np.asarray(vocab_rank, dtype=np.int64)
+        view = None
+        if vocab_order is not None and rank is not None and vocab.dtype == object and len(vocab_order) == len(vocab):
+            view = (vocab, rank, np.asarray(vocab_order, dtype=np.int64))
         run = cls(
             query_ids=object_array(query_ids),
             offsets=np.asarray(offsets, dtype=np.int64),
             doc_codes=np.asarray(doc_codes, dtype=np.int64),
             scores=np.asarray(scores, dtype=np.float64),
-            doc_vocab=doc_vocab if isinstance(doc_vocab, np.ndarray) else object_array(doc_vocab),
+            doc_vocab=vocab,
             _vocab_index=vocab_index,
             vocab_sorted=vocab_sorted,
-            vocab_rank=None if vocab_rank is None else np.asarray(vocab_rank, dtype=np.int64),
+            vocab_rank=rank,
+            _rank_view=view,
         )
         return run._known_canonical() if canonical else run
 
@@ -169,12 +178,25 @@ class Run:
             code_of_rank[rank] = np.arange(n)
             if (code_of_rank < 0).any():  # a rank given twice
                 return None
-            view = (self.doc_vocab, rank, code_of_rank, self.doc_vocab[code_of_rank])
+            view = (self.doc_vocab, rank, code_of_rank)
             object.__setattr__(self, "_rank_view", view)
-        code_of_rank, ordered = view[2], view[3]
+        vocab, code_of_rank = self.doc_vocab, view[2]
+        # A binary search of every id at once, over the ranks: each step compares the ids with the
+        # vocabulary's strings at their midpoints (no copy of the vocabulary in string order: at
+        # millions of ids, gathering it cost more than the lookups).
         probe = object_array(ids)
-        at = np.minimum(np.searchsorted(ordered, probe), len(ordered) - 1)
-        return np.where(ordered[at] == probe, code_of_rank[at], -1).astype(np.int64)
+        n = len(code_of_rank)
+        lo, hi = np.zeros(len(probe), dtype=np.int64), np.full(len(probe), n, dtype=np.int64)
+        while True:
+            open_ = lo < hi
+            if not open_.any():
+                break
+            mid = (lo + hi) >> 1
+            below = vocab[code_of_rank[np.minimum(mid, n - 1)]] < probe
+            lo = np.where(open_ & below, mid + 1, lo)
+            hi = np.where(open_ & ~below, mid, hi)
+        at = code_of_rank[np.minimum(lo, n - 1)]
+        return np.where(vocab[at] == probe, at, -1).astype(np.int64)
 
     def entry_query_index(self) -> np.ndarray:
         """The query index of every entry."""
@@ -316,8 +338,12 @@ class Run:
         if not rows.size:
             return self
         sizes = self.offsets[rows + 1] - self.offsets[rows]
-        entries = np.repeat(self.offsets[rows] - np.cumsum(sizes) + sizes, sizes) + np.arange(int(sizes.sum()))
-        hits = entries[self.doc_codes[entries] == np.repeat(qcodes[rows], sizes)]
+        if int(sizes.sum()) * 4 > len(self.doc_codes):  # most entries checked (query ids that are document
+            # ids, as in MS MARCO): one comparison over the run, no index of the entries to check
+            hits = np.flatnonzero(self.doc_codes == np.repeat(qcodes, np.diff(self.offsets)))  # -1: no code
+        else:
+            entries = np.repeat(self.offsets[rows] - np.cumsum(sizes) + sizes, sizes) + np.arange(int(sizes.sum()))
+            hits = entries[self.doc_codes[entries] == np.repeat(qcodes[rows], sizes)]
         if not hits.size:
             return self
         keep = np.ones(len(self.doc_codes), dtype=bool)
@@ -340,9 +366,13 @@ def concat_runs(runs: list[Run]) -> Run:
         return Run.from_dict({})
     first = runs[0].doc_vocab
     vocab_rank = None
+    vocab_order = None
     if all(r.doc_vocab is first for r in runs):
         vocab, vocab_index, codes = first, runs[0]._vocab_index, [r.doc_codes for r in runs]
         vocab_rank = runs[0].vocab_rank
+        view = runs[0]._rank_view
+        if view is not None and view[0] is first and view[1] is vocab_rank:
+            vocab_order = view[2]
     else:
         vocab_index = {}
         codes = []
@@ -355,4 +385,4 @@ def concat_runs(runs: list[Run]) -> Run:
     return Run.from_arrays(np.concatenate([r.query_ids for r in runs]).tolist(),
                            np.concatenate([[0], np.cumsum(sizes)]), np.concatenate(codes),
                            np.concatenate([r.scores for r in runs]), vocab, vocab_index, vocab_rank=vocab_rank,
-                           canonical=all(r._canonical for r in runs))  # each query's entries as they were
+                           canonical=all(r._canonical for r in runs), vocab_order=vocab_order)  # each query's entries as they were

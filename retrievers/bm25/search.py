@@ -57,7 +57,7 @@ class DocOrder:
 
     def run(self, query_ids, offsets: np.ndarray, docs: np.ndarray, scores: np.ndarray, canonical: bool = False) -> Run:
         return Run.from_arrays(query_ids, offsets, docs, scores, self.ids, self.id_index, vocab_rank=self.rank,
-                               canonical=canonical)
+                               canonical=canonical, vocab_order=self.doc_of_rank)
 
 
 def query_constants(index: SparseIndex, offsets: np.ndarray, term_ids: np.ndarray) -> np.ndarray | None:

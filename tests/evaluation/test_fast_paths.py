@@ -55,6 +55,11 @@ def test_codes_of_by_rank_is_the_dict_lookup_randomized():
         assert derived._rank_view is run._rank_view or not searched
         twice = Run.from_arrays(["q"], [0, 1], [0], [1.0], vocab, vocab_rank=np.zeros(n, dtype=np.int64))
         assert twice.codes_of(ids).tolist() == expected and twice._rank_view is None
+        # the inverse permutation given by the producer (a retriever's corpus order) is used as is
+        rank = string_ranks(vocab)
+        order = np.argsort(rank)
+        given = Run.from_arrays(["q"], [0, 1], [0], [1.0], vocab, vocab_rank=rank, vocab_order=order)
+        assert given._rank_view[2] is order and given.codes_of(ids).tolist() == expected
 
 
 def test_evaluation_identical_without_index(make_case):
@@ -82,6 +87,20 @@ def test_evaluation_identical_without_index(make_case):
     # Identical ids are dropped on the scan path too.
     assert len(fresh.without_identical_ids()) == len(run.without_identical_ids()) < len(run)
 
+
+
+def test_identical_ids_dropped_whether_few_or_most_queries_are_document_ids():
+    """Both ways of finding them (entries of the few queries whose id is a document id, or one
+    comparison over the whole run when those are most of it, as in MS MARCO) drop exactly the
+    entries whose document id is their query id, and nothing else."""
+    most = Run.from_dict({"a": {"a": 3.0, "b": 2.0}, "b": {"c": 1.0, "b": 0.5}, "x": {"a": 1.0}})
+    assert most.without_identical_ids().to_dict() == {"a": {"b": 2.0}, "b": {"c": 1.0}, "x": {"a": 1.0}}
+    wide = {f"q{i}": {f"d{j}": float(j) for j in range(20)} for i in range(10)}
+    few = Run.from_dict({"d3": {"d3": 5.0, "d1": 4.0}, **wide})  # 2 of 202 entries checked
+    assert few.without_identical_ids().to_dict() == {"d3": {"d1": 4.0}, **wide}
+    assert np.array_equal(few.without_identical_ids().offsets[:3], [0, 1, 21])
+    none = Run.from_dict(wide)
+    assert none.without_identical_ids() is none
 
 
 def _reference_order(run: Run) -> list[list[str]]:
