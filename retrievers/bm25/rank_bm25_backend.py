@@ -9,7 +9,7 @@ from harness.datasets.corpus import Corpus, Queries
 from harness.run import Run
 from retrievers.bm25.analyzer import Analyzer
 from retrievers.texts import lexical_texts
-from retrievers.topk import run_from_topk, string_ranks, top_k
+from retrievers.topk import run_from_topk, top_k
 
 
 class RankBM25Backend:
@@ -24,7 +24,7 @@ class RankBM25Backend:
         self._model = BM25Okapi([self.analyzer(c) for c in documents], k1=self.k1, b=self.b)
         self._corpus = corpus
         self._ids = corpus.id_array
-        self._rank = string_ranks(self._ids)
+        self._rank = corpus.id_rank
 
     def search(self, queries: Queries, k: int) -> Run:
         if self._model is None:

@@ -26,7 +26,7 @@ from harness.datasets.corpus import Corpus, Queries
 from harness.run import Run
 from retrievers.bm25.analyzer import Analyzer
 from retrievers.bm25.sparse_index import SparseIndex
-from retrievers.topk import run_from_topk, string_ranks, top_k_positive
+from retrievers.topk import run_from_topk, top_k_positive
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ class DocOrder:
         """``rank``: the ids' string ranks when known (a cached index's ``id_rank``, checked to be a
         permutation when loaded), else computed (a sort of the ids)."""
         ids = corpus.id_array
-        rank = string_ranks(ids) if rank is None else rank
+        rank = corpus.id_rank if rank is None else rank
         doc_of_rank = np.empty(len(rank), dtype=np.int64)
         doc_of_rank[rank] = np.arange(len(rank))
         return cls(ids, rank, doc_of_rank, corpus)

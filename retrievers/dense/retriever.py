@@ -18,7 +18,7 @@ from retrievers.dense.cache import EmbeddingCache, cache_key
 from retrievers.dense.exact import exact_search
 from retrievers.dense.model import ModelHandle
 from retrievers.dense.texts import content_hash, document_texts, length_order
-from retrievers.topk import run_from_topk, string_ranks
+from retrievers.topk import run_from_topk
 
 SCORES = ("cos", "dot")
 INDEXES = ("exact", "faiss")
@@ -229,7 +229,7 @@ class DenseRetriever(Retriever):
         self._docs = self.encode("documents", corpus.ids, document_texts(corpus), self.document_prompt)
         self._ids = corpus.id_array
         self._id_index = corpus.id_index
-        self._rank = string_ranks(self._ids)
+        self._rank = corpus.id_rank
         self._faiss = None
         self._stats["index_seconds"] = round(time.perf_counter() - started, 3)
 
