@@ -80,10 +80,14 @@ def top_k_positive(scores: np.ndarray, k: int, id_rank: np.ndarray) -> np.ndarra
 
 
 def run_from_topk(query_ids: list[str], chosen: list[np.ndarray], scores: list[np.ndarray],
-                  doc_ids: np.ndarray, id_index: dict | None = None) -> Run:
-    """Assemble a Run from per-query document indices (into ``doc_ids``) and their scores."""
+                  doc_ids: np.ndarray, id_index: dict | None = None, id_rank: np.ndarray | None = None,
+                  id_order: np.ndarray | None = None) -> Run:
+    """Assemble a Run from per-query document indices (into ``doc_ids``) and their scores;
+    ``id_rank`` / ``id_order``: the ids' string ranks and their inverse, when known (the run's id
+    lookups then need no id -> position dict: Run.from_arrays's ``vocab_rank`` / ``vocab_order``)."""
     lengths = np.array([len(c) for c in chosen], dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(lengths)])
     codes = np.concatenate(chosen) if chosen else np.empty(0, dtype=np.int64)
     values = np.concatenate(scores) if scores else np.empty(0, dtype=np.float64)
-    return Run.from_arrays(query_ids, offsets, codes, values, doc_ids, id_index)
+    return Run.from_arrays(query_ids, offsets, codes, values, doc_ids, id_index, vocab_rank=id_rank,
+                           vocab_order=id_order)

@@ -228,8 +228,9 @@ class DenseRetriever(Retriever):
         self._docs_entry = None
         self._docs = self.encode("documents", corpus.ids, document_texts(corpus), self.document_prompt)
         self._ids = corpus.id_array
-        self._id_index = corpus.id_index
         self._rank = corpus.id_rank
+        self._order = np.empty_like(self._rank)  # the document at each rank: the run's id lookups binary-search
+        self._order[self._rank] = np.arange(len(self._rank))  # it (no id -> position dict of the whole corpus)
         self._faiss = None
         self._stats["index_seconds"] = round(time.perf_counter() - started, 3)
 
@@ -261,7 +262,7 @@ class DenseRetriever(Retriever):
                                        doc_block=self.doc_block)
         chosen = [row[row >= 0] for row in idx]
         values = [s[row >= 0].astype(np.float64) for row, s in zip(idx, scores)]
-        run = run_from_topk(list(queries.ids), chosen, values, self._ids, self._id_index)
+        run = run_from_topk(list(queries.ids), chosen, values, self._ids, id_rank=self._rank, id_order=self._order)
         self._stats["search_seconds"] = round(time.perf_counter() - search_started, 3)
         self._stats["query_seconds"] = round(time.perf_counter() - started, 3)
         return run

@@ -79,6 +79,9 @@ def test_known_query_finds_its_document(model_dir, tmp_path):
     assert run.doc_ids(0)[0] == "d1"
     assert run.doc_ids(1)[0] == "d5"
     assert run.is_canonical()
+    # its ids are looked up by binary search over the corpus's id order (no id -> position dict)
+    assert run._vocab_index is None and run._rank_view is not None
+    assert run._codes_by_rank(["d5", "x", "d1"]).tolist() == [4, -1, 0]
 
 
 def test_second_run_skips_encoding_and_gives_the_identical_run(model_dir, tmp_path):
