@@ -51,6 +51,9 @@ class Candidates:
     query_rows: np.ndarray
     offsets: np.ndarray
     doc_rows: np.ndarray
+    # (corpus ids, their string ranks, the row at each rank) when the run came from a retriever over
+    # this corpus (its vocabulary is the corpus's id array): the reranked run's id lookups use them
+    id_order: tuple | None = None
 
     @classmethod
     def of(cls, run: Run, queries: Queries, corpus: Corpus, depth: int, source: str | Path | None = None
@@ -68,6 +71,12 @@ class Candidates:
         for qid in qids:
             if qid not in query_row:
                 raise InputError("query is not among the dataset's queries", source, _line_of(source, 0, qid), qid)
+        top = run.truncated(int(depth))
+        query_rows = np.array([query_row[q] for q in qids], dtype=np.int64)
+        if run.doc_vocab is corpus.__dict__.get("id_array"):  # a retriever's run over this corpus: codes are rows
+            view = run._rank_view
+            id_order = view if view is not None and view[0] is run.doc_vocab else None
+            return cls(qids, query_rows, top.offsets, top.doc_codes, id_order)
         index = corpus.id_index
         vocab_rows = np.fromiter((index.get(d, -1) for d in run.doc_vocab.tolist()), dtype=np.int64,
                                  count=len(run.doc_vocab))
@@ -77,9 +86,7 @@ class Candidates:
         if missing.size:
             doc_id = run.doc_vocab[missing[0]]
             raise InputError("document is not in the dataset's corpus", source, _line_of(source, 2, doc_id), doc_id)
-        top = run.truncated(int(depth))
-        return cls(qids, np.array([query_row[q] for q in qids], dtype=np.int64), top.offsets,
-                   vocab_rows[top.doc_codes])
+        return cls(qids, query_rows, top.offsets, vocab_rows[top.doc_codes])
 
     def __len__(self) -> int:
         return len(self.doc_rows)
@@ -102,6 +109,10 @@ class Candidates:
         scores = np.asarray(scores, dtype=np.float64)
         if scores.shape != self.doc_rows.shape:
             raise ValueError(f"need one score per candidate ({len(self)}), got shape {scores.shape}")
+        if self.id_order is not None and self.id_order[0] is corpus.__dict__.get("id_array"):
+            _, rank, order = self.id_order
+            return Run.from_arrays(self.query_ids, self.offsets, self.doc_rows, scores, corpus.id_array,
+                                   vocab_rank=rank, vocab_order=order).canonical()
         return Run.from_arrays(self.query_ids, self.offsets, self.doc_rows, scores, corpus.id_array,
                                corpus.id_index).canonical()
 
