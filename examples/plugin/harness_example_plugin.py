@@ -30,7 +30,7 @@ from harness import progress
 from harness.datasets.corpus import Corpus, Queries
 from harness.run import Run
 from retrievers import Retriever
-from retrievers.topk import run_from_topk, string_ranks, top_k
+from retrievers.topk import run_from_topk, top_k
 
 _TOKEN = re.compile(r"[a-z0-9]+")
 
@@ -64,7 +64,7 @@ class IdfOverlapRetriever(Retriever):
         self._postings = {t: np.array(d, dtype=np.int64) for t, d in postings.items() if len(d) >= self.min_df}
         self._idf = {t: float(np.log(n / len(d))) for t, d in self._postings.items()}
         self._n_docs, self._ids = n, corpus.id_array
-        self._rank = string_ranks(self._ids)
+        self._rank = corpus.id_rank  # each id's rank in string order (the tie rule)
         seconds = time.perf_counter() - started
         self._stats = {"terms": len(self._postings),
                        "docs_encoded_per_s": round(n / seconds, 1) if seconds > 0 else None}
