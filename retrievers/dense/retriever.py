@@ -229,8 +229,9 @@ class DenseRetriever(Retriever):
         self._docs = self.encode("documents", corpus.ids, document_texts(corpus), self.document_prompt)
         self._ids = corpus.id_array
         self._rank = corpus.id_rank
-        self._order = np.empty_like(self._rank)  # the document at each rank: the run's id lookups binary-search
-        self._order[self._rank] = np.arange(len(self._rank))  # it (no id -> position dict of the whole corpus)
+        # the document at each rank: runs carry it, and their id lookups binary-search it (no dict of every id)
+        self._order = np.empty_like(self._rank)
+        self._order[self._rank] = np.arange(len(self._rank))
         self._faiss = None
         self._stats["index_seconds"] = round(time.perf_counter() - started, 3)
 
