@@ -93,7 +93,11 @@ class Run:
         rank = None if vocab_rank is None else np.asarray(vocab_rank, dtype=np.int64)
         view = None
         if vocab_order is not None and rank is not None and vocab.dtype == object and len(vocab_order) == len(vocab):
-            view = (vocab, rank, np.asarray(vocab_order, dtype=np.int64))
+            # taken after a spot check that it inverts the ranks (without it, codes_of builds and checks its own)
+            order = np.asarray(vocab_order, dtype=np.int64)
+            probe = np.linspace(0, len(order) - 1, min(len(order), 64)).astype(np.int64)
+            if len(rank) == len(order) and np.array_equal(rank[order[probe]], probe):
+                view = (vocab, rank, order)
         run = cls(
             query_ids=object_array(query_ids),
             offsets=np.asarray(offsets, dtype=np.int64),
