@@ -96,7 +96,8 @@ class Run:
             # taken after a spot check that it inverts the ranks (without it, codes_of builds and checks its own)
             order = np.asarray(vocab_order, dtype=np.int64)
             probe = np.linspace(0, len(order) - 1, min(len(order), 64)).astype(np.int64)
-            if len(rank) == len(order) and np.array_equal(rank[order[probe]], probe):
+            at = order[probe]
+            if len(rank) == len(order) and ((at >= 0) & (at < len(rank))).all() and np.array_equal(rank[at], probe):
                 view = (vocab, rank, order)
         run = cls(
             query_ids=object_array(query_ids),

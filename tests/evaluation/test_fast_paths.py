@@ -63,6 +63,8 @@ def test_codes_of_by_rank_is_the_dict_lookup_randomized():
         if n > 1:  # an order that is not the inverse of the ranks is not taken (the lookups then check their own)
             wrong = Run.from_arrays(["q"], [0, 1], [0], [1.0], vocab, vocab_rank=rank, vocab_order=order[::-1].copy())
             assert wrong._rank_view is None and wrong.codes_of(ids).tolist() == expected
+            beyond = Run.from_arrays(["q"], [0, 1], [0], [1.0], vocab, vocab_rank=rank, vocab_order=order + n)
+            assert beyond._rank_view is None and beyond.codes_of(ids).tolist() == expected
 
 
 def test_evaluation_identical_without_index(make_case):
