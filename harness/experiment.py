@@ -110,6 +110,9 @@ def run_experiment(
 ) -> Experiment:
     """Index, search, evaluate and report ``dataset``; ``timings.load_s`` is the time
     :func:`~harness.datasets.load_dataset` took to load it (``dataset.load_s``)."""
+    from harness.fingerprint import prefetch
+
+    prefetch()  # the result's machine and software facts, read on a thread while the run goes on
     timer = Timer({"load_s": dataset.load_s})
     depth = depth or max(k_values)
     with timer("index_s"), progress.task(f"indexing {len(dataset.corpus):,} documents ({retriever.name})"):

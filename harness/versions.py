@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import platform
+from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, version
 
 import harness
@@ -12,6 +13,12 @@ LIBRARIES = ("numpy", "rank-bm25", "bm25s", "PyStemmer", "sentence-transformers"
 
 
 def versions() -> dict[str, str]:
+    """Name -> version (a new dict each call; the metadata is read once per process)."""
+    return dict(_versions())
+
+
+@lru_cache(maxsize=1)
+def _versions() -> dict[str, str]:
     out = {"retrieval-harness": harness.__version__, "python": platform.python_version()}
     for name in LIBRARIES:
         try:

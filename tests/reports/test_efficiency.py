@@ -191,3 +191,14 @@ def test_large_query_sets_are_timed_in_at_most_50_calls(monkeypatch):
     searched = experiment.timed_search(retriever, queries, 3)
     assert retriever.calls == [33, 33, 33, 31] and searched.batch_size == 33
     assert searched.run.n_queries == 130
+
+
+def test_fingerprint_prefetched_on_a_thread_is_the_same_and_started_once():
+    from harness import fingerprint as fp
+
+    direct = fingerprint()
+    fp.prefetch()
+    thread = fp._early
+    fp.prefetch()
+    assert fp._early is thread and thread.name == "harness-fingerprint" and thread.daemon
+    assert fingerprint() == direct and not thread.is_alive()
