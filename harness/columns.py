@@ -15,6 +15,13 @@ def object_array(values: Iterable[str]) -> np.ndarray:
     return out
 
 
+def inverse_permutation(permutation: np.ndarray) -> np.ndarray:
+    """The int64 array ``inv`` with ``inv[permutation[i]] = i`` (ranks from a sort order, and back)."""
+    inverse = np.empty(len(permutation), dtype=np.int64)
+    inverse[permutation] = np.arange(len(permutation), dtype=np.int64)
+    return inverse
+
+
 # Arrow arrays built from their buffers: ``pyarrow.array`` imports pandas on its first call (to
 # recognise pandas objects), which costs a whole-process run ~0.25 s it need not pay.
 def arrow_int64(values: np.ndarray):

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from harness.columns import inverse_permutation
 from harness.datasets.corpus import Corpus, Queries
 from harness.run import Run
 from retrievers.bm25.analyzer import Analyzer
@@ -42,11 +43,9 @@ class DocOrder:
     def of(cls, corpus: Corpus, rank: np.ndarray | None = None) -> "DocOrder":
         """``rank``: the ids' string ranks when known (a cached index's ``id_rank``, checked to be a
         permutation when loaded), else computed (a sort of the ids)."""
-        ids = corpus.id_array
-        rank = corpus.id_rank if rank is None else rank
-        doc_of_rank = np.empty(len(rank), dtype=np.int64)
-        doc_of_rank[rank] = np.arange(len(rank))
-        return cls(ids, rank, doc_of_rank, corpus)
+        if rank is None:
+            return cls(corpus.id_array, corpus.id_rank, corpus.id_order, corpus)
+        return cls(corpus.id_array, rank, inverse_permutation(rank), corpus)
 
     @property
     def id_index(self) -> dict | None:

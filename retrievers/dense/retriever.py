@@ -228,10 +228,9 @@ class DenseRetriever(Retriever):
         self._docs_entry = None
         self._docs = self.encode("documents", corpus.ids, document_texts(corpus), self.document_prompt)
         self._ids = corpus.id_array
-        self._rank = corpus.id_rank
-        # the document at each rank: runs carry it, and their id lookups binary-search it (no dict of every id)
-        self._order = np.empty_like(self._rank)
-        self._order[self._rank] = np.arange(len(self._rank))
+        # the ids' ranks and the document at each rank: runs carry them, and their id lookups
+        # binary-search them (no dict of every id)
+        self._rank, self._order = corpus.id_rank, corpus.id_order
         self._faiss = None
         self._stats["index_seconds"] = round(time.perf_counter() - started, 3)
 
