@@ -73,13 +73,13 @@ class Candidates:
                 raise InputError("query is not among the dataset's queries", source, _line_of(source, 0, qid), qid)
         top = run.truncated(int(depth))
         query_rows = np.array([query_row[q] for q in qids], dtype=np.int64)
-        if run.doc_vocab is corpus.__dict__.get("id_array"):  # a retriever's run over this corpus: codes are rows
+        if _corpus_ids(run.vocab_source, corpus):  # a retriever's run over this corpus: codes are rows
             view = run._rank_view
-            id_order = view if view is not None and view[0] is run.doc_vocab else None
+            id_order = view if view is not None and view[0] is run.vocab_source else None
             return cls(qids, query_rows, top.offsets, top.doc_codes, id_order)
         index = corpus.id_index
         vocab_rows = np.fromiter((index.get(d, -1) for d in run.doc_vocab.tolist()), dtype=np.int64,
-                                 count=len(run.doc_vocab))
+                                 count=run.n_vocab)
         used = np.zeros(len(vocab_rows), dtype=bool)
         used[run.doc_codes] = True
         missing = np.flatnonzero(used & (vocab_rows < 0))
@@ -109,12 +109,18 @@ class Candidates:
         scores = np.asarray(scores, dtype=np.float64)
         if scores.shape != self.doc_rows.shape:
             raise ValueError(f"need one score per candidate ({len(self)}), got shape {scores.shape}")
-        if self.id_order is not None and self.id_order[0] is corpus.__dict__.get("id_array"):
-            _, rank, order = self.id_order
-            return Run.from_arrays(self.query_ids, self.offsets, self.doc_rows, scores, corpus.id_array,
+        if self.id_order is not None and _corpus_ids(self.id_order[0], corpus):
+            ids, rank, order = self.id_order
+            return Run.from_arrays(self.query_ids, self.offsets, self.doc_rows, scores, ids,
                                    vocab_rank=rank, vocab_order=order).canonical()
         return Run.from_arrays(self.query_ids, self.offsets, self.doc_rows, scores, corpus.id_array,
                                corpus.id_index).canonical()
+
+
+def _corpus_ids(vocabulary, corpus: Corpus) -> bool:
+    """Whether a run's vocabulary (``Run.vocab_source``) is ``corpus``'s own ids (its ``id_column``
+    or ``id_array``), so that the run's codes are the corpus's rows."""
+    return any(vocabulary is corpus.__dict__.get(name) for name in ("id_column", "id_array"))
 
 
 class Reranker(ABC):

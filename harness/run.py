@@ -28,7 +28,7 @@ from typing import Iterable, Mapping
 
 import numpy as np
 
-from harness.columns import object_array
+from harness.columns import IdColumn, object_array
 
 
 def _string_argsort(strings: np.ndarray) -> np.ndarray:
@@ -44,18 +44,34 @@ def _string_argsort(strings: np.ndarray) -> np.ndarray:
     return np.argsort(strings, kind="stable")
 
 
+class _Vocabulary:
+    """``Run.doc_vocab``: the object array of the run's document ids. A run may be given an
+    :class:`~harness.columns.IdColumn` instead (a corpus's ids, as a retriever's runs are): it is
+    kept as given (:attr:`Run.vocab_source`), compiled readers (the TREC writer, :meth:`Run.codes_of`)
+    read its Arrow buffers, and the object array is made on the first read of ``doc_vocab`` only."""
+
+    def __get__(self, run, owner=None):
+        if run is None:
+            raise AttributeError("doc_vocab")  # (no class-level default for the dataclass field)
+        value = run.__dict__["vocab_source"]
+        return value.objects() if isinstance(value, IdColumn) else value
+
+    def __set__(self, run, value) -> None:
+        run.__dict__["vocab_source"] = value
+
+
 @dataclass(frozen=True, eq=False)
 class Run:
     query_ids: np.ndarray
     offsets: np.ndarray
     doc_codes: np.ndarray
     scores: np.ndarray
-    doc_vocab: np.ndarray
+    doc_vocab: np.ndarray = _Vocabulary()  # type: ignore[assignment]  # an IdColumn is kept as given
     _vocab_index: dict = field(default=None, repr=False, compare=False)  # type: ignore[assignment]
     vocab_sorted: bool = False  # doc_vocab is in string order (code order = id order)
     vocab_rank: np.ndarray | None = field(default=None, repr=False, compare=False)  # int64 string rank per code
     _canonical: bool = field(default=False, init=False, repr=False, compare=False)  # known canonical
-    # (doc_vocab, vocab_rank, code of each rank): see _codes_by_rank; an init
+    # (vocab_source, vocab_rank, code of each rank): see _code_of_rank; an init
     # field so that replace() carries it to runs of the same vocabulary (checked by identity at use).
     _rank_view: tuple | None = field(default=None, repr=False, compare=False)
 
@@ -85,14 +101,16 @@ class Run:
     ) -> "Run":
         """Build a run from columnar arrays (no copy where dtypes already fit); ``vocab_sorted`` says
         that ``doc_vocab`` is in string order, ``vocab_rank`` gives each entry's rank in that order;
+        ``doc_vocab`` may be an :class:`~harness.columns.IdColumn` (kept as given: see ``_Vocabulary``);
         ``canonical``: the producer guarantees the canonical order (a top k selected by the evaluator's
         keys, retrievers/topk.py), so it is not checked again; ``vocab_order``: the inverse permutation
         of ``vocab_rank`` (the code at each rank) when the producer has it (a retriever's corpus
         order): id lookups (:meth:`codes_of`) start from it instead of building and checking it."""
-        vocab = doc_vocab if isinstance(doc_vocab, np.ndarray) else object_array(doc_vocab)
+        vocab = doc_vocab if isinstance(doc_vocab, (np.ndarray, IdColumn)) else object_array(doc_vocab)
         rank = None if vocab_rank is None else np.asarray(vocab_rank, dtype=np.int64)
         view = None
-        if vocab_order is not None and rank is not None and vocab.dtype == object and len(vocab_order) == len(vocab):
+        if (vocab_order is not None and rank is not None and len(vocab_order) == len(vocab)
+                and (isinstance(vocab, IdColumn) or vocab.dtype == object)):
             # taken after a spot check that it inverts the ranks (without it, codes_of builds and checks its own)
             order = np.asarray(vocab_order, dtype=np.int64)
             probe = np.linspace(0, len(order) - 1, min(len(order), 64)).astype(np.int64)
@@ -129,6 +147,20 @@ class Run:
 
     # ----------------------------------------------------------------- access
     @property
+    def vocab_source(self) -> "np.ndarray | IdColumn":
+        """The vocabulary as given: the object array, or the IdColumn whose objects ``doc_vocab`` makes."""
+        return self.__dict__["vocab_source"]
+
+    @property
+    def n_vocab(self) -> int:
+        """The number of distinct document ids (codes are 0..n_vocab-1), without making ``doc_vocab``."""
+        return len(self.vocab_source)
+
+    def _replace(self, **changes) -> "Run":
+        """dataclasses.replace, with the vocabulary passed on as given (an IdColumn stays one)."""
+        return replace(self, doc_vocab=self.vocab_source, **changes)
+
+    @property
     def n_queries(self) -> int:
         return len(self.query_ids)
 
@@ -150,17 +182,21 @@ class Run:
         millions of ids that an evaluation looks up only a few thousand of.
         """
         ids = ids if isinstance(ids, list) else list(ids)
+        if isinstance(self.vocab_source, IdColumn) and self._vocab_index is None and self.vocab_rank is not None:
+            codes = self._codes_in_column(ids)
+            if codes is not None:
+                return codes
         if self.vocab_sorted and self._vocab_index is None:
             if not ids or not len(self.doc_vocab):
                 return np.full(len(ids), -1, dtype=np.int64)
             probe = np.array(ids, dtype=str)
             at = np.minimum(np.searchsorted(self.doc_vocab, probe), len(self.doc_vocab) - 1)
             return np.where(self.doc_vocab[at] == probe, at, -1).astype(np.int64)
-        if self._vocab_index is None and self.vocab_rank is not None and len(self.doc_vocab) > 4 * len(ids):
+        if self._vocab_index is None and self.vocab_rank is not None and self.n_vocab > 4 * len(ids):
             codes = self._codes_by_rank(ids)
             if codes is not None:
                 return codes
-        if self._vocab_index is not None or len(self.doc_vocab) <= 4 * len(ids):
+        if self._vocab_index is not None or self.n_vocab <= 4 * len(ids):
             index = self.vocab_index
             return np.fromiter((index.get(d, -1) for d in ids), dtype=np.int64, count=len(ids))
         position = {d: i for i, d in enumerate(dict.fromkeys(ids))}
@@ -170,22 +206,44 @@ class Run:
         code_of_position[[position[vocab[c]] for c in in_vocab.tolist()]] = in_vocab
         return code_of_position[np.fromiter(map(position.__getitem__, ids), dtype=np.int64, count=len(ids))]
 
-    def _codes_by_rank(self, ids: list[str]) -> np.ndarray | None:
-        """``codes_of`` by binary search in the vocabulary put in string order by ``vocab_rank`` (built
-        once per vocabulary: numpy work over the vocabulary, instead of a Python lookup per id of it),
-        or None when that does not apply (not an object vocabulary, or ranks not 0..n-1 each once)."""
-        view = self._rank_view
-        if view is None or view[0] is not self.doc_vocab or view[1] is not self.vocab_rank:
-            rank, n = self.vocab_rank, len(self.vocab_rank)
-            if self.doc_vocab.dtype != object or n != len(self.doc_vocab) or not n or rank.min() < 0 or rank.max() >= n:
+    def _code_of_rank(self) -> np.ndarray | None:
+        """The code at each rank of ``vocab_rank`` (its inverse, built once per vocabulary and kept in
+        ``_rank_view``), or None when that does not apply (no ranks, not an object vocabulary or an
+        IdColumn, or ranks not 0..n-1 each once)."""
+        view, source = self._rank_view, self.vocab_source
+        if view is None or view[0] is not source or view[1] is not self.vocab_rank:
+            rank = self.vocab_rank
+            n = 0 if rank is None else len(rank)
+            if (rank is None or not (isinstance(source, IdColumn) or source.dtype == object) or n != len(source)
+                    or not n or rank.min() < 0 or rank.max() >= n):
                 return None
             code_of_rank = np.full(n, -1, dtype=np.int64)
             code_of_rank[rank] = np.arange(n)
             if (code_of_rank < 0).any():  # a rank given twice
                 return None
-            view = (self.doc_vocab, rank, code_of_rank)
+            view = (source, rank, code_of_rank)
             object.__setattr__(self, "_rank_view", view)
-        vocab, code_of_rank = self.doc_vocab, view[2]
+        return view[2]
+
+    def _codes_in_column(self, ids: list[str]) -> np.ndarray | None:
+        """``codes_of`` for an IdColumn vocabulary with ranks: a binary search of each id over the
+        column's bytes in rank order, in C (``harness._trecrun.find_ranked``); None when the compiled
+        module is not there (or the ranks do not apply): the caller then reads ``doc_vocab``."""
+        from harness.formats import native
+
+        code_of_rank = self._code_of_rank()
+        if code_of_rank is None or not native.available():
+            return None
+        return native.find_ranked(*self.vocab_source.buffers(), code_of_rank, ids)
+
+    def _codes_by_rank(self, ids: list[str]) -> np.ndarray | None:
+        """``codes_of`` by binary search in the vocabulary put in string order by ``vocab_rank`` (built
+        once per vocabulary: numpy work over the vocabulary, instead of a Python lookup per id of it),
+        or None when that does not apply (see :meth:`_code_of_rank`)."""
+        code_of_rank = self._code_of_rank()
+        if code_of_rank is None:
+            return None
+        vocab = self.doc_vocab
         # A binary search of every id at once, over the ranks: each step compares the ids with the
         # vocabulary's strings at their midpoints (no copy of the vocabulary in string order: at
         # millions of ids, gathering it cost more than the lookups).
@@ -277,7 +335,7 @@ class Run:
         # Equal (query, score) neighbours form tie groups; order each group by doc id descending.
         if tied.any():
             codes = self._order_ties(codes, tied)
-        return replace(self, doc_codes=codes, scores=scores)._known_canonical()
+        return self._replace(doc_codes=codes, scores=scores)._known_canonical()
 
     def _score_order(self, qidx: np.ndarray) -> np.ndarray:
         """Positions sorted by query, then score descending (ties in arbitrary order)."""
@@ -316,7 +374,7 @@ class Run:
         value (float32 rounding of scores that are float32 values already: a retriever's run)."""
         if scores is self.scores:
             return self
-        run = replace(self, scores=scores)
+        run = self._replace(scores=scores)
         if self._canonical and np.array_equal(scores, self.scores):  # (NaN never equal: then checked)
             run._known_canonical()
         return run
@@ -331,7 +389,7 @@ class Run:
         keep = np.ones(len(run.scores), dtype=bool)
         keep[np.repeat(starts - np.cumsum(cut) + cut, cut) + np.arange(int(cut.sum()))] = False
         offsets = np.concatenate([[0], np.cumsum(lengths)])
-        return replace(run, offsets=offsets, doc_codes=run.doc_codes[keep], scores=run.scores[keep])._known_canonical()
+        return run._replace(offsets=offsets, doc_codes=run.doc_codes[keep], scores=run.scores[keep])._known_canonical()
 
     def without_identical_ids(self, query_codes: np.ndarray | None = None) -> "Run":
         """Drop every entry whose document id equals its query id (BEIR's ignore_identical_ids).
@@ -355,24 +413,24 @@ class Run:
         keep[hits] = False
         dropped = np.bincount(np.searchsorted(self.offsets, hits, side="right") - 1, minlength=self.n_queries)
         offsets = np.concatenate([[0], np.cumsum(np.diff(self.offsets) - dropped)])
-        run = replace(self, offsets=offsets, doc_codes=self.doc_codes[keep], scores=self.scores[keep])
+        run = self._replace(offsets=offsets, doc_codes=self.doc_codes[keep], scores=self.scores[keep])
         return run._known_canonical() if self._canonical else run  # dropping entries keeps the order
 
 
 def concat_runs(runs: list[Run]) -> Run:
     """The runs of disjoint query batches as one run (queries in the given order).
 
-    Runs sharing one ``doc_vocab`` (a retriever's corpus ids) are joined without touching ids;
+    Runs sharing one vocabulary (a retriever's corpus ids: ``vocab_source``) are joined without touching ids;
     otherwise each run's codes are mapped into the union of the vocabularies.
     """
     if len(runs) == 1:
         return runs[0]
     if not runs:
         return Run.from_dict({})
-    first = runs[0].doc_vocab
+    first = runs[0].vocab_source
     vocab_rank = None
     vocab_order = None
-    if all(r.doc_vocab is first for r in runs):
+    if all(r.vocab_source is first for r in runs):
         vocab, vocab_index, codes = first, runs[0]._vocab_index, [r.doc_codes for r in runs]
         vocab_rank = runs[0].vocab_rank
         view = runs[0]._rank_view
@@ -383,7 +441,7 @@ def concat_runs(runs: list[Run]) -> Run:
         codes = []
         for r in runs:
             mapping = np.fromiter((vocab_index.setdefault(d, len(vocab_index)) for d in r.doc_vocab.tolist()),
-                                  dtype=np.int64, count=len(r.doc_vocab))
+                                  dtype=np.int64, count=r.n_vocab)
             codes.append(mapping[r.doc_codes])
         vocab = object_array(list(vocab_index))
     sizes = np.concatenate([np.diff(r.offsets) for r in runs])

@@ -163,6 +163,15 @@ class Corpus:
         return out
 
     @cached_property
+    def id_column(self) -> "IdColumn":  # noqa: F821
+        """The ``_id`` column as one :class:`harness.columns.IdColumn`: runs over this corpus take it
+        as their vocabulary, so a run needs no Python string per id (its ``objects()`` are
+        :attr:`id_array`, made only if a reader of the run asks for them)."""
+        from harness.columns import IdColumn
+
+        return IdColumn(self.table.column("_id"), lambda: self.id_array)
+
+    @cached_property
     def id_order(self) -> np.ndarray:
         """The documents in id string order (int64 positions; the evaluator's tie rule, ids compared by
         code point, which is their UTF-8 bytes' order), sorted by Arrow from the ``_id`` column: no

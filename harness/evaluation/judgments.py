@@ -112,7 +112,7 @@ def judge(run: Run, qrels: Qrels, threshold: float = 1.0, ignore_identical_ids: 
     row_run_query = np.full(len(qrels), -1, dtype=np.int64)
     row_run_query[keep_row] = run_of_query[row_eval[keep_row]]  # (no evaluated query: nothing to map)
     found = keep_row & (row_code >= 0) & (row_run_query >= 0)
-    n_vocab = max(len(run.doc_vocab), 1)
+    n_vocab = max(run.n_vocab, 1)
     keys = row_run_query[found] * n_vocab + row_code[found]
     order = np.argsort(keys, kind="stable")
     keys, key_grade, key_eval = keys[order], grades[found][order], row_eval[found][order]

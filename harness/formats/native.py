@@ -16,6 +16,7 @@ import os
 
 import numpy as np
 
+from harness.columns import IdColumn
 from harness.run import Run
 
 try:
@@ -50,6 +51,14 @@ def present_ids(offsets: np.ndarray, data, ids: list[str]) -> list[bool]:
     return _built.present_ids(offsets, data, ids)
 
 
+def find_ranked(offsets: np.ndarray, data, order: np.ndarray, ids: list[str]) -> np.ndarray:
+    """The int64 code of each id among an Arrow string array's values (its int64 offsets and UTF-8
+    data), -1 where absent, by binary search over ``order`` (the code at each rank of the values in
+    string order): ``Run.codes_of`` over an IdColumn vocabulary."""
+    return np.frombuffer(_built.find_ranked(np.ascontiguousarray(offsets, dtype=np.int64), data,
+                                            np.ascontiguousarray(order, dtype=np.int64), ids), dtype=np.int64)
+
+
 def read_run_native(data, threads: int | None = None) -> Run | None:
     """The canonical run that ``data`` (a run file's bytes, or an mmap of them) holds, or None when the
     line reader must read it. ``threads``: parts to cut the file into (default: one per CPU, 4 MB each
@@ -67,9 +76,14 @@ def run_lines_function(run: Run):
     """``lines(run, first, last, tag)``: the TREC lines of ``run``'s queries ``first:last`` as UTF-8
     bytes, formatted in C (as ``trec._run_lines`` does in Python). The document ids go to C as a
     list: the whole vocabulary when that is cheaper (an object array's list only references its
-    strings: ~6x cheaper per id than picking the run's entries), else each block's own ids."""
-    per_id = 8 if run.doc_vocab.dtype == object else 1
-    whole = run.doc_vocab.tolist() if len(run.doc_vocab) <= per_id * len(run.doc_codes) else None
+    strings: ~6x cheaper per id than picking the run's entries), else each block's own ids; an
+    IdColumn vocabulary (a corpus's ids) goes as its Arrow buffers, no Python string made."""
+    source = run.vocab_source
+    if isinstance(source, IdColumn):  # a corpus's ids: read in place from its Arrow buffers
+        whole = source.buffers()
+    else:
+        per_id = 8 if source.dtype == object else 1
+        whole = source.tolist() if len(source) <= per_id * len(run.doc_codes) else None
 
     def lines(run: Run, first: int, last: int, tag: str) -> bytes:
         start, end = int(run.offsets[first]), int(run.offsets[last])

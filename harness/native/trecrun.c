@@ -1035,7 +1035,8 @@ done:
 /* format_lines(query_ids, offsets, doc_codes, scores, vocab, tag, threads=1) -> bytes: the TREC
  * lines "qid Q0 docid rank score tag\n" of a run's entries, query by query in their given order,
  * rank 1-based within the query, score as Python's repr of the float, all text as UTF-8. query_ids
- * and vocab are lists of str; offsets (int64, len(query_ids) + 1, offsets[0] == 0), doc_codes
+ * is a list of str, vocab a list of str or a tuple (int64 offsets, UTF-8 data) of an Arrow string
+ * array (a corpus's ids, read in place; its bytes are written as they are); offsets (int64, len(query_ids) + 1, offsets[0] == 0), doc_codes
  * (int64, indexes into vocab) and scores (float64) are buffers. Each distinct score (by bit
  * pattern) is formatted once, by harness_shortest_repr (shortest.cpp: repr's digits and layout
  * without Python's dtoa, which needs the GIL), on `threads` threads (8,192 distinct or more). The
@@ -1100,10 +1101,28 @@ static PyObject *format_lines(PyObject *self, PyObject *args)
     size_t id_cap = 1 << 20;
     char *text = NULL;
     int threads = 1;
-    if (!PyArg_ParseTuple(args, "O!y*y*y*O!U|i", &PyList_Type, &qids, &ov, &cv, &sv, &PyList_Type, &vocab, &tag_obj,
-                          &threads))
+    Py_buffer vo = {0}, vd = {0}; /* vocab as an Arrow string array's int64 offsets and UTF-8 data */
+    const int64_t *v_off = NULL;
+    const unsigned char *v_data = NULL;
+    if (!PyArg_ParseTuple(args, "O!y*y*y*OU|i", &PyList_Type, &qids, &ov, &cv, &sv, &vocab, &tag_obj, &threads))
         return NULL;
-    Py_ssize_t n_q = PyList_GET_SIZE(qids), n_vocab = PyList_GET_SIZE(vocab);
+    Py_ssize_t n_q = PyList_GET_SIZE(qids), n_vocab;
+    if (PyTuple_Check(vocab)) {
+        if (!PyArg_ParseTuple(vocab, "y*y*", &vo, &vd))
+            goto done;
+        if (vo.len % 8 || vo.len < 8) {
+            PyErr_SetString(PyExc_ValueError, "format_lines: vocabulary offsets must be int64, at least one");
+            goto done;
+        }
+        v_off = vo.buf;
+        v_data = vd.buf;
+        n_vocab = vo.len / 8 - 1;
+    } else if (PyList_Check(vocab)) {
+        n_vocab = PyList_GET_SIZE(vocab);
+    } else {
+        PyErr_SetString(PyExc_TypeError, "format_lines: vocab must be a list of str or (offsets, data)");
+        goto done;
+    }
     Py_ssize_t n = cv.len / (Py_ssize_t)sizeof(int64_t);
     const int64_t *offsets = ov.buf, *codes = cv.buf;
     const double *scores = sv.buf;
@@ -1175,20 +1194,36 @@ static PyObject *format_lines(PyObject *self, PyObject *args)
                 PyErr_SetString(PyExc_IndexError, "format_lines: document code out of range");
                 goto done;
             }
-            if (j + ID_AHEAD < n) { /* the id objects are read at random: start loading one ahead */
-                int64_t ahead = codes[j + ID_AHEAD];
-                if (ahead >= 0 && ahead < n_vocab)
-                    __builtin_prefetch(PyList_GET_ITEM(vocab, ahead));
-            }
-            PyObject *d = PyList_GET_ITEM(vocab, code);
             Py_ssize_t d_len;
-            if (!PyUnicode_Check(d)) {
-                PyErr_SetString(PyExc_TypeError, "format_lines: document ids must be str");
-                goto done;
+            const char *d_text;
+            if (v_off) { /* an Arrow vocabulary: the id's bytes in place */
+                if (j + ID_AHEAD < n) {
+                    int64_t ahead = codes[j + ID_AHEAD];
+                    if (ahead >= 0 && ahead < n_vocab && v_off[ahead] >= 0 && v_off[ahead] < vd.len)
+                        __builtin_prefetch(v_data + v_off[ahead]);
+                }
+                int64_t start = v_off[code], stop = v_off[code + 1];
+                if (start < 0 || stop < start || stop > vd.len) {
+                    PyErr_SetString(PyExc_ValueError, "format_lines: vocabulary offsets out of order or past the data");
+                    goto done;
+                }
+                d_text = (const char *)v_data + start;
+                d_len = (Py_ssize_t)(stop - start);
+            } else {
+                if (j + ID_AHEAD < n) { /* the id objects are read at random: start loading one ahead */
+                    int64_t ahead = codes[j + ID_AHEAD];
+                    if (ahead >= 0 && ahead < n_vocab)
+                        __builtin_prefetch(PyList_GET_ITEM(vocab, ahead));
+                }
+                PyObject *d = PyList_GET_ITEM(vocab, code);
+                if (!PyUnicode_Check(d)) {
+                    PyErr_SetString(PyExc_TypeError, "format_lines: document ids must be str");
+                    goto done;
+                }
+                d_text = PyUnicode_AsUTF8AndSize(d, &d_len);
+                if (!d_text)
+                    goto done;
             }
-            const char *d_text = PyUnicode_AsUTF8AndSize(d, &d_len);
-            if (!d_text)
-                goto done;
             /* copied while at hand, so that the lines are written from one sequential buffer */
             if (id_used + (size_t)d_len > id_cap) {
                 while (id_used + (size_t)d_len > id_cap)
@@ -1255,6 +1290,10 @@ done:
     PyBuffer_Release(&ov);
     PyBuffer_Release(&cv);
     PyBuffer_Release(&sv);
+    if (vo.obj)
+        PyBuffer_Release(&vo);
+    if (vd.obj)
+        PyBuffer_Release(&vd);
     return result;
 }
 
@@ -1388,16 +1427,112 @@ done:
     return out;
 }
 
+/* ------------------------------------------------------------------ find_ranked
+ * find_ranked(offsets, data, order, ids) -> bytes: the int64 code of each str of `ids` among the
+ * strings of an Arrow string array (int64 offsets, n + 1, and UTF-8 data), -1 where absent, by
+ * binary search over `order` (int64, n: the code at each rank of the strings in byte order, which
+ * is code point order): a run's few thousand looked-up ids against a corpus's ids with no Python
+ * string per corpus id. An id that is not valid UTF-8 (a lone surrogate) is absent. */
+static PyObject *find_ranked(PyObject *self, PyObject *args)
+{
+    Py_buffer ov, dv, rv;
+    PyObject *ids, *out = NULL;
+    if (!PyArg_ParseTuple(args, "y*y*y*O!", &ov, &dv, &rv, &PyList_Type, &ids))
+        return NULL;
+    Py_ssize_t m = PyList_GET_SIZE(ids);
+    const char **text = NULL;
+    Py_ssize_t *len = NULL;
+    int bad = 0;
+    if (ov.len % 8 || ov.len < 8 || rv.len % 8 || rv.len != ov.len - 8) {
+        PyErr_SetString(PyExc_ValueError, "find_ranked: offsets (n + 1) and order (n) must be int64");
+        goto done;
+    }
+    const int64_t *off = ov.buf, *order = rv.buf;
+    const unsigned char *data = dv.buf;
+    Py_ssize_t n = rv.len / 8;
+    text = malloc((size_t)(m ? m : 1) * sizeof(char *));
+    len = malloc((size_t)(m ? m : 1) * sizeof(Py_ssize_t));
+    out = PyBytes_FromStringAndSize(NULL, (m ? m : 0) * (Py_ssize_t)sizeof(int64_t));
+    if (!text || !len || !out) {
+        if (!PyErr_Occurred())
+            PyErr_NoMemory();
+        Py_CLEAR(out);
+        goto done;
+    }
+    for (Py_ssize_t j = 0; j < m; j++) {
+        PyObject *id = PyList_GET_ITEM(ids, j);
+        if (!PyUnicode_Check(id)) {
+            PyErr_SetString(PyExc_TypeError, "find_ranked: ids must be str");
+            Py_CLEAR(out);
+            goto done;
+        }
+        text[j] = PyUnicode_AsUTF8AndSize(id, &len[j]);
+        if (!text[j]) { /* not encodable: no corpus id equals it */
+            if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) {
+                Py_CLEAR(out);
+                goto done;
+            }
+            PyErr_Clear();
+            len[j] = -1;
+        }
+    }
+    int64_t *codes = (int64_t *)PyBytes_AS_STRING(out);
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t j = 0; j < m && !bad; j++) {
+        codes[j] = -1;
+        if (len[j] < 0)
+            continue;
+        const unsigned char *probe = (const unsigned char *)text[j];
+        Py_ssize_t lo = 0, hi = n, plen = len[j];
+        while (lo < hi) { /* the first rank whose string is >= the probe */
+            Py_ssize_t mid = lo + (hi - lo) / 2;
+            int64_t c = order[mid];
+            if (c < 0 || c >= n || off[c] < 0 || off[c + 1] < off[c] || off[c + 1] > dv.len) {
+                bad = 1;
+                break;
+            }
+            Py_ssize_t l = (Py_ssize_t)(off[c + 1] - off[c]);
+            int cmp = memcmp(data + off[c], probe, (size_t)(l < plen ? l : plen));
+            if (cmp < 0 || (cmp == 0 && l < plen))
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (!bad && lo < n) {
+            int64_t c = order[lo];
+            if (c < 0 || c >= n || off[c] < 0 || off[c + 1] < off[c] || off[c + 1] > dv.len)
+                bad = 1;
+            else if (off[c + 1] - off[c] == plen && !memcmp(data + off[c], probe, (size_t)plen))
+                codes[j] = c;
+        }
+    }
+    Py_END_ALLOW_THREADS
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, "find_ranked: order or offsets out of range");
+        Py_CLEAR(out);
+    }
+done:
+    free(text);
+    free(len);
+    PyBuffer_Release(&ov);
+    PyBuffer_Release(&dv);
+    PyBuffer_Release(&rv);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"read_run", read_run, METH_VARARGS,
      "read_run(buffer, threads=1) -> (query_ids, offsets, doc_codes, scores, vocab, width) or None: a "
      "TREC run's bytes as the columns of a Run (see harness/native/trecrun.c)."},
     {"format_lines", format_lines, METH_VARARGS,
-     "format_lines(query_ids, offsets, doc_codes, scores, vocab, tag, threads=1) -> bytes: a run's TREC lines "
-     "(see harness/native/trecrun.c)."},
+     "format_lines(query_ids, offsets, doc_codes, scores, vocab, tag, threads=1) -> bytes: a run's TREC lines; "
+     "vocab: a list of str or an Arrow string array's (int64 offsets, data) (see harness/native/trecrun.c)."},
     {"present_ids", present_ids, METH_VARARGS,
      "present_ids(offsets, data, ids) -> list[bool]: whether each id is one of an Arrow string array's values "
      "(its int64 offsets and UTF-8 data)."},
+    {"find_ranked", find_ranked, METH_VARARGS,
+     "find_ranked(offsets, data, order, ids) -> bytes: the int64 code of each id among an Arrow string array's "
+     "values (-1 where absent), by binary search over their byte order."},
     {"format_scores", format_scores, METH_VARARGS,
      "format_scores(scores, threads=1) -> bytes: repr of each float64 of the buffer, one a line."},
     {NULL, NULL, 0, NULL},

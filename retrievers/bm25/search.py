@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from harness.columns import inverse_permutation
+from harness.columns import IdColumn, inverse_permutation
 from harness.datasets.corpus import Corpus, Queries
 from harness.run import Run
 from retrievers.bm25.analyzer import Analyzer
@@ -34,7 +34,7 @@ from retrievers.topk import run_from_topk, top_k_positive
 class DocOrder:
     """The corpus's document ids and their string order (the tie rule)."""
 
-    ids: np.ndarray          # document ids (object), index order
+    ids: IdColumn            # document ids (the corpus's id_column), index order
     rank: np.ndarray         # int64: each document's rank in id string order
     doc_of_rank: np.ndarray  # int64: the inverse of ``rank``
     corpus: Corpus = field(repr=False, compare=False)
@@ -44,8 +44,8 @@ class DocOrder:
         """``rank``: the ids' string ranks when known (a cached index's ``id_rank``, checked to be a
         permutation when loaded), else computed (a sort of the ids)."""
         if rank is None:
-            return cls(corpus.id_array, corpus.id_rank, corpus.id_order, corpus)
-        return cls(corpus.id_array, rank, inverse_permutation(rank), corpus)
+            return cls(corpus.id_column, corpus.id_rank, corpus.id_order, corpus)
+        return cls(corpus.id_column, rank, inverse_permutation(rank), corpus)
 
     @property
     def id_index(self) -> dict | None:
@@ -166,7 +166,8 @@ def search_python(index: SparseIndex, order: DocOrder, query_ids, queries: list,
     else:
         done = [search(b) for b in batches]
     results = [r for batch in done for r in batch]
-    return run_from_topk(query_ids, [d for d, _ in results], [s for _, s in results], order.ids, order.id_index)
+    return run_from_topk(query_ids, [d for d, _ in results], [s for _, s in results], order.ids, order.id_index,
+                         id_rank=order.rank, id_order=order.doc_of_rank)
 
 
 class CompiledSearcher:

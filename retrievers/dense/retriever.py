@@ -227,7 +227,7 @@ class DenseRetriever(Retriever):
         started = time.perf_counter()
         self._docs_entry = None
         self._docs = self.encode("documents", corpus.ids, document_texts(corpus), self.document_prompt)
-        self._ids = corpus.id_array
+        self._ids = corpus.id_column  # the run vocabulary: no object array of the ids (harness.columns.IdColumn)
         # the ids' ranks and the document at each rank: runs carry them, and their id lookups
         # binary-search them (no dict of every id)
         self._rank, self._order = corpus.id_rank, corpus.id_order
