@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import typer
@@ -32,8 +33,16 @@ def _register(argv: list[str] | None = None) -> None:
         importlib.import_module(f"harness.cli.{name}")
 
 
+# OpenBLAS, numpy's BLAS, starts its threads when numpy is imported, and each spins for 2^28 cycles
+# (~0.1 s of a core) before it sleeps: CPU a short command competes with on two cores. 2^4 cycles
+# puts them to sleep at once; a BLAS call (dense search's matrix products) wakes them. A value the
+# user set is kept. (Before the command modules are imported: they import numpy.)
+BLAS_THREAD_TIMEOUT = ("OPENBLAS_THREAD_TIMEOUT", "4")
+
+
 def main() -> None:
     """Entry point: user mistakes print one line and exit 2; usage errors are click's (exit 2)."""
+    os.environ.setdefault(*BLAS_THREAD_TIMEOUT)
     _register(sys.argv[1:])
     try:
         app()

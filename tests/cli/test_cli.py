@@ -78,6 +78,23 @@ def test_help_does_not_import_torch():
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"
 
 
+def test_the_command_line_puts_openblas_threads_to_sleep_before_numpy_starts_them():
+    """``harness`` sets OPENBLAS_THREAD_TIMEOUT=4 (2^4 cycles of spinning instead of 2^28, ~0.1 s of a
+    core per process) before any command module imports numpy, and keeps a value the user set."""
+    import os
+
+    code = ("import os, sys; import harness.cli as c; had = 'numpy' in sys.modules; "
+            "sys.argv = ['harness', 'evaluate', '--help']; import atexit; "
+            "atexit.register(lambda: print(had, 'numpy' in sys.modules, os.environ.get('OPENBLAS_THREAD_TIMEOUT'))); "
+            "c.main()")
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_THREAD_TIMEOUT"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert out.stdout.split()[-3:] == ["False", "True", "4"], out.stderr[-1000:]
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**env, "OPENBLAS_THREAD_TIMEOUT": "20"})
+    assert out.stdout.split()[-1] == "20"
+
+
 def test_a_command_imports_only_its_own_module_and_help_lists_them_all():
     # Startup: `harness evaluate` does not import run/bench/serve/... (their dependencies cost seconds
     # together); with no command (or --help) every command is registered, in the documented order.
