@@ -21,7 +21,9 @@ Loads are O(vocabulary), not O(postings), in what they read up front; the arrays
 What a load checks (``verify="quick"``, the default): the manifest (format, key), the set of files,
 every file's size, the sha256 of every file's ends (the whole file when it is under twice
 :data:`END_BYTES`: terms and small indexes are checked byte for byte), the ``.npy`` headers
-(dtype, shape), the number of terms, and the arrays against each other (SparseIndex.validate: sizes,
+(dtype, shape), the number of terms and their UTF-8 (the terms are kept as the file's bytes, a
+:class:`~retrievers.bm25.sparse_index.TermList`: their strings are made when first read, and the
+compiled query encoder reads the bytes), and the arrays against each other (SparseIndex.validate: sizes,
 ``indptr`` ascending from 0 to the number of postings, every posting's document in range -- what
 search needs to read in bounds). What it does not check: bytes in the middle of a large array, e.g.
 a flipped score, which would change results without breaking search. ``verify="full"`` (or
@@ -45,7 +47,7 @@ from pathlib import Path
 import numpy as np
 
 from harness.checksums import crc32
-from retrievers.bm25.sparse_index import InvalidIndex, SparseIndex
+from retrievers.bm25.sparse_index import InvalidIndex, SparseIndex, TermList
 
 FORMAT_VERSION = 4  # 3: bounds.npy (the compiled search's pruning bounds), id_rank.npy (the ids' string order); 4: crc32 for sha256
 _ARRAYS = ("indptr", "indices", "data", "doc_lengths", "nonoccurrence", "bounds", "id_rank")
@@ -290,15 +292,16 @@ def load(root: Path, key: str, verify: str | None = None) -> SparseIndex | None:
     try:
         arrays = {name: np.load(folder / f"{name}.npy", mmap_mode="r", allow_pickle=False).view(np.ndarray)
                   for name in _ARRAYS if f"{name}.npy" in files}
-        text = (folder / "terms.txt").read_bytes().decode("utf-8", "surrogatepass")
+        blob = (folder / "terms.txt").read_bytes()
     except (OSError, ValueError) as exc:
         raise CacheCorrupt(f"unreadable array: {exc}") from None
-    terms = text.split("\n") if text or manifest["n_terms"] else []
+    try:  # the terms' strings are made when first read (the compiled query encoder reads the bytes)
+        terms = TermList(blob, int(manifest["n_terms"]))
+    except (ValueError, TypeError, KeyError):  # (UnicodeDecodeError too)
+        raise CacheCorrupt("terms.txt does not hold n_terms terms") from None
     index = SparseIndex(terms=terms, indptr=arrays["indptr"], indices=arrays["indices"], data=arrays["data"],
                         doc_lengths=arrays["doc_lengths"], nonoccurrence=arrays.get("nonoccurrence"),
                         n_docs=int(manifest["n_docs"]), bounds=arrays.get("bounds"), id_rank=arrays.get("id_rank"))
-    if len(terms) != manifest["n_terms"]:
-        raise CacheCorrupt("terms.txt does not hold n_terms terms")
     try:
         return index.validate()  # once, here: search trusts it
     except InvalidIndex as exc:

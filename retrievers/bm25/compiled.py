@@ -26,7 +26,7 @@ import numpy as np
 from harness.columns import string_buffers
 from retrievers.bm25 import loader
 from retrievers.bm25.analyzer import Analyzer
-from retrievers.bm25.sparse_index import SparseIndex
+from retrievers.bm25.sparse_index import SparseIndex, TermList
 from retrievers.bm25.tokenizer import separated_candidate_finder
 
 _fastbm25 = loader.built_module()
@@ -83,7 +83,10 @@ class CompiledTermEncoder:
         self._encoder = _fastbm25.Encoder(sorted(analyzer.stopwords), analyzer.possessive,
                                           analyzer.stemmer_name == "porter", partial(analyze_words, analyzer))
         self.terms: list[str] = []  # grows in place as chunks are encoded
-        if terms is not None:
+        if isinstance(terms, TermList):  # a cached index's: the encoder reads its bytes, no str per term
+            self._encoder.add_terms_blob(terms.blob, len(terms))
+            self.terms = terms  # (made a list if new terms come: _take_new_terms)
+        elif terms is not None:
             self._encoder.add_terms(terms)
             self.terms.extend(terms)
 
@@ -113,6 +116,8 @@ class CompiledTermEncoder:
     def _take_new_terms(self) -> None:
         """Extend ``terms`` (in place: others hold it) with the terms the last call added."""
         if self._encoder.n_terms > len(self.terms):
+            if not isinstance(self.terms, list):  # a cached index's TermList: a list of its own from now on
+                self.terms = list(self.terms)
             self.terms.extend(self._encoder.terms(len(self.terms)))
 
     def freeze(self) -> "CompiledTermEncoder":

@@ -10,6 +10,7 @@ cache.py, searched by search.py.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,11 +20,51 @@ class InvalidIndex(ValueError):
     """The arrays of an index do not fit together (a damaged cache entry, a bug)."""
 
 
+class TermList(Sequence):
+    """A cached index's terms as read from its ``terms.txt``: ``blob``, their UTF-8 joined by newlines
+    (surrogates passed through, as the cache writes them). The length is known at once; the str of
+    every term is made on first use only (299k terms: ~25 ms of a warm run that needs none of them:
+    the compiled query encoder reads the blob, ``Encoder.add_terms_blob``). Compares equal to a list
+    of the same terms; pickles as its blob."""
+
+    def __init__(self, blob: bytes, n: int):
+        text = blob.decode("utf-8", "surrogatepass")  # (raises UnicodeDecodeError on bytes that are not)
+        if (blob.count(b"\n") + 1 if n else len(blob)) != n:
+            raise ValueError(f"the terms' text does not hold {n} terms")
+        self.blob, self._text, self._n, self._terms = blob, text, n, None
+
+    def _list(self) -> list[str]:
+        if self._terms is None:
+            self._terms = self._text.split("\n") if self._n else []
+            self._text = None
+        return self._terms
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, i):
+        return self._list()[i]
+
+    def __iter__(self):
+        return iter(self._list())
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, TermList):
+            return self.blob == other.blob and self._n == other._n
+        return isinstance(other, (list, tuple)) and self._list() == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __reduce__(self):
+        return TermList, (self.blob, self._n)
+
+
 @dataclass
 class SparseIndex:
-    """``terms[i]`` is term id i's string; ``doc_lengths`` are exact term counts."""
+    """``terms[i]`` is term id i's string (a list, or a cached index's :class:`TermList`);
+    ``doc_lengths`` are exact term counts."""
 
-    terms: list[str]
+    terms: "list[str] | TermList"
     indptr: np.ndarray       # int64 (n_terms + 1)
     indices: np.ndarray      # int32 (n_postings)
     data: np.ndarray         # float32 (n_postings)

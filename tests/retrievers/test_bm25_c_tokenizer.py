@@ -176,6 +176,56 @@ def test_add_terms_numbers_a_large_vocabulary_in_order_and_names_a_repeat(compil
         raw_encoder(Analyzer()).add_terms(words[:20] + [None])
 
 
+@needs_extension
+def test_add_terms_blob_is_add_terms_of_its_lines(compiled_on):
+    """add_terms_blob (a cached index's terms.txt as bytes) gives every term the id add_terms gives
+    it: non-ASCII and surrogate-holding terms, one empty term, none; a count that is not the data's,
+    or a repeat, is refused; a CompiledTermEncoder over a TermList encodes as over the list and makes
+    no str per term."""
+    from retrievers.bm25.sparse_index import TermList
+
+    words = [f"w{i}x" for i in range(100)] + ["café", "日本", "\ud800z", "naïve"]
+    blob = "\n".join(words).encode("utf-8", "surrogatepass")
+    by_list, by_blob = raw_encoder(Analyzer()), raw_encoder(Analyzer())
+    by_list.add_terms(words)
+    by_blob.add_terms_blob(blob, len(words))
+    assert by_blob.n_terms == len(words) and by_blob.terms() == by_list.terms() == words
+    one_empty = raw_encoder(Analyzer())
+    one_empty.add_terms_blob(b"", 1)
+    none = raw_encoder(Analyzer())
+    none.add_terms_blob(b"", 0)
+    assert one_empty.terms() == [""] and none.n_terms == 0
+    for data, n, match in ((b"a\nb", 3, "holds 2 terms, not 3"), (b"a", 0, "holds 1 terms, not 0"),
+                           (b"a\nb\nc\na", 4, "term 3 is a repeat of term 0")):
+        with pytest.raises(ValueError, match=match):
+            raw_encoder(Analyzer()).add_terms_blob(data, n)
+    terms = TermList(blob, len(words))
+    lazy = compiled.CompiledTermEncoder(Analyzer(), terms).freeze()
+    eager = compiled.CompiledTermEncoder(Analyzer(), words).freeze()
+    texts = ["w99x café w0x naïve zzz", "日本 w7x"]
+    assert [a.tolist() for a in lazy.query_terms(texts)] == [a.tolist() for a in eager.query_terms(texts)]
+    assert lazy.terms is terms and terms._terms is None  # no str made per term
+
+
+def test_term_list_is_the_list_of_its_lines():
+    """TermList: the terms of a terms.txt blob, made on first read; equal to the list; pickles; a
+    blob holding another number of terms, or bytes that are not UTF-8, is refused."""
+    import pickle
+
+    from retrievers.bm25.sparse_index import TermList
+
+    words = ["a", "é", "\ud800", "日本"]
+    blob = "\n".join(words).encode("utf-8", "surrogatepass")
+    terms = TermList(blob, 4)
+    assert len(terms) == 4 and terms._terms is None
+    assert terms == words and terms[1] == "é" and list(terms) == words and terms[1:3] == ["é", "\ud800"]
+    assert pickle.loads(pickle.dumps(terms)) == words and terms != ["a"]
+    assert TermList(b"", 0) == [] and TermList(b"", 1) == [""]
+    for bad, n in ((blob, 3), (b"a", 0), (b"\xff\xfe", 1)):
+        with pytest.raises(ValueError):
+            TermList(bad, n)
+
+
 class Boom(Exception):
     pass
 

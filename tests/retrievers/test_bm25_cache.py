@@ -87,6 +87,32 @@ def test_damaged_cache_is_rebuilt_with_identical_results(tmp_path, damage):
     assert status == "hit" and third == first
 
 
+@pytest.mark.parametrize("damage", ["a term too many", "not UTF-8"])
+def test_damaged_terms_are_detected_and_rebuilt(tmp_path, damage):
+    """terms.txt holding another number of terms than the manifest's n_terms, or bytes that are not
+    UTF-8, with checksums that match: CacheCorrupt on load, then a rebuild with the same results.
+    A sound entry loads its terms as a TermList equal to the built index's, made on first read."""
+    from retrievers.bm25.sparse_index import TermList
+
+    _, first = run_once(tmp_path)
+    folder = entry(tmp_path)
+    built = BM25Retriever(cache=False)
+    built.index(CORPUS)
+    loaded = index_cache.load(tmp_path, folder.name)
+    assert isinstance(loaded.terms, TermList) and loaded.terms._terms is None
+    assert loaded.terms == list(built.backend._index.terms) and len(loaded.terms) == loaded.n_terms
+    path = folder / "terms.txt"
+    path.write_bytes(path.read_bytes() + (b"\nextra" if damage == "a term too many" else b"\xff"))
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["files"][path.name] = {"bytes": path.stat().st_size, "crc32": crc32(path),
+                                    "ends_sha256": index_cache.ends_sha256(path, path.stat().st_size)}
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(index_cache.CacheCorrupt, match="terms.txt does not hold n_terms terms"):
+        index_cache.load(tmp_path, folder.name)
+    status, again = run_once(tmp_path)
+    assert status == "rebuilt" and again == first
+
+
 def test_loaded_arrays_are_memory_mapped(tmp_path):
     run_once(tmp_path)
     index = index_cache.load(tmp_path, entry(tmp_path).name)

@@ -688,20 +688,52 @@ done:
     return ret;
 }
 
-/* add_terms(terms): intern terms in order (a cached index's vocabulary); ids must come out 0, 1, ... */
-static PyObject *Encoder_add_terms(Encoder *e, PyObject *terms_arg) {
+/* Whether terms may be added now (else an exception is set). */
+static int terms_addable(Encoder *e) {
     if (e->busy) {
         PyErr_SetString(PyExc_RuntimeError, "Encoder.encode is running");
-        return NULL;
+        return 0;
     }
     if (!e->terms.slots) {
         PyErr_SetString(PyExc_RuntimeError, "Encoder.__init__ was not called");
-        return NULL;
+        return 0;
     }
     if (e->frozen) { /* frozen encoders remember unknown tokens as having no term */
         PyErr_SetString(PyExc_RuntimeError, "add_terms on a frozen Encoder; make a new one");
-        return NULL;
+        return 0;
     }
+    return 1;
+}
+
+/* ADD_AHEAD terms at a time: their slots are prefetched first, so that the table's cache misses
+ * (a cached index's vocabulary: ~300k terms, a 16 MB table at 1M documents) overlap. */
+enum { ADD_AHEAD = 16 };
+
+/* Intern the m (<= ADD_AHEAD) terms s[j][0..len[j]) as the next ids; term i0 + j is the j-th. 0, or
+ * -1 with an exception set (a repeated term, out of memory). */
+static int add_batch(Encoder *e, const char **s, const Py_ssize_t *len, Py_ssize_t m, Py_ssize_t i0) {
+    uint64_t h[ADD_AHEAD];
+    for (Py_ssize_t j = 0; j < m; j++) {
+        h[j] = hash_bytes(s[j], len[j]);
+        __builtin_prefetch(e->terms.slots + (h[j] & e->terms.mask));
+    }
+    for (Py_ssize_t j = 0; j < m; j++) {
+        Slot *found = map_find(&e->terms, s[j], len[j], h[j]);
+        if (found) {
+            PyErr_Format(PyExc_ValueError, "term %zd is a repeat of term %d", i0 + j, found->val);
+            return -1;
+        }
+        if (map_add(&e->terms, s[j], len[j], h[j], (int32_t)e->terms.n) < 0) {
+            PyErr_NoMemory();
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* add_terms(terms): intern terms in order (a cached index's vocabulary); ids must come out 0, 1, ... */
+static PyObject *Encoder_add_terms(Encoder *e, PyObject *terms_arg) {
+    if (!terms_addable(e)) return NULL;
     PyObject *terms = PySequence_Fast(terms_arg, "terms must be a sequence of str");
     if (!terms) return NULL;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(terms);
@@ -709,41 +741,65 @@ static PyObject *Encoder_add_terms(Encoder *e, PyObject *terms_arg) {
         Py_DECREF(terms);
         return PyErr_NoMemory();
     }
-    /* ADD_AHEAD terms at a time: their slots are prefetched first, so that the table's cache misses
-     * (a cached index's vocabulary: ~300k terms, a 16 MB table at 1M documents) overlap. */
-    enum { ADD_AHEAD = 16 };
+    for (Py_ssize_t i0 = 0; i0 < n; i0 += ADD_AHEAD) {
+        Py_ssize_t m = n - i0 < ADD_AHEAD ? n - i0 : ADD_AHEAD, j = 0;
+        const char *s[ADD_AHEAD];
+        Py_ssize_t len[ADD_AHEAD];
+        PyObject *keep[ADD_AHEAD];
+        for (; j < m; j++) {
+            s[j] = utf8_of(PySequence_Fast_GET_ITEM(terms, i0 + j), &len[j], &keep[j]);
+            if (!s[j]) break;
+        }
+        int failed = j < m || add_batch(e, s, len, m, i0);
+        for (Py_ssize_t i = 0; i < j; i++) Py_XDECREF(keep[i]);
+        if (failed) {
+            Py_DECREF(terms);
+            return NULL;
+        }
+    }
+    Py_DECREF(terms);
+    Py_RETURN_NONE;
+}
+
+/* add_terms_blob(data, n): add_terms of the n terms that data holds as UTF-8 joined by "\n" (a cached
+ * index's terms.txt, as bytes: no str object per term); n == 0 takes only an empty data. */
+static PyObject *Encoder_add_terms_blob(Encoder *e, PyObject *args) {
+    Py_buffer b;
+    Py_ssize_t n;
+    if (!PyArg_ParseTuple(args, "y*n", &b, &n)) return NULL;
+    PyObject *result = NULL;
+    const char *data = b.buf, *end = data + b.len;
+    if (!terms_addable(e)) goto done;
+    Py_ssize_t newlines = 0;
+    for (const char *p = data; (p = memchr(p, '\n', (size_t)(end - p))) != NULL; p++) newlines++;
+    if (n == 0 ? b.len != 0 : newlines + 1 != n) { /* (n terms: n - 1 newlines; one empty term is "") */
+        PyErr_Format(PyExc_ValueError, "add_terms_blob: the data holds %zd terms, not %zd",
+                     b.len ? newlines + 1 : (Py_ssize_t)0, n);
+        goto done;
+    }
+    if (map_reserve(&e->terms, n)) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    const char *p = data;
     for (Py_ssize_t i0 = 0; i0 < n; i0 += ADD_AHEAD) {
         Py_ssize_t m = n - i0 < ADD_AHEAD ? n - i0 : ADD_AHEAD;
         const char *s[ADD_AHEAD];
         Py_ssize_t len[ADD_AHEAD];
-        PyObject *keep[ADD_AHEAD];
-        uint64_t h[ADD_AHEAD];
         for (Py_ssize_t j = 0; j < m; j++) {
-            s[j] = utf8_of(PySequence_Fast_GET_ITEM(terms, i0 + j), &len[j], &keep[j]);
-            if (!s[j]) {
-                for (Py_ssize_t i = 0; i < j; i++) Py_XDECREF(keep[i]);
-                Py_DECREF(terms);
-                return NULL;
-            }
-            h[j] = hash_bytes(s[j], len[j]);
-            __builtin_prefetch(e->terms.slots + (h[j] & e->terms.mask));
+            const char *stop = memchr(p, '\n', (size_t)(end - p));
+            if (!stop) stop = end;
+            s[j] = p;
+            len[j] = stop - p;
+            p = stop + 1;
         }
-        Slot *found = NULL;
-        Py_ssize_t id = 0, j = 0;
-        for (; j < m; j++) {
-            found = map_find(&e->terms, s[j], len[j], h[j]);
-            id = found ? -1 : map_add(&e->terms, s[j], len[j], h[j], (int32_t)e->terms.n);
-            if (id < 0) break;
-        }
-        for (Py_ssize_t i = 0; i < m; i++) Py_XDECREF(keep[i]);
-        if (found) {
-            Py_DECREF(terms);
-            return PyErr_Format(PyExc_ValueError, "term %zd is a repeat of term %d", i0 + j, found->val);
-        }
-        if (id < 0) { Py_DECREF(terms); return PyErr_NoMemory(); }
+        if (add_batch(e, s, len, m, i0)) goto done;
     }
-    Py_DECREF(terms);
-    Py_RETURN_NONE;
+    Py_INCREF(Py_None);
+    result = Py_None;
+done:
+    PyBuffer_Release(&b);
+    return result;
 }
 
 static PyObject *Encoder_freeze(Encoder *e, PyObject *unused) {
@@ -787,6 +843,8 @@ static PyMethodDef Encoder_methods[] = {
      " tokenized on n_threads threads, with the same result; columns=True: texts and titles are each a column"
      " (offsets: int64 buffer of n + 1 offsets into data, data: a buffer of UTF-8), read in place"},
     {"add_terms", (PyCFunction)Encoder_add_terms, METH_O, "add_terms(terms): intern terms as ids n_terms, ..."},
+    {"add_terms_blob", (PyCFunction)Encoder_add_terms_blob, METH_VARARGS,
+     "add_terms_blob(data, n): add_terms of the n terms data holds, UTF-8 joined by newlines"},
     {"freeze", (PyCFunction)Encoder_freeze, METH_NOARGS, "freeze(): no new terms from now on (unknown ones are dropped)"},
     {"terms", (PyCFunction)Encoder_terms, METH_VARARGS, "terms(start=0) -> the term strings from id start on"},
     {NULL}};
