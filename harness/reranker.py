@@ -52,7 +52,7 @@ class Candidates:
     offsets: np.ndarray
     doc_rows: np.ndarray
     # (corpus ids, their string ranks, the row at each rank) when the run came from a retriever over
-    # this corpus (its vocabulary is the corpus's id array): the reranked run's id lookups use them
+    # this corpus (its vocabulary is the corpus's id_column or id_array): the reranked run's id lookups use them
     id_order: tuple | None = None
 
     @classmethod

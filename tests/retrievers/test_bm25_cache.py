@@ -33,6 +33,16 @@ def entry(cache_dir):
     return folder
 
 
+def rematch_checksums(path: Path) -> None:
+    """Record a rewritten entry file's size and checksums in its manifest (damage a load must find
+    by checking content, not checksums)."""
+    manifest_path = path.parent / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest["files"][path.name] = {"bytes": path.stat().st_size, "crc32": crc32(path),
+                                    "ends_sha256": index_cache.ends_sha256(path, path.stat().st_size)}
+    manifest_path.write_text(json.dumps(manifest))
+
+
 def test_second_run_loads_the_cache(tmp_path):
     status, first = run_once(tmp_path)
     assert status == "built"
@@ -74,11 +84,7 @@ def test_damaged_cache_is_rebuilt_with_identical_results(tmp_path, damage):
         else:
             array[1], array[2] = array[2], array[1]
         np.save(folder / f"{name}.npy", array)
-        manifest = json.loads((folder / "manifest.json").read_text())
-        path = folder / f"{name}.npy"
-        manifest["files"][path.name] = {"bytes": path.stat().st_size, "crc32": crc32(path),
-                                        "ends_sha256": index_cache.ends_sha256(path, path.stat().st_size)}
-        (folder / "manifest.json").write_text(json.dumps(manifest))
+        rematch_checksums(folder / f"{name}.npy")
         with pytest.raises(index_cache.CacheCorrupt, match="inconsistent arrays"):
             index_cache.load(tmp_path, folder.name)
     status, again = run_once(tmp_path)
@@ -103,10 +109,7 @@ def test_damaged_terms_are_detected_and_rebuilt(tmp_path, damage):
     assert loaded.terms == list(built.backend._index.terms) and len(loaded.terms) == loaded.n_terms
     path = folder / "terms.txt"
     path.write_bytes(path.read_bytes() + (b"\nextra" if damage == "a term too many" else b"\xff"))
-    manifest = json.loads((folder / "manifest.json").read_text())
-    manifest["files"][path.name] = {"bytes": path.stat().st_size, "crc32": crc32(path),
-                                    "ends_sha256": index_cache.ends_sha256(path, path.stat().st_size)}
-    (folder / "manifest.json").write_text(json.dumps(manifest))
+    rematch_checksums(path)
     with pytest.raises(index_cache.CacheCorrupt, match="terms.txt does not hold n_terms terms"):
         index_cache.load(tmp_path, folder.name)
     status, again = run_once(tmp_path)
