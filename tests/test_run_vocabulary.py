@@ -82,6 +82,39 @@ def test_format_lines_reads_an_arrow_vocabulary_as_the_list():
         _trecrun.format_lines(["q"], np.array([0, 1]), np.array([2]), np.array([1.0]), bad, "t")
 
 
+@needs_native
+@pytest.mark.parametrize("threads", [1, 2, 3, 4, 64])
+def test_format_lines_of_an_arrow_vocabulary_on_threads_are_the_per_line_bytes(threads):
+    """Over 8,192 entries (so split among threads by whole queries): the bytes of one f-string per
+    entry, with empty queries first, last and between, one query holding most entries, runs of equal
+    scores, -0.0 next to 0.0, infinities, NaN and non-ASCII ids."""
+    from harness import _trecrun
+
+    rng = np.random.default_rng(11)
+    ids = _ids(rng, 4000)
+    sizes = [0, 7, 0, 9000, 1, 0, 2500, 3, 0]
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    n = int(offsets[-1])
+    codes = rng.integers(0, len(ids), n).astype(np.int64)
+    scores = np.repeat(np.round(rng.random(n // 4 + 1) * 30, 1), 4)[:n]  # runs of 4 equal scores
+    scores[100:104] = [0.0, -0.0, -0.0, 0.0]
+    scores[200:203] = [np.inf, -np.inf, np.nan]
+    qids = [f"q{i}é" for i in range(len(sizes))]
+    values = scores.tolist()
+    expected = "".join(f"{qids[q]} Q0 {ids[codes[e]]} {e - offsets[q] + 1} {values[e]!r} tag\n"
+                       for q in range(len(sizes)) for e in range(offsets[q], offsets[q + 1])).encode()
+    column = _column(ids, rng)
+    assert _trecrun.format_lines(qids, offsets, codes, scores, column.buffers(), "tag", threads) == expected
+    late = codes.copy()
+    late[n - 5] = len(ids)  # in the last thread's share
+    with pytest.raises(IndexError, match="out of range"):
+        _trecrun.format_lines(qids, offsets, late, scores, column.buffers(), "tag", threads)
+    vocab_offsets, data = column.buffers()
+    short = (vocab_offsets, bytes(memoryview(data)[:int(vocab_offsets[codes[n - 3]])]))  # the id of entry n - 3 is cut
+    with pytest.raises(ValueError, match="past the data"):
+        _trecrun.format_lines(qids, offsets, codes, scores, short, "tag", threads)
+
+
 def _pair(seed: int, n_docs: int = 3000):
     """(a run over an IdColumn with its ranks and order, the same run over the object array, ids)."""
     rng = np.random.default_rng(seed)

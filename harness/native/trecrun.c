@@ -1041,13 +1041,14 @@ done:
  * pattern) is formatted once, by harness_shortest_repr (shortest.cpp: repr's digits and layout
  * without Python's dtoa, which needs the GIL), on `threads` threads (8,192 distinct or more). The
  * document id objects are read at random (prefetched a few entries ahead) and their UTF-8 copied
- * into one buffer while at hand, so that the lines are assembled from sequential memory. The reference is
+ * into one buffer while at hand, so that the lines are assembled from sequential memory. With an
+ * Arrow vocabulary the whole formatting runs on the threads (format_arrow_lines). The reference is
  * harness/formats/trec.py's _run_lines. format_scores(scores) -> bytes: each score's repr, one a
  * line (for the tests and checks of harness_shortest_repr). */
 int harness_shortest_repr(double x, char *out);
 
 #define REPR_MAX 24 /* the longest repr of a float: "-2.2250738585072014e-308" */
-#define ID_AHEAD 8  /* entries ahead whose document id object is prefetched */
+#define ID_AHEAD 16 /* entries ahead whose document id (object, or Arrow offset) is prefetched */
 
 typedef struct {
     const double *values;
@@ -1087,6 +1088,207 @@ typedef struct {
     int32_t *slot; /* distinct index + 1; 0 = empty */
     uint64_t mask;
 } ScoreTable;
+
+/* The lines of an Arrow vocabulary's run, on threads: each thread takes a range of whole queries
+ * (about as many entries each) and makes its lines in two passes, GIL released: the first checks
+ * each entry's code and id offsets, formats its score (once per run of equal scores) and sums the
+ * lines' size; once the output is allocated (with the GIL) at each range's place, the second
+ * writes them. The bytes are those of the one-thread loop (the same fields, in the same order). */
+typedef struct {
+    const char *const *qtext;
+    const Py_ssize_t *qlen;
+    const int64_t *offsets, *codes, *v_off;
+    const double *scores;
+    const unsigned char *v_data;
+    Py_ssize_t v_len, n_vocab, n, q0, q1, size;
+    const char *tag;
+    Py_ssize_t tag_len;
+    char *stext;           /* per entry of the range: its score's repr (REPR_MAX bytes) ... */
+    unsigned char *slen;   /* ... and its length */
+    int64_t *id_start;     /* per entry of the range: its id's bytes at v_data + id_start ... */
+    int32_t *id_len;       /* ... id_len of them */
+    char *out;             /* the second pass writes here */
+    int bad;               /* 1: a code out of range; 2: offsets out of order or past the data */
+} LineJob;
+
+static int rank_digits(int64_t rank)
+{
+    int digits = 1;
+    while (rank >= 10) {
+        rank /= 10;
+        digits++;
+    }
+    return digits;
+}
+
+static void *lines_measure(void *arg)
+{
+    LineJob *j = arg;
+    int64_t first = j->offsets[j->q0], last = j->offsets[j->q1];
+    Py_ssize_t size = 0;
+    uint64_t prev_bits = 0;
+    int have_prev = 0;
+    for (Py_ssize_t i = j->q0; i < j->q1; i++) {
+        Py_ssize_t fixed = j->qlen[i] + 4 + 1 + 1 + 1 + j->tag_len + 1;
+        for (int64_t e = j->offsets[i]; e < j->offsets[i + 1]; e++) {
+            int64_t code = j->codes[e], at = e - first;
+            if (e + 2 * ID_AHEAD < last) {
+                int64_t far = j->codes[e + 2 * ID_AHEAD];
+                if (far >= 0 && far < j->n_vocab) __builtin_prefetch(j->v_off + far);
+            }
+            if (e + ID_AHEAD < last) {
+                int64_t ahead = j->codes[e + ID_AHEAD];
+                if (ahead >= 0 && ahead < j->n_vocab && j->v_off[ahead] >= 0 && j->v_off[ahead] < j->v_len)
+                    __builtin_prefetch(j->v_data + j->v_off[ahead]);
+            }
+            if (code < 0 || code >= j->n_vocab) {
+                j->bad = 1;
+                return NULL;
+            }
+            int64_t start = j->v_off[code], stop = j->v_off[code + 1];
+            if (start < 0 || stop < start || stop > j->v_len || stop - start > INT32_MAX) {
+                j->bad = 2;
+                return NULL;
+            }
+            j->id_start[at] = start;
+            j->id_len[at] = (int32_t)(stop - start);
+            uint64_t bits;
+            memcpy(&bits, &j->scores[e], sizeof bits);
+            char *text = j->stext + (size_t)at * REPR_MAX;
+            if (have_prev && bits == prev_bits) {
+                memcpy(text, text - REPR_MAX, REPR_MAX);
+                j->slen[at] = j->slen[at - 1];
+            } else {
+                char buf[32];
+                int n = harness_shortest_repr(j->scores[e], buf);
+                memcpy(text, buf, (size_t)n);
+                j->slen[at] = (unsigned char)n;
+            }
+            prev_bits = bits;
+            have_prev = 1;
+            size += fixed + (stop - start) + rank_digits(e - j->offsets[i] + 1) + j->slen[at];
+        }
+    }
+    j->size = size;
+    return NULL;
+}
+
+static void *lines_write(void *arg)
+{
+    LineJob *j = arg;
+    int64_t first = j->offsets[j->q0];
+    char *out = j->out;
+    for (Py_ssize_t i = j->q0; i < j->q1; i++) {
+        const char *q = j->qtext[i];
+        Py_ssize_t q_len = j->qlen[i];
+        for (int64_t e = j->offsets[i]; e < j->offsets[i + 1]; e++) {
+            int64_t at = e - first;
+            memcpy(out, q, (size_t)q_len);
+            out += q_len;
+            memcpy(out, " Q0 ", 4);
+            out += 4;
+            memcpy(out, j->v_data + j->id_start[at], (size_t)j->id_len[at]);
+            out += j->id_len[at];
+            *out++ = ' ';
+            char digits[24];
+            int k = 0;
+            for (int64_t rank = e - j->offsets[i] + 1; rank; rank /= 10)
+                digits[k++] = (char)('0' + rank % 10);
+            while (k)
+                *out++ = digits[--k];
+            *out++ = ' ';
+            memcpy(out, j->stext + (size_t)at * REPR_MAX, j->slen[at]);
+            out += j->slen[at];
+            *out++ = ' ';
+            memcpy(out, j->tag, (size_t)j->tag_len);
+            out += j->tag_len;
+            *out++ = '\n';
+        }
+    }
+    return NULL;
+}
+
+/* format_lines for an Arrow vocabulary (checked arguments: offsets ascend from 0 to n). */
+static PyObject *format_arrow_lines(PyObject *qids, const int64_t *offsets, const int64_t *codes,
+                                    const double *scores, Py_ssize_t n, const int64_t *v_off, Py_ssize_t n_vocab,
+                                    const unsigned char *v_data, Py_ssize_t v_len, const char *tag,
+                                    Py_ssize_t tag_len, int threads)
+{
+    Py_ssize_t n_q = PyList_GET_SIZE(qids);
+    PyObject *result = NULL;
+    const char **qtext = PyMem_RawMalloc((size_t)(n_q ? n_q : 1) * sizeof(char *));
+    Py_ssize_t *qlen = PyMem_RawMalloc((size_t)(n_q ? n_q : 1) * sizeof(Py_ssize_t));
+    char *stext = PyMem_RawMalloc((size_t)(n ? n : 1) * REPR_MAX);
+    unsigned char *slen = PyMem_RawMalloc((size_t)(n ? n : 1));
+    int64_t *id_start = PyMem_RawMalloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    int32_t *id_len = PyMem_RawMalloc((size_t)(n ? n : 1) * sizeof(int32_t));
+    if (!qtext || !qlen || !stext || !slen || !id_start || !id_len) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n_q; i++) {
+        PyObject *q = PyList_GET_ITEM(qids, i);
+        if (!PyUnicode_Check(q)) {
+            PyErr_SetString(PyExc_TypeError, "format_lines: query ids must be str");
+            goto done;
+        }
+        if (!(qtext[i] = PyUnicode_AsUTF8AndSize(q, &qlen[i])))
+            goto done;
+    }
+    if (threads < 1 || n < 8192)
+        threads = 1;
+    if (threads > MAX_THREADS)
+        threads = MAX_THREADS;
+    LineJob jobs[MAX_THREADS];
+    Py_ssize_t q = 0;
+    for (int t = 0; t < threads; t++) { /* whole queries, about n / threads entries each */
+        Py_ssize_t q0 = q;
+        int64_t want = n * (t + 1) / threads;
+        if (t == threads - 1)
+            q = n_q;
+        else
+            while (q < n_q && offsets[q + 1] <= want)
+                q++;
+        int64_t base = offsets[q0];
+        jobs[t] = (LineJob){qtext, qlen, offsets, codes, v_off, scores, v_data, v_len, n_vocab, n, q0, q,
+                            0, tag, tag_len, stext + (size_t)base * REPR_MAX, slen + base, id_start + base,
+                            id_len + base, NULL, 0};
+    }
+    Py_BEGIN_ALLOW_THREADS
+    run_parallel(lines_measure, jobs, sizeof(LineJob), threads);
+    Py_END_ALLOW_THREADS
+    Py_ssize_t total = 0;
+    for (int t = 0; t < threads; t++) {
+        if (jobs[t].bad == 1) {
+            PyErr_SetString(PyExc_IndexError, "format_lines: document code out of range");
+            goto done;
+        }
+        if (jobs[t].bad == 2) {
+            PyErr_SetString(PyExc_ValueError, "format_lines: vocabulary offsets out of order or past the data");
+            goto done;
+        }
+        total += jobs[t].size;
+    }
+    result = PyBytes_FromStringAndSize(NULL, total);
+    if (!result)
+        goto done;
+    char *out = PyBytes_AS_STRING(result);
+    for (int t = 0; t < threads; t++) {
+        jobs[t].out = out;
+        out += jobs[t].size;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    run_parallel(lines_write, jobs, sizeof(LineJob), threads);
+    Py_END_ALLOW_THREADS
+done:
+    PyMem_RawFree(qtext);
+    PyMem_RawFree(qlen);
+    PyMem_RawFree(stext);
+    PyMem_RawFree(slen);
+    PyMem_RawFree(id_start);
+    PyMem_RawFree(id_len);
+    return result;
+}
 
 static PyObject *format_lines(PyObject *self, PyObject *args)
 {
@@ -1139,6 +1341,11 @@ static PyObject *format_lines(PyObject *self, PyObject *args)
     const char *tag = PyUnicode_AsUTF8AndSize(tag_obj, &tag_len);
     if (!tag)
         goto done;
+    if (v_off) {
+        result = format_arrow_lines(qids, offsets, codes, scores, n, v_off, n_vocab, v_data, vd.len, tag, tag_len,
+                                    threads);
+        goto done;
+    }
     /* Distinct scores by bit pattern (so -0.0 stays apart from 0.0), each repr-ed once. */
     uint64_t size = 16;
     while (size < 2 * (uint64_t)n)
@@ -1194,36 +1401,20 @@ static PyObject *format_lines(PyObject *self, PyObject *args)
                 PyErr_SetString(PyExc_IndexError, "format_lines: document code out of range");
                 goto done;
             }
-            Py_ssize_t d_len;
-            const char *d_text;
-            if (v_off) { /* an Arrow vocabulary: the id's bytes in place */
-                if (j + ID_AHEAD < n) {
-                    int64_t ahead = codes[j + ID_AHEAD];
-                    if (ahead >= 0 && ahead < n_vocab && v_off[ahead] >= 0 && v_off[ahead] < vd.len)
-                        __builtin_prefetch(v_data + v_off[ahead]);
-                }
-                int64_t start = v_off[code], stop = v_off[code + 1];
-                if (start < 0 || stop < start || stop > vd.len) {
-                    PyErr_SetString(PyExc_ValueError, "format_lines: vocabulary offsets out of order or past the data");
-                    goto done;
-                }
-                d_text = (const char *)v_data + start;
-                d_len = (Py_ssize_t)(stop - start);
-            } else {
-                if (j + ID_AHEAD < n) { /* the id objects are read at random: start loading one ahead */
-                    int64_t ahead = codes[j + ID_AHEAD];
-                    if (ahead >= 0 && ahead < n_vocab)
-                        __builtin_prefetch(PyList_GET_ITEM(vocab, ahead));
-                }
-                PyObject *d = PyList_GET_ITEM(vocab, code);
-                if (!PyUnicode_Check(d)) {
-                    PyErr_SetString(PyExc_TypeError, "format_lines: document ids must be str");
-                    goto done;
-                }
-                d_text = PyUnicode_AsUTF8AndSize(d, &d_len);
-                if (!d_text)
-                    goto done;
+            if (j + ID_AHEAD < n) { /* the id objects are read at random: start loading one ahead */
+                int64_t ahead = codes[j + ID_AHEAD];
+                if (ahead >= 0 && ahead < n_vocab)
+                    __builtin_prefetch(PyList_GET_ITEM(vocab, ahead));
             }
+            PyObject *d = PyList_GET_ITEM(vocab, code);
+            if (!PyUnicode_Check(d)) {
+                PyErr_SetString(PyExc_TypeError, "format_lines: document ids must be str");
+                goto done;
+            }
+            Py_ssize_t d_len;
+            const char *d_text = PyUnicode_AsUTF8AndSize(d, &d_len);
+            if (!d_text)
+                goto done;
             /* copied while at hand, so that the lines are written from one sequential buffer */
             if (id_used + (size_t)d_len > id_cap) {
                 while (id_used + (size_t)d_len > id_cap)
