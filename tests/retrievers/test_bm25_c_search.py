@@ -253,6 +253,38 @@ def test_pruned_search_equals_exhaustive_on_random_indexes(compiled_on):
 
 
 @needs_extension
+def test_search_with_signed_posting_scores_keeps_positive_sums_only(compiled_on):
+    """Posting scores of both signs and zeros (idf that can go negative, as BM25's Robertson idf):
+    sums that cancel to exactly 0, negative sums and -0.0 are never results, positive ones are, in
+    the order of score_query + top_k_positive; on 1 to 3 threads, blocks from 5 documents to all,
+    k from 1 to more than the matches (the exhaustive pass, pruning being off for such terms)."""
+    rng = np.random.default_rng(21)
+    cancelled = negative = 0
+    for _ in range(12):
+        n_docs, n_terms = int(rng.integers(20, 2000)), int(rng.integers(3, 12))
+        index, rank, doc_of_rank = _random_index(rng, n_docs, n_terms, 3)
+        signs = rng.choice(np.array([-1.0, 0.0, 1.0], np.float32), size=len(index.data), p=[0.3, 0.1, 0.6])
+        index.data = (index.data * signs).astype(np.float32)  # levels of 0.25: sums cancel exactly
+        searcher = compiled.Searcher(index, rank, doc_of_rank)
+        queries = [rng.integers(0, n_terms, size=int(rng.integers(1, 6))).tolist() for _ in range(15)]
+        offsets = np.concatenate([[0], np.cumsum([len(q) for q in queries])]).astype(np.int64)
+        term_ids = np.array([t for q in queries for t in q], dtype=np.int32)
+        for k in (1, int(rng.integers(2, 40)), n_docs + 1):
+            hits, docs, scores = searcher(offsets, term_ids, k, None, int(rng.integers(1, 4)),
+                                          doc_block=int(rng.choice([5, 64, 65536])))
+            pos = 0
+            for q, h in zip(queries, hits.tolist()):
+                exp_docs, exp_scores = _python_search(index, rank, q, k)
+                assert docs[pos:pos + h].tolist() == list(exp_docs)
+                np.testing.assert_array_equal(scores[pos:pos + h], np.asarray(exp_scores, np.float32))
+                assert (scores[pos:pos + h] > 0).all()
+                pos += h
+                matched = score_query(index, q)[1]  # every document holding a query term
+                cancelled, negative = cancelled + int((matched == 0).sum()), negative + int((matched < 0).sum())
+    assert cancelled > 100 and negative > 100  # both kinds of sum were there to be left out
+
+
+@needs_extension
 def test_bounds_are_taken_back_checked_and_infinite_for_negative_scores(small_index):
     index, tid, rank, doc_of_rank = small_index
     Index = loader.built_module().Index

@@ -225,6 +225,41 @@ static inline Py_ssize_t add_postings(const int32_t *indices, const float *data,
     return n_touched;
 }
 
+/* An exhaustive block of a BM25 query without constants, in two passes over its postings (cursor[u]
+ * to stops[u] of each term u) and no list of the documents seen (whose upkeep put a load on the
+ * add's critical path): the first adds every posting to acc (zero on entry) in term order, as the
+ * listed pass does; the second reads each posting's document's sum, sets it back to 0 (so a
+ * document's first posting reads its sum, a later one 0) and keeps the document when its float32
+ * score is > 0 with bits >= least_bits. The listed pass keeps the same documents with the same bits:
+ * an unlisted document's sum is 0, never kept. acc is zero again on return; the cursors are moved
+ * to the stops. Returns the number kept (bits in sbits, block positions in docs). */
+static Py_ssize_t scan_block(const int32_t *indices, const float *data, int64_t *cursor, const int64_t *stops,
+                             const float *boosts, Py_ssize_t nt, int32_t b0, double *acc, int32_t least_bits,
+                             int32_t *sbits, int32_t *docs) {
+    for (Py_ssize_t u = 0; u < nt; u++) {
+        float boost = boosts[u];
+        if (boost == 1.0f)
+            for (int64_t p = cursor[u]; p < stops[u]; p++) acc[indices[p] - b0] += (double)data[p];
+        else
+            for (int64_t p = cursor[u]; p < stops[u]; p++) acc[indices[p] - b0] += (double)(data[p] * boost);
+    }
+    Py_ssize_t n_pos = 0;
+    for (Py_ssize_t u = 0; u < nt; u++) {
+        for (int64_t p = cursor[u]; p < stops[u]; p++) {
+            int32_t d = indices[p] - b0, bits;
+            float s = (float)acc[d];
+            acc[d] = 0.0;
+            memcpy(&bits, &s, 4);
+            if (s > 0 && bits >= least_bits) { /* rare once the bar has risen: predicted not taken */
+                sbits[n_pos] = bits;
+                docs[n_pos++] = d;
+            }
+        }
+        cursor[u] = stops[u];
+    }
+    return n_pos;
+}
+
 /* How many of the query's terms, taken in ascending bound order (by_bound), are non-essential: the
  * longest prefix whose bounds, summed (with slack for the rounding of a sum in another order), give
  * a float32 score (+ c) strictly below the kk-th best score so far, thr. */
@@ -419,6 +454,12 @@ static void *search_run(void *arg) {
                 n_touched = kept;
                 sort_block_docs(touched, sorted_tmp, n_touched, b1 - b0);
             }
+            Py_ssize_t n_pos = 0;
+            if (!n_skip && !j->qweights && !j->consts) { /* exhaustive BM25: no document list kept */
+                n_pos = scan_block(indices, data, cursor, stops, boosts, nt, (int32_t)b0, acc, least_bits, sbits,
+                                   touched);
+                goto keys;
+            }
             for (Py_ssize_t u = 0; u < nt; u++) {
                 int64_t p = cursor[u], stop = stops[u];
                 float boost = boosts[u];
@@ -458,7 +499,6 @@ static void *search_run(void *arg) {
              * kk-th best so far; when more than kk, the kk-th best of them is a tighter cut (at least kk
              * documents score at or above it). Only the documents at or above the cut get a key (their
              * id's rank read). */
-            Py_ssize_t n_pos = 0;
             for (Py_ssize_t i = 0; i < n_touched; i++) {
                 int32_t d = touched[i], bits;
                 float s = (float)acc[d];
@@ -471,6 +511,7 @@ static void *search_run(void *arg) {
                     touched[n_pos++] = d;
                 }
             }
+        keys:;
             int32_t cut = least_bits;
             if (n_pos > kk) {
                 memcpy(sorted_tmp, sbits, (size_t)n_pos * 4);
