@@ -285,6 +285,37 @@ def test_search_with_signed_posting_scores_keeps_positive_sums_only(compiled_on)
 
 
 @needs_extension
+def test_a_speculative_bar_too_high_is_dropped_and_the_query_searched_again(compiled_on):
+    """search.c takes the first block's best scores as a speculative bar for the later blocks
+    (speculative_rank) and keeps its results only when at least k documents reached the bar. Here
+    the first block holds every high score: its 75th best (k = 300, 8 blocks of 500) bars all but 75
+    documents, so the bar must be dropped and the query searched again; kept, it would give 75
+    results. Also a shuffled copy (the bar holds) and ties at the bar: the results of prune=False
+    and of score_query + top_k_positive every time."""
+    rng = np.random.default_rng(8)
+    n_docs, block, k = 4000, 500, 300
+    high = np.round(rng.uniform(5.0, 6.0, block), 1)  # ties: 11 distinct values
+    low = np.round(rng.uniform(1.0, 2.0, n_docs - block), 2)
+    for data in (np.concatenate([high, low]), rng.permutation(np.concatenate([high, low]))):
+        index = SparseIndex(terms=["a"], indptr=np.array([0, n_docs], np.int64),
+                            indices=np.arange(n_docs, dtype=np.int32), data=data.astype(np.float32),
+                            doc_lengths=np.ones(n_docs, np.int32), nonoccurrence=None, n_docs=n_docs).validate()
+        ids = np.array([f"d{rng.integers(10**6)}-{i}" for i in range(n_docs)])
+        rank = string_ranks(ids)
+        doc_of_rank = np.empty_like(rank)
+        doc_of_rank[rank] = np.arange(n_docs)
+        searcher = compiled.Searcher(index, rank, doc_of_rank)
+        args = (np.array([0, 1], np.int64), np.array([0], np.int32), k, None, 1)
+        hits, docs, scores = searcher(*args, doc_block=block)
+        exhaustive = searcher(*args, doc_block=block, prune=False)
+        for a, b in zip((hits, docs, scores), exhaustive):
+            np.testing.assert_array_equal(a, b)
+        exp_docs, exp_scores = _python_search(index, rank, [0], k)
+        assert hits.tolist() == [k] and docs.tolist() == exp_docs.tolist()
+        np.testing.assert_array_equal(scores, exp_scores)
+
+
+@needs_extension
 def test_bounds_are_taken_back_checked_and_infinite_for_negative_scores(small_index):
     index, tid, rank, doc_of_rank = small_index
     Index = loader.built_module().Index

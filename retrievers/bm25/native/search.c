@@ -334,6 +334,26 @@ static void heap_make(int64_t *h, Py_ssize_t n) {
     for (Py_ssize_t i = n / 2; i-- > 0;) heap_sink(h, n, i);
 }
 
+/* Speculative bar: a query's best kk are usually spread over the corpus, so once the first block is
+ * scored, the score of its spec_m-th best document, spec_m sized for about SPEC_MARGIN * kk documents
+ * of the whole corpus to reach it (when documents are in no order of score), is likely at most the
+ * final kk-th best score; taken as the bar for the later blocks (candidates and pruning, as the
+ * kk-th best so far is), it skips most of the work the bar would otherwise rise through. It is
+ * checked, never trusted: when the search ends with at least kk documents at or above it, the true
+ * kk-th best is at or above it too, so nothing below it could have entered and the results are
+ * those of the search without it; when fewer reached it, the query is searched again without it
+ * (exact either way; the second search costs what the first saved, e.g. on a corpus in an order that
+ * puts a query's best documents first). Returns spec_m, or 0 for no bar: a corpus of one block,
+ * pruning off (search(prune=False) scores every posting as it did), or kk too small to gain. */
+#define SPEC_MARGIN 2.0
+#define SPEC_MIN_RANK 16
+static Py_ssize_t speculative_rank(Py_ssize_t n_docs, Py_ssize_t block, Py_ssize_t kk, int prune) {
+    if (!prune || n_docs <= block) return 0;
+    double want = SPEC_MARGIN * (double)kk * (double)block / (double)n_docs;
+    Py_ssize_t m = want < SPEC_MIN_RANK ? SPEC_MIN_RANK : (Py_ssize_t)ceil(want);
+    return 2 * m <= kk ? m : 0;
+}
+
 static void *search_run(void *arg) {
     SearchJob *j = arg;
     Py_ssize_t n_docs = j->n_docs, kk = j->kk;
@@ -385,9 +405,14 @@ static void *search_run(void *arg) {
             while (i > 0 && ub[by_bound[i - 1]] > ub[u]) { by_bound[i] = by_bound[i - 1]; i--; }
             by_bound[i] = u;
         }
-        Py_ssize_t n_keys = 0;
-        int heaped = 0;    /* keys[0..kk) is the heap of the best kk so far */
-        int64_t least = 0; /* once kk keys are kept, a key below the kk-th best can never enter the top kk */
+        Py_ssize_t spec_m = speculative_rank(n_docs, block, kk, j->bounds != NULL), n_keys;
+        int heaped, spec;
+        int64_t least;
+    search_again: /* (once more without a speculative bar, when it was too high: below) */
+        n_keys = 0;
+        heaped = 0; /* keys[0..kk) is the heap of the best kk so far */
+        least = 0;  /* once kk keys are kept, a key below the kk-th best can never enter the top kk */
+        spec = 0;   /* whether a speculative bar is in force */
         for (Py_ssize_t b0 = 0; b0 < n_docs; b0 += block) {
             Py_ssize_t b1 = b0 + block < n_docs ? b0 + block : n_docs, n_touched = 0, n_skip = 0;
             if (kk && n_keys >= kk && (!heaped || n_keys > kk)) { /* keep the best kk so far; the kk-th is the bar */
@@ -405,6 +430,19 @@ static void *search_run(void *arg) {
                 }
                 n_keys = kk;
                 least = keys[0];
+            }
+            if (spec_m && b0 == block && n_keys >= spec_m) { /* the first block's spec_m-th best score as the bar */
+                for (Py_ssize_t i = 0; i < n_keys; i++) sorted_tmp[i] = (int32_t)(keys[i] >> 32);
+                int64_t bar = ((int64_t)kth_largest_i32(sorted_tmp, n_keys, spec_m) << 32) - 1; /* its score admitted */
+                if (bar > least) {
+                    Py_ssize_t kept = 0;
+                    for (Py_ssize_t i = 0; i < n_keys; i++)
+                        if (keys[i] > bar) keys[kept++] = keys[i];
+                    n_keys = kept;
+                    heaped = 0;
+                    least = bar;
+                    spec = 1;
+                }
             }
             float thr = 0.0f; /* the kk-th best score so far */
             int32_t least_bits = (int32_t)(least >> 32);
@@ -524,6 +562,11 @@ static void *search_run(void *arg) {
                 int64_t key = ((int64_t)sbits[i] << 32) | rank[b0 + touched[i]];
                 if (key > least) keys[n_keys++] = key; /* keys are distinct (one per document) */
             }
+        }
+        if (spec && n_keys < kk) { /* fewer than kk documents reached the bar: it proves nothing */
+            spec_m = 0;
+            for (Py_ssize_t u = 0; u < nt; u++) cursor[u] = indptr[uniq[u]];
+            goto search_again;
         }
         Py_ssize_t h = n_keys < kk ? n_keys : kk;
         if (h) top_sorted(keys, scratch, n_keys, h);
