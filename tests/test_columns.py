@@ -38,7 +38,8 @@ def test_building_arrays_does_not_import_pandas():
 @pytest.mark.parametrize("seed", range(4))
 def test_arrow_contains_is_membership_in_the_column(seed, monkeypatch):
     """arrow_contains (compiled) answers as a Python set of the column's values does: string and
-    large_string arrays, sliced, chunked, empty strings, non-ASCII ids, repeated and absent probes;
+    large_string arrays, sliced, chunked, empty strings, non-ASCII ids, ids longer than 8 bytes that
+    share their last 8 (present_ids' filter key) but not their start, repeated and absent probes;
     None when the compiled helper is off (the caller then uses pyarrow.compute)."""
     from harness.columns import arrow_contains
     from harness.formats import native
@@ -46,7 +47,9 @@ def test_arrow_contains_is_membership_in_the_column(seed, monkeypatch):
     if not native.available():
         pytest.skip("harness._trecrun is not built")
     rng = np.random.default_rng(seed)
-    words = ["", "a", "é", "日本", "doc1", "doc10", "doc100", "x y"] + [f"d{i}" for i in range(300)]
+    words = (["", "a", "é", "日本", "doc1", "doc10", "doc100", "x y", "12345678", "a-12345678", "b-12345678",
+              "é-12345678", "MED-10-12345678"] + [f"d{i}" for i in range(300)]
+             + [f"passage-{i:08d}" for i in range(0, 3000, 7)])  # long ids: same last 8 bytes, other starts
     for _ in range(50):
         values = list(dict.fromkeys(rng.choice(words, size=int(rng.integers(0, 200))).tolist()))
         array = pa.array(values, type=pa.large_string() if rng.random() < 0.5 else pa.string())
@@ -54,7 +57,8 @@ def test_arrow_contains_is_membership_in_the_column(seed, monkeypatch):
             array = array.slice(2, len(array) - 3)
         cut = len(array) // 3
         column = pa.chunked_array([array.slice(0, cut), array.slice(cut)], type=array.type) if rng.random() < .5 else array
-        probes = rng.choice(words + ["absent", "doc1000"], size=int(rng.integers(0, 40))).tolist()
+        probes = rng.choice(words + ["absent", "doc1000", "c-12345678", "passage-00000001"],
+                            size=int(rng.integers(0, 40))).tolist()
         want = set(column.to_pylist())
         assert arrow_contains(column, probes) == [p in want for p in probes]
     monkeypatch.setenv("HARNESS_TREC_COMPILED", "0")
