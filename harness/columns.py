@@ -50,15 +50,16 @@ def arrow_strings(values) -> "pyarrow.StringArray":  # noqa: F821
     return pa.LargeStringArray.from_buffers(len(values), pa.py_buffer(offsets), pa.py_buffer(data))
 
 
-def string_buffers(array) -> tuple[np.ndarray, object]:
-    """(offsets as int64, UTF-8 data buffer) of a null-free Arrow string or large_string array, as
-    sliced (``b""`` for an array without data): what compiled code reads a column from."""
+def string_buffers(array, widen: bool = True) -> tuple[np.ndarray, object]:
+    """(offsets, UTF-8 data buffer) of a null-free Arrow string or large_string array, as sliced
+    (``b""`` for an array without data): what compiled code reads a column from. The offsets are an
+    int64 copy, or with ``widen=False`` a view of the array's own (int32 for a string array)."""
     import pyarrow as pa
 
     _, offsets, data = array.buffers()
     width = np.int64 if pa.types.is_large_string(array.type) else np.int32
-    offsets = np.frombuffer(offsets, dtype=width)[array.offset:array.offset + len(array) + 1].astype(np.int64)
-    return offsets, (data if data is not None else b"")
+    offsets = np.frombuffer(offsets, dtype=width)[array.offset:array.offset + len(array) + 1]
+    return (offsets.astype(np.int64) if widen else offsets), (data if data is not None else b"")
 
 
 def arrow_contains(column, values: list[str]) -> list[bool] | None:
@@ -74,13 +75,7 @@ def arrow_contains(column, values: list[str]) -> list[bool] | None:
     if not native.available() or column.null_count or not all(
             pa.types.is_string(c.type) or pa.types.is_large_string(c.type) for c in chunks):
         return None
-    present = [False] * len(values)
-    for chunk in chunks:
-        if len(chunk) == 0:
-            continue
-        found = native.present_ids(*string_buffers(chunk), values)
-        present = [a or b for a, b in zip(present, found)]
-    return present
+    return native.present_ids([string_buffers(chunk, widen=False) for chunk in chunks if len(chunk)], values)
 
 
 class IdColumn:

@@ -63,3 +63,27 @@ def test_arrow_contains_is_membership_in_the_column(seed, monkeypatch):
         assert arrow_contains(column, probes) == [p in want for p in probes]
     monkeypatch.setenv("HARNESS_TREC_COMPILED", "0")
     assert arrow_contains(pa.array(["a"]), ["a"]) is None
+
+
+def test_present_ids_takes_int32_and_int64_offsets_and_refuses_bad_ones():
+    """present_ids reads each column's offsets as given (int32 or int64, no widened copy) and one
+    table of the ids serves every column; offsets that fall, pass the data's end or are not 4- or
+    8-byte items are refused."""
+    from harness.formats import native
+
+    if not native.available():
+        pytest.skip("harness._trecrun is not built")
+    data = b"aabbbcdddddddddd"  # "aa", "bbb", "c", "dddddddddd"
+    offsets = [0, 2, 5, 6, 16]
+    for width in (np.int32, np.int64):
+        columns = [(np.array(offsets, width), data), (np.array([0, 1], width), b"z")]
+        assert native.present_ids(columns, ["bbb", "z", "dddddddddd", "b", "", "aa"]) == [True, True, True, False,
+                                                                                         False, True]
+    assert native.present_ids([], ["a"]) == [False]
+    for bad in ([0, 3, 2, 16], [0, 2, 5, 6, 17], [-1, 2]):
+        with pytest.raises(ValueError, match="out of order or past the data"):
+            native.present_ids([(np.array(bad, np.int64), data)], ["aa"])
+    with pytest.raises(ValueError, match="int32 or int64"):
+        native.present_ids([(np.array(offsets, np.int16), data)], ["aa"])
+    with pytest.raises(TypeError, match="tuples"):
+        native.present_ids([np.array(offsets, np.int64)], ["aa"])

@@ -46,9 +46,10 @@ def _threads(size: int) -> int:
     return max(1, min(_cpus(), size >> 22))
 
 
-def present_ids(offsets: np.ndarray, data, ids: list[str]) -> list[bool]:
-    """Whether each id is one of an Arrow string array's values (harness.columns.arrow_contains)."""
-    return _built.present_ids(offsets, data, ids)
+def present_ids(columns: list[tuple[np.ndarray, object]], ids: list[str]) -> list[bool]:
+    """Whether each id is one of the values of the Arrow string arrays given as (offsets, data), the
+    offsets int32 or int64 (harness.columns.arrow_contains)."""
+    return _built.present_ids(columns, ids)
 
 
 def find_ranked(offsets: np.ndarray, data, order: np.ndarray, ids: list[str]) -> np.ndarray:

@@ -1523,46 +1523,89 @@ done:
 }
 
 /* ------------------------------------------------------------------ present_ids
- * present_ids(offsets, data, ids) -> list[bool]: for each str of `ids`, whether it is one of the
- * strings of an Arrow string array given as its int64 offsets (n + 1, as sliced) and UTF-8 data: the
- * few judged document ids probed against a corpus's ids without a Python string per corpus id. A
- * corpus id is hashed (byte by byte) and probed only when its tail_key is one of the judged ids'
- * (a 64 Kbit filter: one multiply of its last 8 bytes and length). */
-static inline unsigned tail_key(const unsigned char *s, Py_ssize_t l)
+ * present_ids(columns, ids) -> list[bool]: for each str of `ids`, whether it is one of the strings
+ * of the Arrow string arrays given in `columns`, a list of (offsets, data): each array's offsets
+ * (n + 1, as sliced; a buffer of int32 or int64 items, e.g. a numpy view of the array's own) and
+ * UTF-8 data. The few judged document ids are probed against a corpus's ids (every chunk of its
+ * column, one table of the ids for all) without a Python string per corpus id. A corpus id is
+ * hashed (byte by byte) and probed only when its tail_key is one of the judged ids' (a 64 Kbit
+ * filter: one multiply of its last 8 bytes and length). */
+static inline unsigned tail_key(const unsigned char *s, Py_ssize_t l, const unsigned char *end)
 {
-    uint64_t w = 0;
-    if (l >= 8)
+    uint64_t w = 0; /* the last (up to) 8 bytes, the first in the low byte */
+    if (l >= 8) {
         memcpy(&w, s + l - 8, 8);
-    else if (l > 0)
-        memcpy(&w, s, (size_t)l);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        w = __builtin_bswap64(w);
+#endif
+    } else if (end && end - s >= 8) { /* a short id with 8 bytes readable: one load, masked */
+        memcpy(&w, s, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        w = __builtin_bswap64(w);
+#endif
+        w = l ? w & (~0ULL >> (64 - 8 * l)) : 0;
+    } else {
+        for (Py_ssize_t i = 0; i < l; i++)
+            w |= (uint64_t)s[i] << (8 * i);
+    }
     return (unsigned)(((w ^ (uint64_t)l) * 0x9E3779B97F4A7C15ULL) >> 48);
+}
+
+/* The offset of string i of a column whose offsets are 4- or 8-byte items. */
+static inline int64_t column_offset(const void *off, int wide, Py_ssize_t i)
+{
+    return wide ? ((const int64_t *)off)[i] : (int64_t)((const int32_t *)off)[i];
 }
 
 static PyObject *present_ids(PyObject *self, PyObject *args)
 {
-    Py_buffer ov, dv;
-    PyObject *ids;
-    if (!PyArg_ParseTuple(args, "y*y*O!", &ov, &dv, &PyList_Type, &ids))
+    PyObject *columns, *ids;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &columns, &PyList_Type, &ids))
         return NULL;
     PyObject *out = NULL;
-    Py_ssize_t m = PyList_GET_SIZE(ids), cap = 16;
+    Py_ssize_t m = PyList_GET_SIZE(ids), cap = 16, n_cols = PyList_GET_SIZE(columns), n_views = 0;
     int64_t *slot = NULL; /* judged index + 1, 0 = empty */
     char *found = NULL;
     const char **text = NULL;
     Py_ssize_t *len = NULL;
+    Py_buffer *views = calloc((size_t)(2 * n_cols + 1), sizeof(Py_buffer)); /* offsets, data of each column */
     uint64_t tail[1024] = {0}; /* bit tail_key(id) of each judged id */
-    if (ov.len % 8 || ov.len < 8) {
-        PyErr_SetString(PyExc_ValueError, "present_ids: offsets must be int64, at least one");
+    if (!views) {
+        PyErr_NoMemory();
         goto done;
     }
-    const int64_t *off = ov.buf;
-    const unsigned char *data = dv.buf;
-    Py_ssize_t n = ov.len / 8 - 1;
-    for (Py_ssize_t i = 0; i < n; i++)
-        if (off[i] < 0 || off[i] > off[i + 1] || off[i + 1] > dv.len) {
+    for (Py_ssize_t c = 0; c < n_cols; c++) {
+        PyObject *pair = PyList_GET_ITEM(columns, c);
+        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
+            PyErr_SetString(PyExc_TypeError, "present_ids: columns must be (offsets, data) tuples");
+            goto done;
+        }
+        if (PyObject_GetBuffer(PyTuple_GET_ITEM(pair, 0), &views[n_views], PyBUF_C_CONTIGUOUS | PyBUF_FORMAT))
+            goto done;
+        n_views++;
+        if (PyObject_GetBuffer(PyTuple_GET_ITEM(pair, 1), &views[n_views], PyBUF_C_CONTIGUOUS))
+            goto done;
+        n_views++;
+        Py_buffer *ov = &views[n_views - 2], *dv = &views[n_views - 1];
+        if ((ov->itemsize != 4 && ov->itemsize != 8) || ov->len < ov->itemsize) {
+            PyErr_SetString(PyExc_ValueError, "present_ids: offsets must be int32 or int64, at least one");
+            goto done;
+        }
+        const void *off = ov->buf;
+        int wide = ov->itemsize == 8;
+        Py_ssize_t n = ov->len / ov->itemsize - 1;
+        int64_t prev = column_offset(off, wide, 0);
+        int bad = prev < 0;
+        for (Py_ssize_t i = 1; i <= n; i++) {
+            int64_t o = column_offset(off, wide, i);
+            bad |= o < prev;
+            prev = o;
+        }
+        if (bad || prev > dv->len) {
             PyErr_SetString(PyExc_ValueError, "present_ids: offsets out of order or past the data");
             goto done;
         }
+    }
     while (cap < 2 * m)
         cap *= 2;
     slot = calloc((size_t)cap, sizeof(int64_t));
@@ -1591,25 +1634,34 @@ static PyObject *present_ids(PyObject *self, PyObject *args)
         }
         if (!slot[h])
             slot[h] = j + 1;
-        unsigned key = tail_key((const unsigned char *)text[j], len[j]); /* the filter */
+        unsigned key = tail_key((const unsigned char *)text[j], len[j], NULL); /* the filter */
         tail[key >> 6] |= (uint64_t)1 << (key & 63);
     }
     if (m) {
         Py_BEGIN_ALLOW_THREADS
-        for (Py_ssize_t i = 0; i < n; i++) {
-            const unsigned char *s = data + off[i];
-            Py_ssize_t l = (Py_ssize_t)(off[i + 1] - off[i]);
-            unsigned key = tail_key(s, l); /* most ids fail the filter: not hashed */
-            if (!(tail[key >> 6] >> (key & 63) & 1))
-                continue;
-            size_t h = (size_t)hash_bytes(s, l) & (size_t)(cap - 1);
-            while (slot[h]) {
-                Py_ssize_t k = (Py_ssize_t)slot[h] - 1;
-                if (len[k] == l && !memcmp(text[k], s, (size_t)l)) {
-                    found[k] = 1;
-                    break;
+        for (Py_ssize_t c = 0; c < n_cols; c++) {
+            const void *off = views[2 * c].buf;
+            int wide = views[2 * c].itemsize == 8;
+            Py_ssize_t n = views[2 * c].len / views[2 * c].itemsize - 1;
+            const unsigned char *data = views[2 * c + 1].buf, *data_end = data + views[2 * c + 1].len;
+            int64_t start = column_offset(off, wide, 0);
+            for (Py_ssize_t i = 0; i < n; i++) {
+                int64_t stop = column_offset(off, wide, i + 1);
+                const unsigned char *s = data + start;
+                Py_ssize_t l = (Py_ssize_t)(stop - start);
+                start = stop;
+                unsigned key = tail_key(s, l, data_end); /* most ids fail the filter: not hashed */
+                if (!(tail[key >> 6] >> (key & 63) & 1))
+                    continue;
+                size_t h = (size_t)hash_bytes(s, l) & (size_t)(cap - 1);
+                while (slot[h]) {
+                    Py_ssize_t k = (Py_ssize_t)slot[h] - 1;
+                    if (len[k] == l && !memcmp(text[k], s, (size_t)l)) {
+                        found[k] = 1;
+                        break;
+                    }
+                    h = (h + 1) & (size_t)(cap - 1);
                 }
-                h = (h + 1) & (size_t)(cap - 1);
             }
         }
         Py_END_ALLOW_THREADS
@@ -1631,8 +1683,9 @@ static PyObject *present_ids(PyObject *self, PyObject *args)
     }
 done:
     free(slot); free(found); free(text); free(len);
-    PyBuffer_Release(&ov);
-    PyBuffer_Release(&dv);
+    for (Py_ssize_t i = 0; i < n_views; i++)
+        PyBuffer_Release(&views[i]);
+    free(views);
     return out;
 }
 
@@ -1737,8 +1790,8 @@ static PyMethodDef methods[] = {
      "format_lines(query_ids, offsets, doc_codes, scores, vocab, tag, threads=1) -> bytes: a run's TREC lines; "
      "vocab: a list of str or an Arrow string array's (int64 offsets, data) (see harness/native/trecrun.c)."},
     {"present_ids", present_ids, METH_VARARGS,
-     "present_ids(offsets, data, ids) -> list[bool]: whether each id is one of an Arrow string array's values "
-     "(its int64 offsets and UTF-8 data)."},
+     "present_ids(columns, ids) -> list[bool]: whether each id is one of the values of the Arrow string arrays "
+     "given as a list of (offsets: int32 or int64 items, UTF-8 data)."},
     {"find_ranked", find_ranked, METH_VARARGS,
      "find_ranked(offsets, data, order, ids) -> bytes: the int64 code of each id among an Arrow string array's "
      "values (-1 where absent), by binary search over their byte order."},
