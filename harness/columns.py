@@ -116,7 +116,8 @@ class IdColumn:
         return self._objects
 
     def buffers(self) -> tuple[np.ndarray, object]:
-        """(offsets int64, UTF-8 data): :func:`string_buffers` of the array (made once)."""
+        """(offsets, UTF-8 data): :func:`string_buffers` of the array (made once), the offsets the
+        array's own (int32, or int64 for a large_string array), not copied."""
         if self._buffers is None:
-            self._buffers = string_buffers(self.array)
+            self._buffers = string_buffers(self.array, widen=False)
         return self._buffers

@@ -103,8 +103,11 @@ def test_format_lines_of_an_arrow_vocabulary_on_threads_are_the_per_line_bytes(t
     values = scores.tolist()
     expected = "".join(f"{qids[q]} Q0 {ids[codes[e]]} {e - offsets[q] + 1} {values[e]!r} tag\n"
                        for q in range(len(sizes)) for e in range(offsets[q], offsets[q + 1])).encode()
+    for kind in (pa.string(), pa.large_string()):  # int32 and int64 offsets, read as they are
+        vocab = IdColumn(pa.array(["pad"] + ids, type=kind).slice(1)).buffers()
+        assert vocab[0].dtype == (np.int32 if kind == pa.string() else np.int64)
+        assert _trecrun.format_lines(qids, offsets, codes, scores, vocab, "tag", threads) == expected
     column = _column(ids, rng)
-    assert _trecrun.format_lines(qids, offsets, codes, scores, column.buffers(), "tag", threads) == expected
     late = codes.copy()
     late[n - 5] = len(ids)  # in the last thread's share
     with pytest.raises(IndexError, match="out of range"):

@@ -53,10 +53,10 @@ def present_ids(columns: list[tuple[np.ndarray, object]], ids: list[str]) -> lis
 
 
 def find_ranked(offsets: np.ndarray, data, order: np.ndarray, ids: list[str]) -> np.ndarray:
-    """The int64 code of each id among an Arrow string array's values (its int64 offsets and UTF-8
-    data), -1 where absent, by binary search over ``order`` (the code at each rank of the values in
-    string order): ``Run.codes_of`` over an IdColumn vocabulary."""
-    return np.frombuffer(_built.find_ranked(np.ascontiguousarray(offsets, dtype=np.int64), data,
+    """The int64 code of each id among an Arrow string array's values (its int32 or int64 offsets
+    and UTF-8 data), -1 where absent, by binary search over ``order`` (the code at each rank of the
+    values in string order): ``Run.codes_of`` over an IdColumn vocabulary."""
+    return np.frombuffer(_built.find_ranked(np.ascontiguousarray(offsets), data,
                                             np.ascontiguousarray(order, dtype=np.int64), ids), dtype=np.int64)
 
 

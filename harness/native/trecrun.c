@@ -60,6 +60,26 @@ static uint64_t hash_bytes(const unsigned char *s, Py_ssize_t n)
     return h ^ (h >> 29);
 }
 
+/* The offset of string i of a column whose offsets are 4- or 8-byte items. */
+static inline int64_t column_offset(const void *off, int wide, Py_ssize_t i)
+{
+    return wide ? ((const int64_t *)off)[i] : (int64_t)((const int32_t *)off)[i];
+}
+
+/* The buffer of an Arrow string array's offsets (int32 or int64 items, at least one) into view;
+ * -1 with an exception (naming `who`) otherwise. */
+static int offsets_view(PyObject *obj, Py_buffer *view, const char *who)
+{
+    if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT))
+        return -1;
+    if ((view->itemsize != 4 && view->itemsize != 8) || view->len < view->itemsize) {
+        PyErr_Format(PyExc_ValueError, "%s: offsets must be int32 or int64 items, at least one", who);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    return 0;
+}
+
 static int bit_length(uint64_t v)
 {
     int b = 0;
@@ -1035,7 +1055,7 @@ done:
 /* format_lines(query_ids, offsets, doc_codes, scores, vocab, tag, threads=1) -> bytes: the TREC
  * lines "qid Q0 docid rank score tag\n" of a run's entries, query by query in their given order,
  * rank 1-based within the query, score as Python's repr of the float, all text as UTF-8. query_ids
- * is a list of str, vocab a list of str or a tuple (int64 offsets, UTF-8 data) of an Arrow string
+ * is a list of str, vocab a list of str or a tuple (offsets: int32 or int64 items, UTF-8 data) of an Arrow string
  * array (a corpus's ids, read in place; its bytes are written as they are); offsets (int64, len(query_ids) + 1, offsets[0] == 0), doc_codes
  * (int64, indexes into vocab) and scores (float64) are buffers. Each distinct score (by bit
  * pattern) is formatted once, by harness_shortest_repr (shortest.cpp: repr's digits and layout
@@ -1097,7 +1117,9 @@ typedef struct {
 typedef struct {
     const char *const *qtext;
     const Py_ssize_t *qlen;
-    const int64_t *offsets, *codes, *v_off;
+    const int64_t *offsets, *codes;
+    const void *v_off; /* int64 items when v_wide, else int32 */
+    int v_wide;
     const double *scores;
     const unsigned char *v_data;
     Py_ssize_t v_len, n_vocab, n, q0, q1, size;
@@ -1134,18 +1156,20 @@ static void *lines_measure(void *arg)
             int64_t code = j->codes[e], at = e - first;
             if (e + 2 * ID_AHEAD < last) {
                 int64_t far = j->codes[e + 2 * ID_AHEAD];
-                if (far >= 0 && far < j->n_vocab) __builtin_prefetch(j->v_off + far);
+                if (far >= 0 && far < j->n_vocab)
+                    __builtin_prefetch((const char *)j->v_off + (j->v_wide ? 8 : 4) * far);
             }
             if (e + ID_AHEAD < last) {
                 int64_t ahead = j->codes[e + ID_AHEAD];
-                if (ahead >= 0 && ahead < j->n_vocab && j->v_off[ahead] >= 0 && j->v_off[ahead] < j->v_len)
-                    __builtin_prefetch(j->v_data + j->v_off[ahead]);
+                int64_t at_ahead = ahead >= 0 && ahead < j->n_vocab ? column_offset(j->v_off, j->v_wide, ahead) : -1;
+                if (at_ahead >= 0 && at_ahead < j->v_len)
+                    __builtin_prefetch(j->v_data + at_ahead);
             }
             if (code < 0 || code >= j->n_vocab) {
                 j->bad = 1;
                 return NULL;
             }
-            int64_t start = j->v_off[code], stop = j->v_off[code + 1];
+            int64_t start = column_offset(j->v_off, j->v_wide, code), stop = column_offset(j->v_off, j->v_wide, code + 1);
             if (start < 0 || stop < start || stop > j->v_len || stop - start > INT32_MAX) {
                 j->bad = 2;
                 return NULL;
@@ -1210,7 +1234,7 @@ static void *lines_write(void *arg)
 
 /* format_lines for an Arrow vocabulary (checked arguments: offsets ascend from 0 to n). */
 static PyObject *format_arrow_lines(PyObject *qids, const int64_t *offsets, const int64_t *codes,
-                                    const double *scores, Py_ssize_t n, const int64_t *v_off, Py_ssize_t n_vocab,
+                                    const double *scores, Py_ssize_t n, const void *v_off, int v_wide, Py_ssize_t n_vocab,
                                     const unsigned char *v_data, Py_ssize_t v_len, const char *tag,
                                     Py_ssize_t tag_len, int threads)
 {
@@ -1250,7 +1274,7 @@ static PyObject *format_arrow_lines(PyObject *qids, const int64_t *offsets, cons
             while (q < n_q && offsets[q + 1] <= want)
                 q++;
         int64_t base = offsets[q0];
-        jobs[t] = (LineJob){qtext, qlen, offsets, codes, v_off, scores, v_data, v_len, n_vocab, n, q0, q,
+        jobs[t] = (LineJob){qtext, qlen, offsets, codes, v_off, v_wide, scores, v_data, v_len, n_vocab, n, q0, q,
                             0, tag, tag_len, stext + (size_t)base * REPR_MAX, slen + base, id_start + base,
                             id_len + base, NULL, 0};
     }
@@ -1303,22 +1327,21 @@ static PyObject *format_lines(PyObject *self, PyObject *args)
     size_t id_cap = 1 << 20;
     char *text = NULL;
     int threads = 1;
-    Py_buffer vo = {0}, vd = {0}; /* vocab as an Arrow string array's int64 offsets and UTF-8 data */
-    const int64_t *v_off = NULL;
+    Py_buffer vo = {0}, vd = {0}; /* vocab as an Arrow string array's offsets (int32 or int64) and UTF-8 data */
+    const void *v_off = NULL;
     const unsigned char *v_data = NULL;
     if (!PyArg_ParseTuple(args, "O!y*y*y*OU|i", &PyList_Type, &qids, &ov, &cv, &sv, &vocab, &tag_obj, &threads))
         return NULL;
     Py_ssize_t n_q = PyList_GET_SIZE(qids), n_vocab;
     if (PyTuple_Check(vocab)) {
-        if (!PyArg_ParseTuple(vocab, "y*y*", &vo, &vd))
+        PyObject *vo_obj;
+        if (!PyArg_ParseTuple(vocab, "Oy*", &vo_obj, &vd))
             goto done;
-        if (vo.len % 8 || vo.len < 8) {
-            PyErr_SetString(PyExc_ValueError, "format_lines: vocabulary offsets must be int64, at least one");
+        if (offsets_view(vo_obj, &vo, "format_lines"))
             goto done;
-        }
         v_off = vo.buf;
         v_data = vd.buf;
-        n_vocab = vo.len / 8 - 1;
+        n_vocab = vo.len / vo.itemsize - 1;
     } else if (PyList_Check(vocab)) {
         n_vocab = PyList_GET_SIZE(vocab);
     } else {
@@ -1342,8 +1365,8 @@ static PyObject *format_lines(PyObject *self, PyObject *args)
     if (!tag)
         goto done;
     if (v_off) {
-        result = format_arrow_lines(qids, offsets, codes, scores, n, v_off, n_vocab, v_data, vd.len, tag, tag_len,
-                                    threads);
+        result = format_arrow_lines(qids, offsets, codes, scores, n, v_off, vo.itemsize == 8, n_vocab, v_data, vd.len,
+                                    tag, tag_len, threads);
         goto done;
     }
     /* Distinct scores by bit pattern (so -0.0 stays apart from 0.0), each repr-ed once. */
@@ -1551,12 +1574,6 @@ static inline unsigned tail_key(const unsigned char *s, Py_ssize_t l, const unsi
     return (unsigned)(((w ^ (uint64_t)l) * 0x9E3779B97F4A7C15ULL) >> 48);
 }
 
-/* The offset of string i of a column whose offsets are 4- or 8-byte items. */
-static inline int64_t column_offset(const void *off, int wide, Py_ssize_t i)
-{
-    return wide ? ((const int64_t *)off)[i] : (int64_t)((const int32_t *)off)[i];
-}
-
 static PyObject *present_ids(PyObject *self, PyObject *args)
 {
     PyObject *columns, *ids;
@@ -1580,17 +1597,13 @@ static PyObject *present_ids(PyObject *self, PyObject *args)
             PyErr_SetString(PyExc_TypeError, "present_ids: columns must be (offsets, data) tuples");
             goto done;
         }
-        if (PyObject_GetBuffer(PyTuple_GET_ITEM(pair, 0), &views[n_views], PyBUF_C_CONTIGUOUS | PyBUF_FORMAT))
+        if (offsets_view(PyTuple_GET_ITEM(pair, 0), &views[n_views], "present_ids"))
             goto done;
         n_views++;
         if (PyObject_GetBuffer(PyTuple_GET_ITEM(pair, 1), &views[n_views], PyBUF_C_CONTIGUOUS))
             goto done;
         n_views++;
         Py_buffer *ov = &views[n_views - 2], *dv = &views[n_views - 1];
-        if ((ov->itemsize != 4 && ov->itemsize != 8) || ov->len < ov->itemsize) {
-            PyErr_SetString(PyExc_ValueError, "present_ids: offsets must be int32 or int64, at least one");
-            goto done;
-        }
         const void *off = ov->buf;
         int wide = ov->itemsize == 8;
         Py_ssize_t n = ov->len / ov->itemsize - 1;
@@ -1691,25 +1704,31 @@ done:
 
 /* ------------------------------------------------------------------ find_ranked
  * find_ranked(offsets, data, order, ids) -> bytes: the int64 code of each str of `ids` among the
- * strings of an Arrow string array (int64 offsets, n + 1, and UTF-8 data), -1 where absent, by
+ * strings of an Arrow string array (offsets, n + 1 int32 or int64 items, and UTF-8 data), -1 where absent, by
  * binary search over `order` (int64, n: the code at each rank of the strings in byte order, which
  * is code point order): a run's few thousand looked-up ids against a corpus's ids with no Python
  * string per corpus id. An id that is not valid UTF-8 (a lone surrogate) is absent. */
 static PyObject *find_ranked(PyObject *self, PyObject *args)
 {
     Py_buffer ov, dv, rv;
-    PyObject *ids, *out = NULL;
-    if (!PyArg_ParseTuple(args, "y*y*y*O!", &ov, &dv, &rv, &PyList_Type, &ids))
+    PyObject *ids, *offsets_obj, *out = NULL;
+    if (!PyArg_ParseTuple(args, "Oy*y*O!", &offsets_obj, &dv, &rv, &PyList_Type, &ids))
         return NULL;
+    if (offsets_view(offsets_obj, &ov, "find_ranked")) {
+        PyBuffer_Release(&dv);
+        PyBuffer_Release(&rv);
+        return NULL;
+    }
     Py_ssize_t m = PyList_GET_SIZE(ids);
     const char **text = NULL;
     Py_ssize_t *len = NULL;
-    int bad = 0;
-    if (ov.len % 8 || ov.len < 8 || rv.len % 8 || rv.len != ov.len - 8) {
-        PyErr_SetString(PyExc_ValueError, "find_ranked: offsets (n + 1) and order (n) must be int64");
+    int bad = 0, wide = ov.itemsize == 8;
+    if (rv.len % 8 || rv.len / 8 != ov.len / ov.itemsize - 1) {
+        PyErr_SetString(PyExc_ValueError, "find_ranked: order must be int64, one per string (offsets: n + 1)");
         goto done;
     }
-    const int64_t *off = ov.buf, *order = rv.buf;
+    const void *off = ov.buf;
+    const int64_t *order = rv.buf;
     const unsigned char *data = dv.buf;
     Py_ssize_t n = rv.len / 8;
     text = malloc((size_t)(m ? m : 1) * sizeof(char *));
@@ -1749,12 +1768,14 @@ static PyObject *find_ranked(PyObject *self, PyObject *args)
         while (lo < hi) { /* the first rank whose string is >= the probe */
             Py_ssize_t mid = lo + (hi - lo) / 2;
             int64_t c = order[mid];
-            if (c < 0 || c >= n || off[c] < 0 || off[c + 1] < off[c] || off[c + 1] > dv.len) {
+            int64_t start = c < 0 || c >= n ? -1 : column_offset(off, wide, c);
+            int64_t stop = start < 0 ? -1 : column_offset(off, wide, c + 1);
+            if (start < 0 || stop < start || stop > dv.len) {
                 bad = 1;
                 break;
             }
-            Py_ssize_t l = (Py_ssize_t)(off[c + 1] - off[c]);
-            int cmp = memcmp(data + off[c], probe, (size_t)(l < plen ? l : plen));
+            Py_ssize_t l = (Py_ssize_t)(stop - start);
+            int cmp = memcmp(data + start, probe, (size_t)(l < plen ? l : plen));
             if (cmp < 0 || (cmp == 0 && l < plen))
                 lo = mid + 1;
             else
@@ -1762,9 +1783,11 @@ static PyObject *find_ranked(PyObject *self, PyObject *args)
         }
         if (!bad && lo < n) {
             int64_t c = order[lo];
-            if (c < 0 || c >= n || off[c] < 0 || off[c + 1] < off[c] || off[c + 1] > dv.len)
+            int64_t start = c < 0 || c >= n ? -1 : column_offset(off, wide, c);
+            int64_t stop = start < 0 ? -1 : column_offset(off, wide, c + 1);
+            if (start < 0 || stop < start || stop > dv.len)
                 bad = 1;
-            else if (off[c + 1] - off[c] == plen && !memcmp(data + off[c], probe, (size_t)plen))
+            else if (stop - start == plen && !memcmp(data + start, probe, (size_t)plen))
                 codes[j] = c;
         }
     }
