@@ -87,3 +87,39 @@ def test_present_ids_takes_int32_and_int64_offsets_and_refuses_bad_ones():
         native.present_ids([(np.array(offsets, np.int16), data)], ["aa"])
     with pytest.raises(TypeError, match="tuples"):
         native.present_ids([np.array(offsets, np.int64)], ["aa"])
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_string_order_is_arrows_stable_sort(seed):
+    """native.string_order (a radix sort on 8-byte words of the values' UTF-8) gives the positions
+    pyarrow.compute.sort_indices gives: embedded NUL bytes and values that are prefixes of others
+    (zero padding must not tie them), non-ASCII, empty values, long shared prefixes (runs of equal
+    words over 24, sorted a word deeper), repeats in their given order; int32 and int64 offsets,
+    sliced arrays; bad offsets refused."""
+    import pyarrow.compute as pc
+
+    from harness.columns import string_buffers
+    from harness.formats import native
+
+    if not native.available():
+        pytest.skip("harness._trecrun is not built")
+    rng = np.random.default_rng(seed)
+    alphabet = ["a", "b", "\x00", "é", "𝄞", "z", "0", "ab", "\x00\x00", "ÿ"]
+    for case in range(150):
+        values = ["".join(rng.choice(alphabet, int(rng.integers(0, 12)))) for _ in range(int(rng.integers(0, 300)))]
+        if case % 3 == 0:
+            values = ["passage-0000" + v for v in values]  # 12 shared bytes: every first word equal
+        if case % 4 == 0:
+            values += values[: len(values) // 2]
+        kind = pa.large_string() if case % 2 else pa.string()
+        array = pa.array(["pad"] + values + ["pad"], type=kind).slice(1, len(values))
+        got = native.string_order(*string_buffers(array, widen=False))
+        assert got.tolist() == pc.sort_indices(array).to_numpy().tolist()
+    # over 24 values with one padded word, told apart by length only (a NUL tail; the empty value)
+    tails = ["ab\x00", "ab", "ab\x00\x00", "", "\x00", "passage-0000ab", "passage-0000ab\x00"] * 9
+    array = pa.array(tails)
+    assert native.string_order(*string_buffers(array, widen=False)).tolist() == pc.sort_indices(array).to_numpy().tolist()
+    with pytest.raises(ValueError, match="out of order or past the data"):
+        native.string_order(np.array([0, 2, 1], np.int64), b"abc")
+    with pytest.raises(ValueError, match="out of order or past the data"):
+        native.string_order(np.array([0, 2, 9], np.int32), b"abc")

@@ -174,10 +174,15 @@ class Corpus:
     @cached_property
     def id_order(self) -> np.ndarray:
         """The documents in id string order (int64 positions; the evaluator's tie rule, ids compared by
-        code point, which is their UTF-8 bytes' order), sorted by Arrow from the ``_id`` column: no
-        Python string comparisons (1M random ids: ~0.3 s against ~1.1 s for an argsort of the
-        strings). Ids equal to each other keep their order (a stable sort), as
-        ``retrievers.topk.string_ranks`` gives them."""
+        code point, which is their UTF-8 bytes' order), sorted from the ``_id`` column's bytes with no
+        Python string comparisons: by the compiled radix sort (``harness.formats.native.string_order``;
+        1M shuffled ``doc<i>`` ids 0.11 s, MS MARCO's 8.8M 0.36 s) when it is built, else by Arrow's
+        ``sort_indices`` (0.29 s, 0.54 s; ~1.1 s for an argsort of 1M Python strings). Ids equal to
+        each other keep their order (a stable sort), as ``retrievers.topk.string_ranks`` gives them."""
+        from harness.formats import native
+
+        if native.available():
+            return native.string_order(*self.id_column.buffers())
         import pyarrow.compute as pc
 
         return pc.sort_indices(self.table.column("_id")).to_numpy().astype(np.int64, copy=False)

@@ -52,6 +52,13 @@ def present_ids(columns: list[tuple[np.ndarray, object]], ids: list[str]) -> lis
     return _built.present_ids(columns, ids)
 
 
+def string_order(offsets: np.ndarray, data) -> np.ndarray:
+    """The int64 positions of an Arrow string array's values (its int32 or int64 offsets and UTF-8
+    data) in byte order, which is code point order; equal values keep their order (stable): what
+    ``pyarrow.compute.sort_indices`` gives, by a radix sort on the values' bytes."""
+    return np.frombuffer(_built.string_order(np.ascontiguousarray(offsets), data), dtype=np.int64)
+
+
 def find_ranked(offsets: np.ndarray, data, order: np.ndarray, ids: list[str]) -> np.ndarray:
     """The int64 code of each id among an Arrow string array's values (its int32 or int64 offsets
     and UTF-8 data), -1 where absent, by binary search over ``order`` (the code at each rank of the

@@ -1805,7 +1805,170 @@ done:
     return out;
 }
 
+/* ------------------------------------------------------------------ string_order
+ * string_order(offsets, data, threads=1) -> bytes: the int64 positions of an Arrow string array's
+ * values (offsets: n + 1 int32 or int64 items; UTF-8 data) in ascending byte order (which is code
+ * point order), equal values in their given order (a stable sort): what pyarrow.compute.sort_indices
+ * gives, without its comparison sort (1M short ids: ~0.3 s there). A most-significant-first radix
+ * sort on 8-byte words: the positions are sorted (LSD, stable, a byte at a time, skipping the bytes
+ * every key shares) by their values' bytes [8d, 8d + 8) read big-endian and zero-padded; a run of
+ * equal words whose values all end within those bytes is in order once stably sorted by length (the
+ * shorter is a prefix of the longer, padding being zeros); any other run of equal words goes one
+ * word deeper. Runs of up to 24 are sorted by comparing their values. */
+typedef struct {
+    const void *off;
+    int wide;
+    const unsigned char *data;
+    int64_t data_len;
+} StrCol;
+
+static inline int64_t str_start(const StrCol *c, int64_t i) { return column_offset(c->off, c->wide, i); }
+static inline int64_t str_len(const StrCol *c, int64_t i) { return column_offset(c->off, c->wide, i + 1) - str_start(c, i); }
+
+static inline uint64_t str_word(const StrCol *c, int64_t i, int64_t from)
+{
+    int64_t start = str_start(c, i) + from, len = str_len(c, i) - from;
+    uint64_t w = 0;
+    if (len <= 0)
+        return 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (start + 8 <= c->data_len) { /* one load: the bytes past the value masked off */
+        memcpy(&w, c->data + start, 8);
+        w = __builtin_bswap64(w);
+        return len >= 8 ? w : w & ~(~0ULL >> (8 * len));
+    }
+#endif
+    for (int64_t b = 0; b < 8 && b < len; b++)
+        w |= (uint64_t)c->data[start + b] << (56 - 8 * b);
+    return w;
+}
+
+static inline int str_cmp(const StrCol *c, int64_t a, int64_t b)
+{
+    int64_t la = str_len(c, a), lb = str_len(c, b);
+    int r = memcmp(c->data + str_start(c, a), c->data + str_start(c, b), (size_t)(la < lb ? la : lb));
+    return r ? r : (la > lb) - (la < lb);
+}
+
+static void str_insertion(const StrCol *c, int64_t *idx, int64_t n)
+{
+    for (int64_t i = 1; i < n; i++) {
+        int64_t v = idx[i], j = i;
+        while (j > 0 && str_cmp(c, idx[j - 1], v) > 0) {
+            idx[j] = idx[j - 1];
+            j--;
+        }
+        idx[j] = v;
+    }
+}
+
+/* Sort idx[0..n) (all sharing bytes [0, from) of their values, zero-padded) from byte `from` on;
+ * key and tmp_key / tmp_idx: scratch of n. */
+static void str_radix(const StrCol *c, int64_t *idx, int64_t n, int64_t from, uint64_t *key, uint64_t *tmp_key,
+                      int64_t *tmp_idx)
+{
+    if (n <= 24) {
+        str_insertion(c, idx, n);
+        return;
+    }
+    uint64_t all_and = ~0ULL, all_or = 0;
+    for (int64_t i = 0; i < n; i++) {
+        key[i] = str_word(c, idx[i], from);
+        all_and &= key[i];
+        all_or |= key[i];
+    }
+    uint64_t *k_src = key, *k_dst = tmp_key;
+    int64_t *i_src = idx, *i_dst = tmp_idx;
+    for (int shift = 0; shift < 64; shift += 8) {
+        if (((all_and ^ all_or) >> shift & 255) == 0)
+            continue; /* every key has this byte */
+        int64_t count[257] = {0};
+        for (int64_t i = 0; i < n; i++)
+            count[(k_src[i] >> shift & 255) + 1]++;
+        for (int b = 0; b < 256; b++)
+            count[b + 1] += count[b];
+        for (int64_t i = 0; i < n; i++) {
+            int64_t at = count[k_src[i] >> shift & 255]++;
+            k_dst[at] = k_src[i];
+            i_dst[at] = i_src[i];
+        }
+        uint64_t *kt = k_src; k_src = k_dst; k_dst = kt;
+        int64_t *it = i_src; i_src = i_dst; i_dst = it;
+    }
+    if (i_src != idx) {
+        memcpy(idx, i_src, (size_t)n * sizeof(int64_t));
+        memcpy(key, k_src, (size_t)n * sizeof(uint64_t));
+    }
+    for (int64_t lo = 0; lo < n;) { /* runs of equal words */
+        int64_t hi = lo + 1, longest = str_len(c, idx[lo]);
+        while (hi < n && key[hi] == key[lo]) {
+            int64_t l = str_len(c, idx[hi]);
+            if (l > longest) longest = l;
+            hi++;
+        }
+        if (hi - lo > 1) {
+            if (longest > from + 8) {
+                str_radix(c, idx + lo, hi - lo, from + 8, key + lo, tmp_key + lo, tmp_idx + lo);
+            } else { /* all end here: shorter first, stable (insertion by length) */
+                for (int64_t i = lo + 1; i < hi; i++) {
+                    int64_t v = idx[i], lv = str_len(c, v), j = i;
+                    while (j > lo && str_len(c, idx[j - 1]) > lv) {
+                        idx[j] = idx[j - 1];
+                        j--;
+                    }
+                    idx[j] = v;
+                }
+            }
+        }
+        lo = hi;
+    }
+}
+
+static PyObject *string_order(PyObject *self, PyObject *args)
+{
+    PyObject *offsets_obj, *out = NULL;
+    Py_buffer ov, dv;
+    if (!PyArg_ParseTuple(args, "Oy*", &offsets_obj, &dv))
+        return NULL;
+    if (offsets_view(offsets_obj, &ov, "string_order")) {
+        PyBuffer_Release(&dv);
+        return NULL;
+    }
+    StrCol col = {ov.buf, ov.itemsize == 8, dv.buf, (int64_t)dv.len};
+    int64_t n = ov.len / ov.itemsize - 1;
+    int bad = column_offset(col.off, col.wide, 0) < 0;
+    for (int64_t i = 0; i < n; i++)
+        bad |= column_offset(col.off, col.wide, i + 1) < column_offset(col.off, col.wide, i);
+    if (bad || column_offset(col.off, col.wide, n) > dv.len) {
+        PyErr_SetString(PyExc_ValueError, "string_order: offsets out of order or past the data");
+        goto done;
+    }
+    out = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
+    uint64_t *key = malloc((size_t)(n ? n : 1) * 8), *tmp_key = malloc((size_t)(n ? n : 1) * 8);
+    int64_t *tmp_idx = malloc((size_t)(n ? n : 1) * 8);
+    if (!out || !key || !tmp_key || !tmp_idx) {
+        free(key); free(tmp_key); free(tmp_idx);
+        Py_CLEAR(out);
+        PyErr_NoMemory();
+        goto done;
+    }
+    int64_t *idx = (int64_t *)PyBytes_AS_STRING(out);
+    Py_BEGIN_ALLOW_THREADS
+    for (int64_t i = 0; i < n; i++)
+        idx[i] = i;
+    str_radix(&col, idx, n, 0, key, tmp_key, tmp_idx);
+    Py_END_ALLOW_THREADS
+    free(key); free(tmp_key); free(tmp_idx);
+done:
+    PyBuffer_Release(&ov);
+    PyBuffer_Release(&dv);
+    return out;
+}
+
 static PyMethodDef methods[] = {
+    {"string_order", string_order, METH_VARARGS,
+     "string_order(offsets, data) -> bytes: the int64 positions of an Arrow string array's values (offsets: "
+     "int32 or int64 items; UTF-8 data) in byte order, equal values in their order (a stable sort)."},
     {"read_run", read_run, METH_VARARGS,
      "read_run(buffer, threads=1) -> (query_ids, offsets, doc_codes, scores, vocab, width) or None: a "
      "TREC run's bytes as the columns of a Run (see harness/native/trecrun.c)."},

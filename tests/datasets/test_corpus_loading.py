@@ -100,12 +100,16 @@ def test_columnar_load_matches_the_line_scan(tmp_path):
     assert list(fast.texts) == list(slow.texts) == ["β-catenin é", "two", ""]
 
 
-def test_id_rank_is_the_string_order_of_the_ids():
-    """Corpus.id_rank (Arrow's sort of the _id column) is the rank that Python's string order gives:
-    worked example with ids whose code point order differs from their numeric order and from a
-    byte-per-character order ("é" U+00E9 < "€" U+20AC < "𝄞" U+1D11E; UTF-8 bytes agree), and
-    a random one over several record batches, repeats kept in their order (stable)."""
+@pytest.mark.parametrize("compiled", ["1", "0"])
+def test_id_rank_is_the_string_order_of_the_ids(compiled, monkeypatch):
+    """Corpus.id_rank (the compiled radix sort of the _id column's bytes, or Arrow's sort_indices
+    without it) is the rank that Python's string order gives: worked example with ids whose code
+    point order differs from their numeric order and from a byte-per-character order ("é" U+00E9 <
+    "€" U+20AC < "𝄞" U+1D11E; UTF-8 bytes agree), and a random one over several record batches,
+    repeats kept in their order (stable)."""
     import numpy as np
+
+    monkeypatch.setenv("HARNESS_TREC_COMPILED", compiled)
 
     from retrievers.topk import string_ranks
 
