@@ -316,6 +316,45 @@ def test_a_speculative_bar_too_high_is_dropped_and_the_query_searched_again(comp
 
 
 @needs_extension
+def test_speculation_stops_on_an_index_whose_bars_keep_failing(compiled_on):
+    """An index whose first block holds every query's best documents drops most speculative bars:
+    after 32 tries with more than a quarter dropped, its searches stop trying (Index.speculation()
+    counts them over calls and threads); a shuffled index keeps trying with none dropped. Results
+    equal prune=False's throughout."""
+    rng = np.random.default_rng(9)
+    n_docs, block, k, n_terms = 4000, 500, 300, 6
+    for first_heavy in (True, False):
+        rows = []
+        for t in range(n_terms):  # every term in every document; the first block scores high
+            scores = np.round(rng.uniform(1.0, 2.0, n_docs), 2)
+            scores[:block] += 4.0
+            rows.append(scores if first_heavy else rng.permutation(scores))
+        data = np.concatenate(rows).astype(np.float32)
+        index = SparseIndex(terms=[f"t{t}" for t in range(n_terms)],
+                            indptr=np.arange(0, n_terms * n_docs + 1, n_docs, dtype=np.int64),
+                            indices=np.tile(np.arange(n_docs, dtype=np.int32), n_terms), data=data,
+                            doc_lengths=np.ones(n_docs, np.int32), nonoccurrence=None, n_docs=n_docs).validate()
+        ids = np.array([f"d{i:05d}" for i in range(n_docs)])
+        rank = string_ranks(ids)
+        doc_of_rank = np.empty_like(rank)
+        doc_of_rank[rank] = np.arange(n_docs)
+        searcher = compiled.Searcher(index, rank, doc_of_rank)
+        queries = [rng.choice(n_terms, size=int(rng.integers(1, 3)), replace=False).tolist() for _ in range(60)]
+        offsets = np.concatenate([[0], np.cumsum([len(q) for q in queries])]).astype(np.int64)
+        term_ids = np.array([t for q in queries for t in q], dtype=np.int32)
+        for n_threads in (1, 2):
+            got = searcher(offsets, term_ids, k, None, n_threads, doc_block=block)
+            want = searcher(offsets, term_ids, k, None, n_threads, doc_block=block, prune=False)
+            for a, b in zip(got, want):
+                np.testing.assert_array_equal(a, b)
+        tried, dropped = searcher._index.speculation()
+        if first_heavy:
+            assert 32 <= tried < 60 and dropped * 4 > tried  # stopped: not all 120 queries tried one
+        else:
+            assert tried == 120 and dropped == 0
+
+
+@needs_extension
 def test_bounds_are_taken_back_checked_and_infinite_for_negative_scores(small_index):
     index, tid, rank, doc_of_rank = small_index
     Index = loader.built_module().Index

@@ -34,6 +34,7 @@ typedef struct {
     int n_views;
     Py_ssize_t n_docs, n_terms, n_post;
     float *bounds; /* per term: the largest posting score, +inf when one is negative or not finite */
+    int64_t spec_tries, spec_fails; /* speculative bars tried and dropped by this index's searches (atomics) */
 } Index;
 
 #if defined(__GNUC__) && !defined(__clang__)
@@ -168,6 +169,7 @@ typedef struct {
     double *scores_out;
     int failed;
     Py_ssize_t *next;
+    int64_t *spec_tries, *spec_fails; /* the Index's counts: speculation stops when most bars fail */
 } SearchJob;
 
 /* First position in indices[lo..hi) (ascending) holding a document >= d. */
@@ -233,7 +235,7 @@ static inline Py_ssize_t add_postings(const int32_t *indices, const float *data,
  * score is > 0 with bits >= least_bits. The listed pass keeps the same documents with the same bits:
  * an unlisted document's sum is 0, never kept. acc is zero again on return; the cursors are moved
  * to the stops. Returns the number kept (bits in sbits, block positions in docs). */
-static Py_ssize_t scan_block(const int32_t *indices, const float *data, int64_t *cursor, const int64_t *stops,
+static __attribute__((noinline)) Py_ssize_t scan_block(const int32_t *indices, const float *data, int64_t *cursor, const int64_t *stops,
                              const float *boosts, Py_ssize_t nt, int32_t b0, double *acc, int32_t least_bits,
                              int32_t *sbits, int32_t *docs) {
     for (Py_ssize_t u = 0; u < nt; u++) {
@@ -344,14 +346,29 @@ static void heap_make(int64_t *h, Py_ssize_t n) {
  * those of the search without it; when fewer reached it, the query is searched again without it
  * (exact either way; the second search costs what the first saved, e.g. on a corpus in an order that
  * puts a query's best documents first). Returns spec_m, or 0 for no bar: a corpus of one block,
- * pruning off (search(prune=False) scores every posting as it did), or kk too small to gain. */
+ * pruning off (search(prune=False) scores every posting as it did), kk too small to gain, or an
+ * index whose searches dropped more than a quarter of their bars once SPEC_PROBATION were tried
+ * (the Index's counts, over its calls and threads: a corpus whose order puts the queries' best
+ * documents first would otherwise search most queries twice; only the speed depends on them). */
 #define SPEC_MARGIN 2.0
 #define SPEC_MIN_RANK 16
-static Py_ssize_t speculative_rank(Py_ssize_t n_docs, Py_ssize_t block, Py_ssize_t kk, int prune) {
-    if (!prune || n_docs <= block) return 0;
-    double want = SPEC_MARGIN * (double)kk * (double)block / (double)n_docs;
+#define SPEC_PROBATION 32
+/* (The speculation's helpers are kept out of line: inlined, their few values cost search_run's hot
+ * loops registers: ~10% slower on one thread.) */
+static __attribute__((noinline)) Py_ssize_t speculative_rank(const SearchJob *j, Py_ssize_t block, Py_ssize_t kk) {
+    if (!j->bounds || j->n_docs <= block) return 0;
+    int64_t tries = __atomic_load_n(j->spec_tries, __ATOMIC_RELAXED), fails = __atomic_load_n(j->spec_fails, __ATOMIC_RELAXED);
+    if (tries >= SPEC_PROBATION && 4 * fails > tries) return 0; /* most bars of this index's searches were dropped */
+    double want = SPEC_MARGIN * (double)kk * (double)block / (double)j->n_docs;
     Py_ssize_t m = want < SPEC_MIN_RANK ? SPEC_MIN_RANK : (Py_ssize_t)ceil(want);
     return 2 * m <= kk ? m : 0;
+}
+
+/* Counts a speculative bar tried, and dropped when `failed`; returns `failed`. */
+static __attribute__((noinline)) int speculation_failed(const SearchJob *j, int failed) {
+    __atomic_fetch_add(j->spec_tries, 1, __ATOMIC_RELAXED);
+    if (failed) __atomic_fetch_add(j->spec_fails, 1, __ATOMIC_RELAXED);
+    return failed;
 }
 
 static void *search_run(void *arg) {
@@ -405,7 +422,7 @@ static void *search_run(void *arg) {
             while (i > 0 && ub[by_bound[i - 1]] > ub[u]) { by_bound[i] = by_bound[i - 1]; i--; }
             by_bound[i] = u;
         }
-        Py_ssize_t spec_m = speculative_rank(n_docs, block, kk, j->bounds != NULL), n_keys;
+        Py_ssize_t spec_m = speculative_rank(j, block, kk), n_keys;
         int heaped, spec;
         int64_t least;
     search_again: /* (once more without a speculative bar, when it was too high: below) */
@@ -563,7 +580,7 @@ static void *search_run(void *arg) {
                 if (key > least) keys[n_keys++] = key; /* keys are distinct (one per document) */
             }
         }
-        if (spec && n_keys < kk) { /* fewer than kk documents reached the bar: it proves nothing */
+        if (spec && speculation_failed(j, n_keys < kk)) { /* fewer than kk documents reached the bar: it proves nothing */
             spec_m = 0;
             for (Py_ssize_t u = 0; u < nt; u++) cursor[u] = indptr[uniq[u]];
             goto search_again;
@@ -677,7 +694,7 @@ static PyObject *Index_search(Index *x, PyObject *args, PyObject *kw) {
     for (int i = 0; i < n_threads; i++)
         jobs[i] = (SearchJob){x->v[0].buf, qoff, x->v[3].buf, x->v[4].buf, x->v[1].buf, qterms, x->v[2].buf,
                               consts, qweights, prune ? x->bounds : NULL, n_docs, kk, longest, n_q, doc_block,
-                              hits, docs_out, scores_out, 0, &next};
+                              hits, docs_out, scores_out, 0, &next, &x->spec_tries, &x->spec_fails};
     int failed = 0;
     Py_ssize_t total = 0;
     Py_BEGIN_ALLOW_THREADS
@@ -701,7 +718,14 @@ done:
     return ret;
 }
 
+static PyObject *Index_speculation(Index *x, PyObject *unused) {
+    return Py_BuildValue("(LL)", (long long)__atomic_load_n(&x->spec_tries, __ATOMIC_RELAXED),
+                         (long long)__atomic_load_n(&x->spec_fails, __ATOMIC_RELAXED));
+}
+
 static PyMethodDef Index_methods[] = {
+    {"speculation", (PyCFunction)Index_speculation, METH_NOARGS,
+     "speculation() -> (tried, dropped): the speculative bars this index's searches tried and dropped (see search.c)"},
     {"search", (PyCFunction)(void (*)(void))Index_search, METH_VARARGS | METH_KEYWORDS,
      "search(query_offsets, query_terms, k, constants=None, n_threads=1, doc_block=65536, weights=None, prune=True) ->"
      " (hits per query,"
