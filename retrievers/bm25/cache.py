@@ -50,7 +50,7 @@ from harness.checksums import crc32
 from retrievers.bm25.sparse_index import InvalidIndex, SparseIndex, TermList
 
 FORMAT_VERSION = 4  # 3: bounds.npy (the compiled search's pruning bounds), id_rank.npy (the ids' string order); 4: crc32 for sha256
-_ARRAYS = ("indptr", "indices", "data", "doc_lengths", "nonoccurrence", "bounds", "id_rank")
+_ARRAYS = ("indptr", "indices", "data", "doc_lengths", "nonoccurrence", "bounds", "id_rank", "id_order")
 END_BYTES = 1 << 16  # the ends of a file hashed on every load
 VERIFY_ENV = "HARNESS_BM25_VERIFY"
 
@@ -301,7 +301,8 @@ def load(root: Path, key: str, verify: str | None = None) -> SparseIndex | None:
         raise CacheCorrupt("terms.txt does not hold n_terms terms") from None
     index = SparseIndex(terms=terms, indptr=arrays["indptr"], indices=arrays["indices"], data=arrays["data"],
                         doc_lengths=arrays["doc_lengths"], nonoccurrence=arrays.get("nonoccurrence"),
-                        n_docs=int(manifest["n_docs"]), bounds=arrays.get("bounds"), id_rank=arrays.get("id_rank"))
+                        n_docs=int(manifest["n_docs"]), bounds=arrays.get("bounds"), id_rank=arrays.get("id_rank"),
+                        id_order=arrays.get("id_order"))
     try:
         return index.validate()  # once, here: search trusts it
     except InvalidIndex as exc:

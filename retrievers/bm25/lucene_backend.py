@@ -75,8 +75,9 @@ class LuceneBackend:
         index, self.cache_status, save = self._cached_or_built(corpus)
         self._index = index
         try:
-            order = DocOrder.of(corpus, index.id_rank)
-            index.id_rank = order.rank  # kept in the cache entry: a warm run does not sort the ids again
+            order = DocOrder.of(corpus, index.id_rank, index.id_order)
+            index.id_rank, index.id_order = order.rank, order.doc_of_rank  # kept in the cache entry: a warm
+            # run neither sorts the ids again nor inverts their ranks
             self._searcher = self.engine.searcher(index, order)  # the compiled one adds index.bounds
         except BaseException:
             if save is not None and save[-1] is not None:

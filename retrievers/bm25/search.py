@@ -40,12 +40,13 @@ class DocOrder:
     corpus: Corpus = field(repr=False, compare=False)
 
     @classmethod
-    def of(cls, corpus: Corpus, rank: np.ndarray | None = None) -> "DocOrder":
+    def of(cls, corpus: Corpus, rank: np.ndarray | None = None, order: np.ndarray | None = None) -> "DocOrder":
         """``rank``: the ids' string ranks when known (a cached index's ``id_rank``, checked to be a
-        permutation when loaded), else computed (a sort of the ids)."""
+        permutation when loaded), else computed (a sort of the ids); ``order``: its inverse when
+        known (the cached ``id_order``, checked to be it when loaded), else computed with it."""
         if rank is None:
             return cls(corpus.id_column, corpus.id_rank, corpus.id_order, corpus)
-        return cls(corpus.id_column, rank, inverse_permutation(rank), corpus)
+        return cls(corpus.id_column, rank, inverse_permutation(rank) if order is None else order, corpus)
 
     @property
     def id_index(self) -> dict | None:

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 
 
+_CHECK_BLOCK = 1 << 20  # ranks checked a block at a time (no n-sized temporaries)
+
 class InvalidIndex(ValueError):
     """The arrays of an index do not fit together (a damaged cache entry, a bug)."""
 
@@ -73,6 +75,7 @@ class SparseIndex:
     n_docs: int
     bounds: np.ndarray | None = None  # float32 (n_terms): the compiled search's pruning bounds, once made (search.c)
     id_rank: np.ndarray | None = None  # int64 (n_docs): each document id's rank in string order (ties), once known
+    id_order: np.ndarray | None = None  # int64 (n_docs): the document at each rank (the inverse of id_rank), once known
 
     @property
     def n_terms(self) -> int:
@@ -86,12 +89,15 @@ class SparseIndex:
             out["bounds"] = self.bounds
         if self.id_rank is not None:
             out["id_rank"] = self.id_rank
+            if self.id_order is not None:
+                out["id_order"] = self.id_order
         return out
 
     def validate(self) -> "SparseIndex":
         """Raise :class:`InvalidIndex` unless every array has its dtype and shape, ``indptr`` rises
         from 0 to the number of postings, every posting's document is in range and ``id_rank`` (when
-        present) is a permutation: what search relies on to read in bounds. Returns the index."""
+        present) is a permutation, whose inverse ``id_order`` is (when present): what search relies on
+        to read in bounds. Returns the index."""
         want = {"indptr": (np.int64, self.n_terms + 1), "indices": (np.int32, None), "data": (np.float32, None),
                 "doc_lengths": (np.int32, self.n_docs)}
         if self.nonoccurrence is not None:
@@ -100,6 +106,10 @@ class SparseIndex:
             want["bounds"] = (np.float32, self.n_terms)
         if self.id_rank is not None:
             want["id_rank"] = (np.int64, self.n_docs)
+        if self.id_order is not None:
+            if self.id_rank is None:
+                raise InvalidIndex("id_order without id_rank")
+            want["id_order"] = (np.int64, self.n_docs)
         for name, (dtype, size) in want.items():
             a = getattr(self, name)
             if not isinstance(a, np.ndarray) or a.dtype != dtype or a.ndim != 1 or (size is not None and len(a) != size):
@@ -114,8 +124,16 @@ class SparseIndex:
         if self.id_rank is not None and self.n_docs:
             if self.id_rank.view(np.uint64).max() >= self.n_docs:
                 raise InvalidIndex("id_rank holds a value out of range")
-            covered = np.zeros(self.n_docs, dtype=bool)
-            covered[self.id_rank] = True
-            if not covered.all():
-                raise InvalidIndex("id_rank is not a permutation of the documents")
+            if self.id_order is not None:  # rank[order[r]] == r for every r: both permutations, inverses
+                if self.id_order.view(np.uint64).max() >= self.n_docs:
+                    raise InvalidIndex("id_order holds a value out of range")
+                for start in range(0, self.n_docs, _CHECK_BLOCK):
+                    stop = min(start + _CHECK_BLOCK, self.n_docs)
+                    if not np.array_equal(self.id_rank[self.id_order[start:stop]], np.arange(start, stop)):
+                        raise InvalidIndex("id_order is not the inverse of id_rank")
+            else:
+                covered = np.zeros(self.n_docs, dtype=bool)
+                covered[self.id_rank] = True
+                if not covered.all():
+                    raise InvalidIndex("id_rank is not a permutation of the documents")
         return self

@@ -51,13 +51,16 @@ def test_second_run_loads_the_cache(tmp_path):
     manifest = json.loads((entry(tmp_path) / "manifest.json").read_text())
     pruning = {"bounds.npy"} if loader.extension() is not None else set()  # the compiled search's bounds
     assert set(manifest["files"]) == {"terms.txt", "indptr.npy", "indices.npy", "data.npy", "doc_lengths.npy",
-                                      "id_rank.npy"} | pruning
-    np.testing.assert_array_equal(np.load(entry(tmp_path) / "id_rank.npy"), string_ranks(CORPUS.id_array))
+                                      "id_rank.npy", "id_order.npy"} | pruning
+    rank = string_ranks(CORPUS.id_array)
+    np.testing.assert_array_equal(np.load(entry(tmp_path) / "id_rank.npy"), rank)
+    np.testing.assert_array_equal(np.load(entry(tmp_path) / "id_order.npy"), np.argsort(rank))
     assert not [p for p in (tmp_path / "bm25").iterdir() if p.name.endswith(".tmp")]  # no temp folder left
 
 
 @pytest.mark.parametrize("damage", ["flip a byte", "truncate", "delete a file", "bad manifest", "extra file",
-                                    "document out of range", "indptr not ascending", "id_rank not a permutation"])
+                                    "document out of range", "indptr not ascending", "id_rank not a permutation",
+                                    "id_order not its inverse"])
 def test_damaged_cache_is_rebuilt_with_identical_results(tmp_path, damage):
     _, first = run_once(tmp_path)
     folder = entry(tmp_path)
@@ -75,12 +78,15 @@ def test_damaged_cache_is_rebuilt_with_identical_results(tmp_path, damage):
     elif damage == "extra file":
         (folder / "stray.npy").write_bytes(b"x")
     else:  # arrays that do not fit together, with checksums that match: SparseIndex.validate on load
-        name = {"document out of range": "indices", "indptr not ascending": "indptr"}.get(damage, "id_rank")
+        name = {"document out of range": "indices", "indptr not ascending": "indptr",
+                "id_order not its inverse": "id_order"}.get(damage, "id_rank")
         array = np.load(folder / f"{name}.npy")
         if name == "indices":
             array[0] = len(CORPUS)
         elif name == "id_rank":
             array[0] = array[1]  # in range, but a rank twice (and one never)
+        elif name == "id_order":
+            array[0], array[1] = array[1], array[0]  # still a permutation, no longer id_rank's inverse
         else:
             array[1], array[2] = array[2], array[1]
         np.save(folder / f"{name}.npy", array)
@@ -91,6 +97,22 @@ def test_damaged_cache_is_rebuilt_with_identical_results(tmp_path, damage):
     assert status == "rebuilt" and again == first
     status, third = run_once(tmp_path)
     assert status == "hit" and third == first
+
+
+def test_an_entry_without_id_order_is_read_and_the_ranks_inverted(tmp_path):
+    """An entry written before id_order.npy existed (its manifest without it) loads as a hit, the
+    inverse of id_rank computed; the run is the same."""
+    _, first = run_once(tmp_path)
+    folder = entry(tmp_path)
+    (folder / "id_order.npy").unlink()
+    manifest_path = folder / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    del manifest["files"]["id_order.npy"]
+    manifest_path.write_text(json.dumps(manifest))
+    loaded = index_cache.load(tmp_path, folder.name)
+    assert loaded.id_order is None and loaded.id_rank is not None
+    status, again = run_once(tmp_path)
+    assert status == "hit" and again == first
 
 
 @pytest.mark.parametrize("damage", ["a term too many", "not UTF-8"])
