@@ -20,7 +20,9 @@
  * holding only those terms cannot enter the top kk. The block's candidates are then the documents of
  * the essential terms; every candidate is scored with all its terms, in the same term order as the
  * exhaustive pass (the non-essential terms' postings looked up for the candidates only), so scores,
- * keys and ranking are those of the exhaustive pass, which search(prune=False) still runs. */
+ * keys and ranking are those of the exhaustive pass, which search(prune=False) still runs. Before
+ * the bar has risen on its own, a speculative one (the first block's m-th best score, checked at the
+ * end: see speculative_rank) stands in for it. */
 #define DOC_BLOCK 65536
 #define BOUND_SLACK 1e-9 /* relative: covers the rounding of double sums of up to MAX_PRUNED_TERMS values */
 #define MAX_PRUNED_TERMS 4096 /* longer queries are searched exhaustively (their terms are insertion-sorted) */
@@ -234,7 +236,8 @@ static inline Py_ssize_t add_postings(const int32_t *indices, const float *data,
  * document's first posting reads its sum, a later one 0) and keeps the document when its float32
  * score is > 0 with bits >= least_bits. The listed pass keeps the same documents with the same bits:
  * an unlisted document's sum is 0, never kept. acc is zero again on return; the cursors are moved
- * to the stops. Returns the number kept (bits in sbits, block positions in docs). */
+ * to the stops. Returns the number kept (bits in sbits, block positions in docs). (Out of line: its
+ * loops get their registers whatever search_run holds.) */
 static __attribute__((noinline)) Py_ssize_t scan_block(const int32_t *indices, const float *data, int64_t *cursor, const int64_t *stops,
                              const float *boosts, Py_ssize_t nt, int32_t b0, double *acc, int32_t least_bits,
                              int32_t *sbits, int32_t *docs) {
