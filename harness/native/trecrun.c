@@ -66,6 +66,19 @@ static inline int64_t column_offset(const void *off, int wide, Py_ssize_t i)
     return wide ? ((const int64_t *)off)[i] : (int64_t)((const int32_t *)off)[i];
 }
 
+/* Whether a column's n + 1 offsets ascend from 0 or more and end within its data_len bytes. */
+static int offsets_fit(const void *off, int wide, Py_ssize_t n, Py_ssize_t data_len)
+{
+    int64_t prev = column_offset(off, wide, 0);
+    int bad = prev < 0;
+    for (Py_ssize_t i = 1; i <= n; i++) {
+        int64_t o = column_offset(off, wide, i);
+        bad |= o < prev;
+        prev = o;
+    }
+    return !bad && prev <= data_len;
+}
+
 /* The buffer of an Arrow string array's offsets (int32 or int64 items, at least one) into view;
  * -1 with an exception (naming `who`) otherwise. */
 static int offsets_view(PyObject *obj, Py_buffer *view, const char *who)
@@ -1122,7 +1135,7 @@ typedef struct {
     int v_wide;
     const double *scores;
     const unsigned char *v_data;
-    Py_ssize_t v_len, n_vocab, n, q0, q1, size;
+    Py_ssize_t v_len, n_vocab, q0, q1, size;
     const char *tag;
     Py_ssize_t tag_len;
     char *stext;           /* per entry of the range: its score's repr (REPR_MAX bytes) ... */
@@ -1274,7 +1287,7 @@ static PyObject *format_arrow_lines(PyObject *qids, const int64_t *offsets, cons
             while (q < n_q && offsets[q + 1] <= want)
                 q++;
         int64_t base = offsets[q0];
-        jobs[t] = (LineJob){qtext, qlen, offsets, codes, v_off, v_wide, scores, v_data, v_len, n_vocab, n, q0, q,
+        jobs[t] = (LineJob){qtext, qlen, offsets, codes, v_off, v_wide, scores, v_data, v_len, n_vocab, q0, q,
                             0, tag, tag_len, stext + (size_t)base * REPR_MAX, slen + base, id_start + base,
                             id_len + base, NULL, 0};
     }
@@ -1604,17 +1617,7 @@ static PyObject *present_ids(PyObject *self, PyObject *args)
             goto done;
         n_views++;
         Py_buffer *ov = &views[n_views - 2], *dv = &views[n_views - 1];
-        const void *off = ov->buf;
-        int wide = ov->itemsize == 8;
-        Py_ssize_t n = ov->len / ov->itemsize - 1;
-        int64_t prev = column_offset(off, wide, 0);
-        int bad = prev < 0;
-        for (Py_ssize_t i = 1; i <= n; i++) {
-            int64_t o = column_offset(off, wide, i);
-            bad |= o < prev;
-            prev = o;
-        }
-        if (bad || prev > dv->len) {
+        if (!offsets_fit(ov->buf, ov->itemsize == 8, ov->len / ov->itemsize - 1, dv->len)) {
             PyErr_SetString(PyExc_ValueError, "present_ids: offsets out of order or past the data");
             goto done;
         }
@@ -1936,10 +1939,7 @@ static PyObject *string_order(PyObject *self, PyObject *args)
     }
     StrCol col = {ov.buf, ov.itemsize == 8, dv.buf, (int64_t)dv.len};
     int64_t n = ov.len / ov.itemsize - 1;
-    int bad = column_offset(col.off, col.wide, 0) < 0;
-    for (int64_t i = 0; i < n; i++)
-        bad |= column_offset(col.off, col.wide, i + 1) < column_offset(col.off, col.wide, i);
-    if (bad || column_offset(col.off, col.wide, n) > dv.len) {
+    if (!offsets_fit(col.off, col.wide, n, dv.len)) {
         PyErr_SetString(PyExc_ValueError, "string_order: offsets out of order or past the data");
         goto done;
     }

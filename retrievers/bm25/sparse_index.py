@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-
 _CHECK_BLOCK = 1 << 20  # ranks checked a block at a time (no n-sized temporaries)
+
 
 class InvalidIndex(ValueError):
     """The arrays of an index do not fit together (a damaged cache entry, a bug)."""
