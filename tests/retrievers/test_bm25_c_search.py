@@ -7,6 +7,7 @@ import random
 import numpy as np
 import pytest
 
+from harness.columns import inverse_permutation
 from retrievers.bm25 import loader
 from retrievers.bm25.analyzer import Analyzer
 from retrievers.bm25.build import build_python
@@ -43,6 +44,12 @@ def _search(index, rank, doc_of_rank, queries: list[list[int]], k: int, **kw):
     damaged = SparseIndex(**{**vars(index), **arrays})  # not validated: the searcher checks what it reads
     offsets, term_ids = kw.pop("offsets", offsets), kw.pop("term_ids", term_ids)
     return compiled.Searcher(damaged, rank, doc_of_rank)(offsets, term_ids, k, **kw)
+
+
+def _searcher_over(index, ids):
+    """(compiled.Searcher of ``index`` with the string order of ``ids``, their ranks)."""
+    rank = string_ranks(ids)
+    return compiled.Searcher(index, rank, inverse_permutation(rank)), rank
 
 
 def _python_search(index, rank, term_ids, k):
@@ -300,11 +307,7 @@ def test_a_speculative_bar_too_high_is_dropped_and_the_query_searched_again(comp
         index = SparseIndex(terms=["a"], indptr=np.array([0, n_docs], np.int64),
                             indices=np.arange(n_docs, dtype=np.int32), data=data.astype(np.float32),
                             doc_lengths=np.ones(n_docs, np.int32), nonoccurrence=None, n_docs=n_docs).validate()
-        ids = np.array([f"d{rng.integers(10**6)}-{i}" for i in range(n_docs)])
-        rank = string_ranks(ids)
-        doc_of_rank = np.empty_like(rank)
-        doc_of_rank[rank] = np.arange(n_docs)
-        searcher = compiled.Searcher(index, rank, doc_of_rank)
+        searcher, rank = _searcher_over(index, np.array([f"d{rng.integers(10**6)}-{i}" for i in range(n_docs)]))
         args = (np.array([0, 1], np.int64), np.array([0], np.int32), k, None, 1)
         hits, docs, scores = searcher(*args, doc_block=block)
         exhaustive = searcher(*args, doc_block=block, prune=False)
@@ -334,11 +337,7 @@ def test_speculation_stops_on_an_index_whose_bars_keep_failing(compiled_on):
                             indptr=np.arange(0, n_terms * n_docs + 1, n_docs, dtype=np.int64),
                             indices=np.tile(np.arange(n_docs, dtype=np.int32), n_terms), data=data,
                             doc_lengths=np.ones(n_docs, np.int32), nonoccurrence=None, n_docs=n_docs).validate()
-        ids = np.array([f"d{i:05d}" for i in range(n_docs)])
-        rank = string_ranks(ids)
-        doc_of_rank = np.empty_like(rank)
-        doc_of_rank[rank] = np.arange(n_docs)
-        searcher = compiled.Searcher(index, rank, doc_of_rank)
+        searcher, _ = _searcher_over(index, np.array([f"d{i:05d}" for i in range(n_docs)]))
         queries = [rng.choice(n_terms, size=int(rng.integers(1, 3)), replace=False).tolist() for _ in range(60)]
         offsets = np.concatenate([[0], np.cumsum([len(q) for q in queries])]).astype(np.int64)
         term_ids = np.array([t for q in queries for t in q], dtype=np.int32)
