@@ -24,8 +24,8 @@ every file's size, the sha256 of every file's ends (the whole file when it is un
 (dtype, shape), the number of terms and their UTF-8 (the terms are kept as the file's bytes, a
 :class:`~retrievers.bm25.sparse_index.TermList`: their strings are made when first read, and the
 compiled query encoder reads the bytes), and the arrays against each other (SparseIndex.validate: sizes,
-``indptr`` ascending from 0 to the number of postings, every posting's document in range -- what
-search needs to read in bounds). What it does not check: bytes in the middle of a large array, e.g.
+``indptr`` ascending from 0 to the number of postings, each term's documents strictly ascending and
+in range -- what search needs to read and write in bounds). What it does not check: bytes in the middle of a large array, e.g.
 a flipped score, which would change results without breaking search. ``verify="full"`` (or
 ``HARNESS_BM25_VERIFY=full``) also compares every file's CRC-32 (the whole content: it catches
 accidental damage, as the CRC-32 footers of Lucene's index files do; at ~12 GB/s with isal where a
@@ -263,10 +263,11 @@ def wait(folder: Path | None = None) -> None:
             thread.join()
 
 
-def load(root: Path, key: str, verify: str | None = None) -> SparseIndex | None:
+def load(root: Path, key: str, verify: str | None = None, postings_check=None) -> SparseIndex | None:
     """The cached index for ``key`` (arrays memory-mapped); None when absent; :class:`CacheCorrupt`
     when damaged. ``verify``: ``quick`` or ``full`` (default ``$HARNESS_BM25_VERIFY``, else quick);
-    see the module docstring for what each checks."""
+    see the module docstring for what each checks. ``postings_check``: what SparseIndex.validate
+    checks the postings with (the engine's; default numpy)."""
     mode = verify_mode(verify)
     folder = entry_dir(root, key)
     wait(folder)
@@ -304,7 +305,7 @@ def load(root: Path, key: str, verify: str | None = None) -> SparseIndex | None:
                         n_docs=int(manifest["n_docs"]), bounds=arrays.get("bounds"), id_rank=arrays.get("id_rank"),
                         id_order=arrays.get("id_order"))
     try:
-        return index.validate()  # once, here: search trusts it
+        return index.validate(postings_check)  # once, here: search trusts it
     except InvalidIndex as exc:
         raise CacheCorrupt(f"inconsistent arrays: {exc}") from None
 

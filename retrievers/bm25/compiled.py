@@ -26,7 +26,7 @@ import numpy as np
 from harness.columns import string_buffers
 from retrievers.bm25 import loader
 from retrievers.bm25.analyzer import Analyzer
-from retrievers.bm25.sparse_index import SparseIndex, TermList
+from retrievers.bm25.sparse_index import InvalidIndex, SparseIndex, TermList
 from retrievers.bm25.tokenizer import separated_candidate_finder
 
 _fastbm25 = loader.built_module()
@@ -194,20 +194,32 @@ def score_lucene(indptr: np.ndarray, indices: np.ndarray, tf: np.ndarray, idf32:
     return np.frombuffer(_fastbm25.score_lucene(*args), dtype=np.float32)
 
 
+def check_postings(indptr: np.ndarray, indices: np.ndarray, n_docs: int, n_threads: int = 1) -> None:
+    """:func:`retrievers.bm25.sparse_index.check_postings` in C, in one pass on ``n_threads`` threads."""
+    c = lambda a, t: np.ascontiguousarray(a, dtype=t)  # noqa: E731
+    try:
+        _fastbm25.check_postings(c(indptr, np.int64), c(indices, np.int32), int(n_docs), int(n_threads))
+    except ValueError as exc:
+        raise InvalidIndex(str(exc)) from None
+
+
 class Searcher:
     """``(offsets, term_ids, k, constants, n_threads) -> (hits per query int64, documents int64,
     scores float64 holding float32 values)``: score desc, document id desc (``id_rank``), scores > 0
-    only, at most ``k`` per query. The index's arrays are checked once, here (``_fastbm25.Index``);
-    a search checks only its queries."""
+    only, at most ``k`` per query. The index's arrays are checked once: here (``_fastbm25.Index``,
+    its postings on ``n_threads`` threads), or already by ``index.validate()``; a search checks only
+    its queries."""
 
-    def __init__(self, index: SparseIndex, id_rank: np.ndarray, doc_of_rank: np.ndarray):
+    def __init__(self, index: SparseIndex, id_rank: np.ndarray, doc_of_rank: np.ndarray, n_threads: int = 1):
         """The pruning bounds are ``index.bounds`` when it has them (a cached index), else computed
         here and kept in ``index.bounds`` (the index cache stores them)."""
         c = lambda a, t: np.ascontiguousarray(a, dtype=t)  # noqa: E731
         bounds = None if index.bounds is None else c(index.bounds, np.float32)
-        self._index = _fastbm25.Index(c(index.indptr, np.int64), c(index.indices, np.int32),
-                                      c(index.data, np.float32), int(index.n_docs), c(id_rank, np.int64),
-                                      c(doc_of_rank, np.int64), bounds)
+        indptr, indices = c(index.indptr, np.int64), c(index.indices, np.int32)
+        checked = index.postings_checked() and indptr is index.indptr and indices is index.indices
+        self._index = _fastbm25.Index(indptr, indices, c(index.data, np.float32), int(index.n_docs),
+                                      c(id_rank, np.int64), c(doc_of_rank, np.int64), bounds, checked=checked,
+                                      n_threads=int(n_threads))
         if index.bounds is None:
             index.bounds = np.frombuffer(self._index.bounds(), dtype=np.float32)
 

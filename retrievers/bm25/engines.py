@@ -28,7 +28,7 @@ from retrievers.bm25.build import build_python, index_from_postings
 from retrievers.bm25.encode import TermEncoder
 from retrievers.bm25.scoring import ScoringParams
 from retrievers.bm25.search import CompiledSearcher, DocOrder, PythonSearcher
-from retrievers.bm25.sparse_index import SparseIndex
+from retrievers.bm25.sparse_index import SparseIndex, check_postings
 from retrievers.texts import corpus_chunks, corpus_columns, lexical_batches
 
 CHUNK_DOCS = 20_000
@@ -58,6 +58,10 @@ class PythonEngine:
     def digest(self, corpus: Corpus) -> str:
         return corpus_digest(corpus_chunks(corpus, self.chunk_docs))
 
+    def check_postings(self, indptr: np.ndarray, indices: np.ndarray, n_docs: int) -> None:
+        """SparseIndex.validate's postings check (InvalidIndex): numpy here, C on threads compiled."""
+        check_postings(indptr, indices, n_docs)
+
     def build(self, corpus: Corpus, allocate=None) -> SparseIndex:
         """``allocate``: where the compiled engine puts the postings (see compiled.build_postings);
         the Python engine builds its arrays in RAM."""
@@ -82,6 +86,9 @@ class CompiledEngine(PythonEngine):
 
     def digest(self, corpus: Corpus) -> str:
         return corpus_digest(corpus_chunks(corpus, self.chunk_docs), self._c.digest_column)
+
+    def check_postings(self, indptr: np.ndarray, indices: np.ndarray, n_docs: int) -> None:
+        self._c.check_postings(indptr, indices, n_docs, self.n_threads)
 
     def _score(self, indptr, indices, tf, idf32, inv, in_place: bool = False):
         return self._c.score_lucene(indptr, indices, tf, idf32, inv, self.n_threads, in_place)

@@ -97,7 +97,7 @@ class LuceneBackend:
         self.cache_entry = index_cache.entry_dir(root, key)
         status = "built"
         try:
-            index = index_cache.load(root, key)
+            index = index_cache.load(root, key, postings_check=self.engine.check_postings)
         except index_cache.CacheCorrupt as exc:
             log.warning("BM25 index cache %s is damaged (%s); rebuilding it", index_cache.entry_dir(root, key), exc)
             index_cache.discard(root, key)

@@ -179,7 +179,7 @@ class CompiledSearcher:
         from retrievers.bm25 import compiled
 
         self.index, self.order, self.query_terms, self.n_threads = index, order, query_terms, n_threads
-        self._search = compiled.Searcher(index, order.rank, order.doc_of_rank)
+        self._search = compiled.Searcher(index, order.rank, order.doc_of_rank, n_threads)
 
     def __call__(self, queries: Queries, k: int) -> Run:
         offsets, term_ids = self.query_terms(list(queries.texts))

@@ -15,11 +15,38 @@ from dataclasses import dataclass
 
 import numpy as np
 
-_CHECK_BLOCK = 1 << 20  # ranks checked a block at a time (no n-sized temporaries)
+_CHECK_BLOCK = 1 << 20  # ranks and postings checked a block at a time (no n-sized temporaries)
 
 
 class InvalidIndex(ValueError):
     """The arrays of an index do not fit together (a damaged cache entry, a bug)."""
+
+
+def check_postings(indptr: np.ndarray, indices: np.ndarray, n_docs: int) -> None:
+    """Raise :class:`InvalidIndex` unless ``indptr`` rises from 0 to ``len(indices)`` and each term's
+    documents are strictly ascending in ``[0, n_docs)``: what search relies on (the compiled search
+    finds a term's postings of a block of documents by binary search and writes each at its
+    document's place in the block's scratch, so a term out of order would write out of bounds).
+    numpy, a block of postings at a time; the compiled engine's ``check_postings`` (search.c) is
+    the same check in one pass on threads."""
+    if indptr[0] != 0 or indptr[-1] != len(indices):
+        raise InvalidIndex("indptr does not span the postings")
+    if len(indptr) > 1 and np.any(indptr[1:] < indptr[:-1]):
+        raise InvalidIndex("indptr is not ascending")
+    starts = np.asarray(indptr[1:-1])  # a term starts at each (a document may be lower than the one before)
+    for start in range(0, len(indices), _CHECK_BLOCK):
+        stop = min(start + _CHECK_BLOCK, len(indices))
+        block = np.asarray(indices[start:stop], dtype=np.int64)
+        if block.min() < 0 or block.max() >= n_docs:
+            raise InvalidIndex("a posting's document is out of range or out of order (each term's must ascend)")
+        before = np.int64(indices[start - 1]) if start else np.int64(-1)
+        rises = np.diff(block, prepend=before) > 0
+        first = starts[(starts >= start) & (starts < stop)] - start
+        rises[first] = True
+        if start == 0:
+            rises[0] = True
+        if not rises.all():
+            raise InvalidIndex("a posting's document is out of range or out of order (each term's must ascend)")
 
 
 class TermList(Sequence):
@@ -93,11 +120,14 @@ class SparseIndex:
                 out["id_order"] = self.id_order
         return out
 
-    def validate(self) -> "SparseIndex":
+    def validate(self, postings_check=None) -> "SparseIndex":
         """Raise :class:`InvalidIndex` unless every array has its dtype and shape, ``indptr`` rises
-        from 0 to the number of postings, every posting's document is in range and ``id_rank`` (when
-        present) is a permutation, whose inverse ``id_order`` is (when present): what search relies on
-        to read in bounds. Returns the index."""
+        from 0 to the number of postings, each term's documents are strictly ascending and in range
+        (``postings_check(indptr, indices, n_docs)``: :func:`check_postings` by default, an engine's
+        own otherwise) and ``id_rank`` (when present) is a permutation, whose inverse ``id_order`` is
+        (when present): what search relies on to read and write in bounds. Returns the index, which
+        remembers which arrays passed (:meth:`postings_checked`: the compiled search then does not
+        check them again)."""
         want = {"indptr": (np.int64, self.n_terms + 1), "indices": (np.int32, None), "data": (np.float32, None),
                 "doc_lengths": (np.int32, self.n_docs)}
         if self.nonoccurrence is not None:
@@ -114,13 +144,9 @@ class SparseIndex:
             a = getattr(self, name)
             if not isinstance(a, np.ndarray) or a.dtype != dtype or a.ndim != 1 or (size is not None and len(a) != size):
                 raise InvalidIndex(f"{name} is not a 1-D {np.dtype(dtype).name} array of the index's size")
-        indptr, indices = self.indptr, self.indices
-        if indptr[0] != 0 or indptr[-1] != len(indices) or len(self.data) != len(indices):
-            raise InvalidIndex("indptr does not span the postings")
-        if len(indptr) > 1 and np.any(indptr[1:] < indptr[:-1]):
-            raise InvalidIndex("indptr is not ascending")
-        if len(indices) and indices.view(np.uint32).max() >= self.n_docs:  # one pass: negatives are large
-            raise InvalidIndex("a posting's document is out of range")
+        if len(self.data) != len(self.indices):
+            raise InvalidIndex("data and indices differ in length")
+        (postings_check or check_postings)(self.indptr, self.indices, self.n_docs)
         if self.id_rank is not None and self.n_docs:
             if self.id_rank.view(np.uint64).max() >= self.n_docs:
                 raise InvalidIndex("id_rank holds a value out of range")
@@ -136,4 +162,11 @@ class SparseIndex:
                 covered[self.id_rank] = True
                 if not covered.all():
                     raise InvalidIndex("id_rank is not a permutation of the documents")
+        self._checked = (self.indptr, self.indices, self.n_docs)
         return self
+
+    def postings_checked(self) -> bool:
+        """Whether :meth:`validate` passed on the index's present ``indptr``, ``indices`` and ``n_docs``."""
+        checked = getattr(self, "_checked", None)
+        return checked is not None and checked[0] is self.indptr and checked[1] is self.indices and \
+            checked[2] == self.n_docs

@@ -83,7 +83,7 @@ class ImpactSearcher:
         if loader.extension() is not None:
             from retrievers.bm25 import compiled
 
-            self._compiled = compiled.Searcher(index, order.rank, order.doc_of_rank)
+            self._compiled = compiled.Searcher(index, order.rank, order.doc_of_rank, self.n_threads)
 
     def __call__(self, query_ids, offsets: np.ndarray, term_ids: np.ndarray, weights: np.ndarray, k: int) -> Run:
         if not isinstance(k, int) or isinstance(k, bool) or k < 1:

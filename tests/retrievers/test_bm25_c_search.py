@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import numpy as np
@@ -14,7 +15,7 @@ from retrievers.bm25.build import build_python
 from retrievers.bm25.encode import TermEncoder
 from retrievers.bm25.scoring import ScoringParams
 from retrievers.bm25.search import score_query
-from retrievers.bm25.sparse_index import SparseIndex
+from retrievers.bm25.sparse_index import InvalidIndex, SparseIndex, check_postings
 from retrievers.topk import string_ranks, top_k_positive
 from tests.retrievers.bm25_c import compiled, compiled_on, needs_extension, scifact  # noqa: F401
 
@@ -41,7 +42,8 @@ def _search(index, rank, doc_of_rank, queries: list[list[int]], k: int, **kw):
     offsets = np.concatenate([[0], np.cumsum([len(q) for q in queries])]).astype(np.int64)
     term_ids = np.array([t for q in queries for t in q], dtype=np.int32)
     arrays = {name: kw.pop(name) for name in ("indptr", "indices", "data", "n_docs") if name in kw}
-    damaged = SparseIndex(**{**vars(index), **arrays})  # not validated: the searcher checks what it reads
+    fields = {f.name: getattr(index, f.name) for f in dataclasses.fields(index)}
+    damaged = SparseIndex(**{**fields, **arrays})  # not validated: the searcher checks what it reads
     offsets, term_ids = kw.pop("offsets", offsets), kw.pop("term_ids", term_ids)
     return compiled.Searcher(damaged, rank, doc_of_rank)(offsets, term_ids, k, **kw)
 
@@ -193,6 +195,103 @@ def test_search_rejects_damaged_index_arrays(small_index):
         _search(index, bad_rank, doc_of_rank, ok, 5)
 
 
+
+
+def test_a_term_out_of_order_is_refused_though_every_document_is_in_range(compiled_on):
+    """A term's documents 1, 4000, 2, 3 (all < n_docs): a block of 16 documents finds all four by
+    binary search, and the search wrote document 4000's score 3,984 places past its 16-entry scratch
+    (heap damage, and 4000 in the results) before the order was checked. Now Index, check_postings
+    (C, any thread count) and the numpy check all refuse it; the same documents in order pass."""
+    n_docs = 4096
+    rank = np.arange(n_docs, dtype=np.int64)
+    indptr = np.array([0, 4], dtype=np.int64)
+    data = np.ones(4, dtype=np.float32)
+    unordered = np.array([1, 4000, 2, 3], dtype=np.int32)
+    with pytest.raises(ValueError, match="out of order"):
+        loader.built_module().Index(indptr, unordered, data, n_docs, rank, rank)
+    for n_threads in (1, 2, 4):
+        with pytest.raises(InvalidIndex, match="out of order"):
+            compiled.check_postings(indptr, unordered, n_docs, n_threads)
+    with pytest.raises(InvalidIndex, match="out of order"):
+        check_postings(indptr, unordered, n_docs)
+    ordered = np.sort(unordered)
+    index = loader.built_module().Index(indptr, ordered, data, n_docs, rank, rank)
+    hits, docs, _ = index.search(np.array([0, 1], np.int64), np.array([0], np.int32), 10, None, 1, doc_block=16)
+    assert np.frombuffer(hits, np.int64).tolist() == [4]
+    assert np.frombuffer(docs, np.int64).tolist() == [4000, 3, 2, 1]  # equal scores: id rank descending
+    compiled.check_postings(indptr, ordered, n_docs, 2)
+    check_postings(indptr, ordered, n_docs)
+
+
+def _ordered_postings(rng: np.random.Generator, n_terms: int, n_post: int):
+    """indptr and each term's documents strictly ascending (gaps of 1-3 from a random first), over
+    n_post postings of random term lengths (empty terms included); n_docs one past the largest."""
+    cuts = np.sort(rng.integers(0, n_post + 1, n_terms - 1))
+    indptr = np.concatenate([[0], cuts, [n_post]]).astype(np.int64)
+    gaps = rng.integers(1, 4, n_post).astype(np.int64)
+    lengths = np.diff(indptr)
+    starts = indptr[:-1][lengths > 0]
+    gaps[starts] = rng.integers(0, 50, len(starts))  # each term's first document
+    total = np.cumsum(gaps)
+    before = np.repeat(total[starts] - gaps[starts], lengths[lengths > 0])
+    indices = (total - before).astype(np.int32)
+    return indptr, indices, int(indices.max()) + 1
+
+
+@pytest.mark.parametrize("defect", ["first posting", "last posting", "a repeat", "a descent", "negative",
+                                    "past n_docs", "at a thread's first posting"])
+def test_postings_check_finds_one_defect_wherever_it_is(compiled_on, defect):
+    """Over 1,000 terms and 1.5M postings (enough for the C check's threads: 1, 2, 3 and 4 of them,
+    each taking a share of the postings that ends on a term's end), one bad posting is found by the
+    C check on any number of threads and by the numpy check (blocks of 2^20 postings); the postings
+    without it pass both. The terms' boundaries, where documents fall back, are not defects."""
+    rng = np.random.default_rng(15)
+    indptr, indices, n_docs = _ordered_postings(rng, 1_000, 1_500_000)
+    for n_threads in (1, 2, 3, 4):
+        compiled.check_postings(indptr, indices, n_docs, n_threads)
+    check_postings(indptr, indices, n_docs)
+    long_terms = np.flatnonzero(np.diff(indptr) >= 3)
+    bad = indices.copy()
+    if defect == "first posting":
+        bad[0] = -1 if indptr[1] > 0 else bad[0]
+        bad[int(indptr[long_terms[0]])] = -1
+    elif defect == "last posting":
+        bad[-1] = n_docs
+    elif defect in ("a repeat", "a descent", "at a thread's first posting"):
+        if defect == "at a thread's first posting":  # the term holding the middle posting (2 threads' split)
+            t = int(np.searchsorted(indptr, len(indices) // 2, side="right")) - 1
+            t = long_terms[np.searchsorted(long_terms, t)]
+        else:
+            t = long_terms[len(long_terms) // 3]
+        p = int(indptr[t]) + 1
+        bad[p] = bad[p - 1] if defect == "a repeat" else bad[p - 1] - 1
+    elif defect == "negative":
+        bad[len(bad) // 2] = -5
+    else:
+        bad[len(bad) // 3] = n_docs + 3
+    assert not np.array_equal(bad, indices)
+    for n_threads in (1, 2, 3, 4):
+        with pytest.raises(InvalidIndex, match="out of range or out of order"):
+            compiled.check_postings(indptr, bad, n_docs, n_threads)
+    with pytest.raises(InvalidIndex, match="out of range or out of order"):
+        check_postings(indptr, bad, n_docs)
+
+
+def test_a_validated_index_is_not_checked_again_by_the_searcher(compiled_on):
+    """validate() remembers the arrays it passed; postings_checked() holds only while the index has
+    those very arrays (another indices array, or n_docs, and the searcher checks again)."""
+    rng = np.random.default_rng(3)
+    indptr, indices, n_docs = _ordered_postings(rng, 50, 5_000)
+    index = SparseIndex(terms=[f"t{i}" for i in range(50)], indptr=indptr, indices=indices,
+                        data=np.ones(len(indices), np.float32), doc_lengths=np.ones(n_docs, np.int32),
+                        nonoccurrence=None, n_docs=n_docs)
+    assert not index.postings_checked()
+    assert index.validate() is index and index.postings_checked()
+    index.indices = indices.copy()
+    assert not index.postings_checked()
+    index.validate()
+    index.n_docs += 1
+    assert not index.postings_checked()
 
 
 # ------------------------------------------------------------------------- pruning (MaxScore) == exhaustive

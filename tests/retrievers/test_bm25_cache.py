@@ -59,7 +59,8 @@ def test_second_run_loads_the_cache(tmp_path):
 
 
 @pytest.mark.parametrize("damage", ["flip a byte", "truncate", "delete a file", "bad manifest", "extra file",
-                                    "document out of range", "indptr not ascending", "id_rank not a permutation",
+                                    "document out of range", "documents out of order", "indptr not ascending",
+                                    "id_rank not a permutation",
                                     "id_order not its inverse"])
 def test_damaged_cache_is_rebuilt_with_identical_results(tmp_path, damage):
     _, first = run_once(tmp_path)
@@ -78,11 +79,16 @@ def test_damaged_cache_is_rebuilt_with_identical_results(tmp_path, damage):
     elif damage == "extra file":
         (folder / "stray.npy").write_bytes(b"x")
     else:  # arrays that do not fit together, with checksums that match: SparseIndex.validate on load
-        name = {"document out of range": "indices", "indptr not ascending": "indptr",
+        name = {"document out of range": "indices", "documents out of order": "indices", "indptr not ascending": "indptr",
                 "id_order not its inverse": "id_order"}.get(damage, "id_rank")
         array = np.load(folder / f"{name}.npy")
-        if name == "indices":
+        if damage == "document out of range":
             array[0] = len(CORPUS)
+        elif name == "indices":  # two documents of one term swapped: each in range, out of order
+            indptr = np.load(folder / "indptr.npy")
+            t = int(np.flatnonzero(np.diff(indptr) >= 2)[0])
+            p = int(indptr[t])
+            array[p], array[p + 1] = array[p + 1], array[p]
         elif name == "id_rank":
             array[0] = array[1]  # in range, but a rank twice (and one never)
         elif name == "id_order":

@@ -167,6 +167,9 @@ static PyMethodDef module_methods[] = {
     {"score_lucene", score_lucene, METH_VARARGS,
      "score_lucene(indptr, indices, tf, idf, inv, n_threads=1) -> float32 bytes: w - w / (1 + tf inv[doc]), w = idf[term],"
      " in float32"},
+    {"check_postings", check_postings, METH_VARARGS,
+     "check_postings(indptr, indices, n_docs, n_threads=1): ValueError unless indptr rises from 0 to len(indices) and"
+     " each term's documents are strictly ascending in [0, n_docs) (what Index's search relies on)"},
     {"digest_column", digest_column, METH_VARARGS,
      "digest_column(update, strings): update() with the strings' lengths (int64) and their joined UTF-8 (surrogatepass)"},
     {"is_separator", is_separator, METH_O, "is_separator(code_point) -> whether no token holds it (words are cut there)"},

@@ -214,6 +214,7 @@ int ids_to_postings(const int32_t *ids, const int64_t *counts, Py_ssize_t n_text
 /* ------------------------------------------------------------------ encoder.c, search.c, scoring.c */
 extern PyTypeObject EncoderType, IndexType;
 PyObject *score_lucene(PyObject *self, PyObject *args);
+PyObject *check_postings(PyObject *self, PyObject *args);
 
 /* ------------------------------------------------------------------ topk.c */
 void sort_i32(int32_t *a, Py_ssize_t n);

@@ -5,8 +5,8 @@
 
 /* ------------------------------------------------------------------ Index: search
  * Index(indptr, indices, data, n_docs, id_rank, doc_of_rank) holds an index's arrays, checked once
- * when it is made (every position search reads at is then in bounds); the arrays must not change
- * afterwards. Index.search(query_offsets, query_terms, k, constants=None, n_threads=1, doc_block)
+ * when it is made, or by check_postings before (every position search reads or writes at is then in
+ * bounds); the arrays must not change afterwards. Index.search(query_offsets, query_terms, k, constants=None, n_threads=1, doc_block)
  * checks only the queries. Per thread, documents are scored DOC_BLOCK at a time (each query term's postings for
  * the block found by binary search: documents ascend within a term), so the scratch is bounded by
  * the block and k, not the corpus; every document's terms are still added in the same order, so
@@ -45,11 +45,92 @@ typedef struct {
 #define VECTORIZE
 #endif
 
-/* Whether every value of a[0..n) lies in [0, limit) (a negative one is a large unsigned one). */
-static VECTORIZE int all_below(const int32_t *a, Py_ssize_t n, uint32_t limit) {
+/* The postings check: each term's documents indices[indptr[t]..indptr[t+1]) strictly ascending in
+ * [0, limit). Search relies on it twice: a term's postings for a block are found by binary search,
+ * and every posting so found is written at its document's place in the block's scratch. A term out
+ * of order could put a far document in a block's range, to be written past the scratch; so the
+ * order is checked, not only the range (strict ascent from a first >= 0 to a last < limit bounds
+ * every value). Terms t0..t1 per job; the jobs split the postings, not the terms. */
+typedef struct {
+    const int64_t *indptr;
+    const int32_t *indices;
+    Py_ssize_t t0, t1;
+    uint32_t limit;
+    int bad;
+} OrderJob;
+
+static VECTORIZE void *postings_order_job(void *arg) {
+    OrderJob *j = arg;
+    const int32_t *a = j->indices;
     uint32_t bad = 0;
-    for (Py_ssize_t i = 0; i < n; i++) bad |= (uint32_t)a[i] >= limit;
-    return !bad;
+    for (Py_ssize_t t = j->t0; t < j->t1; t++) {
+        int64_t s = j->indptr[t], e = j->indptr[t + 1];
+        if (s == e) continue;
+        bad |= (a[s] < 0) | ((uint32_t)a[e - 1] >= j->limit);
+        for (int64_t p = s + 1; p < e; p++) bad |= a[p] <= a[p - 1];
+    }
+    j->bad = bad != 0;
+    return NULL;
+}
+
+/* NULL when indptr (n_terms + 1 entries) rises from 0 to n_post and every term's postings are
+ * strictly ascending documents in [0, n_docs), else what is wrong. The postings are read on up to
+ * n_threads threads (call without the GIL). */
+static const char *postings_problem(const int64_t *indptr, Py_ssize_t n_terms, const int32_t *indices,
+                                    Py_ssize_t n_post, Py_ssize_t n_docs, int n_threads) {
+    if (indptr[0] != 0) return "indptr must start at 0";
+    if (indptr[n_terms] != n_post) return "indptr does not span the postings";
+    for (Py_ssize_t t = 0; t < n_terms; t++)
+        if (indptr[t] > indptr[t + 1]) return "indptr is not ascending";
+    if (n_threads < 1) n_threads = 1;
+    if (n_threads > MAX_THREADS) n_threads = MAX_THREADS;
+    if (n_post < ((Py_ssize_t)1 << 20)) n_threads = 1; /* not worth a thread */
+    OrderJob jobs[MAX_THREADS];
+    Py_ssize_t t0 = 0;
+    for (int i = 0; i < n_threads; i++) { /* job i ends at the first term ending past (i + 1) / n of the postings */
+        Py_ssize_t lo = t0, hi = n_terms;
+        int64_t goal = (int64_t)((double)n_post * (i + 1) / n_threads);
+        if (i == n_threads - 1) lo = n_terms;
+        while (lo < hi) {
+            Py_ssize_t mid = lo + (hi - lo) / 2;
+            if (indptr[mid + 1] < goal) lo = mid + 1;
+            else hi = mid;
+        }
+        Py_ssize_t t1 = lo < n_terms ? lo + 1 : n_terms;
+        jobs[i] = (OrderJob){indptr, indices, t0, t1, n_docs > INT32_MAX ? (uint32_t)1 << 31 : (uint32_t)n_docs, 0};
+        t0 = t1;
+    }
+    run_jobs(jobs, sizeof(OrderJob), n_threads, postings_order_job);
+    for (int i = 0; i < n_threads; i++)
+        if (jobs[i].bad) return "a posting's document is out of range or out of order (each term's must ascend)";
+    return NULL;
+}
+
+/* check_postings(indptr, indices, n_docs, n_threads=1): raises ValueError unless indptr rises from 0
+ * to len(indices) and each term's documents are strictly ascending in [0, n_docs). */
+PyObject *check_postings(PyObject *self, PyObject *args) {
+    PyObject *o[2];
+    Py_ssize_t n_docs;
+    int n_threads = 1;
+    if (!PyArg_ParseTuple(args, "OOn|i", &o[0], &o[1], &n_docs, &n_threads)) return NULL;
+    Py_buffer v[2];
+    if (get_buffer(o[0], &v[0], 8, "indptr")) return NULL;
+    if (get_buffer(o[1], &v[1], 4, "indices")) {
+        PyBuffer_Release(&v[0]);
+        return NULL;
+    }
+    const char *why = NULL;
+    if (v[0].len < 8) why = "indptr needs at least one entry";
+    else if (n_docs < 0) why = "n_docs must be >= 0";
+    else {
+        Py_BEGIN_ALLOW_THREADS
+        why = postings_problem(v[0].buf, v[0].len / 8 - 1, v[1].buf, v[1].len / 4, n_docs, n_threads);
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&v[0]);
+    PyBuffer_Release(&v[1]);
+    if (why) return PyErr_Format(PyExc_ValueError, "%s", why);
+    Py_RETURN_NONE;
 }
 
 /* The bound of each term's postings data[indptr[t]..indptr[t+1]): their maximum (0 for a term
@@ -76,15 +157,17 @@ static void Index_dealloc(Index *x) {
 }
 
 static int Index_init(Index *x, PyObject *args, PyObject *kw) {
-    static char *kwlist[] = {"indptr", "indices", "data", "n_docs", "id_rank", "doc_of_rank", "bounds", NULL};
+    static char *kwlist[] = {"indptr", "indices", "data", "n_docs", "id_rank", "doc_of_rank", "bounds", "checked",
+                             "n_threads", NULL};
     PyObject *o[5], *bounds_arg = Py_None;
     Py_ssize_t n_docs;
+    int checked = 0, n_threads = 1;
     if (x->n_views) {
         PyErr_SetString(PyExc_RuntimeError, "Index is already initialised");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOnOO|O", kwlist, &o[0], &o[1], &o[2], &n_docs, &o[3], &o[4],
-                                     &bounds_arg))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOnOO|Opi", kwlist, &o[0], &o[1], &o[2], &n_docs, &o[3], &o[4],
+                                     &bounds_arg, &checked, &n_threads))
         return -1;
     static const Py_ssize_t item[5] = {8, 4, 4, 8, 8};
     static const char *what[5] = {"indptr", "indices", "data", "id_rank", "doc_of_rank"};
@@ -104,18 +187,15 @@ static int Index_init(Index *x, PyObject *args, PyObject *kw) {
         PyErr_SetString(PyExc_ValueError, "Index: array sizes do not fit together");
         return -1;
     }
-    if (indptr[0] != 0) {
-        PyErr_SetString(PyExc_ValueError, "Index: indptr must start at 0");
-        return -1;
-    }
-    for (Py_ssize_t t = 0; t < n_terms; t++)
-        if (indptr[t] > indptr[t + 1]) {
-            PyErr_SetString(PyExc_ValueError, "Index: indptr is not ascending");
+    if (!checked) { /* (the caller's SparseIndex.validate ran check_postings on these very arrays) */
+        const char *why;
+        Py_BEGIN_ALLOW_THREADS
+        why = postings_problem(indptr, n_terms, indices, n_post, n_docs, n_threads);
+        Py_END_ALLOW_THREADS
+        if (why) {
+            PyErr_Format(PyExc_ValueError, "Index: %s", why);
             return -1;
         }
-    if (!all_below(indices, n_post, n_docs > INT32_MAX ? (uint32_t)1 << 31 : (uint32_t)n_docs)) {
-        PyErr_SetString(PyExc_ValueError, "Index: a posting's document is out of range");
-        return -1;
     }
     uint64_t bad = 0;
     for (Py_ssize_t d = 0; d < n_docs; d++) bad |= ((uint64_t)rank[d] >= (uint64_t)n_docs) | ((uint64_t)order[d] >= (uint64_t)n_docs);
@@ -745,8 +825,9 @@ PyTypeObject IndexType = {
     .tp_basicsize = sizeof(Index),
     .tp_dealloc = (destructor)Index_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Index(indptr, indices, data, n_docs, id_rank, doc_of_rank, bounds=None): an index's arrays, checked once,"
-              " to search (bounds: a previous Index's bounds(), else computed)",
+    .tp_doc = "Index(indptr, indices, data, n_docs, id_rank, doc_of_rank, bounds=None, checked=False, n_threads=1): an"
+              " index's arrays, checked once (the postings on n_threads threads; not when checked: check_postings"
+              " passed on these arrays), to search (bounds: a previous Index's bounds(), else computed)",
     .tp_methods = Index_methods,
     .tp_init = (initproc)Index_init,
     .tp_new = PyType_GenericNew,
