@@ -70,8 +70,10 @@ class TimedSearch:
     batch_size: int | None = None
 
 
-def timed_search(retriever, queries: Queries, k: int) -> TimedSearch:
-    """Search ``queries`` and time each query.
+def timed_search(retriever, queries: Queries, k: int, finish=None) -> TimedSearch:
+    """Search ``queries`` and time each query; ``finish(run)`` (untimed), when given, is applied to
+    each batch's run before they are joined (a per-query step such as :func:`_finish`: the joined
+    run is then copied once, at its final size).
 
     A retriever that times its own requests (``measures_latency``; its ``stats()`` holds
     ``query_latency_ms``) searches all queries in one call and its latencies are kept ("per
@@ -79,10 +81,12 @@ def timed_search(retriever, queries: Queries, k: int) -> TimedSearch:
     when None; larger batches when that would take more than ``MAX_TIMED_CALLS`` calls), each batch
     timed, and each query is given its batch's time divided by the batch's size ("per batch share").
     """
+    finish = finish or (lambda run: run)
     if getattr(retriever, "measures_latency", False):
         started = time.perf_counter()
         run = retriever.search(queries, k)
         elapsed = time.perf_counter() - started
+        run = finish(run)
         stats = getattr(retriever, "stats", None)
         measured = (stats() if callable(stats) else {}).get("query_latency_ms")
         if isinstance(measured, dict):
@@ -95,8 +99,9 @@ def timed_search(retriever, queries: Queries, k: int) -> TimedSearch:
     for start in range(0, len(queries), batch_size):
         batch = Queries(queries.ids[start:start + batch_size], queries.texts[start:start + batch_size])
         started = time.perf_counter()
-        parts.append(retriever.search(batch, k))
+        part = retriever.search(batch, k)
         batches.append((batch.ids, time.perf_counter() - started))
+        parts.append(finish(part))
     return TimedSearch(concat_runs(parts), efficiency.batch_shares(batches), efficiency.PER_BATCH_SHARE, batch_size)
 
 
@@ -118,8 +123,9 @@ def run_experiment(
     with timer("index_s"), progress.task(f"indexing {len(dataset.corpus):,} documents ({retriever.name})"):
         retriever.index(dataset.corpus)
     with timer("search_s"), progress.task(f"searching {len(dataset.queries):,} queries ({retriever.name})"):
-        searched = timed_search(retriever, dataset.queries, _search_k(depth, evaluator.ignore_identical_ids))
-        run = _finish(searched.run, depth, evaluator.ignore_identical_ids)
+        searched = timed_search(retriever, dataset.queries, _search_k(depth, evaluator.ignore_identical_ids),
+                                finish=lambda part: _finish(part, depth, evaluator.ignore_identical_ids))
+        run = searched.run
     with timer("evaluate_s"), progress.task("evaluating"):
         result = evaluator.evaluate(run, dataset.qrels)
     stats = getattr(retriever, "stats", None)

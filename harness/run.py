@@ -385,6 +385,8 @@ class Run:
         lengths = np.minimum(np.diff(run.offsets), depth)
         excess = np.diff(run.offsets) - lengths
         over = np.flatnonzero(excess)  # only the entries past depth are located (usually few)
+        if not over.size:
+            return run
         starts, cut = run.offsets[over] + lengths[over], excess[over]
         keep = np.ones(len(run.scores), dtype=bool)
         keep[np.repeat(starts - np.cumsum(cut) + cut, cut) + np.arange(int(cut.sum()))] = False

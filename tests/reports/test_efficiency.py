@@ -232,3 +232,34 @@ def test_fingerprint_prefetched_on_a_thread_is_the_same_and_started_once():
     fp.prefetch()
     assert fp._early is thread and thread.name == "harness-fingerprint" and thread.daemon
     assert fingerprint() == direct and not thread.is_alive()
+
+
+def test_each_batch_is_finished_before_the_batches_are_joined(monkeypatch):
+    """timed_search(finish=...) applies finish to each batch's run (untimed), then joins them: the
+    same run as finishing the joined run once (the experiment's identical-id rule and truncation),
+    here with query ids that are document ids, so entries are dropped, and with k past the depth."""
+    from harness import experiment
+
+    dataset = toy_dataset(130)
+    retriever = CountingRetriever()
+    retriever.index(dataset.corpus)
+    doc_ids = list(dataset.corpus.ids)
+    queries = type(dataset.queries)([doc_ids[i] if i < len(doc_ids) and i % 3 == 0 else f"q{i}" for i in range(130)],
+                                    list(dataset.queries.texts))
+    retriever.search = lambda qs, k: Run.from_dict(  # query ids both "q<i>" and document ids
+        {q: {d: float((i + 1) * (j + 3) % 7) for j, d in enumerate(doc_ids)} for i, q in enumerate(qs.ids)}
+    ).truncated(k)
+    monkeypatch.setattr(experiment, "MAX_TIMED_CALLS", 4)
+    calls = []
+
+    def finish(run):
+        calls.append(run.n_queries)
+        return experiment._finish(run, 2, True)
+
+    finished = experiment.timed_search(retriever, queries, 3, finish=finish)
+    assert calls == [33, 33, 33, 31]
+    whole = experiment._finish(experiment.timed_search(retriever, queries, 3).run, 2, True)
+    assert finished.run.to_dict() == whole.to_dict() and finished.run.query_ids.tolist() == queries.ids
+    dropped = [q for q in queries.ids if q in doc_ids]
+    assert dropped and all(q not in finished.run.to_dict()[q] for q in dropped)
+    assert all(len(docs) == 2 for docs in finished.run.to_dict().values())
