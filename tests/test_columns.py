@@ -123,3 +123,38 @@ def test_string_order_is_arrows_stable_sort(seed):
         native.string_order(np.array([0, 2, 1], np.int64), b"abc")
     with pytest.raises(ValueError, match="out of order or past the data"):
         native.string_order(np.array([0, 2, 9], np.int32), b"abc")
+
+
+def test_string_order_of_values_sharing_a_long_prefix_runs_in_bounded_stack():
+    """Values sharing more than 128 bytes are merge-sorted past that depth instead of going a word
+    deeper per 8 shared bytes (~2 KB of stack a word: 30 values sharing 30,000 bytes overflowed the
+    8 MiB main stack and crashed the process; a thread of 256 KiB crashed at 1,000 bytes). Same
+    stable order as pyarrow.compute.sort_indices, on the main thread and on a small-stack thread,
+    with repeats, prefixes of one another and NUL tails among them."""
+    import threading
+
+    import pyarrow.compute as pc
+
+    from harness.columns import string_buffers
+    from harness.formats import native
+
+    if not native.available():
+        pytest.skip("harness._trecrun is not built")
+    rng = np.random.default_rng(7)
+    shared = "p" * 30_000
+    values = [shared + "%02d" % i for i in range(30)][::-1]
+    values += [shared, shared + "\x00", shared[:200] + "q", shared + "07", shared[:129], shared[:127]] * 3
+    values += [shared[:130] + "".join(rng.choice(["a", "b", "\x00"], int(rng.integers(0, 20)))) for _ in range(200)]
+    rng.shuffle(values)
+    array = pa.array(values)
+    want = pc.sort_indices(array).to_numpy().tolist()
+    assert native.string_order(*string_buffers(array, widen=False)).tolist() == want
+    got = []
+    size = threading.stack_size(256 * 1024)
+    try:
+        thread = threading.Thread(target=lambda: got.append(native.string_order(*string_buffers(array, widen=False))))
+        thread.start()
+        thread.join()
+    finally:
+        threading.stack_size(size)
+    assert got[0].tolist() == want

@@ -1817,7 +1817,8 @@ done:
  * every key shares) by their values' bytes [8d, 8d + 8) read big-endian and zero-padded; a run of
  * equal words whose values all end within those bytes is in order once stably sorted by length (the
  * shorter is a prefix of the longer, padding being zeros); any other run of equal words goes one
- * word deeper. Runs of up to 24 are sorted by comparing their values. */
+ * word deeper, up to STR_RADIX_DEPTH bytes, past which a run is merge-sorted. Runs of up to 24 are
+ * sorted by comparing their values. */
 typedef struct {
     const void *off;
     int wide;
@@ -1865,6 +1866,25 @@ static void str_insertion(const StrCol *c, int64_t *idx, int64_t n)
     }
 }
 
+/* Stable bottom-up merge sort of idx[0..n) by value (an equal pair keeps its order); tmp: scratch of n. */
+static void str_merge_sort(const StrCol *c, int64_t *idx, int64_t n, int64_t *tmp)
+{
+    int64_t *src = idx, *dst = tmp;
+    for (int64_t w = 1; w < n; w *= 2) {
+        for (int64_t lo = 0; lo < n; lo += 2 * w) {
+            int64_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n, i = lo, j = mid, k = lo;
+            while (i < mid && j < hi) dst[k++] = str_cmp(c, src[j], src[i]) < 0 ? src[j++] : src[i++];
+            while (i < mid) dst[k++] = src[i++];
+            while (j < hi) dst[k++] = src[j++];
+        }
+        int64_t *t = src; src = dst; dst = t;
+    }
+    if (src != idx) memcpy(idx, src, (size_t)n * sizeof(int64_t));
+}
+
+#define STR_RADIX_DEPTH 128 /* bytes: a run sharing more is merge-sorted (each radix level, a word deeper,
+                               takes a ~2 KB stack frame: values sharing 30 KB overflowed an 8 MiB stack) */
+
 /* Sort idx[0..n) (all sharing bytes [0, from) of their values, zero-padded) from byte `from` on;
  * key and tmp_key / tmp_idx: scratch of n. */
 static void str_radix(const StrCol *c, int64_t *idx, int64_t n, int64_t from, uint64_t *key, uint64_t *tmp_key,
@@ -1872,6 +1892,10 @@ static void str_radix(const StrCol *c, int64_t *idx, int64_t n, int64_t from, ui
 {
     if (n <= 24) {
         str_insertion(c, idx, n);
+        return;
+    }
+    if (from >= STR_RADIX_DEPTH) {
+        str_merge_sort(c, idx, n, tmp_idx);
         return;
     }
     uint64_t all_and = ~0ULL, all_or = 0;
