@@ -274,3 +274,21 @@ def test_finish_refuses_what_allocate_gives_and_stays_whole(bad, error, match):
         builder.finish(210, 1, bad)
     for w, g in zip(want, _finish(builder, 210)):
         np.testing.assert_array_equal(g, w)
+
+
+@needs_extension
+def test_finish_refuses_an_allocate_that_adds_to_the_builder():
+    """The buffers are sized for the postings at the call: an allocate that adds a document to the
+    same builder made the scatter write past them (heap damage); now finish refuses it, and the
+    builder, with the added document, still finishes."""
+    builder = loader.built_module().PostingsBuilder()
+    builder.add(np.array([200], np.int64), np.arange(200, dtype=np.int32))
+
+    def allocate(n):
+        builder.add(np.array([1000], np.int64), np.arange(1000, dtype=np.int32) % 200)
+        return np.zeros(n, np.int32), np.zeros(n, np.int32)
+
+    with pytest.raises(RuntimeError, match="changed the builder"):
+        builder.finish(200, 1, allocate)
+    indptr, indices, tf, lengths = _finish(builder, 200)
+    assert lengths.tolist() == [200, 1000] and int(tf.sum()) == 1200 and indptr[-1] == len(indices) == 400

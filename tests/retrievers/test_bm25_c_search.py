@@ -493,3 +493,24 @@ def test_pruning_applies_on_a_skewed_index(compiled_on):
     index.bounds = np.zeros(2, np.float32)  # lies: nothing can reach a positive threshold
     lied = compiled.Searcher(index, rank, rank)(offsets, terms, 10, None, 1, doc_block=512)
     assert lied[0].tolist() == [10] and lied[1].max() < 512 != pruned[1].max()  # the first block's best only
+
+
+def test_edges_found_by_review_repeats_past_2_24_and_n_docs_past_int32(compiled_on):
+    """A term repeated 2^24 + 3 times in one query counts float32(16777219) = 16777220 times, as
+    score_query does (a float32 sum of ones stopped at 16777216); an index of 2^31 documents or more
+    is refused by Index and check_postings (block positions are int32: a block past 2^31 wrapped,
+    and its postings were written before the scratch)."""
+    fb = loader.built_module()
+    indptr, indices, data = np.array([0, 1], np.int64), np.array([0], np.int32), np.array([1.0], np.float32)
+    rank = np.zeros(1, np.int64)
+    reps = 2**24 + 3
+    terms = np.zeros(reps, np.int32)
+    _, _, scores = fb.Index(indptr, indices, data, 1, rank, rank).search(np.array([0, reps], np.int64), terms, 1)
+    single = SparseIndex(terms=["a"], indptr=indptr, indices=indices, data=data, doc_lengths=np.ones(1, np.int32),
+                         nonoccurrence=None, n_docs=1)
+    assert np.frombuffer(scores, np.float64).tolist() == score_query(single, terms)[1].tolist() == [16777220.0]
+    with pytest.raises(ValueError, match="below 2\\^31"):
+        fb.Index(indptr, indices, data, 2**31, rank, rank)
+    with pytest.raises(InvalidIndex, match="below 2\\^31"):
+        compiled.check_postings(indptr, indices, 2**31)
+    compiled.check_postings(indptr, indices, 2**31 - 1)

@@ -293,6 +293,10 @@ static PyObject *Builder_finish(Builder *b, PyObject *args) {
     if (allocate != Py_None) { /* before anything is taken apart: a failure leaves the builder whole */
         given = PyObject_CallFunction(allocate, "n", n_post);
         if (!given) return NULL;
+        if (b->sealed_n + b->term.n != n_post) { /* the callback added to this builder: the buffers would not fit */
+            Py_DECREF(given);
+            return PyErr_Format(PyExc_RuntimeError, "allocate changed the builder it allocates for");
+        }
         if (!PyTuple_Check(given) || PyTuple_GET_SIZE(given) != 2) {
             Py_DECREF(given);
             return PyErr_Format(PyExc_TypeError, "allocate must return a tuple (indices, tf)");

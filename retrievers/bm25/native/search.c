@@ -78,6 +78,7 @@ static VECTORIZE void *postings_order_job(void *arg) {
  * n_threads threads (call without the GIL). */
 static const char *postings_problem(const int64_t *indptr, Py_ssize_t n_terms, const int32_t *indices,
                                     Py_ssize_t n_post, Py_ssize_t n_docs, int n_threads) {
+    if (n_docs > INT32_MAX) return "n_docs must be below 2^31 (documents are int32 numbers in blocks)";
     if (indptr[0] != 0) return "indptr must start at 0";
     if (indptr[n_terms] != n_post) return "indptr does not span the postings";
     for (Py_ssize_t t = 0; t < n_terms; t++)
@@ -97,7 +98,7 @@ static const char *postings_problem(const int64_t *indptr, Py_ssize_t n_terms, c
             else hi = mid;
         }
         Py_ssize_t t1 = lo < n_terms ? lo + 1 : n_terms;
-        jobs[i] = (OrderJob){indptr, indices, t0, t1, n_docs > INT32_MAX ? (uint32_t)1 << 31 : (uint32_t)n_docs, 0};
+        jobs[i] = (OrderJob){indptr, indices, t0, t1, (uint32_t)n_docs, 0};
         t0 = t1;
     }
     run_jobs(jobs, sizeof(OrderJob), n_threads, postings_order_job);
@@ -180,6 +181,10 @@ static int Index_init(Index *x, PyObject *args, PyObject *kw) {
     Py_ssize_t n_terms = x->v[0].len / 8 - 1, n_post = x->v[1].len / 4;
     if (n_terms < 0) {
         PyErr_SetString(PyExc_ValueError, "Index: indptr needs at least one entry");
+        return -1;
+    }
+    if (n_docs > INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "Index: n_docs must be below 2^31 (documents are int32 numbers in blocks)");
         return -1;
     }
     if (n_docs < 0 || x->v[2].len / 4 != n_post || x->v[3].len / 8 != n_docs || x->v[4].len / 8 != n_docs ||
@@ -487,10 +492,11 @@ static void *search_run(void *arg) {
         } else {
             memcpy(qbuf, j->qterms + qoff[q], (size_t)m * 4);
             sort_i32(qbuf, m);
-            for (Py_ssize_t i = 0; i < m; i++) {
-                if (nt && uniq[nt - 1] == qbuf[i]) { boosts[nt - 1] += 1.0f; continue; }
+            for (Py_ssize_t i = 0, r; i < m; i = r) { /* each term's count, made a float32 once (a float32 sum
+                                                        of 1s stops at 2^24) */
+                for (r = i + 1; r < m && qbuf[r] == qbuf[i]; r++) {}
                 uniq[nt] = qbuf[i];
-                boosts[nt++] = 1.0f;
+                boosts[nt++] = (float)(r - i);
             }
         }
         for (Py_ssize_t u = 0; u < nt; u++) cursor[u] = indptr[uniq[u]];
