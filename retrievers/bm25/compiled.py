@@ -215,10 +215,9 @@ class Searcher:
         here and kept in ``index.bounds`` (the index cache stores them)."""
         c = lambda a, t: np.ascontiguousarray(a, dtype=t)  # noqa: E731
         bounds = None if index.bounds is None else c(index.bounds, np.float32)
-        indptr, indices = c(index.indptr, np.int64), c(index.indices, np.int32)
-        checked = index.postings_checked() and indptr is index.indptr and indices is index.indices
-        self._index = _fastbm25.Index(indptr, indices, c(index.data, np.float32), int(index.n_docs),
-                                      c(id_rank, np.int64), c(doc_of_rank, np.int64), bounds, checked=checked,
+        self._index = _fastbm25.Index(c(index.indptr, np.int64), c(index.indices, np.int32),
+                                      c(index.data, np.float32), int(index.n_docs), c(id_rank, np.int64),
+                                      c(doc_of_rank, np.int64), bounds, checked=index.postings_checked(),
                                       n_threads=int(n_threads))
         if index.bounds is None:
             index.bounds = np.frombuffer(self._index.bounds(), dtype=np.float32)

@@ -34,19 +34,17 @@ def check_postings(indptr: np.ndarray, indices: np.ndarray, n_docs: int) -> None
     if len(indptr) > 1 and np.any(indptr[1:] < indptr[:-1]):
         raise InvalidIndex("indptr is not ascending")
     starts = np.asarray(indptr[1:-1])  # a term starts at each (a document may be lower than the one before)
+    unordered = "a posting's document is out of range or out of order (each term's must ascend)"
     for start in range(0, len(indices), _CHECK_BLOCK):
         stop = min(start + _CHECK_BLOCK, len(indices))
         block = np.asarray(indices[start:stop], dtype=np.int64)
         if block.min() < 0 or block.max() >= n_docs:
-            raise InvalidIndex("a posting's document is out of range or out of order (each term's must ascend)")
-        before = np.int64(indices[start - 1]) if start else np.int64(-1)
-        rises = np.diff(block, prepend=before) > 0
-        first = starts[(starts >= start) & (starts < stop)] - start
-        rises[first] = True
-        if start == 0:
-            rises[0] = True
+            raise InvalidIndex(unordered)
+        rises = np.diff(block, prepend=np.int64(indices[start - 1]) if start else np.int64(-1)) > 0
+        lo, hi = np.searchsorted(starts, [start, stop])  # the terms starting in this block
+        rises[starts[lo:hi] - start] = True
         if not rises.all():
-            raise InvalidIndex("a posting's document is out of range or out of order (each term's must ascend)")
+            raise InvalidIndex(unordered)
 
 
 class TermList(Sequence):
