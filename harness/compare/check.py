@@ -33,13 +33,22 @@ from harness.errors import HarnessError
 OK, IMPROVED, REGRESSED, NOISE = "OK", "IMPROVED", "REGRESSED", "NOISE"
 
 
+# Slack of the ``|delta| <= tol`` test: a mean difference is a difference of two float sums, so a
+# change of exactly the tolerance (0.495 - 0.5) comes out a few ulps beyond it (-0.0050000000000000044).
+_ROUNDING = 1e-12
+
+
 def verdict(delta: float, p_value: float, tolerance: float, alpha: float) -> str:
-    """The verdict for a mean difference ``delta`` with p-value ``p_value`` (rules above)."""
-    if tolerance < 0:
+    """The verdict for a mean difference ``delta`` with p-value ``p_value`` (rules above).
+
+    ``|delta| <= tol`` is tested as ``|delta| <= tol + 1e-12``, so that rounding in the means never
+    moves a change of exactly the tolerance out of it.
+    """
+    if not tolerance >= 0:  # (also refuses NaN, which would make every change exceed the tolerance)
         raise ValueError(f"tolerance must be >= 0, got {tolerance}")
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must be between 0 and 1, got {alpha}")
-    if abs(delta) <= tolerance:
+    if abs(delta) <= tolerance + _ROUNDING:
         return OK
     if p_value >= alpha:
         return NOISE

@@ -112,7 +112,7 @@ def check_latency(base: SystemResult, cur: SystemResult, statistic: str = "p95",
     """Latency verdicts of ``cur`` against ``base`` (see the module docstring)."""
     if statistic not in STATISTICS:
         raise ValueError(f"latency metric must be one of {', '.join(STATISTICS)}, got {statistic!r}")
-    if tolerance < 0:
+    if not tolerance >= 0:  # (also refuses NaN, under which no ratio is ever beyond the tolerance)
         raise ValueError(f"latency tolerance must be >= 0, got {tolerance}")
     result = LatencyResult(statistic, tolerance, 1.0 - alpha, resamples, seed)
     blocks = {}

@@ -44,8 +44,15 @@ def slug(text: str) -> str:
 
 
 def curves(systems: list[SystemResult]) -> dict[str, list[tuple[int, dict[str, float]]]]:
-    """family -> [(k, {system: mean})] over the cutoffs every system has, k ascending."""
+    """family -> [(k, {system: mean})] over the cutoffs every system has, k ascending.
+
+    The means are over the queries common to all systems, the queries the comparison is made on
+    (with ``--intersection`` the others are dropped; without it the systems share all their queries).
+    """
     common = set.intersection(*(set(s.values) for s in systems))
+    shared = set.intersection(*(set(s.query_ids.tolist()) for s in systems))
+    rows = {s.name: np.fromiter((q in shared for q in s.query_ids.tolist()), dtype=bool, count=len(s.query_ids))
+            for s in systems}
     families: dict[str, list[int]] = {}
     for name in common:
         m = _NAME.match(name)
@@ -54,7 +61,8 @@ def curves(systems: list[SystemResult]) -> dict[str, list[tuple[int, dict[str, f
     out = {}
     for family in sorted(families):
         ks = sorted(families[family])
-        out[family] = [(k, {s.name: float(np.mean(s.values[f"{family}@{k}"])) for s in systems}) for k in ks]
+        out[family] = [(k, {s.name: float(np.mean(s.values[f"{family}@{k}"][rows[s.name]])) for s in systems})
+                       for k in ks]
     return out
 
 

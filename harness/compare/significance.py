@@ -10,8 +10,9 @@ two systems are interchangeable (mean difference 0).
       t = mean(d) / (sd(d) / sqrt(n)),   sd with n - 1 degrees of freedom,   p = P(|T_{n-1}| >= |t|)
 
   The t-distribution tail is scipy's incomplete beta function (see :func:`t_two_sided_p`).
-  Degenerate cases: all differences 0 -> t = 0, p = 1; a constant non-zero difference -> t = +-inf,
-  p = 0 (scipy's ttest_rel returns NaN for both).
+  Degenerate cases (up to rounding: sd and mean within 1e-12 * max(1, max|d|)): all differences 0
+  -> t = 0, p = 1; a constant non-zero difference -> t = +-inf, p = 0 (scipy's ttest_rel returns
+  NaN for both).
 * :func:`randomization_test` -- Fisher's (paired) randomization test, as in Smucker, Allan and
   Carterette (CIKM 2007): under the null each query's pair could have come out either way, so each
   ``d[i]`` is equally likely to carry either sign. The p-value is the share of the 2^n sign
@@ -98,9 +99,12 @@ def paired_t_test(a: Sequence[float], b: Sequence[float]) -> TTestResult:
     n = len(d)
     mean = float(d.mean())
     sd = float(d.std(ddof=1))
-    # A difference that is constant up to rounding has sd ~ 1e-17 rather than 0: treat it as constant.
-    if sd <= 1e-12 * max(1.0, float(np.abs(d).max())):
-        if abs(mean) <= 1e-15:
+    # A difference that is constant up to rounding has sd ~ 1e-17 rather than 0: treat it as constant,
+    # and as no difference at all when its mean is within the same rounding (differences such as
+    # [3e-13, -1e-13, 2e-13] are noise, not an infinitely significant shift).
+    rounding = 1e-12 * max(1.0, float(np.abs(d).max()))
+    if sd <= rounding:
+        if abs(mean) <= rounding:
             return TTestResult(0.0, 1.0, n - 1)
         return TTestResult(math.copysign(math.inf, mean), 0.0, n - 1)
     t = mean / (sd / math.sqrt(n))

@@ -42,11 +42,19 @@ class AlignedRuns:
 
 
 def _union_documents(runs: Sequence[Run]) -> tuple[np.ndarray, list[np.ndarray]]:
-    """The distinct document ids the runs retrieve, and each run's entries' codes into them."""
+    """The distinct document ids the runs retrieve, and each run's entries' codes into them.
+
+    The ids are made unique as a fixed-width unicode array (sorted in C), unless that array would
+    be large (one very long id makes every cell as wide) or an id ends in NUL (numpy's unicode
+    strings drop trailing NULs, which would merge ``"a\\x00"`` with ``"a"``): then as Python strings.
+    """
     used = [np.unique(run.doc_codes) for run in runs]
     ids = np.concatenate([run.doc_vocab[codes] for run, codes in zip(runs, used)]).tolist()
     width = max(map(len, ids), default=1) or 1
-    vocab, inverse = np.unique(np.array(ids, dtype=f"U{width}"), return_inverse=True)
+    if width * len(ids) <= 1 << 26 and not any(i.endswith("\x00") for i in ids):
+        vocab, inverse = np.unique(np.array(ids, dtype=f"U{width}"), return_inverse=True)
+    else:
+        vocab, inverse = np.unique(object_array(ids), return_inverse=True)
     codes, start = [], 0
     for run, run_used in zip(runs, used):
         local = np.full(len(run.doc_vocab), -1, dtype=np.int64)
@@ -95,11 +103,19 @@ def contributions(aligned: AlignedRuns, spec: FusionSpec) -> list[tuple[np.ndarr
 
 def fuse_aligned(aligned: AlignedRuns, spec: FusionSpec, weights: Sequence[float],
                  parts: list[tuple[np.ndarray, np.ndarray]] | None = None) -> Run:
-    """Combine aligned runs (``parts``: their :func:`contributions`, when the caller has them)."""
-    parts = contributions(aligned, spec) if parts is None else parts
+    """Combine aligned runs (``parts``: their :func:`contributions`, when the caller has them).
+
+    Infinite input scores (a TREC run may hold ``inf``) can make a fused score NaN (``inf - inf`` in
+    min-max, ``inf + -inf`` in a sum): that is refused with a ValueError naming the cause.
+    """
     combine = COMBINERS[spec.method]
     extra = {"k": spec.k} if spec.method == "rrf" else {}
-    scores = combine(aligned.n_pairs, parts, weights, **extra)
+    with np.errstate(invalid="ignore"):
+        parts = contributions(aligned, spec) if parts is None else parts
+        scores = combine(aligned.n_pairs, parts, weights, **extra)
+    if np.isnan(scores).any():
+        raise ValueError(f"fusion ({spec.method}, norm {spec.norm}) gives NaN scores: an input run has an infinite "
+                         "score that this normalisation or method cannot combine (norm rank or method rrf can)")
     counts = np.bincount(aligned.pair_query, minlength=len(aligned.query_ids))
     fused = Run(aligned.query_ids, np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
                 aligned.pair_doc, scores, aligned.doc_vocab)

@@ -165,7 +165,7 @@ def _fuse(c: _Checker, table: dict, key: str, earlier: list[str]) -> tuple[tuple
 
 
 def _optimize(c: _Checker, value: Any, key: str, spec: FusionSpec) -> dict:
-    from harness.fusion.optimize import check_split, single_metric_evaluator, tuned_parameter
+    from harness.fusion.optimize import check_split, single_metric_evaluator, tuned_parameter, weight_grid
     from harness.errors import HarnessError
 
     table = c.table(value, key, *OPTIMIZE_KEYS)
@@ -183,7 +183,13 @@ def _optimize(c: _Checker, value: Any, key: str, spec: FusionSpec) -> dict:
                 raise c.error(_join(key, name), f"expected {'a number' if name == 'step' else 'a list'}, "
                                                 f"got {render(table[name])}")
             out[name] = table[name]
+    grid = out.get("k_grid")
+    if grid is not None and (not grid or not all(isinstance(k, int) and not isinstance(k, bool) and k >= 0
+                                                 for k in grid)):
+        raise c.error(_join(key, "k_grid"), f"expected a non-empty list of integers >= 0, got {render(grid)}")
     try:
+        if "step" in out:
+            weight_grid(1, out["step"])  # the step must divide 1 (checked here, not after the first stages ran)
         tuned_parameter(spec)
         single_metric_evaluator(out["metric"])
         for split in dict.fromkeys([out["split"], qrels.stem]):
