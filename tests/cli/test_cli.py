@@ -63,6 +63,18 @@ def test_bad_run_file_exits_2_with_one_line_and_writes_nothing(tmp_path):
     assert not (tmp_path / "out.json").exists()
 
 
+def test_an_output_path_that_cannot_be_written_is_one_line_and_exit_2(tmp_path):
+    # An output under a regular file: the OSError used to end in typer's traceback, exit 1 (which
+    # `harness check` uses for a regression).
+    (tmp_path / "run.trec").write_text("q1 Q0 d1 1 2.0 t\n")
+    (tmp_path / "qrels").write_text("q1 0 d1 1\n")
+    (tmp_path / "afile").write_text("")
+    proc = harness("evaluate", "--qrels", str(tmp_path / "qrels"), "--run", str(tmp_path / "run.trec"),
+                   "--json", str(tmp_path / "afile" / "m.json"))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().splitlines() == [f"error: {tmp_path / 'afile'}: File exists"]
+
+
 def test_bad_dataset_folder_exits_2(tmp_path):
     (tmp_path / "ds" / "qrels").mkdir(parents=True)
     (tmp_path / "ds" / "corpus.jsonl").write_text('{"_id": "d1", "text": "x"}\n{broken\n')
