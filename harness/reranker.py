@@ -21,6 +21,7 @@ import numpy as np
 
 from harness.datasets.corpus import Corpus, Queries
 from harness.errors import InputError
+from harness.evaluation.semantics import TREC_EVAL_9
 from harness.run import Run
 
 
@@ -58,7 +59,8 @@ class Candidates:
     @classmethod
     def of(cls, run: Run, queries: Queries, corpus: Corpus, depth: int, source: str | Path | None = None
            ) -> "Candidates":
-        """The top ``depth`` documents of each query of ``run`` (canonical order).
+        """The top ``depth`` documents of each query of ``run`` in the evaluator's order (score
+        descending compared as float32, then document id descending).
 
         Every query id of the run must be one of ``queries`` and every document id one of ``corpus``
         (the whole run is checked, not only the top ``depth``); otherwise an :class:`InputError`
@@ -71,7 +73,10 @@ class Candidates:
         for qid in qids:
             if qid not in query_row:
                 raise InputError("query is not among the dataset's queries", source, _line_of(source, 0, qid), qid)
-        top = run.truncated(int(depth))
+        # the top depth of the evaluator's ranking (trec_eval 9, the default: scores compared as
+        # float32, ties by id descending), not of the run's float64 order: a file's double scores that
+        # tie in float32 would otherwise cut a different document at the depth than the evaluator ranks
+        top = run.with_scores(TREC_EVAL_9.ranking_scores(run.scores)).truncated(int(depth))
         query_rows = np.array([query_row[q] for q in qids], dtype=np.int64)
         if _corpus_ids(run.vocab_source, corpus):  # a retriever's run over this corpus: codes are rows
             view = run._rank_view

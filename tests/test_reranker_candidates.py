@@ -35,3 +35,30 @@ def test_a_retrievers_run_and_the_same_run_read_from_a_file_give_the_same_candid
     assert [a.doc_ids(i) for i in range(2)] == [b.doc_ids(i) for i in range(2)]
     assert a.doc_ids(0) == ["d2", "d1", "d5"]
     assert a.codes_of(["d40", "nope"]).tolist() == [IDS.index("d40"), -1]
+
+
+def test_the_cut_at_depth_is_the_evaluators_float32_ranking_of_a_files_double_scores(tmp_path):
+    """A run file's scores 1.00000001 (d2) and 1.0 (d5) are equal in float32, so the evaluator (trec_eval 9:
+    ``float sim``) ranks d5 first (tie: id descending) and the first stage's top 1 is d5. The reranker's
+    top 1 must be the same document: otherwise Recall@depth of the reranked run is not the first stage's
+    (docs/rerank.md). Worked example; the run's float64 order would put d2 first."""
+    from harness.evaluation import evaluate
+    from harness.qrels import Qrels
+    from harness.reranker import Reranker
+
+    class Constant(Reranker):
+        name = "constant"
+
+        def score(self, candidates, queries, corpus):
+            return np.ones(len(candidates), dtype=np.float32)
+
+    (tmp_path / "run.trec").write_text("q1 Q0 d2 1 1.00000001 first\nq1 Q0 d5 2 1.0 first\nq1 Q0 d40 3 0.5 first\n")
+    first = read_run(tmp_path / "run.trec")
+    qrels = Qrels.from_dict({"q1": {"d5": 1}})
+    assert evaluate(first, qrels, ["Recall@1"]).means["Recall@1"] == 1.0  # d5 is the evaluator's top 1
+    assert [IDS[r] for r in Candidates.of(first, QUERIES, CORPUS, 1).doc_rows] == ["d5"]
+    reranked = Constant().rerank(first, QUERIES, CORPUS, 1)
+    assert reranked.to_dict() == {"q1": {"d5": 1.0}}
+    assert evaluate(reranked, qrels, ["Recall@1"]).means["Recall@1"] == 1.0
+    # depth 2 takes both tied documents
+    assert sorted(IDS[r] for r in Candidates.of(first, QUERIES, CORPUS, 2).doc_rows) == ["d2", "d5"]

@@ -101,7 +101,14 @@ def exact_search(queries: np.ndarray, docs: np.ndarray, k: int, id_rank: np.ndar
                            np.take_along_axis(vals, keep, 1)))
         run_keys, run_idx, run_scores = (np.concatenate(parts) for parts in zip(*merged))
     order = np.argsort(run_keys, axis=1)[:, ::-1]
-    return np.take_along_axis(run_idx, order, 1), np.take_along_axis(run_scores, order, 1)
+    return np.take_along_axis(run_idx, order, 1), _nan_as_minus_one(np.take_along_axis(run_scores, order, 1))
+
+
+def _nan_as_minus_one(scores: np.ndarray) -> np.ndarray:
+    """A NaN score (a NaN or infinite embedding) is -1, in the ranking (:func:`sort_keys`) and in the
+    run, as MTEB's and BEIR's exact search set it (``cos_scores[torch.isnan(cos_scores)] = -1``)."""
+    scores[np.isnan(scores)] = -1.0
+    return scores
 
 
 def rerank_candidates(cand_idx: np.ndarray, cand_scores: np.ndarray, k: int,
@@ -113,4 +120,5 @@ def rerank_candidates(cand_idx: np.ndarray, cand_scores: np.ndarray, k: int,
     keys = sort_keys(cand_scores, ranks)
     keys[~valid] = np.iinfo(np.int64).min
     order = np.argsort(keys, axis=1)[:, ::-1][:, :k]
-    return np.take_along_axis(cand_idx, order, 1), np.take_along_axis(np.asarray(cand_scores, np.float32), order, 1)
+    return (np.take_along_axis(cand_idx, order, 1),
+            _nan_as_minus_one(np.take_along_axis(np.asarray(cand_scores, np.float32), order, 1)))

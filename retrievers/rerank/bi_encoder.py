@@ -57,6 +57,7 @@ def candidate_scores(queries: np.ndarray, docs: np.ndarray, candidates: Candidat
         q0 = block * query_block
         scores = queries[q0:q0 + query_block] @ block_docs.T
         out[entries] = scores[entry_q[entries] - q0, column]
+    out[np.isnan(out)] = -1.0  # as the dense retriever (retrievers/dense/exact.py) and MTEB report a NaN score
     return out
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import gzip
 import json
 import math
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -82,7 +83,7 @@ def read_vectors(path: str | Path, vocabulary: list[str] | None = None, what: st
                 counts.append(len(vector))
                 keys.extend(vector.keys())
                 values.extend(vector.values())
-    except (UnicodeDecodeError, OSError, EOFError) as exc:
+    except (UnicodeDecodeError, OSError, EOFError, zlib.error) as exc:  # zlib.error: a damaged gzip stream
         raise InputError(f"cannot read {what} file: {exc}", path) from None
     weights = _weights(values, counts, path, lines, ids)
     offsets = np.concatenate([[0], np.cumsum(np.asarray(counts, dtype=np.int64))]).astype(np.int64)
@@ -105,17 +106,19 @@ def _term_ids(keys: list[str], vocabulary: list[str] | None) -> tuple[np.ndarray
 
 
 def _weights(values: list, counts: list[int], path: Path, lines: list[int], ids: list[str]) -> np.ndarray:
-    """``values`` as float32, or an error naming the first row holding a non-number or non-finite weight."""
+    """``values`` as float32, or an error naming the first row holding a non-number or non-finite weight.
+    Only JSON numbers are weights (Python int or float, not bool; numpy would parse a string "1.5")."""
+    limit = float(np.finfo(np.float32).max)
     try:
-        if any(isinstance(v, bool) for v in values):
+        if not all(type(v) is float or type(v) is int for v in values):
             raise TypeError
-        weights = np.asarray(values, dtype=np.float64)
+        weights = np.asarray(values, dtype=np.float64)  # an int beyond float64: OverflowError
         if weights.ndim != 1:
             raise TypeError
-        bad = ~np.isfinite(weights) | (np.abs(weights) > np.finfo(np.float32).max)
-    except (TypeError, ValueError):
-        bad = np.array([isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)
-                        or abs(v) > np.finfo(np.float32).max for v in values], dtype=bool)
+        bad = ~np.isfinite(weights) | (np.abs(weights) > limit)
+    except (TypeError, ValueError, OverflowError):
+        bad = np.array([not (type(v) is float or type(v) is int) or (type(v) is float and not math.isfinite(v))
+                        or abs(v) > limit for v in values], dtype=bool)  # (int vs float compares exactly)
         weights = None
     if bad.any():
         row = int(np.searchsorted(np.cumsum(counts), int(np.argmax(bad)), side="right"))
