@@ -137,11 +137,16 @@ class Reranker(ABC):
     name: str = "reranker"
 
     def rerank(self, run: Run, queries: Queries, corpus: Corpus, depth: int,
-               source: str | Path | None = None) -> Run:
+               source: str | Path | None = None, ignore_identical_ids: bool = True) -> Run:
         """The reranked top ``depth`` of each query of ``run`` in canonical order (see module docstring).
 
         ``queries`` and ``corpus`` are the dataset's; ``source`` names the run's file in errors.
+        ``ignore_identical_ids`` (the evaluator's rule, on by default): a document whose id is its
+        query's id is dropped before the cut, so it takes none of the ``depth`` places the evaluator
+        would rank other documents in.
         """
+        if ignore_identical_ids:
+            run = run.without_identical_ids()
         candidates = Candidates.of(run, queries, corpus, depth, source)
         return candidates.to_run(self.score(candidates, queries, corpus), corpus)
 

@@ -62,3 +62,30 @@ def test_the_cut_at_depth_is_the_evaluators_float32_ranking_of_a_files_double_sc
     assert evaluate(reranked, qrels, ["Recall@1"]).means["Recall@1"] == 1.0
     # depth 2 takes both tied documents
     assert sorted(IDS[r] for r in Candidates.of(first, QUERIES, CORPUS, 2).doc_rows) == ["d2", "d5"]
+
+
+def test_a_document_whose_id_is_its_querys_takes_no_place_at_the_cut(tmp_path):
+    """Worked example: query "d5" retrieves itself first (3.0), then d2 (2.0), d40 (1.0); only d40 is
+    relevant. The evaluator drops d5 (identical ids, on by default), so the first stage's Recall@2 is 1
+    (d2, d40). A cut at depth 2 that counts d5 keeps {d5, d2}: the reranked Recall@2 would be 0.
+    With the rule off (--keep-identical-ids), d5 is a candidate like any other."""
+    from harness.evaluation import evaluate
+    from harness.qrels import Qrels
+    from harness.reranker import Reranker
+
+    class Constant(Reranker):
+        name = "constant"
+
+        def score(self, candidates, queries, corpus):
+            return np.ones(len(candidates), dtype=np.float32)
+
+    queries = Queries(["d5"], ["apple"])
+    (tmp_path / "run.trec").write_text("d5 Q0 d5 1 3.0 first\nd5 Q0 d2 2 2.0 first\nd5 Q0 d40 3 1.0 first\n")
+    first = read_run(tmp_path / "run.trec")
+    qrels = Qrels.from_dict({"d5": {"d40": 1}})
+    assert evaluate(first, qrels, ["Recall@2"]).means["Recall@2"] == 1.0
+    reranked = Constant().rerank(first, queries, CORPUS, 2)
+    assert reranked.to_dict() == {"d5": {"d40": 1.0, "d2": 1.0}}
+    assert evaluate(reranked, qrels, ["Recall@2"]).means["Recall@2"] == 1.0
+    kept = Constant().rerank(first, queries, CORPUS, 2, ignore_identical_ids=False)
+    assert kept.to_dict() == {"d5": {"d5": 1.0, "d2": 1.0}}

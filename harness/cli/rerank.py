@@ -47,7 +47,8 @@ def rerank(
     with progress.task(f"loading {dataset}"):
         ds = load_dataset(dataset, split)
     with progress.task(f"reranking {first_stage.n_queries:,} queries ({system.name}, depth {depth})"):
-        reranked = system.rerank(first_stage, ds.queries, ds.corpus, depth, source=run)
+        reranked = system.rerank(first_stage, ds.queries, ds.corpus, depth, source=run,
+                                  ignore_identical_ids=evaluator.ignore_identical_ids)
     write_run(reranked, output, tag=system.name)
     if evaluate and not quiet:
         result = evaluator.evaluate(reranked, ds.qrels)

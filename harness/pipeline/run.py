@@ -104,7 +104,7 @@ class PipelineRunner:
             timings["search_s"] = time.perf_counter() - started
         elif stage.type == "rerank":
             run = system.rerank(self.outcomes[stage.inputs[0]].run, self.dataset.queries, self.dataset.corpus,
-                                stage.depth)
+                                stage.depth, ignore_identical_ids=self.evaluator.ignore_identical_ids)
             timings["rerank_s"] = time.perf_counter() - started
         else:
             run, info = self.fuse(stage)
