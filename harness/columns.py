@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import repeat
 from typing import Iterable
 
 import numpy as np
@@ -13,6 +14,14 @@ def object_array(values: Iterable[str]) -> np.ndarray:
     out = np.empty(len(values), dtype=object)
     out[:] = values
     return out
+
+
+def require_strings(values: list, what: str) -> None:
+    """TypeError naming the first of ``values`` that is not a str: ids are matched as strings, so an
+    int ``1`` would silently never equal the id ``"1"`` (pytrec_eval refuses them likewise)."""
+    if not all(map(isinstance, values, repeat(str))):
+        bad = next(v for v in values if not isinstance(v, str))
+        raise TypeError(f"{what} ids must be str, got {type(bad).__name__} {bad!r}")
 
 
 def inverse_permutation(permutation: np.ndarray) -> np.ndarray:

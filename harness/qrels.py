@@ -7,7 +7,7 @@ from typing import Iterable, Mapping
 
 import numpy as np
 
-from harness.columns import object_array
+from harness.columns import object_array, require_strings
 
 
 @dataclass(frozen=True, eq=False)
@@ -29,8 +29,10 @@ class Qrels:
     @classmethod
     def from_rows(cls, rows: Iterable[tuple[str, str, float]]) -> "Qrels":
         rows = list(rows)
-        return cls(object_array(r[0] for r in rows), object_array(r[1] for r in rows),
-                   np.array([r[2] for r in rows], dtype=np.float64))
+        query_ids, doc_ids = [r[0] for r in rows], [r[1] for r in rows]
+        require_strings(query_ids, "qrels query")
+        require_strings(doc_ids, "qrels document")
+        return cls(object_array(query_ids), object_array(doc_ids), np.array([r[2] for r in rows], dtype=np.float64))
 
     @classmethod
     def from_dict(cls, qrels: Mapping[str, Mapping[str, float]]) -> "Qrels":

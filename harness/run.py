@@ -28,18 +28,19 @@ from typing import Iterable, Mapping
 
 import numpy as np
 
-from harness.columns import IdColumn, object_array
+from harness.columns import IdColumn, object_array, require_strings
 
 
 def _string_argsort(strings: np.ndarray) -> np.ndarray:
     """argsort of an object array of str in Python's string order.
 
     A fixed-width unicode copy sorts in C on code points (the same order as Python's ``<``), much
-    faster than comparing objects; very long ids fall back to the object sort to bound memory.
+    faster than comparing objects; very long ids fall back to the object sort to bound memory, and
+    so do ids holding a NUL (numpy's fixed-width strings drop trailing NULs: "a\\0" would equal "a").
     """
     values = strings.tolist()
     longest = max(map(len, values), default=0)
-    if longest * len(values) <= 1 << 26:
+    if longest * len(values) <= 1 << 26 and "\0" not in "".join(values):
         return np.argsort(np.array(values, dtype=f"U{max(longest, 1)}"), kind="stable")
     return np.argsort(strings, kind="stable")
 
@@ -142,6 +143,8 @@ class Run:
                 codes.append(vocab.setdefault(doc_id, len(vocab)))
                 scores.append(score)
             offsets.append(len(codes))
+        require_strings(list(results), "run query")
+        require_strings(list(vocab), "run document")
         return cls.from_arrays(list(results), np.array(offsets), np.array(codes, dtype=np.int64),
                                np.array(scores, dtype=np.float64), list(vocab), vocab)
 
@@ -189,7 +192,8 @@ class Run:
         if self.vocab_sorted and self._vocab_index is None:
             if not ids or not len(self.doc_vocab):
                 return np.full(len(ids), -1, dtype=np.int64)
-            probe = np.array(ids, dtype=str)
+            # (fixed-width strings drop trailing NULs: an id holding one is compared as an object)
+            probe = np.array(ids, dtype=str) if "\0" not in "".join(ids) else object_array(ids)
             at = np.minimum(np.searchsorted(self.doc_vocab, probe), len(self.doc_vocab) - 1)
             return np.where(self.doc_vocab[at] == probe, at, -1).astype(np.int64)
         if self._vocab_index is None and self.vocab_rank is not None and self.n_vocab > 4 * len(ids):
@@ -334,7 +338,7 @@ class Run:
             tied[tied_at] = True
         # Equal (query, score) neighbours form tie groups; order each group by doc id descending.
         if tied.any():
-            codes = self._order_ties(codes, tied)
+            codes, scores = self._order_ties(codes, scores, tied)
         return self._replace(doc_codes=codes, scores=scores)._known_canonical()
 
     def _score_order(self, qidx: np.ndarray) -> np.ndarray:
@@ -352,8 +356,10 @@ class Run:
         rows = np.argsort(padded, axis=1)
         return (rows + self.offsets[:-1, None])[rows < lengths[:, None]]
 
-    def _order_ties(self, codes: np.ndarray, tied: np.ndarray) -> np.ndarray:
-        """Order each group of equal (query, score) neighbours by document id descending."""
+    def _order_ties(self, codes: np.ndarray, scores: np.ndarray, tied: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Order each group of equal (query, score) neighbours by document id descending: (codes,
+        scores). The scores move with their documents where a group holds a zero: -0.0 == 0.0 tie, and
+        each document keeps the sign its score had (other equal scores are the same bits)."""
         starts = np.flatnonzero(tied & ~np.concatenate([[False], tied[:-1]]))
         ends = np.flatnonzero(tied & ~np.concatenate([tied[1:], [False]])) + 2
         sizes = ends - starts
@@ -364,9 +370,13 @@ class Run:
         if string_rank is None:
             string_rank = np.empty(len(members), dtype=np.int64)
             string_rank[_string_argsort(self.doc_vocab[codes[members]])] = np.arange(len(members))
+        moved = members[np.lexsort((-string_rank, group))]
         codes = codes.copy()
-        codes[members] = codes[members[np.lexsort((-string_rank, group))]]
-        return codes
+        codes[members] = codes[moved]
+        if not scores[members].all():  # a zero among the tied scores: maybe -0.0 beside 0.0
+            scores = scores.copy()
+            scores[members] = scores[moved]
+        return codes, scores
 
     def with_scores(self, scores: np.ndarray) -> "Run":
         """The same entries with other scores (e.g. the float32-rounded scores a ranking compares).

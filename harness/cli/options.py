@@ -19,6 +19,8 @@ def parse_k(text: str | None) -> list[int]:
         raise HarnessError(f"--k takes comma-separated integers, e.g. 1,3,5,10; got {text!r}") from None
     if not ks or ks[0] < 1:
         raise HarnessError(f"--k values must be >= 1; got {text!r}")
+    if ks[-1] > 2**63 - 1:  # (ranks and counts are int64)
+        raise HarnessError(f"--k values must be at most 2^63 - 1; got {text!r}")
     return ks
 
 

@@ -90,6 +90,8 @@ class Evaluator:
         k_values = list(k_values)
         if any((not isinstance(k, (int, np.integer))) or k < 1 for k in k_values):
             raise ValueError(f"k values must be integers >= 1, got {k_values}")
+        if isinstance(metrics, (str, Metric)):  # one metric, not a sequence of its characters
+            metrics = [metrics]
         if metrics is None:
             self.metrics = metrics_for(DEFAULT_FAMILIES, k_values)
         else:

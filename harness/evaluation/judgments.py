@@ -87,6 +87,10 @@ def judge(run: Run, qrels: Qrels, threshold: float = 1.0, ignore_identical_ids: 
           semantics: Semantics | str | None = None) -> Judgments:
     """Rank the run by the contract and look up the grade of every judged retrieved document."""
     semantics = parse_semantics(semantics)
+    nan = np.flatnonzero(np.isnan(run.scores))
+    if nan.size:  # (Run.canonical() sees a NaN only where it breaks the order, not last in its query)
+        query = run.query_ids[np.searchsorted(run.offsets, nan[0], side="right") - 1]
+        raise ValueError(f"run scores contain NaN (query {query!r}): a NaN score has no rank")
     run = run.with_scores(semantics.ranking_scores(run.scores)).canonical()
     # One vocabulary lookup for the run's query ids (identical-id rule) and the judged doc ids.
     run_queries = run.query_ids.tolist()

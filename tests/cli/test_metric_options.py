@@ -7,6 +7,7 @@ tests/evaluation/test_golden_examples.py.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -73,3 +74,17 @@ def test_run_with_extra_metrics(tmp_path):
     assert means["bpref"] == 1.0 and means["Judged@1"] == 1.0 and means["P@1"] == 1.0
     assert means["Judged@3"] == 1.0  # two documents retrieved, both judged; denominator min(k, retrieved)
     assert means["DCG_jarvelin@3"] == pytest.approx(2 + 1 / 1.0)  # rel_1 + rel_2 / max(1, log2 2)
+
+
+def test_k_values_are_checked_and_named_as_k():
+    # parse_k: comma-separated integers in [1, 2^63 - 1] (ranks are int64); a larger one used to reach
+    # the metric constructor and be reported under --metric's name.
+    from harness.cli.options import parse_k
+    from harness.errors import HarnessError
+
+    assert parse_k("10,1, 3,10") == [1, 3, 10]
+    assert parse_k(str(2**63 - 1)) == [2**63 - 1]
+    for text, message in [("0,5", "--k values must be >= 1"), ("x", "--k takes comma-separated integers"),
+                          ("1," + str(2**63), "--k values must be at most 2^63 - 1")]:
+        with pytest.raises(HarnessError, match=re.escape(message)):
+            parse_k(text)

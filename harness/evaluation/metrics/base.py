@@ -23,6 +23,7 @@ from harness.evaluation.judgments import Judgments
 
 REGISTRY: dict[str, type["Metric"]] = {}
 ALIASES: dict[str, str] = {}
+_MAX_K = 2**63 - 1
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,8 @@ class Metric:
             raise ValueError(f"{self.family} needs a cutoff k >= 1, e.g. {self.family}@10")
         if not self.needs_k and self.k is not None:
             raise ValueError(f"{self.family} takes no cutoff")
+        if self.k is not None and self.k > _MAX_K:  # (ranks and counts are int64)
+            raise ValueError(f"{self.family} cutoff {self.k} is too large (at most {_MAX_K})")
 
     @property
     def name(self) -> str:

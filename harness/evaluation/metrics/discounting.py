@@ -31,9 +31,10 @@ def check_scheme(scheme: str) -> None:
         raise ValueError(f"unknown DCG scheme {scheme!r}; choose one of {', '.join(SCHEMES)}")
 
 
-def gain(grades: np.ndarray, scheme: str) -> np.ndarray:
-    """g(rel) of positive grades."""
-    return np.exp2(grades) - 1.0 if scheme == "exp" else grades
+def gain(grades: np.ndarray, scheme: str, shift: np.ndarray | float = 0.0) -> np.ndarray:
+    """g(rel) of positive grades; ``shift`` (``exp`` only) scales the gains by 2^-shift:
+    2^(rel - shift) - 2^-shift (nDCG's ratio is unchanged; 2^rel alone overflows past rel 1023)."""
+    return np.exp2(grades - shift) - np.exp2(-shift) if scheme == "exp" else grades
 
 
 def discount(ranks: np.ndarray, scheme: str) -> np.ndarray:
@@ -43,17 +44,28 @@ def discount(ranks: np.ndarray, scheme: str) -> np.ndarray:
     return np.log2(ranks + 1.0)
 
 
-def dcg(j: Judgments, k: int, scheme: str) -> np.ndarray:
-    """DCG@k of the run, per evaluated query."""
+def dcg(j: Judgments, k: int, scheme: str, shift: np.ndarray | None = None) -> np.ndarray:
+    """DCG@k of the run, per evaluated query (gains scaled by 2^-shift[query] when given, see ``gain``)."""
     gained = (j.hit_rank <= k) & (j.hit_grade > 0)
-    return j.per_query_sum(gained, gain(j.hit_grade, scheme) / discount(j.hit_rank, scheme))
+    by = 0.0 if shift is None else shift[j.hit_query]
+    return j.per_query_sum(gained, gain(j.hit_grade, scheme, by) / discount(j.hit_rank, scheme))
 
 
-def ideal_dcg(j: Judgments, k: int, scheme: str) -> np.ndarray:
+def ideal_dcg(j: Judgments, k: int, scheme: str, shift: np.ndarray | None = None) -> np.ndarray:
     """IDCG@k: DCG@k of the query's judged positive grades sorted descending (retrieved or not)."""
     ideal = j.ideal_rank <= k
-    weights = gain(j.ideal_grade[ideal], scheme) / discount(j.ideal_rank[ideal], scheme)
+    by = 0.0 if shift is None else shift[j.ideal_query[ideal]]
+    weights = gain(j.ideal_grade[ideal], scheme, by) / discount(j.ideal_rank[ideal], scheme)
     return np.bincount(j.ideal_query[ideal], weights=weights, minlength=j.n_queries).astype(np.float64)
+
+
+def exp_shift(j: Judgments) -> np.ndarray:
+    """Per query, max(0, highest grade - 960): the ``exp`` gains scaled by 2^-shift stay finite, and so
+    do their sums (2^960 ~ 1e289), for the float grades (click or vote counts) past 1023 whose 2^rel
+    overflows; 0 (no scaling) for every query whose grades are at most 960."""
+    top = np.zeros(j.n_queries)
+    np.maximum.at(top, j.ideal_query, j.ideal_grade)
+    return np.maximum(top - 960.0, 0.0)
 
 
 @dataclass(frozen=True)

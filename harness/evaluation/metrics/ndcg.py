@@ -8,7 +8,7 @@ import numpy as np
 
 from harness.evaluation.judgments import Judgments
 from harness.evaluation.metrics.base import safe_divide
-from harness.evaluation.metrics.discounting import SchemedMetric, dcg, ideal_dcg
+from harness.evaluation.metrics.discounting import SchemedMetric, dcg, exp_shift, ideal_dcg
 
 
 @dataclass(frozen=True)
@@ -20,10 +20,14 @@ class NDCG(SchemedMetric):
     ``ndcg_cut``. Schemes (see ``discounting``): ``trec`` g = rel, d(i) = log2(i + 1) (the
     default, ``NDCG@10``); ``exp`` g = 2^rel - 1 (``NDCG_exp@10``); ``jarvelin`` d(i) =
     max(1, log2 i) (``NDCG_jarvelin@10``). Grades are the gains whatever the relevance threshold.
+    ``exp`` with grades past 960 (float click or vote counts; 2^rel overflows past 1023): each query's
+    gains are scaled by 2^-(max grade - 960), which leaves the ratio as it is.
     """
 
     family = "NDCG"
     aliases = ("nDCG", "ndcg_cut")
 
     def __call__(self, j: Judgments) -> np.ndarray:
-        return safe_divide(dcg(j, self.k, self.scheme), ideal_dcg(j, self.k, self.scheme))
+        # exp: each query's gains scaled by 2^-shift (the ratio is the same, and finite for grades past 1023)
+        shift = exp_shift(j) if self.scheme == "exp" else None
+        return safe_divide(dcg(j, self.k, self.scheme, shift), ideal_dcg(j, self.k, self.scheme, shift))
