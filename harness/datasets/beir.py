@@ -12,6 +12,7 @@ such rows) rather than refused.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from harness.checksums import sha256  # noqa: F401  (re-exported: callers use beir.sha256)
@@ -35,6 +36,12 @@ def _id(obj: dict, path: Path, number: int) -> str:
     if value is None:
         raise InputError("missing '_id'", path, number)
     return str(value)
+
+
+def _text(value) -> str:
+    """A title or text as a string: null or absent is "", any other JSON value its ``str()`` (``0`` is
+    "0", not "")."""
+    return value if type(value) is str else "" if value is None else str(value)
 
 
 STREAM_ENV = "HARNESS_CORPUS_STREAM"  # "0": parse a cached corpus whole, then cache it in the background
@@ -119,10 +126,8 @@ def _scan_corpus(path: Path) -> Corpus:
             raise InputError(f"duplicate document id (first on line {first})", path, number, doc_id)
         seen.add(doc_id)
         ids.append(doc_id)
-        title = obj.get("title") or ""
-        text = obj.get("text") or ""
-        titles.append(title if type(title) is str else str(title))
-        texts.append(text if type(text) is str else str(text))
+        titles.append(_text(obj.get("title")))
+        texts.append(_text(obj.get("text")))
     del seen
     if not ids:
         raise InputError("the corpus is empty", path)
@@ -144,31 +149,39 @@ def load_queries(path: Path) -> Queries:
             raise InputError(f"duplicate query id (first on line {seen[query_id]})", path, number, query_id)
         seen[query_id] = number
         ids.append(query_id)
-        texts.append(str(obj.get("text") or ""))
+        texts.append(_text(obj.get("text")))
     return Queries(ids, texts)
 
 
+# A whole number token, the grammar of harness.formats.trec's readers (ASCII digits only): never Python
+# float's ``1_0`` (10; C's atof reads 1) or ``１`` (a full-width digit); NaN is refused by the caller.
+_NUMBER = re.compile(r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf|infinity|nan)", re.IGNORECASE | re.ASCII)
+
+
 def _is_number(text: str) -> bool:
-    try:
-        float(text)
-        return True
-    except ValueError:
-        return False
+    return _NUMBER.fullmatch(text) is not None
 
 
 def load_qrels_tsv(path: Path) -> Qrels:
     """BEIR qrels: ``query-id corpus-id score`` per line, tab separated, header optional."""
     rows: dict[tuple[str, str], float] = {}
     lines: dict[tuple[str, str], int] = {}
-    try:
-        handle = open(path, encoding="utf-8", newline="")
+    try:  # utf-8-sig: a byte-order mark is not part of the first query id; surrogateescape: see below
+        handle = open(path, encoding="utf-8-sig", errors="surrogateescape", newline="")
     except OSError as exc:
         raise InputError(f"cannot read file: {exc.strerror}", path) from None
+    header = True  # the first non-blank line may be the header
     with handle:
         for number, line in enumerate(handle, 1):
             line = line.rstrip("\r\n")
             if not line.strip():
                 continue
+            if not line.isascii():  # a byte that is not UTF-8 arrives as a lone surrogate: name its line
+                try:
+                    line.encode("utf-8")
+                except UnicodeEncodeError as exc:
+                    raise InputError(f"not valid UTF-8 (byte 0x{ord(line[exc.start]) - 0xDC00:02x} at column "
+                                     f"{exc.start + 1})", path, number) from None
             parts = line.split("\t")
             if len(parts) != 3:
                 parts = line.split()
@@ -176,11 +189,15 @@ def load_qrels_tsv(path: Path) -> Qrels:
                 raise InputError(f"expected 3 tab-separated columns (query-id, corpus-id, score), got {len(parts)}",
                                  path, number)
             query_id, doc_id, grade = (p.strip() for p in parts)
+            first, header = header, False
             if not _is_number(grade):
-                if number == 1:
-                    continue  # header
+                if first and not any(c.isdigit() for c in grade):
+                    continue  # the header ("score"): the first line, its score no number (a typo "1_0" is one)
                 raise InputError(f"score {grade!r} is not a number", path, number, query_id)
-            _add_judgment(rows, lines, query_id, doc_id, float(grade), path, number)
+            value = float(grade)
+            if value != value:
+                raise InputError("score is NaN", path, number, query_id)
+            _add_judgment(rows, lines, query_id, doc_id, value, path, number)
     if not rows:
         raise InputError("no judgments in qrels file", path)
     return Qrels.from_rows((q, d, g) for (q, d), g in rows.items())

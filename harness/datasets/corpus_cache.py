@@ -35,7 +35,8 @@
   exit; :func:`wait` joins it earlier); a later load of the same source in the same process waits
   for it. A failed write (read-only or full disk) is logged and leaves the corpus in memory.
 * A cache file that cannot be opened, has the wrong schema or format, names another source or row count
-  in its metadata (when it records them), or fails Arrow's structural validation is rebuilt from the source.
+  in its metadata (when it records them), fails Arrow's structural validation, or has a string offset out of
+  order (:func:`_offsets_sound`: a damaged one would crash a read) is rebuilt from the source.
 * Only corpora of at least :data:`MIN_BYTES` are cached (smaller ones parse in well under a second);
   ``load_corpus(path, cache=True/False)`` overrides that.
 """
@@ -147,9 +148,36 @@ def open_cached(target: Path, digest: str, columns: tuple[str, ...]):
                 or meta.get(b"harness.rows", str(table.num_rows).encode()) != str(table.num_rows).encode()):
             return None
         table.validate()
+        if not _offsets_sound(table):
+            return None
+        if hasattr(mapping, "madvise"):  # the offsets just read: not resident until a reader needs them
+            mapping.madvise(mmap.MADV_DONTNEED)
         return table, mapping
     except (OSError, pa.ArrowException, ValueError):
         return None
+
+
+def _offsets_sound(table) -> bool:
+    """Whether each string chunk's offsets start at 0 or more, never decrease and end within its data.
+
+    Arrow's cheap ``validate()`` reads only a chunk's first and last offset; one damaged offset in
+    between (a flipped bit) sends a read of that string outside the file's map: the process dies
+    (SIGSEGV) instead of rebuilding the file. This reads the offsets only (4 bytes per string, not
+    the text), whose pages :func:`open_cached` then drops from the process again."""
+    import numpy as np
+    import pyarrow as pa
+
+    for column in table.columns:
+        for chunk in column.chunks:
+            if not len(chunk):
+                continue
+            width = np.dtype(np.int64 if pa.types.is_large_string(chunk.type) else np.int32)
+            _, offsets, data = chunk.buffers()
+            values = np.frombuffer(offsets, dtype=width, count=len(chunk) + 1, offset=chunk.offset * width.itemsize)
+            if values[0] < 0 or values[-1] > (data.size if data is not None else 0) \
+                    or (values[1:] < values[:-1]).any():
+                return False
+    return True
 
 
 def write_cached(target: Path, table, digest: str) -> None:

@@ -125,16 +125,17 @@ class ResumableDownloader:
         headers = {"Range": f"bytes={have}-"} if have else {}
         with requests.get(url, headers=headers, stream=True, timeout=self.timeout) as response:
             status = response.status_code
-            if status == 416:  # nothing left to send from that offset: the part is stale
+            if have and (status == 416 or status == 206 and not _range_starts_at(
+                    response.headers.get("Content-Range"), have)):
+                # 416: nothing left to send from that offset (the part is stale), or resumed at another
+                # offset: start over now, in this attempt (a request without Range cannot get here)
                 self.part_path.unlink(missing_ok=True)
-                raise RetryableError("server refused the resume offset (HTTP 416); starting over")
+                response.close()
+                return self._transfer(url)
             if status >= 500:
                 raise RetryableError(f"HTTP {status} {response.reason}")
             if status >= 400:
                 raise TransferError(url, f"HTTP {status} {response.reason}", attempts=1, retry=False)
-            if have and status == 206 and not _range_starts_at(response.headers.get("Content-Range"), have):
-                self.part_path.unlink(missing_ok=True)
-                raise RetryableError("server resumed at the wrong offset; starting over")
             mode = "ab" if have and status == 206 else "wb"
             start = have if mode == "ab" else 0
             length = response.headers.get("Content-Length")
@@ -248,9 +249,13 @@ def unpack(zip_path: Path, target: Path, manifest: dict | None = None) -> Path:
         content = entries[0] if len(entries) == 1 and entries[0].is_dir() else tmp
         if manifest is not None:
             (content / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-        if target.exists():
-            shutil.rmtree(target)
-        os.replace(content, target)
+        if target.exists():  # renamed aside, not deleted in place: a kill midway must not leave a partial
+            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.unpack-", dir=target.parent))  # folder
+            os.replace(target, old / target.name)  # (that still has its manifest) where the dataset was
+            os.replace(content, target)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(content, target)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return target
@@ -295,8 +300,14 @@ def download(dataset: str | DatasetRef, *, mirror: str | None = None, url: str |
     with _lock(downloads_dir() / f"{base}.lock"):
         if not force and is_downloaded(ref):  # another process finished it meanwhile
             return dataset_dir(ref)
-        if _offline() and not zip_path.exists():
-            raise HarnessError(f"offline ({OFFLINE_ENV} is set): cannot download {base}. " + offline_help(base, url))
+        if _offline():  # never touch the network: a zip placed by hand must be the one published
+            if not zip_path.exists():
+                raise HarnessError(f"offline ({OFFLINE_ENV} is set): cannot download {base}. " + offline_help(base, url))
+            algorithm, expected = known_hash.split(":", 1)
+            found = file_digest(zip_path, algorithm)
+            if found != expected:
+                raise HarnessError(f"offline ({OFFLINE_ENV} is set): {zip_path} has {algorithm} {found}, not the "
+                                   f"expected {expected}; replace it. " + offline_help(base, url))
         try:
             fetch(url, zip_path, known_hash, progressbar=progressbar, retries=retries, backoff=backoff,
                   timeout=timeout)

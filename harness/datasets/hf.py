@@ -101,6 +101,20 @@ def _qrels_from_table(table, source: str) -> Qrels:
     return Qrels(q_col, d_col, np.fromiter(rows.values(), dtype=np.float64, count=len(keys)))
 
 
+def _check_ids(column, what: str, source: str) -> None:
+    """Refuse a null or repeated id (as the folder loader does): a null would become "" (or "None"),
+    a repeated document would be indexed twice and a repeated query keep only its last text."""
+    import pyarrow.compute as pc
+
+    if column.null_count:
+        row = pc.index(pc.is_null(column), True).as_py()
+        raise HarnessError(f"{source}: row {row + 1} has no {what} id")
+    if pc.count_distinct(column).as_py() != len(column):
+        counts = pc.value_counts(column)
+        repeated = counts.filter(pc.greater(counts.field("counts"), 1)).field("values")[0].as_py()
+        raise HarnessError(f"{source}: duplicate {what} id {str(repeated)!r}")
+
+
 def load_hf_dataset(repo: str, split: str = "test", revision: str | None = None, qrels_repo: str | None = None,
                     cache_dir: str | Path | None = None):
     """Load ``repo`` (e.g. ``BeIR/nfcorpus``) and its qrels repo (default ``<repo>-qrels``) for ``split``."""
@@ -115,9 +129,11 @@ def load_hf_dataset(repo: str, split: str = "test", revision: str | None = None,
     except Exception as exc:
         raise HarnessError(f"cannot load the {split!r} qrels from {qrels_repo!r}: {type(exc).__name__}: {exc}"
                            + _offline_hint()) from None
+    _check_ids(corpus_ds.data.table.column("_id"), "document", f"{repo}:corpus")
     corpus = Corpus.from_table(corpus_ds.data.table)
     corpus.fingerprint = hashlib.sha256(f"hf-datasets {corpus_ds._fingerprint}".encode()).hexdigest()
     query_table = queries_ds.data.table
+    _check_ids(query_table.column("_id"), "query", f"{repo}:queries")
     queries = Queries([str(x) for x in query_table.column("_id").to_pylist()],
                       [x or "" for x in query_table.column("text").to_pylist()])
     qrels = _qrels_from_table(qrels_ds.data.table, f"{qrels_repo}:{split}")

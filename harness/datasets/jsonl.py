@@ -110,24 +110,52 @@ def _validate_full(array) -> None:
 
 
 def _open_text(path: Path):
+    # surrogateescape: a byte that is not UTF-8 reaches its line as a lone surrogate, so that the
+    # line is named (decoding raises per 8 KiB chunk, ahead of the line being read); utf-8-sig: a
+    # byte-order mark is skipped, as pyarrow.json skips it (else a file's fate hung on its other faults)
     if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8", newline="")
-    return open(path, encoding="utf-8", newline="")
+        return gzip.open(path, "rt", encoding="utf-8-sig", errors="surrogateescape", newline="")
+    return open(path, encoding="utf-8-sig", errors="surrogateescape", newline="")
+
+
+def _lone_surrogate(obj: dict) -> str | None:
+    """The first top-level key whose string value holds a lone surrogate (``"\\ud800"`` is legal JSON
+    but no UTF-8 text: Arrow columns, run files and reports cannot hold it), else None."""
+    for key, value in obj.items():
+        if type(value) is str and not value.isascii():
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                return key
+    return None
 
 
 def iter_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
-    """Yield (line number, object) for each non-blank line; a malformed line is an InputError."""
+    """Yield (line number, object) for each non-blank line; a malformed line (not JSON, not an object,
+    bytes that are not UTF-8, a string holding a lone surrogate escape) is an InputError."""
     try:
         with _open_text(path) as handle:
             for number, line in enumerate(handle, 1):
                 if not line.strip():
                     continue
+                if not line.isascii():
+                    try:
+                        line.encode("utf-8")
+                    except UnicodeEncodeError as exc:
+                        byte = ord(line[exc.start]) - 0xDC00  # the undecodable byte, surrogate-escaped
+                        raise InputError(f"not valid UTF-8 (byte 0x{byte:02x} at column {exc.start + 1})",
+                                         path, number) from None
                 try:
                     obj = json.loads(line.rstrip("\r\n"))
                 except json.JSONDecodeError as exc:
                     raise InputError(f"malformed JSON: {exc.msg} at column {exc.colno}", path, number) from None
                 if not isinstance(obj, dict):
                     raise InputError("expected a JSON object", path, number)
+                if "\\u" in line:
+                    key = _lone_surrogate(obj)
+                    if key is not None:
+                        raise InputError(f"{key!r} holds a lone surrogate escape (\\ud800-\\udfff): not valid Unicode "
+                                         "text", path, number, obj.get("_id"))
                 yield number, obj
-    except (OSError, EOFError, UnicodeDecodeError) as exc:
+    except (OSError, EOFError) as exc:
         raise InputError(f"cannot read file: {exc}", path) from None

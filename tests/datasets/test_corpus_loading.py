@@ -82,8 +82,10 @@ def test_corpus_faults_name_the_line(tmp_path, lines, expected, gz):
 def test_invalid_utf8_is_refused(tmp_path):
     path = tmp_path / "corpus.jsonl"
     path.write_bytes(b'{"_id": "a", "text": "x"}\n{"_id": "b", "text": "\xff"}\n')
-    with pytest.raises(InputError, match="cannot read file: 'utf-8' codec can't decode byte 0xff"):
+    with pytest.raises(InputError) as err:
         load_corpus(path)
+    # the line of the bad byte (docs/datasets.md: "FILE:LINE: ... unreadable bytes")
+    assert str(err.value) == f"{path}:2: not valid UTF-8 (byte 0xff at column 23)"
 
 
 def test_columnar_load_matches_the_line_scan(tmp_path):
