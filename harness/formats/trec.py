@@ -1,7 +1,8 @@
 """TREC file formats: runs, qrels and topics, read and written.
 
     run     ``qid Q0 docid rank score tag [more...]``   (at least 6 columns; extra columns ignored)
-    qrels   ``qid iter docid grade``                    (4 columns; ``iter`` is ignored, written as 0)
+    qrels   ``qid iter docid grade``                    (4 columns; ``iter`` is ignored, written as 0;
+            or BEIR's ``query-id<TAB>corpus-id<TAB>score`` with an optional header; a grade is finite)
     topics  ``qid <TAB> text`` (TSV), or the classic SGML-ish ``<top> <num> <title> <desc> <narr> </top>``
 
 Runs and qrels are read as trec_eval reads them: columns are separated by runs of ASCII whitespace
@@ -18,14 +19,18 @@ Runs are read in one compiled pass (:mod:`harness.formats.native`; column-wise b
 read line by line here, which accepts it or names the bad line.
 
 Runs are written in canonical order with real ranks (1-based) and scores at round-trip precision
-(``repr`` of the float), so reading a written run back gives exactly the same floats and ties.
+(``repr`` of the float), so reading a written run back gives exactly the same floats and ties; what
+would not read back the same is refused (ValueError): a query id starting with ``#`` (a comment
+line), a document id that is empty or holds ASCII whitespace.
 """
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import mmap
 import re
+import zlib
 from array import array
 from contextlib import contextmanager
 from pathlib import Path
@@ -34,7 +39,7 @@ from typing import IO, Iterator
 import numpy as np
 
 from harness.atomic import atomic_open
-from harness.columns import arrow_int64, arrow_strings
+from harness.columns import IdColumn, arrow_int64, arrow_strings
 from harness.errors import InputError
 from harness.qrels import Qrels
 from harness.run import Run
@@ -54,7 +59,7 @@ def _lines(path: Path, what: str) -> Iterator[tuple[int, str]]:
     try:
         with handle:
             yield from enumerate(handle, 1)
-    except (OSError, EOFError, UnicodeDecodeError) as exc:
+    except (OSError, EOFError, UnicodeDecodeError, zlib.error) as exc:  # (zlib.error: a corrupt .gz)
         raise InputError(f"cannot read {what} file: {exc}", path) from None
 
 
@@ -65,8 +70,18 @@ def _read_bytes(path: Path, what: str) -> bytes:
             with gzip.open(path, "rb") as handle:
                 return handle.read()
         return path.read_bytes()
-    except (OSError, EOFError) as exc:
+    except (OSError, EOFError, zlib.error) as exc:  # (zlib.error: a corrupt .gz)
         raise InputError(f"cannot read {what} file: {getattr(exc, 'strerror', None) or exc}", path) from None
+
+
+def _bodies(data: bytes, path: Path) -> Iterator[tuple[int, bytes]]:
+    """(line number, line without its LF or CRLF end) of every line; a lone CR is refused."""
+    for number, line in enumerate(data.split(b"\n"), 1):
+        body = line[:-1] if line.endswith(b"\r") else line
+        if b"\r" in body:
+            raise InputError("carriage return inside a line (a lone CR; trec_eval reads it as a space, "
+                             "Python as a line break): fix the line ends", path, number)
+        yield number, body
 
 
 def _fields(data: bytes, path: Path) -> Iterator[tuple[int, list[bytes]]]:
@@ -74,11 +89,7 @@ def _fields(data: bytes, path: Path) -> Iterator[tuple[int, list[bytes]]]:
 
     Columns are split on ASCII whitespace only (``bytes.split``), as C's isspace in trec_eval.
     """
-    for number, line in enumerate(data.split(b"\n"), 1):
-        body = line[:-1] if line.endswith(b"\r") else line
-        if b"\r" in body:
-            raise InputError("carriage return inside a line (a lone CR; trec_eval reads it as a space, "
-                             "Python as a line break): fix the line ends", path, number)
+    for number, body in _bodies(data, path):
         parts = body.split()
         if parts and not parts[0].startswith(b"#"):
             yield number, parts
@@ -104,10 +115,26 @@ def _number(token: bytes, what: str, path: Path, number: int, id: str) -> float:
     return value
 
 
+def _grade(token: bytes, path: Path, number: int, id: str) -> float:
+    """A qrels grade: a number token, finite (an infinite gain makes nDCG inf / inf = NaN)."""
+    value = _number(token, "grade", path, number, id)
+    if value in (float("inf"), float("-inf")):
+        raise InputError(f"grade {token.decode()!r} is not finite", path, number, id)
+    return value
+
+
 # --------------------------------------------------------------------------- runs
 def _check_token(value: str, what: str) -> None:
     if not value or any(c.isspace() for c in value):
         raise ValueError(f"{what} {value!r} cannot be written to a TREC file (empty or contains whitespace)")
+
+
+def _check_first_token(value: str, what: str) -> None:
+    """A line's first column: a token that does not start with ``#`` (the line would be read as a comment)."""
+    _check_token(value, what)
+    if value.startswith("#"):
+        raise ValueError(f"{what} {value!r} cannot be written to a TREC file (a line starting with '#' is "
+                         "read as a comment)")
 
 
 def write_run(run: Run, path: str | Path, tag: str = "harness", header: list[str] | None = None) -> None:
@@ -119,6 +146,37 @@ def write_run(run: Run, path: str | Path, tag: str = "harness", header: list[str
         write_run_to(run, handle, tag)
 
 
+_BREAKS = " \t\n\x0b\x0c\r"  # ASCII whitespace: what splits a line's columns when it is read back
+_BREAK_BYTES = np.zeros(256, dtype=bool)
+_BREAK_BYTES[list(_BREAKS.encode())] = True
+
+
+def _check_doc_ids(run: Run) -> None:
+    """Refuse a document id of the run that would not be read back whole: empty, or holding ASCII
+    whitespace (``q Q0 d 1 1 5.0 t`` is read as the id ``d`` scored 1, its rank). The vocabulary is
+    scanned at once (a corpus's ids in their Arrow buffers); only when some id is bad are the run's
+    entries looked at, so that a bad id the run does not retrieve is no error."""
+    source = run.vocab_source
+    if isinstance(source, IdColumn):
+        offsets, data = source.buffers()
+        start, end = int(offsets[0]), int(offsets[-1])
+        text = memoryview(data)[start:end].tobytes() if end > start else b""
+        if (offsets[1:] > offsets[:-1]).all() and not any(c in text for c in _BREAKS.encode()):
+            return
+        breaks = np.flatnonzero(_BREAK_BYTES[np.frombuffer(text, dtype=np.uint8)]) + start
+        bad = np.union1d(np.searchsorted(offsets, breaks, side="right") - 1, np.flatnonzero(np.diff(offsets) == 0))
+    else:
+        values = source.tolist()
+        if all(values) and not any(c in "".join(values) for c in _BREAKS):
+            return
+        bad = np.array([i for i, v in enumerate(values) if not v or any(c in v for c in _BREAKS)], dtype=np.int64)
+    if len(bad):
+        used = np.flatnonzero(np.isin(run.doc_codes, bad))
+        if len(used):
+            doc = run.doc_vocab[run.doc_codes[used[0]]]
+            raise ValueError(f"document id {doc!r} cannot be written to a TREC file (empty or contains whitespace)")
+
+
 _WRITE_BLOCK = 1 << 17  # run entries formatted per block (whole queries): ~6 MB of text, ~60 MB of Arrow columns
 
 
@@ -127,7 +185,8 @@ def write_run_to(run: Run, handle: IO[str], tag: str = "harness") -> None:
     ``qid Q0 docid rank repr(score) tag`` per entry, formatted column-wise in blocks of whole queries."""
     _check_token(tag, "run tag")
     for qid in run.query_ids.tolist():
-        _check_token(qid, "query id")
+        _check_first_token(qid, "query id")
+    _check_doc_ids(run)
     raw = getattr(handle, "buffer", None) if (getattr(handle, "encoding", "") or "").lower() in ("utf-8", "utf8") else None
     from harness.formats import native
 
@@ -257,14 +316,47 @@ def _refuse_duplicates(entry_q: np.ndarray, codes: np.ndarray, lines: np.ndarray
 # --------------------------------------------------------------------------- qrels
 def read_qrels(path: str | Path) -> Qrels:
     """Read TREC (``qid iter docid grade``) or BEIR tsv (``query-id corpus-id score``) qrels."""
-    from harness.datasets.beir import load_qrels_tsv
-
     path = Path(path)
     data = _read_bytes(path, "qrels")
     first = next((parts for _, parts in _fields(data, path)), [])
     if len(first) == 3:
-        return load_qrels_tsv(path)
+        return read_beir_qrels(path, data)
     return read_trec_qrels(path, data)
+
+
+def read_beir_qrels(path: str | Path, data: bytes | None = None) -> Qrels:
+    """Read BEIR tsv qrels (``query-id<TAB>corpus-id<TAB>score``, a header line optional) from the file's
+    bytes (``.gz`` decompressed; a pipe read once), with the grammar of the TREC qrels reader (blank and
+    ``#`` lines skipped, ids UTF-8, grades number tokens; a leading byte-order mark dropped, as
+    ``harness.datasets.beir.load_qrels_tsv`` does). Columns are split on tabs, or on ASCII whitespace
+    where the tabs do not give 3 non-empty ones; a pair judged twice with different grades is an error."""
+    from harness.datasets.beir import _add_judgment
+
+    path = Path(path)
+    data = _read_bytes(path, "qrels") if data is None else data
+    if data.startswith(codecs.BOM_UTF8):
+        data = data[len(codecs.BOM_UTF8):]
+    rows: dict[tuple[str, str], float] = {}
+    lines: dict[tuple[str, str], int] = {}
+    header = True  # the first line may be the header ("query-id corpus-id score")
+    for number, body in _bodies(data, path):
+        parts = body.split()
+        if not parts or parts[0].startswith(b"#"):
+            continue
+        tabbed = [part.strip() for part in body.split(b"\t")]
+        if len(tabbed) == 3 and all(tabbed):
+            parts = tabbed
+        if len(parts) != 3:
+            raise InputError(f"expected 3 tab-separated columns (query-id, corpus-id, score), got {len(parts)}",
+                             path, number)
+        first, header = header, False
+        if first and not _NUMBER.fullmatch(parts[2]) and not any(c in b"0123456789" for c in parts[2]):
+            continue  # the header: its score column no number (a typo such as "1_0" is refused below)
+        qid, doc_id = _text(parts[0], path, number), _text(parts[1], path, number)
+        _add_judgment(rows, lines, qid, doc_id, _grade(parts[2], path, number, doc_id), path, number)
+    if not rows:
+        raise InputError("no judgments in qrels file", path)
+    return Qrels.from_rows((q, d, g) for (q, d), g in rows.items())
 
 
 def read_trec_qrels(path: str | Path, data: bytes | None = None) -> Qrels:
@@ -279,8 +371,7 @@ def read_trec_qrels(path: str | Path, data: bytes | None = None) -> Qrels:
         if len(parts) != 4:
             raise InputError(f"expected 4 columns (qid iter docid grade), got {len(parts)}", path, number)
         qid, doc_id = _text(parts[0], path, number), _text(parts[2], path, number)
-        grade = _number(parts[3], "grade", path, number, doc_id)
-        _add_judgment(rows, lines, qid, doc_id, grade, path, number)
+        _add_judgment(rows, lines, qid, doc_id, _grade(parts[3], path, number, doc_id), path, number)
     if not rows:
         raise InputError("no judgments in qrels file", path)
     return Qrels.from_rows((q, d, g) for (q, d), g in rows.items())
@@ -294,8 +385,10 @@ def write_qrels(qrels: Qrels, path: str | Path) -> None:
     """Write 4-column TREC qrels (``qid 0 docid grade``; integral grades as integers), atomically."""
     with atomic_open(path) as handle:
         for q, d, g in zip(qrels.query_ids.tolist(), qrels.doc_ids.tolist(), qrels.grades.tolist()):
-            _check_token(q, "query id")
+            _check_first_token(q, "query id")
             _check_token(d, "document id")
+            if g != g or g in (float("inf"), float("-inf")):  # (read back, refused: see _grade)
+                raise ValueError(f"grade {g!r} of document {d!r} cannot be written to a TREC file (not finite)")
             handle.write(f"{q} 0 {d} {_grade_text(g)}\n")
 
 
