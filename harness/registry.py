@@ -9,6 +9,7 @@ package: a component's module is imported only when it is asked for (BM25 never 
 from __future__ import annotations
 
 import importlib
+import inspect
 from importlib.metadata import entry_points
 
 from harness.errors import HarnessError
@@ -38,8 +39,13 @@ def load_class(spec: str, group: str = ENTRY_POINT_GROUP) -> type:
         cls = getattr(module, attr)
     except (ImportError, AttributeError) as exc:
         raise HarnessError(f"cannot load {kind} {spec!r}: {exc}") from None
+    except Exception as exc:  # the module itself fails to import (a SyntaxError, a raise at import time, "")
+        raise HarnessError(f"cannot load {kind} {spec!r}: {type(exc).__name__}: {exc}") from None
     if not (isinstance(cls, type) and issubclass(cls, base)):
         raise HarnessError(f"{spec!r} is not a subclass of {base_name}")
+    if inspect.isabstract(cls):
+        missing = ", ".join(sorted(cls.__abstractmethods__))
+        raise HarnessError(f"{spec!r} does not implement {base_name}: abstract method(s) {missing}")
     return cls
 
 

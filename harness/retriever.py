@@ -28,6 +28,11 @@ class Retriever(ABC):
     # whose search() keeps per-call state (a cache keyed on the queries, statistics of the call,
     # its own thread pool over the queries); its latencies are then one share, the mean.
     search_batch_size: int | None = 32
+    # The evaluator's semantics (harness.evaluation.semantics.Semantics) of the experiment running this
+    # retriever, set by the harness before search(); None outside one. A retriever that cuts a ranking
+    # it did not score (the run-file retriever) cuts it in that order: under trec_eval-9 scores equal in
+    # float32 tie, and the larger document id ranks first.
+    ranking_semantics = None
 
     @abstractmethod
     def index(self, corpus: Corpus) -> None:

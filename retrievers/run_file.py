@@ -4,9 +4,11 @@
 
 ``index()`` does nothing (beyond noting the corpus, to count run documents it lacks); ``search()``
 returns the run restricted to the requested queries, in the requested order, each cut to the top
-``k`` of the canonical order (score descending, ties by document id descending, as the evaluator
-ranks). Queries the run lacks come back empty and score 0. The file's sha256 is part of
-:meth:`params`, so a benchmark notices when the file changes.
+``k`` of the evaluator's order (score descending, ties by document id descending; the scores
+compared as the experiment's semantics compares them, ``ranking_semantics``: as float32 under
+trec_eval-9, so 1.00000001 and 1.0 tie; as doubles under trec_eval-10 or outside an experiment).
+Queries the run lacks come back empty and score 0. The file's sha256 is part of :meth:`params`, so
+a benchmark notices when the file changes.
 """
 
 from __future__ import annotations
@@ -62,12 +64,18 @@ class RunFileRetriever(Retriever):
         position = {q: i for i, q in enumerate(run.query_ids.tolist())}
         rows = np.array([position.get(q, -1) for q in queries.ids], dtype=np.int64)
         starts = np.where(rows >= 0, run.offsets[:-1][rows], 0)
-        lengths = np.where(rows >= 0, np.minimum(run.offsets[1:][rows] - starts, k), 0)
+        lengths = np.where(rows >= 0, run.offsets[1:][rows] - starts, 0)
+        if self.ranking_semantics is None:  # canonical (float64) order: each query's first k entries
+            lengths = np.minimum(lengths, k)
         offsets = np.concatenate([[0], np.cumsum(lengths)])
         # Gather each kept query's first `length` entries (the run is canonical): one index array.
         take = np.repeat(starts - offsets[:-1], lengths) + np.arange(offsets[-1])
         out = Run(np.asarray(list(queries.ids), dtype=object), offsets, run.doc_codes[take], run.scores[take],
                   run.doc_vocab, run._vocab_index)
+        if self.ranking_semantics is not None:
+            from harness.experiment import top_depth
+
+            out = top_depth(out, k, self.ranking_semantics)
         self._stats = {"run_queries": run.n_queries, "requested_queries": len(queries),
                        "requested_missing_from_run": int((rows < 0).sum())}
         if self._corpus_ids is not None:

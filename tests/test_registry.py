@@ -41,3 +41,20 @@ def test_loading_the_core_loads_no_retriever():
             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'retrievers'))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO).stdout
     assert out.strip() == "[]"
+
+
+@pytest.mark.parametrize("source, message", [
+    ("def broken(:\n", r"cannot load retriever 'plug_mod:X': SyntaxError: "),
+    ("raise RuntimeError('needs a licence key')\n", r"cannot load retriever 'plug_mod:X': RuntimeError: needs a licence key"),
+    ("from harness.retriever import Retriever\nclass X(Retriever):\n    name = 'x'\n",
+     r"'plug_mod:X' does not implement retrievers.Retriever: abstract method\(s\) index, search"),
+])
+def test_a_plugin_that_cannot_be_loaded_is_one_clear_error(tmp_path, monkeypatch, source, message):
+    # A module that fails to import (not only ImportError), or a class that leaves the interface's
+    # abstract methods out, is a HarnessError naming the spec (one line on the command line).
+    (tmp_path / "plug_mod.py").write_text(source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "plug_mod", raising=False)
+    with pytest.raises(HarnessError, match=message):
+        retriever_class("plug_mod:X")
+    monkeypatch.delitem(sys.modules, "plug_mod", raising=False)

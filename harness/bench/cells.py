@@ -2,7 +2,8 @@
 
 A cell's result folder is ``<output_dir>/<bench>/<dataset label>/<retriever label>/``. Its
 fingerprint is the sha256 of what determines its numbers: the dataset's split and file checksums,
-the retriever's type, config params and resolved :meth:`params`, and the evaluation settings (k,
+the retriever's type, config params and resolved :meth:`params` (a pipeline's: its stages and their
+components' resolved params), and the evaluation settings (k,
 depth, metrics, relevance threshold, identical-id rule). A cell is finished when its folder holds
 a readable metrics.json recording the same fingerprint (metrics.json is written last, so its
 presence means the other files are complete).
@@ -47,9 +48,10 @@ def evaluation_settings(config: BenchConfig, metric_names: list[str]) -> dict:
 
 def fingerprint(dataset_files: dict[str, str], split: str, spec: RetrieverSpec, resolved_params: dict,
                 evaluation: dict) -> str:
-    """A retriever cell's fingerprint (a pipeline cell's: its ``to_dict()`` instead of type and params)."""
+    """A retriever cell's fingerprint (a pipeline cell's: its ``to_dict()`` instead of type and params,
+    and its stages' resolved params)."""
     system = {"type": spec.type, "params": spec.params, "resolved": resolved_params} \
-        if isinstance(spec, RetrieverSpec) else {"pipeline": spec.to_dict()}
+        if isinstance(spec, RetrieverSpec) else {"pipeline": spec.to_dict(), "resolved": resolved_params}
     blob = {"dataset": {"split": split, "files": dict(sorted(dataset_files.items()))},
             "retriever": system, "evaluation": evaluation}
     text = json.dumps(blob, sort_keys=True, ensure_ascii=False, default=str)

@@ -115,6 +115,7 @@ class BenchRunner:
         self.evaluation = evaluation_settings(config, self.metrics)
         self._retrievers: dict[str, object] = {}
         self._retriever_errors: dict[str, str] = {}
+        self._pipeline_params: dict[str, dict] = {}
         self._checksums: dict[DatasetSpec, dict | None] = {}
         self._memo_path = config.folder / CHECKSUM_MEMO
         self._memo = self._read_memo()
@@ -150,8 +151,30 @@ class BenchRunner:
         return files if files is not None else datasets.get(spec).files
 
     def resolved_params(self, spec) -> dict:
-        """A retriever's resolved params; a pipeline's stages are keyed by the stage cache instead."""
-        return self.retriever(spec).params() if isinstance(spec, RetrieverSpec) else {}
+        """A retriever's resolved params; a pipeline's: each stage's (see :meth:`pipeline_params`)."""
+        return self.retriever(spec).params() if isinstance(spec, RetrieverSpec) else self.pipeline_params(spec)
+
+    def pipeline_params(self, pipeline) -> dict:
+        """{stage name: what the parsed pipeline does not show of it}: a retrieve or rerank stage's
+        component ``params()`` (a run file's sha256, a model's checksum), a fuse stage's optimisation
+        qrels sha256; so that a changed file or model reruns the pipeline's cell, as it does a
+        retriever's. Computed once per pipeline."""
+        if pipeline.label not in self._pipeline_params:
+            from harness.checksums import sha256
+            from harness.registry import create, create_reranker
+
+            resolved = {}
+            for stage in pipeline.stages:
+                try:
+                    if stage.type != "fuse":
+                        make = create if stage.type == "retrieve" else create_reranker
+                        resolved[stage.name] = make(stage.component, **stage.params).params()
+                    elif stage.optimize is not None:
+                        resolved[stage.name] = {"qrels_sha256": sha256(stage.optimize["qrels"])}
+                except Exception as exc:  # noqa: BLE001 - reported as the cell's one-line error
+                    raise HarnessError(f"pipeline {pipeline.label!r}, stage {stage.name!r}: {_one_line(exc)}") from None
+            self._pipeline_params[pipeline.label] = resolved
+        return self._pipeline_params[pipeline.label]
 
     def cell_fingerprint(self, cell: Cell, datasets: _Datasets) -> str:
         return fingerprint(self.checksums(cell.dataset, datasets), cell.dataset.split, cell.retriever,

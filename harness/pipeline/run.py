@@ -78,7 +78,8 @@ class PipelineRunner:
     def key_blob(self, stage: Stage, system) -> dict:
         blob = {"type": stage.type, "inputs": [self.outcomes[name].key for name in stage.inputs],
                 "dataset": _dataset_identity(self.dataset),
-                "ignore_identical_ids": self.evaluator.ignore_identical_ids}
+                "ignore_identical_ids": self.evaluator.ignore_identical_ids,
+                "semantics": self.evaluator.semantics.name}  # (the order a depth cut keeps: see top_depth)
         if system is not None:
             blob.update(component=stage.component, params=stage.params, resolved=system.params(),
                         depth=stage.depth or self.depth)
@@ -100,7 +101,8 @@ class PipelineRunner:
             system.index(self.dataset.corpus)
             timings["index_s"] = time.perf_counter() - started
             started = time.perf_counter()
-            run = search_run(system, self.dataset, stage.depth or self.depth, self.evaluator.ignore_identical_ids)
+            run = search_run(system, self.dataset, stage.depth or self.depth, self.evaluator.ignore_identical_ids,
+                             self.evaluator.semantics)
             timings["search_s"] = time.perf_counter() - started
         elif stage.type == "rerank":
             run = system.rerank(self.outcomes[stage.inputs[0]].run, self.dataset.queries, self.dataset.corpus,

@@ -121,3 +121,24 @@ def test_a_command_imports_only_its_own_module_and_help_lists_them_all():
     listed = [line.split()[1] for line in proc.stdout.splitlines() if line.startswith("│ ") and len(line.split()) > 2
               and line.split()[1] in COMMANDS]
     assert proc.returncode == 0 and sorted(listed) == sorted(COMMANDS)
+
+
+def test_a_run_file_replayed_at_a_smaller_depth_scores_as_evaluate_scores_the_file(tmp_path):
+    # d1 (not relevant) and d2 (relevant) tie in float32 (1.00000001 -> 1.0): trec_eval 9, the default
+    # semantics, ranks d2 (larger id) first, so P@1 is 1 for evaluate; the replay cut to depth 1 keeps d2 too.
+    folder = tmp_path / "tiny"
+    (folder / "qrels").mkdir(parents=True)
+    (folder / "corpus.jsonl").write_text("".join(json.dumps({"_id": d, "text": d}) + "\n" for d in ("d1", "d2", "d3")))
+    (folder / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "x"}) + "\n")
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td2\t1\n")
+    run = tmp_path / "sys.trec"
+    run.write_text("q1 Q0 d1 1 1.00000001 s\nq1 Q0 d2 2 1.0 s\nq1 Q0 d3 3 0.5 s\n")
+    replay = harness("run", "-d", str(folder), "-r", "run-file", "-p", f"path={run}", "--k", "1", "-o",
+                     str(tmp_path / "out"), "--quiet")
+    assert replay.returncode == 0, replay.stderr
+    direct = harness("evaluate", "--qrels", str(folder / "qrels/test.tsv"), "--run", str(run), "--k", "1",
+                     "--json", str(tmp_path / "direct.json"))
+    assert direct.returncode == 0, direct.stderr
+    replayed = json.loads((tmp_path / "out/tiny/run-file/metrics.json").read_text())["metrics"]
+    assert replayed == json.loads((tmp_path / "direct.json").read_text())["metrics"]
+    assert replayed["P@1"] == 1.0
