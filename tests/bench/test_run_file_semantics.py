@@ -86,7 +86,7 @@ def test_a_pipeline_retrieve_stage_over_a_run_file_cuts_as_the_evaluator(tiny, t
         {"name": "file", "type": "retrieve", "retriever": "run-file", "params": {"path": str(path)}}]},
         "p.toml", base=tmp_path)
     evaluator = Evaluator(["P@1"], k_values=[1], semantics=semantics)
-XX
+    cache = StageCache(tmp_path / "cache")  # one cache for both semantics: their keys differ
     exp, outcomes = run_pipeline(dataset, pipeline, evaluator, [1], depth=1, output_dir=tmp_path / "out", cache=cache)
     assert exp.result.means["P@1"] == expected == evaluator.evaluate(read_run(path), dataset.qrels).means["P@1"]
     other = "trec_eval-10" if semantics == "trec_eval-9" else "trec_eval-9"
