@@ -10,9 +10,11 @@ Endpoints (responses are JSON; the ``harness`` preset of the http retriever read
                                          "dataset": NAME, "documents": N}
 
 Hits come in the evaluator's canonical order (score descending, ties by document id descending),
-at most ``k``; scores are the retriever's float64 values, which JSON carries exactly. A bad request
-(no ``q``, ``k`` not an integer in 1..max_k, a batch over ``max_batch`` queries or with repeated ids)
-gets HTTP 400 and ``{"error": "..."}``. Retrievers are not assumed thread-safe: searches run one at
+at most ``k``, cut in the default evaluator's order (trec_eval-9: scores equal in float32 tie) as
+``harness run`` cuts its runs; scores are the retriever's float64 values, which JSON carries
+exactly. A bad request (no ``q``, ``k`` not an integer in 1..max_k, a batch over ``max_batch``
+queries, with repeated ids, or with a text or id that is not valid Unicode) gets HTTP 400 and
+``{"error": "..."}``. Retrievers are not assumed thread-safe: searches run one at
 a time in a worker thread, so the event loop keeps answering ``/healthz``.
 """
 
@@ -39,21 +41,43 @@ class BadRequest(Exception):
 
 def _k(value: Any, max_k: int) -> int:
     if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        value = int(value)
+        try:
+            value = int(value)
+        except ValueError:  # digits int() does not read ("²", "--5") or more than it converts: refused below
+            pass
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= max_k:
-        raise BadRequest(f"k must be an integer from 1 to {max_k}; got {value!r}")
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+        raise BadRequest(f"k must be an integer from 1 to {max_k}; got {shown}")
     return value
+
+
+def _is_unicode(text: str) -> bool:
+    """Whether ``text`` can be encoded (as UTF-8, to answer it or to hand it to an engine)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def create_app(retriever, dataset: str, n_documents: int, max_k: int = MAX_K, max_batch: int = MAX_BATCH) -> Starlette:
     """A Starlette app serving an already indexed ``retriever``."""
+    from harness.evaluation.semantics import parse_semantics
+    from harness.experiment import top_depth
+
     lock = threading.Lock()
+    # The default evaluator's order (trec_eval-9: scores equal in float32 tie, the larger id first) decides
+    # which hits make the cut at k, as in `harness run`; a retriever that cuts a ranking it did not score
+    # (run-file) is told so.
+    semantics = parse_semantics(None)
+    retriever.ranking_semantics = semantics
     health = {"status": "ok", "retriever": retriever.name, "params": retriever.params(), "dataset": dataset,
               "documents": n_documents}
 
     def search(ids: list[str], texts: list[str], k: int) -> list[list[dict]]:
         with lock:
-            run = retriever.search(Queries(ids, texts), k).truncated(k)
+            run = retriever.search(Queries(ids, texts), k)
+        run = top_depth(run, k, semantics)
         position = {qid: i for i, qid in enumerate(run.query_ids.tolist())}
         out = []
         for qid in ids:
@@ -96,6 +120,9 @@ def create_app(retriever, dataset: str, n_documents: int, max_k: int = MAX_K, ma
                     raise BadRequest(f"queries[{i}] must be an object with a string \"q\"")
                 ids.append(str(query.get("id", i)))
                 texts.append(query["q"])
+                if not (_is_unicode(ids[-1]) and _is_unicode(texts[-1])):  # JSON's "\ud800" escapes: no UTF-8
+                    raise BadRequest(f"queries[{i}] holds a lone surrogate escape (\\ud800-\\udfff): not valid "
+                                     f"Unicode text")
             if len(set(ids)) != len(ids):
                 raise BadRequest("query ids in a batch must be unique")
         except BadRequest as exc:

@@ -60,6 +60,12 @@ def _psycopg():
     return psycopg
 
 
+def _text(text: str) -> str:
+    """``text`` as PostgreSQL can hold it: a NUL character (which text cannot store) becomes a space, a
+    separator, as any tokenizer reads it."""
+    return text.replace("\x00", " ")
+
+
 class PostgresRetriever(Retriever):
     """PostgreSQL full-text search (``tsvector`` / GIN / ``ts_rank``) over title + text.
 
@@ -171,8 +177,11 @@ class PostgresRetriever(Retriever):
                 "tsv tsvector GENERATED ALWAYS AS (to_tsvector({}::regconfig, contents)) STORED)"
             ).format(table, sql.Literal(self.config)))
             with con.cursor().copy(sql.SQL("COPY {} (id, contents) FROM STDIN").format(table)) as copy:
-                for row in zip(corpus.ids, itertools.chain.from_iterable(corpus.iter_contents())):
-                    copy.write_row(row)
+                for doc_id, contents in zip(corpus.ids, itertools.chain.from_iterable(corpus.iter_contents())):
+                    if "\x00" in doc_id:
+                        raise HarnessError(f"document id {doc_id!r} holds a NUL character, which PostgreSQL text "
+                                           f"cannot store")
+                    copy.write_row((doc_id, _text(contents)))
             con.execute(sql.SQL("CREATE INDEX ON {} USING gin (tsv)").format(table))
             con.execute(sql.SQL("COMMENT ON TABLE {} IS {}").format(table, sql.Literal(
                 f"retrieval-harness postgres retriever: corpus of {len(corpus)} documents, config {self.config}; "
@@ -215,7 +224,7 @@ class PostgresRetriever(Retriever):
             raise RuntimeError("index() must be called before search()")
         if not isinstance(k, int) or isinstance(k, bool) or k < 1:
             raise ValueError(f"k must be an integer >= 1, got {k!r}")
-        statement, texts = self._statement(), list(queries.texts)
+        statement, texts = self._statement(), [_text(t) for t in queries.texts]
         pool: queue.SimpleQueue = queue.SimpleQueue()
         opened = []
         n_workers = min(self.connections, max(1, -(-len(texts) // self.batch_size)))

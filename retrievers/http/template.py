@@ -8,8 +8,10 @@ pre-split strings. Placeholders (in the URL, the query-string parameters and the
     {k}          the number of hits wanted (an integer)
 
 A JSON string that is exactly one placeholder takes the value's own type (``"size": "{k}"`` sends
-``"size": 10``); inside a longer string the value is inserted as text. ``{{`` and ``}}`` are
-literal braces. Any other ``{name}`` is refused up front.
+``"size": 10``); inside a longer string the value is inserted as text; in the URL it is
+percent-encoded as one component (``quote(value, safe="")``: "a#b" is sent as ``a%23b``, never a
+fragment, a parameter or a path separator). ``{{`` and ``}}`` are literal braces. Any other
+``{name}`` is refused up front.
 
 Header values may name environment variables, ``${SEARCH_API_KEY}``; they are expanded only when
 requests are sent, and :meth:`RequestTemplate.describe` (what results record) keeps the reference,
@@ -27,8 +29,8 @@ import os
 import re
 import string
 from dataclasses import dataclass
-from typing import Any, Mapping
-from urllib.parse import urlsplit, urlunsplit
+from typing import Any, Callable, Mapping
+from urllib.parse import quote, urlsplit, urlunsplit
 
 from harness.errors import HarnessError
 
@@ -72,8 +74,9 @@ class TemplateString:
             return self.parts[0][1]
         return None
 
-    def render(self, values: Mapping[str, Any]) -> str:
-        return "".join(literal + ("" if name is None else str(values[name])) for literal, name in self.parts)
+    def render(self, values: Mapping[str, Any], escape: Callable[[str], str] = str) -> str:
+        """The string with each placeholder replaced by ``escape(str(value))`` (in a URL: percent-encoded)."""
+        return "".join(literal + ("" if name is None else escape(str(values[name]))) for literal, name in self.parts)
 
 
 def _compile_json(value: Any, where: str) -> Any:
@@ -249,7 +252,10 @@ class RequestTemplate:
 
     def render(self, query_id: str, query: str, k: int) -> Request:
         values = {"query": query, "query_id": query_id, "k": k}
-        return Request(self.method, self.url.render(values), {name: value.render(values) for name, value in self.params},
+        # In the URL a value is one percent-encoded component: "a#b" or "x?y=1&z" stays the query text
+        # (a path segment or a query-string value), never a fragment, a parameter or a path separator.
+        url = self.url.render(values, escape=lambda text: quote(text, safe=""))
+        return Request(self.method, url, {name: value.render(values) for name, value in self.params},
                        None if self.body is None else _render_json(self.body, values))
 
     def header_values(self, environ: Mapping[str, str] = os.environ) -> dict[str, str]:
@@ -277,12 +283,17 @@ class RequestTemplate:
                 raise ResponseError(f"hit {position}: id {doc_id!r} is not a string or integer")
             if isinstance(score, bool) or not isinstance(score, (int, float)) or score != score:
                 raise ResponseError(f"hit {position}: score {score!r} is not a number")
+            try:
+                score = float(score)
+            except OverflowError:  # an integer beyond a double's range
+                raise ResponseError(f"hit {position}: score (an integer of {len(str(abs(score)))} digits) is beyond "
+                                    f"the range of a double") from None
             doc_id = str(doc_id)
             if doc_id in seen:
                 raise ResponseError(f"hit {position}: document {doc_id!r} appears twice in the response")
             seen.add(doc_id)
             ids.append(doc_id)
-            scores.append(float(score))
+            scores.append(score)
         return Hits(ids, scores)
 
     def describe(self) -> dict:

@@ -92,6 +92,50 @@ def test_hostile_queries_are_data(dsn):
     assert r.stats()["n_rows"] == len(DOCS)
 
 
+def test_a_nul_character_in_a_query_or_a_document_is_a_separator(dsn):
+    """PostgreSQL text cannot hold NUL (psycopg: DataError "PostgreSQL text fields cannot contain NUL
+    (0x00) bytes"), which JSON allows ("\\u0000"): it was a traceback at search or load time. Read as
+    a space, a separator as any tokenizer reads it: "apple\\0banana" ranks as "apple banana"."""
+    docs = {**DOCS, "d8": "kiwi\x00papaya"}
+    r = create("postgres", dsn=dsn, config="simple")
+    r.index(corpus(docs))
+    run = r.search(queries("apple\x00banana", "apple banana", "papaya"), k=10)
+    assert run.to_dict()["q0"] == run.to_dict()["q1"] and run.doc_ids(0)[0] == "d1"
+    assert run.doc_ids(2) == ["d8"]
+    with pytest.raises(HarnessError, match=r"document id 'd\\x001' holds a NUL character"):
+        create("postgres", dsn=dsn, config="simple", cache=False).index(Corpus(["d\x001"], [""], ["apple"]))
+
+
+def test_or_ranking_matches_an_or_query_of_the_lexemes_built_independently(dsn):
+    """Random small corpora (ties, empty documents, stopwords): the run equals ts_rank of each document
+    against 'l1' | 'l2' | ... built from to_tsvector(query) (no websearch_to_tsquery, no replace),
+    sorted in Python by float32 score desc, id desc (code point order), top k."""
+    import random
+
+    rng = random.Random(5)
+    words = ["apple", "apples", "banana", "cherry", "the", "fig", "run", "running"]
+    chars = ["a", "B", "z", "1", "\u00e9", "\u4e2d", "\U0001F600", "\uffff", "\U00010000"]
+    with psycopg.connect(dsn, autocommit=True) as con:
+        for trial in range(4):
+            ids = list(dict.fromkeys("".join(rng.choice(chars) for _ in range(rng.randint(1, 3)))
+                                     for _ in range(12)))
+            docs = {d: " ".join(rng.choice(words) for _ in range(rng.randint(0, 5))) for d in ids}
+            rank, k = ("ts_rank", "ts_rank_cd")[trial % 2], rng.randint(1, 6)
+            r = create("postgres", dsn=dsn, rank=rank, batch_size=2)
+            r.index(corpus(docs))
+            texts = [" ".join(rng.choice(words) for _ in range(rng.randint(0, 4))) for _ in range(5)]
+            run = r.search(queries(*texts), k).to_dict()
+            for i, text in enumerate(texts):
+                q = con.execute("SELECT array_to_string(tsvector_to_array(to_tsvector('english', %s)), ' | ')",
+                                (text,)).fetchone()[0]
+                scored = [] if not q else [(d, float(np.float32(s))) for d, (s, m) in (
+                    (d, con.execute(f"SELECT {rank}(to_tsvector('english', %s), %s::tsquery), "
+                                    "to_tsvector('english', %s) @@ %s::tsquery", (body, q, body, q)).fetchone())
+                    for d, body in docs.items()) if m]
+                expected = sorted(scored, key=lambda t: (t[1], t[0]), reverse=True)[:k]
+                assert list(run.get(f"q{i}", {}).items()) == expected
+
+
 def test_loaded_table_is_reused_and_rebuilt_when_incomplete(dsn):
     first = create("postgres", dsn=dsn, config="simple")
     first.index(corpus())
