@@ -7,13 +7,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 
 from harness import progress
 from harness.datasets import Dataset
 from harness.datasets.corpus import Queries
 from harness.evaluation import EvaluationResult, Evaluator
-from harness.evaluation.semantics import Semantics, parse_semantics
+from harness.evaluation.semantics import Semantics, parse_semantics, top_depth
 from harness.reports import MetricsDocument, efficiency, write_result_folder
 from harness.retriever import Retriever
 from harness.run import Run, concat_runs
@@ -68,29 +67,6 @@ def _finish(run: Run, depth: int, ignore_identical_ids: bool, semantics: Semanti
     if ignore_identical_ids:
         run = run.without_identical_ids()
     return top_depth(run, depth, semantics)
-
-
-def top_depth(run: Run, depth: int, semantics: Semantics | str | None = None) -> Run:
-    """Each query's first ``depth`` entries in the evaluator's order under ``semantics`` (score
-    descending as it compares scores: as float32 under trec_eval-9, then document id descending),
-    with their full scores, in canonical order. None: the canonical (float64) order, ``run.truncated``.
-
-    Under trec_eval-9 two scores equal in float32 tie, so the larger id ranks first even when its
-    double score is lower: cutting the float64 order would keep a document the evaluator ranks
-    below the cut (e.g. scores a 1.00000001, b 1.0 at depth 1: the evaluator's first is b).
-    """
-    if semantics is None:
-        return run.truncated(depth)
-    ranked = parse_semantics(semantics).ranking_scores(run.scores)
-    if ranked is run.scores or not (np.diff(run.offsets) > depth).any() or np.array_equal(ranked, run.scores):
-        return run.truncated(depth)  # nothing cut, or the orders agree (float32 values: a retriever's scores)
-    top = run.with_scores(ranked).truncated(depth)
-    # The kept entries' full scores: a (query, document) pair occurs once, so it is a key.
-    n = max(run.n_vocab, 1)
-    keys = run.entry_query_index() * n + run.doc_codes
-    order = np.argsort(keys, kind="stable")
-    at = order[np.searchsorted(keys[order], top.entry_query_index() * n + top.doc_codes)]
-    return top.with_scores(run.scores[at]).canonical()
 
 
 @dataclass

@@ -73,7 +73,7 @@ class RunFileRetriever(Retriever):
         out = Run(np.asarray(list(queries.ids), dtype=object), offsets, run.doc_codes[take], run.scores[take],
                   run.doc_vocab, run._vocab_index)
         if self.ranking_semantics is not None:
-            from harness.experiment import top_depth
+            from harness.evaluation.semantics import top_depth
 
             out = top_depth(out, k, self.ranking_semantics)
         self._stats = {"run_queries": run.n_queries, "requested_queries": len(queries),

@@ -21,8 +21,12 @@ either semantics, since trec_eval 9 would refuse the file rather than read it di
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from harness.run import Run
 
 
 @dataclass(frozen=True)
@@ -55,3 +59,26 @@ def parse_semantics(value: str | Semantics | None) -> Semantics:
         return SEMANTICS[value]
     except KeyError:
         raise ValueError(f"unknown semantics {value!r}; known: {', '.join(SEMANTICS)}") from None
+
+
+def top_depth(run: "Run", depth: int, semantics: Semantics | str | None = None) -> "Run":
+    """Each query's first ``depth`` entries in the evaluator's order under ``semantics`` (score
+    descending as it compares scores: as float32 under trec_eval-9, then document id descending),
+    with their full scores, in canonical order. None: the canonical (float64) order, ``run.truncated``.
+
+    Under trec_eval-9 two scores equal in float32 tie, so the larger id ranks first even when its
+    double score is lower: cutting the float64 order would keep a document the evaluator ranks
+    below the cut (e.g. scores a 1.00000001, b 1.0 at depth 1: the evaluator's first is b).
+    """
+    if semantics is None:
+        return run.truncated(depth)
+    ranked = parse_semantics(semantics).ranking_scores(run.scores)
+    if ranked is run.scores or not (np.diff(run.offsets) > depth).any() or np.array_equal(ranked, run.scores):
+        return run.truncated(depth)  # nothing cut, or the orders agree (float32 values: a retriever's scores)
+    top = run.with_scores(ranked).truncated(depth)
+    # The kept entries' full scores: a (query, document) pair occurs once, so it is a key.
+    n = max(run.n_vocab, 1)
+    keys = run.entry_query_index() * n + run.doc_codes
+    order = np.argsort(keys, kind="stable")
+    at = order[np.searchsorted(keys[order], top.entry_query_index() * n + top.doc_codes)]
+    return top.with_scores(run.scores[at]).canonical()

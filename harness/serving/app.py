@@ -62,8 +62,7 @@ def _is_unicode(text: str) -> bool:
 
 def create_app(retriever, dataset: str, n_documents: int, max_k: int = MAX_K, max_batch: int = MAX_BATCH) -> Starlette:
     """A Starlette app serving an already indexed ``retriever``."""
-    from harness.evaluation.semantics import parse_semantics
-    from harness.experiment import top_depth
+    from harness.evaluation.semantics import parse_semantics, top_depth
 
     lock = threading.Lock()
     # The default evaluator's order (trec_eval-9: scores equal in float32 tie, the larger id first) decides

@@ -115,7 +115,7 @@ class HTTPRetriever(Retriever):
         semantics = getattr(self, "ranking_semantics", None)
         if semantics is not None:  # a service that sent more than k hits: cut in the evaluator's order (under
             # trec_eval-9 scores equal in float32 tie and the larger id ranks first), as the run-file retriever does
-            from harness.experiment import top_depth
+            from harness.evaluation.semantics import top_depth
 
             return top_depth(run, k, semantics)
         return run.truncated(k)

@@ -10,7 +10,8 @@ import pytrec_eval
 
 from harness.datasets import load_dataset
 from harness.evaluation import Evaluator
-from harness.experiment import run_experiment, top_depth
+from harness.evaluation.semantics import top_depth
+from harness.experiment import run_experiment
 from harness.formats.trec import read_run
 from harness.run import Run
 from retrievers.run_file import RunFileRetriever
