@@ -51,6 +51,7 @@ from retrievers.bm25.sparse_index import InvalidIndex, SparseIndex, TermList
 
 FORMAT_VERSION = 4  # 3: bounds.npy (the compiled search's pruning bounds), id_rank.npy (the ids' string order); 4: crc32 for sha256
 _ARRAYS = ("indptr", "indices", "data", "doc_lengths", "nonoccurrence", "bounds", "id_rank", "id_order")
+_REQUIRED = frozenset({"terms.txt", "indptr.npy", "indices.npy", "data.npy", "doc_lengths.npy"})  # in every entry
 END_BYTES = 1 << 16  # the ends of a file hashed on every load
 VERIFY_ENV = "HARNESS_BM25_VERIFY"
 
@@ -281,6 +282,8 @@ def load(root: Path, key: str, verify: str | None = None, postings_check=None) -
         present = {p.name for p in folder.iterdir()} - {"manifest.json"}
         if present != set(files):
             raise CacheCorrupt(f"files differ from the manifest: {sorted(present ^ set(files))}")
+        if not _REQUIRED <= set(files):
+            raise CacheCorrupt(f"missing files: {sorted(_REQUIRED - set(files))}")
         for name, meta in files.items():
             path = folder / name
             size = path.stat().st_size
@@ -288,6 +291,7 @@ def load(root: Path, key: str, verify: str | None = None, postings_check=None) -
                 raise CacheCorrupt(f"{name} does not match its checksum")
             if mode == "full" and crc32(path) != meta["crc32"]:
                 raise CacheCorrupt(f"{name} does not match its full checksum")
+        n_docs = int(manifest["n_docs"])
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise CacheCorrupt(f"unreadable manifest or file: {exc}") from None
     try:
@@ -302,7 +306,7 @@ def load(root: Path, key: str, verify: str | None = None, postings_check=None) -
         raise CacheCorrupt("terms.txt does not hold n_terms terms") from None
     index = SparseIndex(terms=terms, indptr=arrays["indptr"], indices=arrays["indices"], data=arrays["data"],
                         doc_lengths=arrays["doc_lengths"], nonoccurrence=arrays.get("nonoccurrence"),
-                        n_docs=int(manifest["n_docs"]), bounds=arrays.get("bounds"), id_rank=arrays.get("id_rank"),
+                        n_docs=n_docs, bounds=arrays.get("bounds"), id_rank=arrays.get("id_rank"),
                         id_order=arrays.get("id_order"))
     try:
         return index.validate(postings_check)  # once, here: search trusts it

@@ -106,6 +106,21 @@ def tfc(method: str, tf, l_d, l_avg: float, k1: float, b: float, delta: float):
     raise ValueError(f"unknown BM25 method {method!r}")
 
 
+def nonoccurrence_tfc(method: str, k1: float, delta: float) -> float:
+    """``tfc(method, tf=0, ...)`` of BM25L / BM25+, at any length: the non-occurrence component
+
+        bm25l  (k1 + 1) delta / (k1 + delta)      (c = 0; 0 when k1 = delta = 0)
+        bm25+  delta                              ((k1 + 1) 0 / (k1 (1 - b + b L) + 0) + delta)
+
+    in closed form: the general formula divides 0 by 0 when k1 = 0 (bm25+) or k1 = delta = 0 (bm25l),
+    where tf = 0 contributes no tf part, as in every other case."""
+    if method == "bm25+":
+        return delta
+    if method == "bm25l":
+        return (k1 + 1) * delta / (k1 + delta) if k1 + delta > 0 else 0.0
+    raise ValueError(f"{method!r} has no non-occurrence score")
+
+
 class PostingScorer:
     """Scores postings (term, document, tf) once the collection statistics are known."""
 
@@ -130,8 +145,7 @@ class PostingScorer:
         self.lengths = (quantize_lengths(doc_lengths) if params.lossy else doc_lengths).astype(np.float64)
         self.avgdl = total / n_with_terms if n_with_terms else 1.0
         if params.method in ("bm25l", "bm25+"):
-            tfc0 = tfc(params.method, 0.0, self.avgdl, self.avgdl, params.k1, params.b, params.delta)
-            self.nonocc64 = self.idf * tfc0
+            self.nonocc64 = self.idf * nonoccurrence_tfc(params.method, params.k1, params.delta)
             self.nonoccurrence = self.nonocc64.astype(np.float32)
 
     def __call__(self, term: np.ndarray, doc: np.ndarray, tf: np.ndarray) -> np.ndarray:
