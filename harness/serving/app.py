@@ -20,6 +20,7 @@ a time in a worker thread, so the event loop keeps answering ``/healthz``.
 
 from __future__ import annotations
 
+import json
 import threading
 from typing import Any
 
@@ -117,7 +118,10 @@ def create_app(retriever, dataset: str, n_documents: int, max_k: int = MAX_K, ma
             for i, query in enumerate(queries):
                 if not isinstance(query, dict) or not isinstance(query.get("q"), str):
                     raise BadRequest(f"queries[{i}] must be an object with a string \"q\"")
-                ids.append(str(query.get("id", i)))
+                query_id = query.get("id", i)
+                if isinstance(query_id, bool) or not isinstance(query_id, (str, int)):  # null, a list: no id
+                    raise BadRequest(f"queries[{i}] \"id\" must be a string or an integer; got {json.dumps(query_id)}")
+                ids.append(str(query_id))
                 texts.append(query["q"])
                 if not (_is_unicode(ids[-1]) and _is_unicode(texts[-1])):  # JSON's "\ud800" escapes: no UTF-8
                     raise BadRequest(f"queries[{i}] holds a lone surrogate escape (\\ud800-\\udfff): not valid "

@@ -60,3 +60,13 @@ def test_the_cut_at_k_is_the_evaluators_as_in_harness_run(tmp_path):
     assert hits == [{"id": "b", "score": 1.00000001}, {"id": "c", "score": 1.0}]  # canonical order, full scores
     hits = served.post("/search", json={"k": 1, "queries": [{"id": "q1", "q": "x"}]}).json()["results"][0]["hits"]
     assert hits == [{"id": "c", "score": 1.0}]
+
+
+@pytest.mark.parametrize("query_id, shown", [(None, "null"), ([1], "[1]"), (True, "true"), ({"a": 1}, '{"a": 1}')])
+def test_a_batch_query_id_that_is_no_string_or_integer_gets_400(client, query_id, shown):
+    """An id of null or [1] used to be answered under the ids "None" and "[1]" (Python's str())."""
+    reply = client.post("/search", json={"queries": [{"id": query_id, "q": "stem"}]})
+    assert reply.status_code == 400
+    assert reply.json() == {"error": f'queries[0] "id" must be a string or an integer; got {shown}'}
+    reply = client.post("/search", json={"queries": [{"id": 7, "q": "stem"}, {"q": "cell"}]})  # 7 -> "7"; absent -> index
+    assert reply.status_code == 200 and [r["query_id"] for r in reply.json()["results"]] == ["7", "1"]
