@@ -24,6 +24,11 @@ def _signed(value: float) -> str:
     return f"{value:+.4f}"
 
 
+def _name(text: str) -> str:
+    """A system name as one Markdown table cell: ``|`` escaped, line breaks as spaces."""
+    return text.replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+
+
 def comparison_table(comparison: Comparison) -> str:
     c = comparison
     speed, _ = efficiency_columns(c.aligned.systems)
@@ -41,7 +46,7 @@ def comparison_table(comparison: Comparison) -> str:
             if cell is not None and cell.significant:
                 text += " ▲" if cell.stats.difference > 0 else " ▼"
             cells.append(text)
-        label = f"{system} (baseline)" if system == c.baseline else system
+        label = f"{_name(system)} (baseline)" if system == c.baseline else _name(system)
         lines.append(f"| {label} | " + " | ".join(cells + speed.get(system, [])) + " |")
     return "\n".join(lines) + "\n"
 
@@ -53,7 +58,8 @@ def details_table(comparison: Comparison) -> str:
              "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for (system, metric), cell in c.cells.items():
         s = cell.stats
-        lines.append(f"| {system} | {metric} | {_signed(s.difference)} | [{_signed(s.ci_low)}, {_signed(s.ci_high)}] "
+        lines.append(f"| {_name(system)} | {metric} | {_signed(s.difference)} "
+                     f"| [{_signed(s.ci_low)}, {_signed(s.ci_high)}] "
                      f"| {_p(s.p_t)} | {_p(s.p_randomization)} | {_p(cell.p_t_holm)} | {_p(cell.p_randomization_holm)} "
                      f"| {s.wins}/{s.ties}/{s.losses} |")
     return "\n".join(lines) + "\n"

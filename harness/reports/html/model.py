@@ -9,9 +9,12 @@ Per dataset (the systems evaluated on it, aligned on their queries, :func:`harne
   chosen paired test, as ``harness compare``), the p-values of the n(n-1)/2 pairs are
   Holm-adjusted, and :func:`~harness.compare.significance.rank_groups` splits the ranking into
   maximal runs of consecutive ranks without a significant pair, lettered a, b, c...;
-* every system against the baseline: difference, paired bootstrap interval (the differences of
-  the cells' resampled means: the same draws as :func:`harness.compare.compare` makes), the chosen
-  test's p-value Holm-adjusted across the systems; the numbers ``harness compare`` prints;
+* every system against the baseline: difference, paired bootstrap interval of the mean per-query
+  difference (:func:`~harness.compare.significance.paired_bootstrap_ci` on ``d = system - baseline``,
+  as :func:`harness.compare.compare`; not the differences of the cells' resampled means, whose
+  rounding can differ in the last bit, e.g. a bound of -1.1e-16 shown as -0.0000 where every
+  difference is >= 0), the chosen test's p-value Holm-adjusted across the systems; the numbers
+  ``harness compare`` prints;
 * the per-query values, query texts, judged documents with grades and each system's top k, for
   the explorer.
 
@@ -31,8 +34,8 @@ import numpy as np
 from harness.compare import Settings, SystemResult, align
 from harness.compare.load import find_qrels
 from harness.compare.plots import curves
-from harness.compare.significance import (bootstrap_means, holm_bonferroni, paired_t_test, percentile_interval,
-                                          randomization_test, rank_groups)
+from harness.compare.significance import (bootstrap_means, holm_bonferroni, paired_bootstrap_ci, paired_t_test,
+                                          percentile_interval, randomization_test, rank_groups)
 from harness.errors import HarnessError
 
 DEFAULT_METRICS = ("NDCG@10", "Recall@100", "MRR@10")
@@ -257,12 +260,12 @@ def dataset_section(label: str, systems: list[SystemResult], metrics: list[str],
         for letter, group in zip(_letters(len(groups)), groups):
             for i in group:
                 row[names[i]]["groups"] = row[names[i]].get("groups", "") + letter
-        # Against the baseline: harness compare's family (Holm over the other systems). Every column
-        # was resampled with the same queries, so the paired interval is that of the drawn differences.
+        # Against the baseline: harness compare's family (Holm over the other systems) and its interval,
+        # computed as compare computes it (the same draws; the same arithmetic, so the same digits).
         adjusted = holm_bonferroni([p[(min(i, b), max(i, b))] for i in others])
         for i, q in zip(others, adjusted.tolist()):
             d = values[i] - values[b]
-            ci = percentile_interval(draws[(names[i], metric)] - draws[(base, metric)], settings.confidence)
+            ci = paired_bootstrap_ci(values[b], values[i], settings.resamples, settings.confidence, settings.seed)
             versus.append({"system": names[i], "metric": metric, "difference": float(d.mean()), "low": ci.low,
                            "high": ci.high, "p_holm": q, "significant": q < settings.alpha and d.mean() != 0,
                            "wins": int((d > 0).sum()), "ties": int((d == 0).sum()), "losses": int((d < 0).sum())})
