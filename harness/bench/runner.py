@@ -100,9 +100,10 @@ class _Datasets:
         if self.spec != spec:
             from harness.datasets import load_dataset
 
-            self.spec, self.dataset = spec, None
+            self.spec, self.dataset = None, None  # set once loaded: a failed load fails each of its cells alike
             with progress.task(f"loading {spec.label}"):
-                self.dataset = load_dataset(spec.source, spec.split)
+                dataset = load_dataset(spec.source, spec.split)
+            self.spec, self.dataset = spec, dataset
         return self.dataset
 
 

@@ -280,3 +280,17 @@ def test_checksum_memo_follows_size_and_mtime(setup):
     os.utime(qrels, ns=(time.time_ns(), mtime(qrels) + 10**9))
     assert [o.status for o in run_bench(load_config(path)).outcomes] == ["run", "run"]
     assert [o.status for o in run_bench(load_config(path)).outcomes] == ["reused", "reused"]
+
+
+def test_a_dataset_that_fails_to_load_fails_each_of_its_cells_with_its_own_error(setup):
+    # The tiny dataset has no "train" qrels: every cell names that. Before, the first cell did and the
+    # others failed with "'NoneType' object has no attribute 'files'" (the failed load was remembered).
+    tmp_path, tiny, run = setup
+    body = (f'datasets = [{{path = "{tiny}", label = "tiny", split = "train"}}]\n'
+            '[[retrievers]]\ntype = "harness_example_plugin:IdfOverlapRetriever"\nlabel = "a"\n'
+            '[[retrievers]]\ntype = "harness_example_plugin:IdfOverlapRetriever"\nlabel = "b"\nparams = {min_df = 2}\n')
+    result = run_bench(load_config(write_config(tmp_path, body)))
+    errors = {o.cell.name: (o.status, o.error) for o in result.outcomes}
+    assert set(errors) == {"tiny / a", "tiny / b"}
+    for status, error in errors.values():
+        assert status == "failed" and "no qrels for split 'train'" in error, error
