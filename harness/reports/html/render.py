@@ -69,7 +69,7 @@ def leaderboard(report: Report) -> str:
 def _versus_row(v: dict) -> str:
     direction = "up" if v["difference"] > 0 else "down" if v["difference"] < 0 else ""
     mark = (" ▲" if v["difference"] > 0 else " ▼") if v["significant"] else ""
-    p = "<0.0001" if v["p_holm"] < 1e-4 else f"{v['p_holm']:.4f}"
+    p = "&lt;0.0001" if v["p_holm"] < 1e-4 else f"{v['p_holm']:.4f}"
     return (f'<tr><td>{escape(v["system"])}</td><td>{escape(v["metric"])}</td>'
             f'<td class="num {direction}">{v["difference"]:+.4f}</td>'
             f'<td class="num">[{v["low"]:+.4f}, {v["high"]:+.4f}]</td><td class="num">{p}{mark}</td>'
