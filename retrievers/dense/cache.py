@@ -138,17 +138,29 @@ class EmbeddingCache:
                 write_json(self.folder / "meta.json", meta)
             if on_progress is not None:
                 on_progress(len(rows))
-        parts = [_load(self.part_path(i), len(self.chunk_rows(i)), meta.get("dim"), mmap=True)
-                 for i in range(self.n_chunks)]
-        dim = meta.get("dim") or (parts[0].shape[1] if parts else 0)
-        with atomic_path(self.final_path) as tmp:
-            out = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float32, shape=(self.n_rows, dim))
-            for i, part in enumerate(parts):
-                if part is None or part.shape[1] != dim:
-                    raise ValueError(f"cache part {self.part_path(i)} vanished or changed while joining")
-                out[self.chunk_rows(i)] = part
-            out.flush()
-            del out
+        # each part is mapped only while it is copied: a map holds a file descriptor, so keeping every
+        # part's map open at once fails past the open-files limit (ulimit -n; 1024 chunks = 524,288 rows)
+        def load_part(i: int, dim: int | None) -> np.ndarray:
+            part = _load(self.part_path(i), len(self.chunk_rows(i)), dim, mmap=True)
+            if part is None:
+                raise ValueError(f"cache part {self.part_path(i)} vanished or changed while joining")
+            return part
+
+        try:
+            dim = meta.get("dim") or (load_part(0, None).shape[1] if self.n_chunks else 0)
+            with atomic_path(self.final_path) as tmp:
+                out = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float32, shape=(self.n_rows, dim))
+                for i in range(self.n_chunks):
+                    out[self.chunk_rows(i)] = load_part(i, dim)
+                out.flush()
+                del out
+        except ValueError:
+            # another process filling the same entry (two cells sharing a cache) joined it first and
+            # removed the parts: its complete matrix is this one (parts written since are removed below)
+            complete = self.load_complete()
+            if complete is None:
+                raise
+            dim = complete.shape[1]
         for i in range(self.n_chunks):
             with contextlib.suppress(FileNotFoundError):
                 self.part_path(i).unlink()
