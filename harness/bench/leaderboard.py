@@ -17,6 +17,7 @@ from datetime import datetime, timezone
 
 from harness.bench.cells import Cell
 from harness.bench.config import BenchConfig
+from harness.compare.analysis import same_mean
 from harness.fingerprint import describe_hardware
 from harness.reports import efficiency
 from harness.reports.document import MetricsDocument
@@ -130,7 +131,7 @@ def metric_table(board: dict, metric: str) -> list[str]:
     for label, row in [*table["rows"].items(), ("average", table["average"])]:
         present = [v for v in row.values() if v is not None]
         best = max(present) if present else None
-        cells = [f"**{_fmt(row[r])}**" if row[r] is not None and row[r] == best and len(present) > 1
+        cells = [f"**{_fmt(row[r])}**" if row[r] is not None and same_mean(row[r], best) and len(present) > 1
                  else _fmt(row[r]) for r in retrievers]
         lines.append(f"| {'**average**' if label == 'average' else label} | {' | '.join(cells)} |")
     return lines

@@ -34,10 +34,10 @@ def compare(
     plots: bool = typer.Option(False, "--plots", help="Write PNG plots beside the --json file."),
 ) -> None:
     """Compare RESULTS on the chosen metrics: Markdown table (best in bold), paired tests, Holm correction."""
-    from harness.atomic import write_json, write_text
+    from harness.atomic import indented_json, write_text
     from harness.compare import Settings, align, compare as run_compare, load_system
     from harness.compare.load import unique_names
-    from harness.compare.table import comparison_markdown
+    from harness.compare.table import comparison_markdown, valid_json_text, valid_text
     from harness.errors import HarnessError
 
     if len(results) < 2:
@@ -58,14 +58,15 @@ def compare(
         typer.echo(f"warning: {warning}", err=True)
     comparison = run_compare(aligned, baseline, settings)
     markdown = comparison_markdown(comparison)
-    typer.echo(markdown, nl=False)
+    typer.echo(valid_text(markdown), nl=False)
     if markdown_out:
-        write_text(markdown_out, markdown)
+        write_text(markdown_out, valid_text(markdown))
     if json_out:
         from harness.reports.efficiency import summary
 
         speed = {s.name: summary(s.document.efficiency) for s in systems if s.document and s.document.efficiency}
-        write_json(json_out, {**comparison.to_dict(), **({"efficiency": speed} if speed else {})})
+        document = {**comparison.to_dict(), **({"efficiency": speed} if speed else {})}
+        write_text(json_out, valid_json_text(indented_json(document)) + "\n")  # write_json's text
         if plots:
             _plots(comparison, json_out.parent, json_out.stem)
 

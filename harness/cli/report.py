@@ -36,15 +36,14 @@ def report(
 ) -> None:
     """Write RESULTS as one HTML page: leaderboard with intervals, plots, per-query explorer, settings."""
     from harness.compare import Settings
+    from harness.compare.load import split_name
     from harness.errors import HarnessError
     from harness.reports.html import build_report, load_results, write_report
 
     groups = load_results(results)
     sources = {}
     for item in dataset or []:
-        label, sep, source = item.partition("=")
-        if not sep:
-            label, source = None, item
+        label, source = split_name(item)  # a folder whose path holds '=' is a plain folder, as for RESULTS
         if label is None:
             if len(groups) != 1:
                 raise HarnessError(f"--dataset {item}: the results cover {len(groups)} datasets "

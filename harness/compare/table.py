@@ -1,7 +1,8 @@
 """Markdown for a comparison: systems x metrics (best in bold, significance marks), then the details.
 
 Main table: one row per system, one column per metric, the mean over the compared queries at 4
-decimals; the best value of each column is bold (every system that reaches it exactly). A system
+decimals; the best value of each column is bold (every system that reaches it, up to the rounding of
+the sums: :func:`~harness.compare.analysis.same_mean`). A system
 significantly better than the baseline (Holm-adjusted p of the chosen test < alpha) is marked
 ``▲``, significantly worse ``▼``. The details table gives, for every system and metric, the mean
 difference with its bootstrap interval, the raw and adjusted p-values of both tests, and the
@@ -11,9 +12,27 @@ blocks, efficiency columns follow the metrics in the main table (:func:`efficien
 
 from __future__ import annotations
 
+import re
+
 from harness.compare.analysis import TESTS, Comparison
 from harness.fingerprint import describe_hardware
 from harness.reports import efficiency
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def valid_text(text: str) -> str:
+    """``text`` with each lone surrogate as U+FFFD, so that it can be written as UTF-8: a folder name
+    that is not UTF-8 (Python decodes its bytes as surrogates: ``caf\\xe9`` is ``'caf\\udce9'``), or a
+    ``\\ud800`` escape in a JSON file, would otherwise fail the whole output."""
+    return _SURROGATE.sub("\ufffd", text)
+
+
+def valid_json_text(text: str) -> str:
+    """JSON text (``ensure_ascii=False``) with each lone surrogate as its ``\\uXXXX`` escape: valid
+    UTF-8, and it reads back as the same string."""
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def _p(value: float) -> str:

@@ -32,6 +32,7 @@ from typing import Sequence
 import numpy as np
 
 from harness.compare import Settings, SystemResult, align
+from harness.compare.analysis import same_mean
 from harness.compare.load import find_qrels
 from harness.compare.plots import curves
 from harness.compare.significance import (bootstrap_means, holm_bonferroni, paired_bootstrap_ci, paired_t_test,
@@ -252,7 +253,7 @@ def dataset_section(label: str, systems: list[SystemResult], metrics: list[str],
         row = cells[metric]
         top = max(v["mean"] for v in row.values())
         for v in row.values():
-            v["best"] = v["mean"] == top and len(row) > 1
+            v["best"] = same_mean(v["mean"], top) and len(row) > 1
         values = [aligned.of(n, metric) for n in names]
         p = pair_p_values(values, settings)
         groups = rank_groups([row[n]["mean"] for n in names], pairwise_different(values, p, settings.alpha)) \
@@ -278,6 +279,22 @@ def dataset_section(label: str, systems: list[SystemResult], metrics: list[str],
                           resampled=draws)
 
 
+def evaluated_order(run, settings: dict):
+    """The ranking the result's values were computed on: without the documents whose id is the query's
+    (``ignore_identical_ids``, the evaluator's default when not recorded) and in the evaluator's order
+    under the recorded semantics (trec_eval-9: score as float32 descending, then document id
+    descending; so scores 1.00000001 for "a" and 1.0 for "b" rank b first). Without a recorded
+    semantics: the canonical (float64) order."""
+    from harness.evaluation.semantics import SEMANTICS
+
+    if settings.get("ignore_identical_ids", True) is not False:
+        run = run.without_identical_ids()
+    semantics = SEMANTICS.get(settings.get("semantics")) if isinstance(settings.get("semantics"), str) else None
+    if semantics is not None:
+        run = run.with_scores(semantics.ranking_scores(run.scores))
+    return run.canonical()
+
+
 def _top_codes(system: SystemResult, query_ids: list[str], k: int, vocabulary: dict[str, int],
                warnings: list[str]) -> list[list[int]] | None:
     """Each query's first ``k`` documents as codes into ``vocabulary`` (extended as needed); None
@@ -290,6 +307,7 @@ def _top_codes(system: SystemResult, query_ids: list[str], k: int, vocabulary: d
         return None
     if run is None:
         return None
+    run = evaluated_order(run, result_info(system).settings)
     position = {q: i for i, q in enumerate(run.query_ids.tolist())}
     rows = np.fromiter((position.get(q, -1) for q in query_ids), dtype=np.int64, count=len(query_ids))
     present = rows >= 0
@@ -366,7 +384,7 @@ def average_row(sections: list[DatasetSection], metrics: list[str], systems: lis
         if row:
             top = max(v["mean"] for v in row.values())
             for v in row.values():
-                v["best"] = v["mean"] == top and len(row) > 1
+                v["best"] = same_mean(v["mean"], top) and len(row) > 1
         out[metric] = row
     return out
 

@@ -5,6 +5,7 @@ from compact JSON embedded in the page. No network access is needed to view it."
 from __future__ import annotations
 
 import json
+import math
 from datetime import datetime, timezone
 from html import escape
 from importlib import resources
@@ -13,6 +14,7 @@ from string import Template
 
 from harness.atomic import write_text
 from harness.compare.analysis import TESTS
+from harness.compare.table import valid_json_text, valid_text
 from harness.reports.html import svg
 from harness.reports.html.model import DatasetSection, Report
 
@@ -110,8 +112,8 @@ def plots(report: Report) -> str:
 
 
 def _value(value) -> str:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return escape(str(value))
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return escape(str(value))  # text, and NaN / inf as such (NaN is no "<0.001")
     size = abs(value)
     if size >= 100:
         return f"{value:,.0f}"
@@ -155,8 +157,9 @@ def warnings(report: Report) -> str:
 
 
 def _script_json(obj) -> str:
-    """JSON safe inside <script>: '<' occurs only in strings, written as \\u003c (no '</script>', no '<!--')."""
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
+    """JSON safe inside <script>: '<' occurs only in strings, written as \\u003c (no '</script>', no '<!--');
+    lone surrogates (strings that are not Unicode) as their \\uXXXX escapes."""
+    return valid_json_text(json.dumps(obj, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c"))
 
 
 def explorer_payload(sections: list[DatasetSection]) -> dict:
@@ -176,7 +179,8 @@ def render(report: Report) -> str:
 
 
 def write_report(report: Report, path: str | Path) -> Path:
-    """Write the page atomically; returns its path."""
+    """Write the page atomically; returns its path. Text that is not Unicode (a lone surrogate: a folder
+    name that is not UTF-8) is shown as U+FFFD."""
     path = Path(path)
-    write_text(path, render(report))
+    write_text(path, valid_text(render(report)))
     return path

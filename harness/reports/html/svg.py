@@ -85,8 +85,9 @@ def line_chart(title: str, ks: list[int], series: list[tuple[str, list[float]]],
         points = " ".join(f"{x(i):.1f},{y(v):.1f}" for i, v in enumerate(ys))
         body.append(f'<polyline points="{points}" fill="none" stroke="{color(n)}" stroke-width="2"/>')
         for i, v in enumerate(ys):
+            tip = f"{name}: {ylabel.split('@')[0]}@{ks[i]} = {v:.4f}"
             body.append(f'<circle cx="{x(i):.1f}" cy="{y(v):.1f}" r="3" fill="{color(n)}">'
-                        f'<title>{escape(name)}: {ylabel.split("@")[0]}@{ks[i]} = {v:.4f}</title></circle>')
+                        f'<title>{escape(tip)}</title></circle>')
         lx, ly = LEFT + (n % 2) * (WIDTH - LEFT) / 2, HEIGHT + 16 * (n // 2) - 4
         body.append(f'<rect x="{lx:.1f}" y="{ly - 8}" width="10" height="10" fill="{color(n)}"/>'
                     f'<text x="{lx + 14:.1f}" y="{ly + 1}" class="legend">{escape(name)}</text>')
