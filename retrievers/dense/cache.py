@@ -3,14 +3,17 @@
 One entry per key (model identity, content hash of the texts, max sequence length, prompt,
 normalization; see :func:`cache_key`), in ``<cache dir>/<kind>-<key>/``::
 
-    meta.json           what the key was made of, rows, chunk size (written first)
-    part-000000.npy     rows of one chunk of the encoding order, while the encode is under way
-    embeddings.npy      all rows in input order, once complete (the parts are then removed)
+    meta.json             what the key was made of, rows, chunk size (written first)
+    part-512-000000.npy   rows of one chunk of the encoding order (named by chunk size and chunk
+                          number), while the encode is under way
+    embeddings.npy        all rows in input order, once complete (the parts are then removed)
 
 Every file is written to a temporary name and renamed (harness.atomic), so an interrupted run
 leaves whole parts only; the next run loads them and encodes the rest. A part or final file whose
 shape disagrees with meta.json is ignored (and rewritten). The chunk size only matters while
-parts exist: a complete entry serves any chunk size.
+parts exist: a complete entry serves any chunk size. A part's name holds its chunk size, so that a
+process filling the same entry with another chunk size at the same time (which restarts the entry)
+never takes the other's part i, whose rows differ, for its own.
 """
 
 from __future__ import annotations
@@ -71,7 +74,7 @@ class EmbeddingCache:
         return self.folder / "embeddings.npy"
 
     def part_path(self, i: int) -> Path:
-        return self.folder / f"part-{i:06d}.npy"
+        return self.folder / f"part-{self.chunk_size}-{i:06d}.npy"
 
     def chunk_rows(self, i: int) -> np.ndarray:
         return self.order[i * self.chunk_size:(i + 1) * self.chunk_size]

@@ -3,9 +3,9 @@
 The missing chunks of an :class:`~retrievers.dense.cache.EmbeddingCache` entry (the shards) become
 the rows of a Ray Dataset, one row per chunk holding the chunk's texts. ``map_batches`` hands them
 to a pool of :class:`ChunkEncoder` actors (one model per actor: one actor per GPU, or N CPU
-actors); each actor encodes a chunk and writes its ``part-NNNNNN.npy`` itself, atomically, into
-the entry's folder. That folder must therefore be on storage every node reads and writes
-(``HARNESS_CACHE_DIR`` on a shared filesystem; see docs/ray.md). The driver then assembles
+actors); each actor encodes a chunk and writes its ``part-<chunk size>-NNNNNN.npy`` itself,
+atomically, into the entry's folder. That folder must therefore be on storage every node reads and
+writes (``HARNESS_CACHE_DIR`` on a shared filesystem; see docs/ray.md). The driver then assembles
 ``embeddings.npy`` from the parts exactly as a local encode does, so a later local run finds a
 complete entry (a cache hit), and an interrupted job resumes from the parts already written.
 

@@ -243,8 +243,8 @@ class DenseRetriever(Retriever):
         q = self.encode("queries", queries.ids, queries.texts, self.query_prompt)
         search_started = time.perf_counter()
         cosine = self.score == "cos"
-        if len(queries) == 0:
-            idx, scores = np.empty((0, 0), dtype=np.int64), np.empty((0, 0), dtype=np.float32)
+        if len(queries) == 0 or len(self._docs) == 0:  # (an empty corpus's matrix is (0, 0): no dim to check)
+            idx, scores = np.empty((len(queries), 0), dtype=np.int64), np.empty((len(queries), 0), dtype=np.float32)
         elif self.index_kind == "faiss":
             if self._faiss is None:
                 from retrievers.dense.faiss_index import FaissIndex

@@ -5,15 +5,18 @@ function, same layout ideas).
 One entry per key (model files' sha256, corpus content hash, max active dims; see
 :func:`retrievers.dense.cache.cache_key`), in ``<cache dir>/sparse/doc-<key>/``::
 
-    meta.json           what the key was made of, rows, chunk size (written first)
-    part-000000.npz     one chunk of rows (lengths, term ids, weights), while the encode is under way
-    weights.npz         all rows in corpus order, once complete (the parts are then removed)
-    complete.json       rows, entries and the size and sha256 of weights.npz (written last)
+    meta.json             what the key was made of, rows, chunk size (written first)
+    part-2048-000000.npz  one chunk of rows (lengths, term ids, weights; named by chunk size and
+                          chunk number), while the encode is under way
+    weights.npz           all rows in corpus order, once complete (the parts are then removed)
+    complete.json         rows, entries and the size and sha256 of weights.npz (written last)
 
 Every file is written to a temporary name and renamed (harness.atomic). A part that cannot be read
-(npz members carry a CRC) or does not fit is encoded again. The complete entry is checked against
-complete.json (size, sha256) and for consistency (lengths sum to the entries, term ids >= 0);
-a mismatch raises :class:`CacheCorrupt` and the caller discards and rebuilds it.
+(npz members carry a CRC) or does not fit is encoded again; a part's name holds its chunk size, so
+a process filling the same entry with another chunk size at the same time never takes the other's
+part i (other documents) for its own. The complete entry is checked against complete.json (size,
+sha256) and for consistency (lengths sum to the entries, term ids >= 0); a mismatch raises
+:class:`CacheCorrupt` and the caller discards and rebuilds it.
 """
 
 from __future__ import annotations
@@ -102,7 +105,7 @@ class SparseWeightCache:
         return self.folder / "complete.json"
 
     def part_path(self, i: int) -> Path:
-        return self.folder / f"part-{i:06d}.npz"
+        return self.folder / f"part-{self.chunk_size}-{i:06d}.npz"
 
     def _json(self, path: Path) -> dict:
         try:

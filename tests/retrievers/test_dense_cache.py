@@ -58,8 +58,8 @@ def test_interrupted_build_resumes_with_the_missing_chunks_only(tmp_path):
     calls = []
     with pytest.raises(KeyboardInterrupt):
         make(tmp_path / "e").build(rows_encoder(calls, fail_on_call=3))
-    assert (tmp_path / "e" / "part-000000.npy").is_file() and (tmp_path / "e" / "part-000001.npy").is_file()
-    assert not (tmp_path / "e" / "part-000002.npy").exists()
+    assert (tmp_path / "e" / "part-4-000000.npy").is_file() and (tmp_path / "e" / "part-4-000001.npy").is_file()
+    assert not (tmp_path / "e" / "part-4-000002.npy").exists()
     assert not list((tmp_path / "e").glob("*.tmp")), "an interrupted write must leave no temporary file"
     assert make(tmp_path / "e").load_complete() is None
     assert make(tmp_path / "e").cached_rows() == 8
@@ -74,7 +74,7 @@ def test_interrupted_build_resumes_with_the_missing_chunks_only(tmp_path):
 def test_corrupt_or_mismatched_part_is_reencoded(tmp_path):
     with pytest.raises(KeyboardInterrupt):
         make(tmp_path / "e").build(rows_encoder([], fail_on_call=3))
-    (tmp_path / "e" / "part-000001.npy").write_bytes(b"\x93NUMPY garbage")
+    (tmp_path / "e" / "part-4-000001.npy").write_bytes(b"\x93NUMPY garbage")
     calls = []
     out, reused = make(tmp_path / "e").build(rows_encoder(calls))
     assert calls == [[5, 4, 3, 2], [1, 0]] and reused == 4

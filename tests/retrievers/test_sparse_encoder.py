@@ -143,7 +143,7 @@ def test_cache_hit_resume_and_corrupt_entry_rebuilt(tiny_model, data, tmp_path, 
     fourth.model.encode = failing
     with pytest.raises(KeyboardInterrupt):
         fourth.index(corpus)
-    assert (entry / "part-000000.npz").is_file() and not (entry / "weights.npz").exists()
+    assert (entry / "part-16-000000.npz").is_file() and not (entry / "weights.npz").exists()
     fifth = make()
     fifth.index(corpus)
     assert fifth.cache_status == "resumed" and fifth.stats()["documents_from_parts"] == 16
