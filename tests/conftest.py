@@ -39,3 +39,25 @@ def ray_local():
     yield ray
     if started:
         ray.shutdown()
+
+
+@pytest.fixture
+def harness_cli(capsys, monkeypatch):
+    """Run ``harness ARGS...`` in this process: (returncode, stdout, stderr) as a namespace."""
+    import sys
+    from types import SimpleNamespace
+
+    from harness.cli import main
+
+    def call(*args):
+        monkeypatch.setattr(sys, "argv", ["harness", *map(str, args)])
+        capsys.readouterr()
+        try:
+            main()
+            code = 0
+        except SystemExit as exc:
+            code = exc.code or 0
+        out = capsys.readouterr()
+        return SimpleNamespace(returncode=code, stdout=out.out, stderr=out.err)
+
+    return call

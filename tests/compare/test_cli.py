@@ -10,7 +10,6 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
@@ -21,21 +20,8 @@ BASELINE = REPO / "results" / "baselines" / "scifact" / "bm25"
 
 
 @pytest.fixture
-def harness(capsys, monkeypatch):
-    from harness.cli import main
-
-    def call(*args):
-        monkeypatch.setattr(sys, "argv", ["harness", *map(str, args)])
-        capsys.readouterr()
-        try:
-            main()
-            code = 0
-        except SystemExit as exc:
-            code = exc.code or 0
-        out = capsys.readouterr()
-        return SimpleNamespace(returncode=code, stdout=out.out, stderr=out.err)
-
-    return call
+def harness(harness_cli):
+    return harness_cli
 
 
 @pytest.fixture

@@ -97,14 +97,11 @@ def test_a_folder_name_that_is_not_utf8_does_not_cost_the_page(tmp_path):
     assert data["datasets"][0]["texts"][0] == "bad \ud800 text"
 
 
-def test_dataset_folder_whose_path_holds_an_equals_sign_is_a_plain_folder(tmp_path, monkeypatch, capsys):
+def test_dataset_folder_whose_path_holds_an_equals_sign_is_a_plain_folder(tmp_path, harness_cli):
     """`--dataset FOLDER` with 'k=1' in the folder's path was split as LABEL=FOLDER ("no results on a
     dataset '.../k'", exit 2); an existing path is a plain folder, as RESULTS' NAME=PATH rule has it."""
     import json
     import re
-    import sys
-
-    from harness.cli import main
 
     beir = tmp_path / "k=1" / "toy"
     (beir / "qrels").mkdir(parents=True)
@@ -115,14 +112,9 @@ def test_dataset_folder_whose_path_holds_an_equals_sign_is_a_plain_folder(tmp_pa
     folders = [str(write_result(tmp_path / s, {"q0": {"M@1": v}, "q1": {"M@1": 1 - v}}, rankings={"q0": ["d1"]}))
                for s, v in (("s0", 0.0), ("s1", 1.0))]
     page = tmp_path / "r.html"
-    monkeypatch.setattr(sys, "argv", ["harness", "report", *folders, "-m", "M@1", "-d", str(beir), "-o", str(page),
-                                      "--permutations", "10", "--resamples", "10"])
-    try:
-        main()
-        code = 0
-    except SystemExit as exc:
-        code = exc.code or 0
-    assert code == 0, capsys.readouterr().err
+    proc = harness_cli("report", *folders, "-m", "M@1", "-d", beir, "-o", page, "--permutations", "10",
+                       "--resamples", "10")
+    assert proc.returncode == 0, proc.stderr
     data = json.loads(re.search(r'id="report-data">(.*?)</script>', page.read_text(encoding="utf-8"), re.S)[1])
     explorer = data["datasets"][0]
     judged = {q: [explorer["docs"][c] for c in row[::2]] for q, row in zip(explorer["queries"], explorer["judged"])}
