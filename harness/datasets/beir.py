@@ -197,6 +197,8 @@ def load_qrels_tsv(path: Path) -> Qrels:
             value = float(grade)
             if value != value:
                 raise InputError("score is NaN", path, number, query_id)
+            if value in (float("inf"), float("-inf")):  # (an infinite gain makes nDCG inf / inf = NaN)
+                raise InputError(f"score {grade!r} is not finite", path, number, query_id)
             _add_judgment(rows, lines, query_id, doc_id, value, path, number)
     if not rows:
         raise InputError("no judgments in qrels file", path)

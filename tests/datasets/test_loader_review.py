@@ -100,6 +100,16 @@ def test_qrels_score_outside_the_number_grammar_is_refused(tmp_path, score):
     assert str(err.value).startswith(f"{path}:3: score ") and str(err.value).endswith("(id 'q1')")
 
 
+@pytest.mark.parametrize("score", ["inf", "-Infinity", "1e400"])
+def test_infinite_qrels_scores_are_refused_in_a_beir_folder_too(tmp_path, score):
+    # The TREC readers refuse infinite grades (formats/trec.py: an infinite gain makes nDCG inf / inf =
+    # NaN); the BEIR folder's reader took them, and `harness run` printed NaN for every nDCG.
+    path = _qrels(tmp_path, f"query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td2\t{score}\n".encode())
+    with pytest.raises(InputError, match="is not finite") as err:
+        load_qrels_tsv(path)
+    assert str(err.value) == f"{path}:3: score {score!r} is not finite (id 'q1')"
+
+
 def test_qrels_grades_kept_as_written(tmp_path):
     # grade 0 and negative grades are judgments too (BEIR keeps every row; README: float relevance)
     path = _qrels(tmp_path, b"query-id\tcorpus-id\tscore\nq1\td1\t2\nq1\td2\t0\nq2\td1\t-1\nq2\td3\t1.5\nq3\td1\t+1e0\n")
