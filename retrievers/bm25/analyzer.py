@@ -23,6 +23,11 @@ from retrievers.bm25 import loader
 from retrievers.bm25.stemming import pystemmer
 from retrievers.bm25.tokenizer import MAX_TOKEN_LENGTH, TOKENIZERS, candidate_finder, split_candidates
 
+# The analysis's version: part of the BM25 index cache key (lucene_backend.settings), so a cached
+# index is never read with terms another analysis made. Bump it with any change that alters the
+# terms of some text (tokenizer rules, filters, stemmer, the compiled or the Python path).
+ANALYSIS_VERSION = 1
+
 # Lucene's EnglishAnalyzer.ENGLISH_STOP_WORDS_SET, 33 words.
 LUCENE_ENGLISH_STOPWORDS = frozenset(
     "a an and are as at be but by for if in into is it no not of on or such that the their then there "

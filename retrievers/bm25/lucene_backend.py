@@ -19,7 +19,7 @@ from harness.datasets.corpus import Corpus, Queries
 from harness.run import Run
 from retrievers.bm25 import cache as index_cache
 from retrievers.bm25 import loader
-from retrievers.bm25.analyzer import Analyzer
+from retrievers.bm25.analyzer import ANALYSIS_VERSION, Analyzer
 from retrievers.bm25.engines import CHUNK_DOCS, choose_engine
 from retrievers.bm25.scoring import ScoringParams
 from retrievers.bm25.search import DocOrder
@@ -51,7 +51,8 @@ class LuceneBackend:
         self.cache_entry: Path | None = None  # the index's cache folder after index() (cache on)
 
     def settings(self) -> dict:
-        out = {"analyzer": self.analyzer.params(), "scoring": self.scoring.as_dict()}
+        out = {"analyzer": self.analyzer.params(), "analysis_version": ANALYSIS_VERSION,
+               "scoring": self.scoring.as_dict()}
         if self.analyzer.stemmer_name == "porter":  # the compiled Lucene stemmer or the Python fallback
             out["porter"] = loader.porter_implementation()
         return out

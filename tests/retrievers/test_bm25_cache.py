@@ -225,6 +225,19 @@ def test_key_depends_on_corpus_analyzer_and_parameters(tmp_path):
     assert len(list((tmp_path / "bm25").iterdir())) == 4
 
 
+def test_key_depends_on_the_analysis_version(tmp_path, monkeypatch):
+    """A change of the analysis (ANALYSIS_VERSION bumped) must not read an index whose terms the old
+    analysis made: the entry is rebuilt under a new key, the old one left as it was."""
+    from retrievers.bm25 import lucene_backend
+
+    assert run_once(tmp_path)[0] == "built"
+    assert run_once(tmp_path)[0] == "hit"
+    monkeypatch.setattr(lucene_backend, "ANALYSIS_VERSION", lucene_backend.ANALYSIS_VERSION + 1)
+    assert run_once(tmp_path)[0] == "built"
+    index_cache.wait()
+    assert len(list((tmp_path / "bm25").iterdir())) == 2
+
+
 def test_cache_dir_from_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "env"))
     assert index_cache.cache_root() == tmp_path / "env"
