@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from harness.compare.load import Aligned
 from harness.compare.significance import PairedComparison, compare_paired, holm_bonferroni
+from harness.evaluation.evaluator import finite_mean
 
 TESTS = {"randomization": "Fisher's randomization test", "t": "paired t-test"}
 SCHEMA = "retrieval-harness/compare/v1"
@@ -119,7 +120,7 @@ def compare(aligned: Aligned, baseline: str | None = None, settings: Settings | 
     baseline = names[0] if baseline is None else baseline
     if baseline not in names:
         raise ValueError(f"baseline {baseline!r} is not one of the systems ({', '.join(names)})")
-    means = {n: {m: float(aligned.of(n, m).mean()) for m in aligned.metrics} for n in names}
+    means = {n: {m: finite_mean(aligned.of(n, m)) for m in aligned.metrics} for n in names}
     result = Comparison(aligned, baseline, settings, means)
     others = [n for n in names if n != baseline]
     for metric in aligned.metrics:

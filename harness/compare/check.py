@@ -29,6 +29,7 @@ import numpy as np
 from harness.compare.load import Aligned, SystemResult
 from harness.compare.significance import paired_t_test, randomization_test
 from harness.errors import HarnessError
+from harness.evaluation.evaluator import finite_mean
 
 OK, IMPROVED, REGRESSED, NOISE = "OK", "IMPROVED", "REGRESSED", "NOISE"
 
@@ -174,8 +175,9 @@ def run_check(aligned: Aligned, metrics: list[str] | None = None, tolerance: flo
             p = paired_t_test(a, b).p_value
         else:
             p = randomization_test(a, b, permutations=permutations, seed=seed).p_value
-        delta = float(b.mean() - a.mean())
-        check = MetricCheck(metric, float(a.mean()), float(b.mean()), p, verdict(delta, p, tolerance, alpha),
+        before, after = finite_mean(a), finite_mean(b)  # (DCG_exp near 2^1023: a plain sum overflows)
+        delta = after - before
+        check = MetricCheck(metric, before, after, p, verdict(delta, p, tolerance, alpha),
                             int((d > 0).sum()), int((d == 0).sum()), int((d < 0).sum()))
         losers = np.argsort(d, kind="stable")[:show]
         losers = losers[d[losers] < 0]

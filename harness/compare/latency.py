@@ -26,6 +26,7 @@ check's warnings (harness.compare.load.hardware_warning); the verdicts are still
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -171,8 +172,13 @@ def _search_check(blocks: dict, latencies: dict, result: LatencyResult) -> Stage
         result.warnings.append("search: every query was searched in one timed call (one batch): no interval can be "
                                "drawn; its wall time is compared instead")
         return None
-    ci = paired_bootstrap_ratio(a, b, _reducer(result.statistic), resamples=result.resamples,
-                                confidence=result.confidence, seed=result.seed, clusters=clusters)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ci = paired_bootstrap_ratio(a, b, _reducer(result.statistic), resamples=result.resamples,
+                                    confidence=result.confidence, seed=result.seed, clusters=clusters)
+    if not (math.isfinite(ci.low) and math.isfinite(ci.high)):  # a resample's baseline statistic was 0
+        result.warnings.append(f"search: resampled baselines with a {result.statistic} latency of 0 (queries timed "
+                               "at 0 ms) leave the ratio's interval undefined; its wall time is compared instead")
+        return None
     return StageCheck("search", result.statistic, "ms", before, after,
                       search_verdict(after / before, ci.low, ci.high, result.tolerance), ci.low, ci.high, len(common))
 

@@ -50,8 +50,10 @@ class SystemResult:
     explicit_name: bool = False  # given as NAME=PATH (never renamed)
     per_query_path: Path | None = None
     run_path: Path | None = None
+    settings: dict = field(default_factory=dict)  # how the values were computed (see ``ranked``)
     _texts: dict[str, str] | None = field(default=None, repr=False)
     _run: object = field(default=None, repr=False)
+    _ranked: object = field(default=None, repr=False)
     _run_index: dict | None = field(default=None, repr=False)
 
     @property
@@ -76,9 +78,27 @@ class SystemResult:
             self._run = read_run(self.run_path)
         return self._run
 
+    def ranked(self):
+        """The ranking the values were computed on (None without a run): the run in the evaluator's
+        order and filtering under ``settings`` (the metrics.json's, or the evaluator's that scored a run
+        file here), as :func:`harness.reports.html.model.evaluated_order` defines it: without the
+        documents whose id is the query's unless ``ignore_identical_ids`` is false, and under
+        ``trec_eval-9`` ranked by score as float32, then document id descending (scores a 1.00000001,
+        b 1.0: b first). A metrics.json that records no semantics predates them: canonical float64 order.
+        """
+        if self._ranked is None:
+            run = self.run()
+            if run is None:
+                return None
+            from harness.reports.html.model import evaluated_order
+
+            self._ranked = evaluated_order(run, self.settings)
+        return self._ranked
+
     def top_docs(self, query_id: str, k: int) -> list[str] | None:
-        """The first ``k`` document ids ranked for ``query_id`` (None without a run; [] if the run lacks it)."""
-        run = self.run()
+        """The first ``k`` document ids of ``query_id`` in the ranking the values were computed on
+        (:meth:`ranked`), in that order; None without a run, [] if the run lacks the query."""
+        run = self.ranked()
         if run is None:
             return None
         if self._run_index is None:
@@ -118,7 +138,7 @@ def read_metrics_json(path: str | Path, name: str | None = None) -> SystemResult
     run_path = folder / "run.trec"
     return SystemResult(
         name=name or (folder.name if path.name == "metrics.json" else path.stem) or str(path),
-        source=path, query_ids=_objects(doc.per_query), values=columns, document=doc,
+        source=path, query_ids=_objects(doc.per_query), values=columns, document=doc, settings=dict(doc.settings),
         per_query_path=per_query_path if per_query_path.is_file() else None,
         run_path=run_path if run_path.is_file() else None)
 
@@ -135,7 +155,7 @@ def read_run_file(path: str | Path, qrels_path: str | Path, metrics: Sequence[st
                        ignore_identical_ids=ignore_identical_ids).evaluate(run, read_qrels(qrels_path))
     return SystemResult(name=name or path.stem, source=path, query_ids=result.query_ids,
                         values={m: np.asarray(v, dtype=np.float64) for m, v in result.values.items()},
-                        run_path=path, _run=run)
+                        run_path=path, settings=dict(result.settings), _run=run)
 
 
 def find_qrels(system: SystemResult) -> Path | None:

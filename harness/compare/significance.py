@@ -46,6 +46,8 @@ from typing import Sequence
 
 import numpy as np
 
+from harness.evaluation.evaluator import finite_mean
+
 _BLOCK_CELLS = 1 << 22  # cells of one block of random signs / indices (32 MiB as float64)
 _MAX_EXACT_QUERIES = 24  # never enumerate more than 2^24 sign vectors
 
@@ -60,6 +62,14 @@ def _differences(a: Sequence[float], b: Sequence[float]) -> np.ndarray:
     if not (np.isfinite(a).all() and np.isfinite(b).all()):
         raise ValueError("per-query values must be finite numbers")
     return b - a
+
+
+def _scale(x: np.ndarray) -> float:
+    """1.0, or for values past 2^500 in magnitude (DCG_exp of grades past 500; up to 2^1023) the power of
+    two that brings the largest below 1: the tests' sums and squares then stay finite, t and p do not
+    change (they are scale-free), and means and intervals scale back exactly (powers of two)."""
+    top = float(np.abs(x).max()) if x.size else 0.0
+    return 2.0 ** -math.frexp(top)[1] if top > 2.0**500 else 1.0
 
 
 # ------------------------------------------------------------------------------ t distribution
@@ -97,6 +107,7 @@ def paired_t_test(a: Sequence[float], b: Sequence[float]) -> TTestResult:
     """Paired t-test of ``b`` against ``a`` (see the module docstring for the formula)."""
     d = _differences(a, b)
     n = len(d)
+    d = d * _scale(d)  # (t is scale-free; the squares of differences past 2^512 would overflow)
     mean = float(d.mean())
     sd = float(d.std(ddof=1))
     # A difference that is constant up to rounding has sd ~ 1e-17 rather than 0: treat it as constant,
@@ -139,6 +150,7 @@ def randomization_test(a: Sequence[float], b: Sequence[float], permutations: int
     # A zero difference adds 0 whatever its sign: only the m non-zero differences matter, so the
     # exact enumeration runs over 2^m sign vectors (e.g. a change that touched 12 of 300 queries).
     d = d[d != 0.0]
+    d = d * _scale(d)  # (p is scale-free; sums of differences near 2^1023 would overflow)
     m = len(d)
     if m == 0:
         return RandomizationResult(1.0, 1, True, None)
@@ -198,6 +210,8 @@ def bootstrap_means(x: Sequence[float] | np.ndarray, resamples: int = 10_000, se
         raise ValueError("per-query values must be finite numbers")
     if resamples < 1:
         raise ValueError(f"resamples must be >= 1, got {resamples}")
+    scale = _scale(x)  # (means scale back exactly; sums of values near 2^1023 would overflow)
+    x = x * scale
     rng = np.random.default_rng(seed)
     rows = max(1, _BLOCK_CELLS // n)
     means = np.empty((resamples,) + x.shape[1:], dtype=np.float64)
@@ -210,7 +224,7 @@ def bootstrap_means(x: Sequence[float] | np.ndarray, resamples: int = 10_000, se
         drawn += (np.arange(size, dtype=np.int64) * n)[:, None]
         counts = np.bincount(drawn.ravel(), minlength=size * n).reshape(size, n).astype(np.float64)
         means[start:start + size] = counts @ x / n
-    return means
+    return means / scale
 
 
 def percentile_interval(means: np.ndarray, confidence: float = 0.95, seed: int = 0) -> BootstrapResult:
@@ -225,7 +239,10 @@ def bootstrap_ci(x: Sequence[float], resamples: int = 10_000, confidence: float 
                  seed: int = 0) -> BootstrapResult:
     """Percentile bootstrap interval of ``mean(x)`` over queries resampled with replacement."""
     _check_confidence(confidence)
-    return percentile_interval(bootstrap_means(x, resamples, seed), confidence, seed)
+    x = np.asarray(x, dtype=np.float64)
+    scale = _scale(x) if np.isfinite(x).all() else 1.0  # (bootstrap_means names the non-finite values)
+    interval = percentile_interval(bootstrap_means(x * scale, resamples, seed), confidence, seed)
+    return BootstrapResult(interval.low / scale, interval.high / scale, confidence, resamples, seed)
 
 
 def paired_bootstrap_ci(a: Sequence[float], b: Sequence[float], resamples: int = 10_000, confidence: float = 0.95,
@@ -311,7 +328,7 @@ def compare_paired(a: Sequence[float], b: Sequence[float], permutations: int = 1
     r = randomization_test(a, b, permutations=permutations, seed=seed)
     ci = paired_bootstrap_ci(a, b, resamples=resamples, confidence=confidence, seed=seed)
     return PairedComparison(
-        n=len(d), baseline_mean=float(a.mean()), mean=float(b.mean()), difference=float(d.mean()),
+        n=len(d), baseline_mean=finite_mean(a), mean=finite_mean(b), difference=finite_mean(d),
         wins=int((d > 0).sum()), losses=int((d < 0).sum()), ties=int((d == 0).sum()),
         t_statistic=t.statistic, p_t=t.p_value, p_randomization=r.p_value, randomization_exact=r.exact,
         permutations=r.n_permutations, ci_low=ci.low, ci_high=ci.high, confidence=confidence)

@@ -29,6 +29,7 @@ published numbers):
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
@@ -36,6 +37,7 @@ import numpy as np
 
 from harness.evaluation.judgments import Judgments, judge
 from harness.evaluation.metrics import DEFAULT_FAMILIES, DEFAULT_K, Metric, parse_metric, takes_cutoff
+from harness.evaluation.metrics.dcg import GainOverflow
 from harness.evaluation.semantics import Semantics, parse_semantics
 from harness.qrels import Qrels
 from harness.run import Run
@@ -50,6 +52,19 @@ def metrics_for(families: Iterable[str] = DEFAULT_FAMILIES, k_values: Iterable[i
         names = [f"{family}@{k}" for k in k_values] if takes_cutoff(family) else [family]
         out.extend(parse_metric(name) for name in names)
     return list(dict.fromkeys(out))
+
+
+def finite_mean(values: np.ndarray) -> float:
+    """The mean of per-query values (0.0 for none) as ``values.mean()`` computes it, also when their sum
+    passes the largest double (DCG_exp values near 2^1023: two such queries sum to inf): then the mean of
+    the values scaled by a power of two and scaled back, the same arithmetic out of overflow's reach (only
+    values below 2^-1022 of the largest lose bits), so finite values always give a finite mean."""
+    with np.errstate(over="ignore"):
+        mean = float(values.mean()) if len(values) else 0.0
+    if math.isfinite(mean) or not np.isfinite(values).all():
+        return mean
+    scale = 2.0 ** -math.frexp(float(np.abs(values).max()))[1]  # (exact: a power of two)
+    return float((values * scale).mean() / scale)
 
 
 @dataclass(frozen=True, eq=False)
@@ -68,7 +83,7 @@ class EvaluationResult:
 
     @property
     def means(self) -> dict[str, float]:
-        return {name: float(v.mean()) if len(v) else 0.0 for name, v in self.values.items()}
+        return {name: finite_mean(v) for name, v in self.values.items()}
 
     def per_query(self) -> dict[str, dict[str, float]]:
         names = list(self.values)
@@ -111,7 +126,10 @@ class Evaluator:
 
     def evaluate(self, run: Run, qrels: Qrels) -> EvaluationResult:
         j = self.judge(run, qrels)
-        values = {m.name: m(j) for m in self.metrics}
+        try:
+            values = {m.name: m(j) for m in self.metrics}
+        except GainOverflow as exc:  # DCG@k past a double: the error names the qrels row of the grade
+            raise exc.naming_document(qrels) from None
         return EvaluationResult(
             query_ids=j.query_ids,
             values=values,
