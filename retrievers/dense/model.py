@@ -14,7 +14,13 @@ The model's identity, used to key cached embeddings, is a sha256 over the files 
 a cache and a changed file never reuses stale embeddings. The digest is memoized by file size and
 modification time so that it costs nothing on a rerun.
 
-Nothing here imports torch or sentence-transformers until :meth:`ModelHandle.encode` is called.
+The token limit (``max_seq_length``, part of the cache key) is read from the folder's files
+(:func:`configured_max_seq_length`) with the rule sentence-transformers applies when it loads the
+folder, so a fully cached run never loads the model; only when the files do not settle it is the
+model loaded to ask it.
+
+Nothing here imports torch or sentence-transformers until :meth:`ModelHandle.encode` is called
+(or the token limit needs the loaded model).
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import math
 import re
 import time
 from pathlib import Path
@@ -114,6 +121,159 @@ def _read_json(path: Path) -> dict:
         raise HarnessError(f"{path}: cannot read model config: {exc}") from None
 
 
+# ----------------------------------------------------------------- the token limit, from the files
+# modules.json types that name sentence-transformers' Transformer module (all resolve to
+# sentence_transformers.base.modules.transformer.Transformer in 6.x; older saves use the first).
+TRANSFORMER_TYPES = frozenset({
+    "sentence_transformers.models.Transformer",
+    "sentence_transformers.base.modules.transformer.Transformer",
+    "sentence_transformers.base.modules.Transformer",
+    "sentence_transformers.sentence_transformer.modules.Transformer",
+})
+# The module config file names Transformer.load_config tries, in its order (the first non-empty wins).
+MODULE_CONFIG_FILES = ("sentence_bert_config.json", "sentence_roberta_config.json", "sentence_distilbert_config.json",
+                       "sentence_camembert_config.json", "sentence_albert_config.json",
+                       "sentence_xlm-roberta_config.json", "sentence_xlnet_config.json")
+# config.json model types whose transformers config keeps ``max_position_embeddings`` as a plain field
+# (no alias, no property, no computed value) and that load a plain tokenizer (no multimodal processor).
+PLAIN_TEXT_MODEL_TYPES = frozenset({
+    "albert", "bert", "camembert", "deberta", "deberta-v2", "distilbert", "electra", "gemma", "gemma2",
+    "llama", "mistral", "modernbert", "mpnet", "qwen2", "qwen3", "roberta", "xlm-roberta",
+})
+# Files that make AutoProcessor build something other than the tokenizer alone (a multimodal
+# processor), or transformers read a tokenizer other than tokenizer_config.json's (mistral-common).
+_PROCESSOR_FILES = ("processor_config.json", "preprocessor_config.json", "video_preprocessor_config.json",
+                    "tekken.json")
+
+
+def _json_or_none(path: Path):
+    """A JSON file's content, or None when it is absent or unreadable (the caller then loads the model)."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _number(value) -> int | float | None:
+    """``value`` when it is an int or a finite float (not a bool), else None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return value if isinstance(value, int) or math.isfinite(value) else None
+
+
+def _transformer_dir(folder: Path) -> tuple[Path, dict] | None:
+    """The folder and config of the model's first module when it is sentence-transformers'
+    Transformer, as ``SentenceTransformer(folder)`` would load it; None otherwise.
+
+    Without modules.json, sentence-transformers builds a Transformer on the folder itself and reads
+    no module config. With it, the first module must be a Transformer in a relative sub-folder, and
+    config_sentence_transformers.json must not ask for a conversion (``model_type`` other than
+    ``SentenceTransformer``).
+    """
+    modules = folder / "modules.json"
+    if not modules.is_file():
+        return folder, {}
+    entries = _json_or_none(modules)
+    st_config = _json_or_none(folder / "config_sentence_transformers.json") or {}
+    if not isinstance(st_config, dict) or st_config.get("model_type", "SentenceTransformer") != "SentenceTransformer":
+        return None
+    if (not isinstance(entries, list) or not entries or not isinstance(entries[0], dict)
+            or entries[0].get("type") not in TRANSFORMER_TYPES or not isinstance(entries[0].get("path"), str)):
+        return None
+    rel = Path(entries[0]["path"])
+    if rel.is_absolute() or ".." in rel.parts:
+        return None
+    module_dir = folder / rel
+    for name in MODULE_CONFIG_FILES:
+        config = _read_json(module_dir / name)
+        if config:
+            return (module_dir, config) if isinstance(config, dict) else None
+    return module_dir, {}
+
+
+def _sets_tokenizer_limit(config: dict) -> bool:
+    """Whether the module config's tokenizer kwargs name the tokenizer's limit themselves
+    (``model_max_length`` or ``max_len``): sentence-transformers 6.x then gives them precedence over
+    ``max_seq_length``, earlier versions did not, so only the loaded model tells."""
+    for key in ("processor_kwargs", "tokenizer_args"):
+        kwargs = config.get(key) or {}
+        if not isinstance(kwargs, dict) or "model_max_length" in kwargs or "max_len" in kwargs:
+            return True
+    return False
+
+
+def _plain_text_config(module_dir: Path, config: dict) -> dict | None:
+    """config.json of ``module_dir`` when the tokenizer alone is the processor sentence-transformers
+    loads there and the model's config class keeps ``max_position_embeddings`` as saved (one of
+    :data:`PLAIN_TEXT_MODEL_TYPES`); else None.
+
+    Ruled out: a tokenizer from elsewhere (``tokenizer_name_or_path``), module kwargs that change the
+    config (any ``config_kwargs``), processor or remote-code files, a missing tokenizer_config.json.
+    """
+    if config.get("tokenizer_name_or_path") is not None or config.get("config_kwargs") or config.get("config_args"):
+        return None
+    if any((module_dir / name).exists() for name in _PROCESSOR_FILES):
+        return None
+    hf_config = _json_or_none(module_dir / "config.json")
+    tokenizer_config = _json_or_none(module_dir / "tokenizer_config.json")
+    if not isinstance(hf_config, dict) or not isinstance(tokenizer_config, dict):
+        return None
+    if hf_config.get("model_type") not in PLAIN_TEXT_MODEL_TYPES:
+        return None
+    if any(key in cfg for cfg in (hf_config, tokenizer_config) for key in ("auto_map", "processor_class")):
+        return None
+    return hf_config
+
+
+def _capped_tokenizer_limit(module_dir: Path, hf_config: dict) -> int | None:
+    """``int(min(model_max_length, max_position_embeddings))``: the tokenizer's limit from
+    tokenizer_config.json capped at the model's positions, as ``Transformer.__init__`` sets it when
+    nothing names a limit. None when the tokenizer's limit is absent (its class's default applies:
+    ``int(1e30)`` or the class's own) or not a number, or ``max_position_embeddings`` is absent
+    (the config class's default applies) or below 1 (xlnet's -1, "no limit": versions differ)."""
+    tokenizer_config = _json_or_none(module_dir / "tokenizer_config.json") or {}
+    tokenizer_limit = _number(tokenizer_config.get("model_max_length"))
+    positions = hf_config.get("max_position_embeddings")
+    if tokenizer_limit is None or not isinstance(positions, int) or isinstance(positions, bool) or positions < 1:
+        return None
+    return int(min(tokenizer_limit, positions))
+
+
+def configured_max_seq_length(folder: Path) -> int | None:
+    """The ``max_seq_length`` that ``SentenceTransformer(folder)`` has after loading, read from the
+    folder's files; None when they do not settle it (then only loading the model tells).
+
+    The rule is sentence-transformers 6.x's (``Transformer.__init__``), for the model's first module
+    when it is the Transformer (:func:`_transformer_dir`):
+
+    * ``max_seq_length`` of the module config (sentence_bert_config.json) when set: the tokenizer's
+      limit is set to it, uncapped (unless the config's tokenizer kwargs name a limit themselves:
+      :func:`_sets_tokenizer_limit`, then None);
+    * else the tokenizer's ``model_max_length`` (tokenizer_config.json) capped at config.json's
+      ``max_position_embeddings``, for vetted plain text models only (:func:`_plain_text_config`,
+      :func:`_capped_tokenizer_limit`). A huge sentinel (``int(1e30)``, ``1e30``) is capped like any value.
+
+    A folder without modules.json (not a sentence-transformers save) with ``max_seq_length`` in its
+    sentence_bert_config.json keeps that value, the harness's rule before this one (sentence-transformers
+    would ignore the file and build a Transformer on the folder: the second rule above).
+    """
+    if not (folder / "modules.json").is_file():
+        legacy = _read_json(folder / "sentence_bert_config.json").get("max_seq_length")
+        if legacy is not None:
+            return int(legacy)
+    found = _transformer_dir(folder)
+    if found is None:
+        return None
+    module_dir, config = found
+    if _sets_tokenizer_limit(config):
+        return None
+    if config.get("max_seq_length") is not None:
+        explicit = _number(config["max_seq_length"])
+        return None if explicit is None else int(explicit)
+    hf_config = _plain_text_config(module_dir, config)
+    return None if hf_config is None else _capped_tokenizer_limit(module_dir, hf_config)
+
+
 class ModelHandle:
     """A sentence-transformers model folder: its identity and settings now, the model on demand."""
 
@@ -127,8 +287,8 @@ class ModelHandle:
         self._model = None
         st_config = _read_json(self.folder / "config_sentence_transformers.json")
         self.prompts: dict[str, str] = dict(st_config.get("prompts") or {})
-        self.default_max_seq_length: int | None = _read_json(self.folder / "sentence_bert_config.json").get(
-            "max_seq_length")
+        # the model's own token limit from its files; None: only the loaded model tells
+        self.default_max_seq_length: int | None = configured_max_seq_length(self.folder)
 
     # ----------------------------------------------------------------- resolution
     @classmethod
@@ -185,7 +345,8 @@ class ModelHandle:
         return self._model
 
     def max_seq_length(self, override: int | None) -> int:
-        """The token limit in effect: ``override``, else the model's configured one."""
+        """The token limit in effect: ``override``, else the model's own (from its files,
+        :func:`configured_max_seq_length`; the model is loaded only when they do not settle it)."""
         if override is not None:
             return int(override)
         if self.default_max_seq_length is not None:
