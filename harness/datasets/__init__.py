@@ -46,6 +46,8 @@ def resolve(dataset: str | DatasetRef, download: bool | None = None, split: str 
         what = "a Hugging Face hub" if ref.remote == "hf" else "an ir_datasets"
         raise HarnessError(f"{ref.text!r} is {what} dataset and has no local folder; "
                            "load it with harness.datasets.load_dataset")
+    if not ref.text.strip():  # Path("") is the working folder
+        raise HarnessError(f"no dataset named ({ref.text!r}): give a folder, a name, hf:<repo> or irds:<id>")
     path = Path(ref.text).expanduser()
     if path.is_dir():
         return path.resolve().name, path
@@ -77,6 +79,8 @@ def load_dataset(dataset: str | DatasetRef = DEFAULT_DATASET, split: str = "test
     if ref.hf_repo is not None:
         from harness.datasets.hf import load_hf_dataset
 
+        if not ref.hf_repo.strip():
+            raise HarnessError(f"{ref.text!r} names no Hugging Face hub repo (e.g. hf:BeIR/nfcorpus)")
         loaded = load_hf_dataset(ref.hf_repo, split=split)
     elif ref.irds_id is not None:
         from harness.datasets.irds import load_irds_dataset

@@ -9,13 +9,21 @@ the documents, queries and qrels together (the split is part of the id), as ir_d
   batches of :data:`BATCH_DOCS` rows, so the corpus is the same Arrow-backed
   :class:`~harness.datasets.corpus.Corpus` as a BEIR folder's; no list of document objects is held.
   ``title`` is the document's ``title`` field ('' when its type has none), ``text`` its ``text``
-  field, or ``default_text()`` for types without one.
+  field; a type without a ``text`` field gives ``default_text()``, less the title it starts with when
+  the type has one (``MsMarcoDocument``, ``Cord19Doc``, ``NfCorpusDoc``, ``TrecParsedDoc``: title
+  ``title``, text ``body`` / ``abstract``, as BEIR's conversions split them), so that title + " " +
+  text is ``default_text()`` and the title is not read twice.
 * Queries: ``text`` field (or ``default_text()``); qrels: ``relevance`` as the grade.
+* The split: an id that names one (a path part such as ``dev`` in ``msmarco-passage/dev/small``) is
+  that split, also when ``split`` is the default ``test`` (a warning says so; another ``split`` is an
+  error); an id that names none is ``<id>/<split>`` where ir_datasets has that id (``beir/scifact``
+  with split ``train`` is ``beir/scifact/train``), else the id itself, recorded as ``split``.
 * Duplicate document or query ids, and conflicting grades, are errors naming the id, as for a folder.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from harness.datasets.beir import _add_judgment, assemble
@@ -24,6 +32,9 @@ from harness.errors import HarnessError
 from harness.qrels import Qrels
 
 BATCH_DOCS = 50_000
+
+
+SPLIT_PART = re.compile(r"train|training|dev\d*|test|val|valid|validation|eval")  # a path part naming a split
 
 
 def _text_getter(cls):
@@ -36,13 +47,33 @@ def _as_str(value) -> str:
     return value if type(value) is str else ("" if value is None else str(value))
 
 
+def _title_and_text(cls):
+    """(title, text) of a document of type ``cls``: its ``title`` and ``text`` fields; without a
+    ``text`` field, ``default_text()`` (ir_datasets: ``f"{title} {body}"`` and the like) less the
+    title and the one separator it starts with, or all of it (title '') when it does not start so."""
+    fields = getattr(cls, "_fields", ())
+    has_title = "title" in fields
+    if "text" in fields:
+        return lambda doc: (_as_str(doc.title) if has_title else "", _as_str(doc.text))
+    if not has_title:
+        return lambda doc: ("", _as_str(doc.default_text()))
+
+    def split(doc):
+        title, full = _as_str(doc.title), _as_str(doc.default_text())
+        if full.startswith(title):
+            rest = full[len(title):]
+            if not rest or rest[0].isspace():
+                return title, rest[1:]
+        return "", full
+
+    return split
+
+
 def _docs_table(ds, source: str):
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    cls = ds.docs_cls()
-    has_title = "title" in getattr(cls, "_fields", ())
-    text_of = _text_getter(cls)
+    title_and_text = _title_and_text(ds.docs_cls())
     schema = pa.schema([(name, pa.string()) for name in COLUMNS])
     batches = []
     ids: list[str] = []
@@ -57,8 +88,9 @@ def _docs_table(ds, source: str):
 
     for doc in ds.docs_iter():
         ids.append(_as_str(doc.doc_id))
-        titles.append(_as_str(doc.title) if has_title else "")
-        texts.append(_as_str(text_of(doc)))
+        title, text = title_and_text(doc)
+        titles.append(title)
+        texts.append(text)
         if len(ids) == BATCH_DOCS:
             flush()
     flush()
@@ -106,15 +138,27 @@ def load_irds_dataset(dataset_id: str, split: str = "test"):
         raise HarnessError(f"irds:{dataset_id} needs the ir_datasets package: "
                            "pip install 'retrieval-harness[irds]'") from None
     source = f"irds:{dataset_id}"
+    if not dataset_id.strip():
+        raise HarnessError(f"{source!r} names no ir_datasets id (e.g. irds:beir/scifact/test)")
+    named = _named_split(dataset_id)
+    if named is not None and split not in (named, "test"):
+        raise HarnessError(f"{source}: the id names split {named!r}, not {split!r}; "
+                           "name the split in the id (the split is part of an ir_datasets id)")
+    load_id = dataset_id
+    if named is None and _registered(ir_datasets, f"{dataset_id}/{split}"):
+        load_id = f"{dataset_id}/{split}"  # beir/scifact + split test: beir/scifact/test
     try:
-        ds = ir_datasets.load(dataset_id)
+        ds = ir_datasets.load(load_id)
     except KeyError:
         raise HarnessError(f"{source}: ir_datasets knows no dataset {dataset_id!r} "
                            "(ids: https://ir-datasets.com)") from None
     missing = [part for part in ("docs", "queries", "qrels") if not getattr(ds, f"has_{part}")()]
     if missing:
-        raise HarnessError(f"{source}: this ir_datasets id has no {', '.join(missing)}; "
-                           "name one with documents, queries and qrels (e.g. beir/scifact/test)")
+        splits = [s for s in ("train", "dev", "test") if _registered(ir_datasets, f"{dataset_id}/{s}")]
+        hint = (f"; ir_datasets has split(s) {', '.join(splits)} of it: name one with --split or in the id"
+                if splits and load_id == dataset_id else
+                "; name one with documents, queries and qrels (e.g. beir/scifact/test)")
+        raise HarnessError(f"{source}: this ir_datasets id has no {', '.join(missing)}" + hint)
     try:
         corpus = Corpus.from_table(_docs_table(ds, source))
         queries = _queries(ds, source)
@@ -124,5 +168,23 @@ def load_irds_dataset(dataset_id: str, split: str = "test"):
     except Exception as exc:  # downloads and parsers inside ir_datasets raise many types
         raise HarnessError(f"{source}: ir_datasets could not provide it: {type(exc).__name__}: {exc}") from None
     # no file checksums to record: ir_datasets verifies its downloads; record the package version
-    return assemble(dataset_id, split, corpus, queries, qrels,
-                    {source: f"ir_datasets {getattr(ir_datasets, '__version__', '?')}"})
+    dataset = assemble(dataset_id, named or split, corpus, queries, qrels,
+                       {f"irds:{load_id}": f"ir_datasets {getattr(ir_datasets, '__version__', '?')}"})
+    if named is not None and named != split:
+        dataset.warnings.append(f"the split is {named!r}, named by the id {dataset_id!r} (not {split!r})")
+    return dataset
+
+
+def _named_split(dataset_id: str) -> str | None:
+    """The split an ir_datasets id names: its last path part after the first that is a split name
+    (``msmarco-passage/dev/small``: ``dev``; ``beir/trec-covid``: None)."""
+    named = [part for part in dataset_id.split("/")[1:] if SPLIT_PART.fullmatch(part)]
+    return named[-1] if named else None
+
+
+def _registered(ir_datasets, dataset_id: str) -> bool:
+    try:
+        ir_datasets.registry[dataset_id]
+    except KeyError:
+        return False
+    return True
