@@ -32,9 +32,12 @@ def check_scheme(scheme: str) -> None:
 
 
 def gain(grades: np.ndarray, scheme: str, shift: np.ndarray | float = 0.0) -> np.ndarray:
-    """g(rel) of positive grades; ``shift`` (``exp`` only) scales the gains by 2^-shift:
-    2^(rel - shift) - 2^-shift (nDCG's ratio is unchanged; 2^rel alone overflows past rel 1023)."""
-    return np.exp2(grades - shift) - np.exp2(-shift) if scheme == "exp" else grades
+    """g(rel) of positive grades, scaled by 2^-shift (nDCG's ratio is unchanged): ``exp``
+    2^(rel - shift) - 2^-shift (2^rel alone overflows past rel 1023); the linear schemes
+    rel * 2^-shift (exact: a power of two)."""
+    if scheme == "exp":
+        return np.exp2(grades - shift) - np.exp2(-shift)
+    return grades if np.all(shift == 0) else grades * np.exp2(-shift)
 
 
 def discount(ranks: np.ndarray, scheme: str) -> np.ndarray:
@@ -66,6 +69,17 @@ def exp_shift(j: Judgments) -> np.ndarray:
     top = np.zeros(j.n_queries)
     np.maximum.at(top, j.ideal_query, j.ideal_grade)
     return np.maximum(top - 960.0, 0.0)
+
+
+def linear_shift(j: Judgments) -> np.ndarray | None:
+    """Per query, max(0, e - 960) for the largest grade in [2^(e-1), 2^e): the linear gains scaled by
+    2^-shift stay below 2^960, so their discounted sums (at most a few thousand terms) stay finite for
+    grades near the largest double (1.8e308), where the plain sums overflow and nDCG would be inf / inf
+    = NaN; None (no scaling) when every grade is below 2^960, i.e. for any real qrels."""
+    top = np.zeros(j.n_queries)
+    np.maximum.at(top, j.ideal_query, j.ideal_grade)
+    shift = np.maximum(np.frexp(top)[1] - 960, 0).astype(np.float64)
+    return shift if shift.any() else None
 
 
 @dataclass(frozen=True)

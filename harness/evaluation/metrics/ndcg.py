@@ -8,7 +8,7 @@ import numpy as np
 
 from harness.evaluation.judgments import Judgments
 from harness.evaluation.metrics.base import safe_divide
-from harness.evaluation.metrics.discounting import SchemedMetric, dcg, exp_shift, ideal_dcg
+from harness.evaluation.metrics.discounting import SchemedMetric, dcg, exp_shift, ideal_dcg, linear_shift
 
 
 @dataclass(frozen=True)
@@ -21,7 +21,9 @@ class NDCG(SchemedMetric):
     default, ``NDCG@10``); ``exp`` g = 2^rel - 1 (``NDCG_exp@10``); ``jarvelin`` d(i) =
     max(1, log2 i) (``NDCG_jarvelin@10``). Grades are the gains whatever the relevance threshold.
     ``exp`` with grades past 960 (float click or vote counts; 2^rel overflows past 1023): each query's
-    gains are scaled by 2^-(max grade - 960), which leaves the ratio as it is.
+    gains are scaled by 2^-(max grade - 960), which leaves the ratio as it is; ``trec`` / ``jarvelin``
+    with grades past 2^960 (near the largest double, where the sums overflow: inf / inf) are scaled by
+    a power of two likewise (``linear_shift``), so nDCG@k is always a finite number in [0, 1].
     """
 
     family = "NDCG"
@@ -29,5 +31,5 @@ class NDCG(SchemedMetric):
 
     def __call__(self, j: Judgments) -> np.ndarray:
         # exp: each query's gains scaled by 2^-shift (the ratio is the same, and finite for grades past 1023)
-        shift = exp_shift(j) if self.scheme == "exp" else None
+        shift = exp_shift(j) if self.scheme == "exp" else linear_shift(j)
         return safe_divide(dcg(j, self.k, self.scheme, shift), ideal_dcg(j, self.k, self.scheme, shift))
