@@ -52,7 +52,7 @@ def rerank(
     write_run(reranked, output, tag=system.name)
     if evaluate and not quiet:
         result = evaluator.evaluate(reranked, ds.qrels)
-        print_metrics(result.means, title=f"{ds.name} ({split}) - {system.name} @{depth}: {result.n_queries} queries")
+        print_metrics(result.means, title=f"{ds.name} ({ds.split}) - {system.name} @{depth}: {result.n_queries} queries")
         if result.n_missing_from_run:
             typer.echo(f"note: {result.n_missing_from_run} judged queries are missing from the run and score 0",
                        err=True)

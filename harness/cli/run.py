@@ -57,7 +57,7 @@ def run(
     if not quiet:
         for warning in ds.warnings:
             typer.echo(f"warning: {warning}", err=True)
-        print_metrics(exp.result.means, title=f"{ds.name} ({split}) - {system.name}: {exp.result.n_queries} queries")
+        print_metrics(exp.result.means, title=f"{ds.name} ({ds.split}) - {system.name}: {exp.result.n_queries} queries")
     typer.echo(f"results written to {folder}")
 
 
@@ -81,5 +81,5 @@ def _run_pipeline(path: Path, dataset: str, split: str, evaluator, k_values: lis
             value = outcome.result.means.get(first) if first else None
             shown = f"{first} {value:.4f}" if value is not None else ""
             typer.echo(f"stage {outcome.stage.name} ({outcome.stage.type}): cache {outcome.status}  {shown}")
-        print_metrics(exp.result.means, title=f"{ds.name} ({split}) - {spec.name}: {exp.result.n_queries} queries")
+        print_metrics(exp.result.means, title=f"{ds.name} ({ds.split}) - {spec.name}: {exp.result.n_queries} queries")
     typer.echo(f"results written to {folder}")

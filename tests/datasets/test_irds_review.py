@@ -249,3 +249,14 @@ def test_trec_style_queries_use_default_text():
                                                     "seeking range of information")]),
                      _Qrels([TrecQrel("1", "d1", 1, "0")]))
     assert load_dataset(f"irds:{name}").queries.as_dict() == {"1": "coronavirus origin"}
+
+
+def test_run_prints_the_split_the_dataset_is(tmp_path, harness_cli, monkeypatch):
+    """``harness run -d irds:.../dev/small`` loads dev data: the printed title says (dev), as metrics.json
+    does, not the --split default (formerly '(test)')."""
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    name = _simple([GenericDoc("d1", "alpha"), GenericDoc("d2", "beta")], GenericDoc,
+                   name=f"harness-test/{uuid.uuid4().hex[:8]}/dev/small")
+    out = harness_cli("run", "-d", f"irds:{name}", "-r", "bm25", "-o", tmp_path / "out")
+    assert out.returncode == 0, out.stderr
+    assert "(dev) - bm25: 1 queries" in out.stdout and "(test)" not in out.stdout
