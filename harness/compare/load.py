@@ -81,7 +81,7 @@ class SystemResult:
     def ranked(self):
         """The ranking the values were computed on (None without a run): the run in the evaluator's
         order and filtering under ``settings`` (the metrics.json's, or the evaluator's that scored a run
-        file here), as :func:`harness.reports.html.model.evaluated_order` defines it: without the
+        file here), as :func:`harness.evaluation.semantics.evaluated_order` defines it: without the
         documents whose id is the query's unless ``ignore_identical_ids`` is false, and under
         ``trec_eval-9`` ranked by score as float32, then document id descending (scores a 1.00000001,
         b 1.0: b first). A metrics.json that records no semantics predates them: canonical float64 order.
@@ -90,7 +90,7 @@ class SystemResult:
             run = self.run()
             if run is None:
                 return None
-            from harness.reports.html.model import evaluated_order
+            from harness.evaluation.semantics import evaluated_order
 
             self._ranked = evaluated_order(run, self.settings)
         return self._ranked

@@ -82,3 +82,17 @@ def top_depth(run: "Run", depth: int, semantics: Semantics | str | None = None) 
     order = np.argsort(keys, kind="stable")
     at = order[np.searchsorted(keys[order], top.entry_query_index() * n + top.doc_codes)]
     return top.with_scores(run.scores[at]).canonical()
+
+
+def evaluated_order(run, settings: dict):
+    """The ranking the result's values were computed on: without the documents whose id is the query's
+    (``ignore_identical_ids``, the evaluator's default when not recorded) and in the evaluator's order
+    under the recorded semantics (trec_eval-9: score as float32 descending, then document id
+    descending; so scores 1.00000001 for "a" and 1.0 for "b" rank b first). Without a recorded
+    semantics: the canonical (float64) order."""
+    if settings.get("ignore_identical_ids", True) is not False:
+        run = run.without_identical_ids()
+    semantics = SEMANTICS.get(settings.get("semantics")) if isinstance(settings.get("semantics"), str) else None
+    if semantics is not None:
+        run = run.with_scores(semantics.ranking_scores(run.scores))
+    return run.canonical()

@@ -279,35 +279,18 @@ def dataset_section(label: str, systems: list[SystemResult], metrics: list[str],
                           resampled=draws)
 
 
-def evaluated_order(run, settings: dict):
-    """The ranking the result's values were computed on: without the documents whose id is the query's
-    (``ignore_identical_ids``, the evaluator's default when not recorded) and in the evaluator's order
-    under the recorded semantics (trec_eval-9: score as float32 descending, then document id
-    descending; so scores 1.00000001 for "a" and 1.0 for "b" rank b first). Without a recorded
-    semantics: the canonical (float64) order."""
-    from harness.evaluation.semantics import SEMANTICS
-
-    if settings.get("ignore_identical_ids", True) is not False:
-        run = run.without_identical_ids()
-    semantics = SEMANTICS.get(settings.get("semantics")) if isinstance(settings.get("semantics"), str) else None
-    if semantics is not None:
-        run = run.with_scores(semantics.ranking_scores(run.scores))
-    return run.canonical()
-
-
 def _top_codes(system: SystemResult, query_ids: list[str], k: int, vocabulary: dict[str, int],
                warnings: list[str]) -> list[list[int]] | None:
     """Each query's first ``k`` documents as codes into ``vocabulary`` (extended as needed); None
     without a ranking. Columnar: the entries are taken from the run's arrays at once and only the
     distinct documents are looked up."""
     try:
-        run = system.run()
+        run = system.ranked()  # the ranking the values were computed on
     except HarnessError as exc:  # a broken run.trec only costs the rankings
         warnings.append(f"rankings of {system.name} unavailable: {exc}")
         return None
     if run is None:
         return None
-    run = evaluated_order(run, result_info(system).settings)
     position = {q: i for i, q in enumerate(run.query_ids.tolist())}
     rows = np.fromiter((position.get(q, -1) for q in query_ids), dtype=np.int64, count=len(query_ids))
     present = rows >= 0
