@@ -14,6 +14,7 @@ from harness.datasets.corpus import Queries
 from harness.evaluation import EvaluationResult, Evaluator
 from harness.evaluation.semantics import Semantics, parse_semantics, top_depth
 from harness.reports import MetricsDocument, efficiency, write_result_folder
+from harness.reports.document import plain_json
 from harness.retriever import Retriever
 from harness.run import Run, concat_runs
 
@@ -75,6 +76,7 @@ class TimedSearch:
     latency_ms: dict[str, float]  # query id -> ms
     basis: str  # efficiency.PER_REQUEST or efficiency.PER_BATCH_SHARE
     batch_size: int | None = None
+    warning: str | None = None  # why the retriever's own latencies were not used
 
 
 def timed_search(retriever, queries: Queries, k: int, finish=None) -> TimedSearch:
@@ -95,11 +97,12 @@ def timed_search(retriever, queries: Queries, k: int, finish=None) -> TimedSearc
         elapsed = time.perf_counter() - started
         run = finish(run)
         stats = getattr(retriever, "stats", None)
-        measured = (stats() if callable(stats) else {}).get("query_latency_ms")
-        if isinstance(measured, dict):
-            return TimedSearch(run, {q: float(v) for q, v in measured.items()}, efficiency.PER_REQUEST)
+        measured, why = efficiency.measured_latencies((stats() if callable(stats) else {}).get("query_latency_ms"),
+                                                      queries.ids)
+        if measured is not None:
+            return TimedSearch(run, measured, efficiency.PER_REQUEST)
         return TimedSearch(run, efficiency.batch_shares([(queries.ids, elapsed)]), efficiency.PER_BATCH_SHARE,
-                           len(queries))
+                           len(queries), warning=why)
     batch_size = getattr(retriever, "search_batch_size", SEARCH_BATCH) or len(queries)
     batch_size = max(1, batch_size, -(-len(queries) // MAX_TIMED_CALLS))
     parts, batches = [], []
@@ -138,11 +141,11 @@ def run_experiment(
     with timer("evaluate_s"), progress.task("evaluating"):
         result = evaluator.evaluate(run, dataset.qrels)
     stats = getattr(retriever, "stats", None)
-    stats = stats() if callable(stats) else None
+    stats = plain_json(stats()) if callable(stats) else None  # (a plugin's: may hold NaN, numpy values)
     document = MetricsDocument.build(
         result, dataset=dataset_info(dataset), retriever={"name": retriever.name, "params": retriever.params()},
         k_values=k_values, depth=depth, timings=timer.seconds, retriever_stats=stats,
-        warnings=list(dataset.warnings) or None)
+        warnings=list(dataset.warnings) + ([searched.warning] if searched.warning else []) or None)
     document.efficiency = efficiency.efficiency_block(
         timer.seconds, len(dataset.queries), searched.latency_ms, searched.basis, searched.batch_size,
         index_bytes=(stats or {}).get("index_bytes"))

@@ -25,6 +25,7 @@ from harness.errors import HarnessError
 from harness.evaluation import EvaluationResult, Evaluator
 from harness.experiment import Experiment, dataset_info, search_run
 from harness.pipeline.cache import StageCache, stage_key
+from harness.reports.document import plain_json
 from harness.pipeline.spec import Pipeline, Stage
 from harness.reports import MetricsDocument, write_result_folder
 from harness.run import Run
@@ -112,7 +113,7 @@ class PipelineRunner:
             run, info = self.fuse(stage)
             timings["fuse_s"] = time.perf_counter() - started
         stats = getattr(system, "stats", None)
-        stats = stats() if callable(stats) else None
+        stats = plain_json(stats()) if callable(stats) else None  # (a plugin's: may hold NaN, numpy values)
         if stats:
             info["stats"] = stats
         return run, timings, info

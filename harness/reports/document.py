@@ -41,6 +41,26 @@ _OPTIONAL = ("retriever_stats", "warnings", "throughput", "bench", "efficiency",
 _JSON_NAMES = {dict: "an object", list: "an array", int: "an integer", str: "a string"}
 
 
+def plain_json(value: object) -> object:
+    """``value`` (a retriever's ``stats()``: any plugin's) as strict JSON holds it: dicts (keys as
+    str), lists (from tuples, sets and numpy arrays), str, bool, None, int, and finite floats; a NaN
+    or infinite float becomes None (JSON has no such number: Python would write ``NaN``, which jq,
+    JavaScript and Go refuse), a numpy scalar its Python value, anything else its ``str``."""
+    if isinstance(value, dict):
+        return {str(k): plain_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [plain_json(v) for v in value]
+    if hasattr(value, "tolist") and hasattr(value, "dtype"):  # a numpy array or scalar
+        return plain_json(value.tolist())
+    if value is None or isinstance(value, (str, bool)):
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value) if math.isfinite(value) else None
+    return str(value)
+
+
 @dataclass
 class MetricsDocument:
     schema: str = SCHEMA

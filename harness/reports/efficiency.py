@@ -22,6 +22,7 @@ block ({query id: ms}, in search order), beside this one: what the latency gate 
 from __future__ import annotations
 
 import json
+import math
 import resource
 import sys
 from typing import Iterable, Sequence
@@ -79,6 +80,24 @@ def batch_shares(batches: Iterable[tuple[Sequence[str], float]]) -> dict[str, fl
             share = seconds * 1000.0 / len(ids)
             out.update((qid, share) for qid in ids)
     return out
+
+
+def measured_latencies(measured: object, query_ids: Sequence[str]) -> tuple[dict[str, float] | None, str | None]:
+    """A retriever's own per-query latencies (``stats()["query_latency_ms"]``), checked: ``(latencies,
+    None)`` when they are a dict giving every searched query a finite number >= 0 ms (a plugin's
+    bool, NaN, inf, negative, missing or non-numeric value would put NaN or nonsense into
+    metrics.json's percentiles), else ``(None, why)``; the caller then times the queries itself."""
+    if not isinstance(measured, dict):
+        return None, None
+    out: dict[str, float] = {}
+    for qid in query_ids:
+        value = measured.get(qid)
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
+        if not ok:
+            return None, (f"the retriever's query_latency_ms for query {qid!r} is {value!r}, not a finite number "
+                          ">= 0 ms: its own latencies are not used; each query gets its share of the timed call")
+        out[qid] = float(value)
+    return out, None
 
 
 def peak_rss_bytes() -> int | None:

@@ -171,6 +171,51 @@ def test_a_retriever_timing_its_requests_gives_per_request_latencies(tmp_path):
     assert block["index_bytes"] == 12345
 
 
+class BrokenTimer(TimedService):
+    """A plugin whose own latencies are unusable: one per query given, ``bad`` for q3."""
+
+    def __init__(self, bad):
+        super().__init__()
+        self.bad = bad
+
+    def search(self, queries, k):
+        run = super().search(queries, k)
+        self.latencies["q3"] = self.bad
+        if self.bad == "missing":
+            del self.latencies["q3"]
+        return run
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -1.0, True, "12", None, "missing"])
+def test_unusable_own_latencies_fall_back_to_batch_shares_with_a_warning(tmp_path, bad):
+    # Formerly a NaN latency made every percentile NaN and metrics.json held NaN (not JSON); -1 ms or a
+    # missing query gave percentiles of nonsense or of other queries.
+    exp = run_experiment(toy_dataset(10), BrokenTimer(bad), Evaluator(["P@1"], k_values=[1]), [1],
+                         output_dir=tmp_path)
+    block = exp.document.efficiency["latency_ms"]
+    assert block["basis"] == "per batch share" and block["batch_size"] == 10
+    assert len(set(exp.document.query_latency_ms.values())) == 1  # each query: its share of the one call
+    assert any("query_latency_ms for query 'q3'" in w for w in exp.document.warnings)
+    text = (tmp_path / "metrics.json").read_text()
+    json.loads(text, parse_constant=lambda name: pytest.fail(f"metrics.json holds {name}"))
+
+
+class OddStats(CountingRetriever):
+    def stats(self) -> dict:
+        return {"index_bytes": np.int64(5), "ratio": np.float32(0.5), "bad": float("nan"), "shape": (2, 3),
+                "arr": np.arange(2), 7: "int key", "obj": Path("x")}
+
+
+def test_retriever_stats_are_written_as_strict_json(tmp_path):
+    # Formerly numpy values crashed the write of metrics.json after the whole run (TypeError: Object of
+    # type int64 is not JSON serializable) and a NaN was written as NaN (not JSON).
+    run_experiment(toy_dataset(3), OddStats(), Evaluator(["P@1"], k_values=[1]), [1], output_dir=tmp_path)
+    text = (tmp_path / "metrics.json").read_text()
+    stats = json.loads(text, parse_constant=lambda name: pytest.fail(f"metrics.json holds {name}"))["retriever_stats"]
+    assert stats == {"index_bytes": 5, "ratio": 0.5, "bad": None, "shape": [2, 3], "arr": [0, 1], "7": "int key",
+                     "obj": "x"}
+
+
 def test_concat_runs_with_different_vocabularies():
     a = Run.from_dict({"q1": {"d1": 2.0, "d2": 1.0}})
     b = Run.from_dict({"q2": {"d3": 5.0, "d1": 4.0}, "q3": {}})
