@@ -8,7 +8,7 @@ from typing import List, Optional
 import typer
 
 from harness.cli import app
-from harness.cli.options import KEEP_IDENTICAL_IDS_OPTION, RELEVANCE_THRESHOLD_OPTION
+from harness.cli.options import KEEP_IDENTICAL_IDS_OPTION, RELEVANCE_THRESHOLD_OPTION, SEMANTICS_OPTION
 from harness.errors import HarnessError
 
 
@@ -56,6 +56,7 @@ def fuse(
                                                  "(default with --optimize: OUTPUT.json)."),
     keep_identical_ids: bool = KEEP_IDENTICAL_IDS_OPTION,
     relevance_threshold: float = RELEVANCE_THRESHOLD_OPTION,
+    semantics: str = SEMANTICS_OPTION,
 ) -> None:
     """Fuse two or more TREC runs into OUTPUT (canonical order: score desc, ties by doc id desc)."""
     from harness.atomic import write_json
@@ -65,6 +66,12 @@ def fuse(
                                          tuned_parameter, weight_grid)
 
     # Everything the options decide is checked before any file is read or written.
+    from harness.evaluation.semantics import parse_semantics
+
+    try:
+        order = parse_semantics(semantics)  # the evaluator's order: the --depth cut follows it
+    except ValueError as exc:
+        raise HarnessError(str(exc)) from None
     spec = FusionSpec.create(method, norm, k, _numbers(weights, "--weights", float), depth)
     if len(run) < 2:
         raise HarnessError(f"fusion needs at least two --run files, got {len(run)}")
@@ -83,19 +90,20 @@ def fuse(
     elif qrels is not None:
         raise HarnessError("--qrels is used only with --optimize")
     runs = [read_run(path) for path in run]
-    document = {"fusion": spec.to_dict(), "runs": [_file_entry(path) for path in run]}
+    document = {"fusion": spec.to_dict(), "semantics": order.name, "runs": [_file_entry(path) for path in run]}
     if optimize:
         result = run_optimize(runs, read_qrels(qrels), spec, metric, split=split or qrels.stem,
                               allow_test_split=allow_test_split, step=step, k_values=k_values,
-                              relevance_threshold=relevance_threshold, ignore_identical_ids=not keep_identical_ids)
+                              relevance_threshold=relevance_threshold, ignore_identical_ids=not keep_identical_ids,
+                              semantics=order)
         spec = result.spec
         chosen = ", ".join(f"{key}={value}" for key, value in result.chosen.items())
         typer.echo(f"optimised on {result.split} ({qrels}): {chosen}  {result.metric} = {result.score:.6f} "
                    f"({len(result.trials)} trials)")
-        document = {"fusion": spec.to_dict(), "runs": document["runs"],
+        document = {"fusion": spec.to_dict(), "semantics": order.name, "runs": document["runs"],
                     "optimization": {**result.to_dict(), "qrels": _file_entry(qrels)}}
         json_out = json_out or output.with_name(output.name + ".json")
-    fused = fuse_runs(runs, spec)
+    fused = fuse_runs(runs, spec, order)
     write_run(fused, output, tag=tag or spec.method)
     if json_out:
         write_json(json_out, {**document, "output": str(output), "n_queries": fused.n_queries})

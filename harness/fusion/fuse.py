@@ -4,7 +4,9 @@ Queries: the union of the runs' queries, in first-seen order (run 1's, then new 
 a query a run lacks counts as retrieved nothing there (ranx requires equal query sets instead).
 Documents: each run is taken in canonical order (score descending, ties by document id descending,
 the evaluator's order), which gives the ranks that RRF and the ``rank`` normalisation use. The fused
-run is returned in canonical order, ties by document id descending, cut to ``depth`` per query.
+run is returned in canonical order, ties by document id descending, cut to ``depth`` per query in
+the evaluator's order when its ``semantics`` is given (``top_depth``: under trec_eval-9 fused scores
+equal in float32 tie and the larger document id stays), else in the fused scores' double order.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Sequence
 import numpy as np
 
 from harness.columns import object_array
+from harness.evaluation.semantics import Semantics, top_depth
 from harness.fusion.methods import COMBINERS
 from harness.fusion.normalize import normalize, positions
 from harness.fusion.spec import DEFAULT_DEPTH, FusionSpec
@@ -86,12 +89,13 @@ def align(runs: Sequence[Run]) -> AlignedRuns:
         pairs=tuple(inverse[bounds[i]:bounds[i + 1]] for i in range(len(runs))))
 
 
-def fuse_runs(runs: Sequence[Run], spec: FusionSpec) -> Run:
-    """The fusion of ``runs`` described by ``spec`` (see ``harness.fusion.methods`` for the formulas)."""
+def fuse_runs(runs: Sequence[Run], spec: FusionSpec, semantics: Semantics | str | None = None) -> Run:
+    """The fusion of ``runs`` described by ``spec`` (see ``harness.fusion.methods`` for the formulas),
+    cut at ``spec.depth`` in the order of the evaluator's ``semantics`` (None: double order)."""
     if len(runs) < 2:
         raise ValueError(f"fusion needs at least two runs, got {len(runs)}")
     weights = spec.weights_for(len(runs))
-    return fuse_aligned(align(runs), spec, weights)
+    return fuse_aligned(align(runs), spec, weights, semantics=semantics)
 
 
 def contributions(aligned: AlignedRuns, spec: FusionSpec) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -102,8 +106,10 @@ def contributions(aligned: AlignedRuns, spec: FusionSpec) -> list[tuple[np.ndarr
 
 
 def fuse_aligned(aligned: AlignedRuns, spec: FusionSpec, weights: Sequence[float],
-                 parts: list[tuple[np.ndarray, np.ndarray]] | None = None) -> Run:
-    """Combine aligned runs (``parts``: their :func:`contributions`, when the caller has them).
+                 parts: list[tuple[np.ndarray, np.ndarray]] | None = None,
+                 semantics: Semantics | str | None = None) -> Run:
+    """Combine aligned runs (``parts``: their :func:`contributions`, when the caller has them), cut
+    at ``spec.depth`` in the order of ``semantics`` (:func:`~harness.evaluation.semantics.top_depth`).
 
     Infinite input scores (a TREC run may hold ``inf``) can make a fused score NaN (``inf - inf`` in
     min-max, ``inf + -inf`` in a sum): that is refused with a ValueError naming the cause.
@@ -119,7 +125,7 @@ def fuse_aligned(aligned: AlignedRuns, spec: FusionSpec, weights: Sequence[float
     counts = np.bincount(aligned.pair_query, minlength=len(aligned.query_ids))
     fused = Run(aligned.query_ids, np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
                 aligned.pair_doc, scores, aligned.doc_vocab)
-    return fused.truncated(spec.depth)
+    return top_depth(fused, spec.depth, semantics)
 
 
 def fuse(runs: Sequence[Run], method: str = "rrf", norm: str | None = None, k: int | None = None,

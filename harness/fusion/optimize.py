@@ -103,7 +103,7 @@ def optimize(runs: Sequence[Run], qrels: Qrels, spec: FusionSpec, metric: str = 
 
     ``split`` names the qrels' split (refused when ``test`` unless ``allow_test_split``);
     ``evaluator_options`` go to :class:`~harness.evaluation.Evaluator` (relevance_threshold,
-    ignore_identical_ids).
+    ignore_identical_ids, semantics: also the order each trial's depth cut follows).
     """
     check_split(split, allow_test_split)
     parameter = tuned_parameter(spec)
@@ -119,7 +119,7 @@ def optimize(runs: Sequence[Run], qrels: Qrels, spec: FusionSpec, metric: str = 
     trials, best, best_score = [], None, 0.0
     for value in grid:
         trial = spec.replace(**{parameter: value})
-        fused = fuse_aligned(aligned, trial, trial.weights_for(len(runs)), parts)
+        fused = fuse_aligned(aligned, trial, trial.weights_for(len(runs)), parts, semantics=evaluator.semantics)
         score = evaluator.evaluate(fused, qrels).means[name]
         trials.append((value, score))
         if best is None or score >= best_score:

@@ -131,11 +131,12 @@ class PipelineRunner:
                               allow_test_split=o["allow_test_split"], step=o.get("step", WEIGHT_STEP),
                               k_values=o.get("k_grid", RRF_K_GRID),
                               relevance_threshold=self.evaluator.relevance_threshold,
-                              ignore_identical_ids=self.evaluator.ignore_identical_ids)
+                              ignore_identical_ids=self.evaluator.ignore_identical_ids,
+                              semantics=self.evaluator.semantics)
             spec = result.spec
             info["optimization"] = {**result.to_dict(), "qrels": o["qrels"]}
         info["fusion_used"] = spec.to_dict()
-        return fuse_runs(runs, spec), info
+        return fuse_runs(runs, spec, self.evaluator.semantics), info
 
     def run_stage(self, number: int, stage: Stage) -> StageOutcome:
         system = self.component(stage) if stage.type != "fuse" else None
