@@ -7,7 +7,7 @@ from typing import List, Optional
 import typer
 
 from harness.cli import app
-from harness.cli.options import parse_params
+from harness.cli.options import SEMANTICS_OPTION, parse_params
 from harness.datasets import DEFAULT_DATASET
 
 
@@ -21,6 +21,7 @@ def serve(
     port: int = typer.Option(8000, "--port", help="Port (0: any free port; the URL is printed)."),
     max_k: int = typer.Option(10_000, "--max-k", help="Largest k a request may ask for."),
     log_level: str = typer.Option("warning", "--log-level", help="uvicorn log level."),
+    semantics: str = SEMANTICS_OPTION,
 ) -> None:
     """Index DATASET with RETRIEVER once, then answer GET /search?q=&k=, POST /search, GET /healthz."""
     from harness import progress
@@ -33,13 +34,19 @@ def serve(
         raise typer.BadParameter("--port must be from 0 to 65535")
     if max_k < 1:
         raise typer.BadParameter("--max-k must be >= 1")
+    from harness.evaluation.semantics import parse_semantics
+
+    try:
+        order = parse_semantics(semantics)  # which hits make the cut at k: the evaluator's order
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
     system = create(retriever, **parse_params(param))
     sock = bind(host, port)  # first, so that a busy port is reported before the indexing
     with progress.task(f"loading {dataset}"):
         ds = load_dataset(dataset, split)
     with progress.task(f"indexing {len(ds.corpus):,} documents ({system.name})"):
         system.index(ds.corpus)
-    service = create_app(system, dataset=ds.name, n_documents=len(ds.corpus), max_k=max_k)
+    service = create_app(system, dataset=ds.name, n_documents=len(ds.corpus), max_k=max_k, semantics=order)
     if host not in LOOPBACK:
         typer.echo(f"warning: listening on {host}, reachable from other machines; the service has no "
                    f"authentication", err=True)

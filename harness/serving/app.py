@@ -61,18 +61,20 @@ def _is_unicode(text: str) -> bool:
     return True
 
 
-def create_app(retriever, dataset: str, n_documents: int, max_k: int = MAX_K, max_batch: int = MAX_BATCH) -> Starlette:
-    """A Starlette app serving an already indexed ``retriever``."""
+def create_app(retriever, dataset: str, n_documents: int, max_k: int = MAX_K, max_batch: int = MAX_BATCH,
+               semantics=None) -> Starlette:
+    """A Starlette app serving an already indexed ``retriever``; ``semantics``: the evaluator's whose
+    order decides which hits make the cut at k (None: the default, trec_eval-9)."""
     from harness.evaluation.semantics import parse_semantics, top_depth
 
     lock = threading.Lock()
-    # The default evaluator's order (trec_eval-9: scores equal in float32 tie, the larger id first) decides
-    # which hits make the cut at k, as in `harness run`; a retriever that cuts a ranking it did not score
-    # (run-file) is told so.
-    semantics = parse_semantics(None)
+    # The evaluator's order (trec_eval-9: scores equal in float32 tie, the larger id first; trec_eval-10:
+    # double order) decides which hits make the cut at k, as in `harness run`; a retriever that cuts a
+    # ranking it did not score (run-file) is told so.
+    semantics = parse_semantics(semantics)
     retriever.ranking_semantics = semantics
     health = {"status": "ok", "retriever": retriever.name, "params": retriever.params(), "dataset": dataset,
-              "documents": n_documents}
+              "documents": n_documents, "semantics": semantics.name}
 
     def search(ids: list[str], texts: list[str], k: int) -> list[list[dict]]:
         with lock:

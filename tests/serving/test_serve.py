@@ -94,7 +94,7 @@ def test_bad_requests_get_400_and_a_reason(tiny, method, kwargs, message):
 def test_healthz(tiny):
     client, system = tiny
     assert client.get("/healthz").json() == {"status": "ok", "retriever": "bm25", "params": system.params(),
-                                              "dataset": "tiny", "documents": 4}
+                                              "dataset": "tiny", "documents": 4, "semantics": "trec_eval-9"}
 
 
 # ----------------------------------------------------------------------------- end to end

@@ -62,6 +62,26 @@ def test_the_cut_at_k_is_the_evaluators_as_in_harness_run(tmp_path):
     assert hits == [{"id": "c", "score": 1.0}]
 
 
+def test_trec_eval_10_semantics_cut_in_double_order(tmp_path):
+    """`harness serve --semantics trec_eval-10` serves the cut `harness run --semantics trec_eval-10`
+    makes: scores as doubles, so a (1.00000002) first and k=1 gives a, where trec_eval-9 gives c."""
+    from retrievers.run_file import RunFileRetriever
+
+    path = tmp_path / "run.trec"
+    path.write_text("q1 Q0 a 1 1.00000002 t\nq1 Q0 b 2 1.00000001 t\nq1 Q0 c 3 1.0 t\n")
+    system = RunFileRetriever(str(path))
+    system.index(Corpus(["a", "b", "c"], ["", "", ""], ["x", "y", "z"]))
+    served = TestClient(create_app(system, dataset="tiny", n_documents=3, semantics="trec_eval-10"))
+    hits = served.get("/search", params={"q": "x", "k": 1, "id": "q1"}).json()["hits"]
+    assert hits == [{"id": "a", "score": 1.00000002}]
+    assert served.get("/healthz").json()["semantics"] == "trec_eval-10"
+
+
+def test_serve_refuses_an_unknown_semantics_in_one_line(harness_cli):
+    out = harness_cli("serve", "--semantics", "trec_eval-8", "--port", "0")
+    assert out.returncode == 2 and "unknown semantics 'trec_eval-8'" in out.stderr
+
+
 @pytest.mark.parametrize("query_id, shown", [(None, "null"), ([1], "[1]"), (True, "true"), ({"a": 1}, '{"a": 1}')])
 def test_a_batch_query_id_that_is_no_string_or_integer_gets_400(client, query_id, shown):
     """An id of null or [1] used to be answered under the ids "None" and "[1]" (Python's str())."""
