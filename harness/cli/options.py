@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import typer
 
@@ -11,17 +12,26 @@ from harness.evaluation import DEFAULT_K
 
 
 def parse_k(text: str | None) -> list[int]:
+    """Comma-separated ASCII integers (blanks around each ignored): ``"1 3"`` is refused, not read as 13,
+    and so are ``1_0``, ``+5`` and non-ASCII digits that Python's ``int`` would take."""
     if not text:
         return list(DEFAULT_K)
-    try:
-        ks = sorted({int(part) for part in text.replace(" ", "").split(",") if part})
-    except ValueError:
-        raise HarnessError(f"--k takes comma-separated integers, e.g. 1,3,5,10; got {text!r}") from None
-    if not ks or ks[0] < 1:
+    parts = [part.strip() for part in text.split(",")]
+    if not all(re.fullmatch(r"(-?[0-9]+)?", part) for part in parts) or not any(parts):
+        raise HarnessError(f"--k takes comma-separated integers, e.g. 1,3,5,10; got {text!r}")
+    ks = sorted({_bounded_int(part) for part in parts if part})
+    if ks[0] < 1:
         raise HarnessError(f"--k values must be >= 1; got {text!r}")
     if ks[-1] > 2**63 - 1:  # (ranks and counts are int64)
         raise HarnessError(f"--k values must be at most 2^63 - 1; got {text!r}")
     return ks
+
+
+def _bounded_int(digits: str) -> int:
+    """``int(digits)``, with +-2^63 for a value past 20 digits (``int`` refuses 4,300+ digits)."""
+    sign = -1 if digits.startswith("-") else 1
+    magnitude = digits.lstrip("-").lstrip("0") or "0"
+    return sign * (int(magnitude) if len(magnitude) <= 20 else 2**63)
 
 
 METRIC_HELP = ("Metric to add to BEIR's six (repeatable or comma-separated), e.g. bpref, R-Prec, AP, "
@@ -33,6 +43,10 @@ def parse_metrics(items: list[str] | None, k_values: list[int]) -> list:
     from harness.evaluation import DEFAULT_FAMILIES, metrics_for
 
     extra = [part.strip() for item in items or [] for part in item.split(",") if part.strip()]
+    for name in extra:
+        if name.isascii() and name.isdigit():  # trec_eval's -m P.5,10 (cutoff lists) split at the comma
+            raise HarnessError(f"--metric: {name!r} is not a metric name (trec_eval's P.5,10 is written "
+                               f"P@5,P@10 here, or -m P with --k 5,10)")
     try:
         return metrics_for([*DEFAULT_FAMILIES, *extra], k_values)
     except ValueError as exc:

@@ -53,10 +53,11 @@ class Metric:
                 ALIASES[alias.lower()] = cls.family
 
     def __post_init__(self) -> None:
+        stem = self.name.partition("@")[0]  # the family with its variant: NDCG_exp, not NDCG
         if self.needs_k and (self.k is None or self.k < 1):
-            raise ValueError(f"{self.family} needs a cutoff k >= 1, e.g. {self.family}@10")
+            raise ValueError(f"{stem} needs a cutoff k >= 1, e.g. {stem}@10")
         if not self.needs_k and self.k is not None:
-            raise ValueError(f"{self.family} takes no cutoff")
+            raise ValueError(f"{stem} takes no cutoff")
         if self.k is not None and self.k > _MAX_K:  # (ranks and counts are int64)
             raise ValueError(f"{self.family} cutoff {self.k} is too large (at most {_MAX_K})")
 
@@ -79,20 +80,28 @@ def safe_divide(numerator: np.ndarray, denominator: np.ndarray | float) -> np.nd
     return out
 
 
-_NAME = re.compile(r"^\s*([A-Za-z][A-Za-z_\-]*?)(?:\s*(?:@|_cut_|_cut\.|\.|_)\s*(\d+))?\s*$")
+# ASCII only: a cutoff in other digits (``P@５``) or a Unicode blank is refused, as ``--k`` refuses it.
+_NAME = re.compile(r"^\s*([A-Za-z][A-Za-z_\-]*?)(?:\s*(?:@|_cut_|_cut\.|\.|_)\s*(\d+))?\s*$", re.ASCII)
 
 
 def parse_metric(text: str) -> Metric:
     """Parse ``NDCG@10``-style names (and aliases) into a metric object; ValueError if unknown."""
     match = _NAME.match(text)
     if not match:
+        if "(" in text:  # ir_measures' P(rel=2)@5, nDCG(judged_only)@10
+            raise ValueError(f"cannot parse metric name {text!r}: metric parameters are not supported; binary "
+                             "metrics take their relevance level from the relevance threshold "
+                             "(--relevance-threshold; relevance_threshold in a bench config)")
         raise ValueError(f"cannot parse metric name {text!r} (expected e.g. NDCG@10)")
     family_text, k_text = match.group(1), match.group(2)
     family, variant = _family_and_variant(family_text.lower())
     if family is None:
         raise ValueError(f"unknown metric {text!r}; known: {', '.join(sorted(REGISTRY))}")
     cls = REGISTRY[family]
-    k = int(k_text) if k_text is not None else None
+    digits = None if k_text is None else k_text.lstrip("0") or "0"
+    if digits is not None and len(digits) > 20:  # (int() refuses 4,300+ digits)
+        raise ValueError(f"{family} cutoff {digits[:20]}... is too large (at most {_MAX_K})")
+    k = int(digits) if digits is not None else None
     if k is None and cls.needs_k and cls.whole_ranking_form:
         cls = REGISTRY[cls.whole_ranking_form]
     elif k is not None and not cls.needs_k and cls.cutoff_form:
