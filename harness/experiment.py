@@ -115,6 +115,18 @@ def timed_search(retriever, queries: Queries, k: int, finish=None) -> TimedSearc
     return TimedSearch(concat_runs(parts), efficiency.batch_shares(batches), efficiency.PER_BATCH_SHARE, batch_size)
 
 
+def check_run_file_ids(dataset: Dataset) -> None:
+    """Fail before indexing when the run file of a result folder would be refused: every document id of
+    the corpus and every query id is checked with the TREC writer's own rule
+    (:func:`harness.formats.trec.check_writable_ids`: empty, ASCII whitespace, NUL; ``#`` leading a
+    query id) and its message (ValueError, one line from the CLI). Vectorized over the corpus's Arrow
+    ``_id`` column (1M ids: milliseconds), so a bad id costs seconds, not the whole index and search."""
+    from harness.formats.trec import check_writable_ids
+
+    check_writable_ids(dataset.corpus.id_column, "document id")
+    check_writable_ids(dataset.queries.ids, "query id", first_column=True)
+
+
 def run_experiment(
     dataset: Dataset,
     retriever: Retriever,
@@ -124,8 +136,13 @@ def run_experiment(
     output_dir: str | Path | None = None,
 ) -> Experiment:
     """Index, search, evaluate and report ``dataset``; ``timings.load_s`` is the time
-    :func:`~harness.datasets.load_dataset` took to load it (``dataset.load_s``)."""
+    :func:`~harness.datasets.load_dataset` took to load it (``dataset.load_s``). With ``output_dir``
+    (a result folder with ``run.trec``), ids the run file could not hold fail first
+    (:func:`check_run_file_ids`)."""
     from harness.fingerprint import prefetch
+
+    if output_dir is not None:
+        check_run_file_ids(dataset)
 
     prefetch()  # the result's machine and software facts, read on a thread while the run goes on
     timer = Timer({"load_s": dataset.load_s})

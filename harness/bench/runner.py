@@ -183,13 +183,14 @@ class BenchRunner:
 
     def run_cell(self, cell: Cell, expected: str, datasets: _Datasets) -> MetricsDocument:
         from harness.evaluation import Evaluator
-        from harness.experiment import run_experiment
+        from harness.experiment import check_run_file_ids, run_experiment
         from harness.reports import write_result_folder
 
         stale = cell.folder / "metrics.json"
         if stale.exists():
             stale.unlink()  # the folder is being redone: never leave an old metrics.json beside new files
         ds = datasets.get(cell.dataset)
+        check_run_file_ids(ds)  # the cell writes run.trec: refuse ids it could not hold before indexing
         if ds.files != self._checksums.get(cell.dataset):  # checksums known only after loading
             expected = fingerprint(ds.files, cell.dataset.split, cell.retriever, self.resolved_params(cell.retriever),
                                    self.evaluation)

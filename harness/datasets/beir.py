@@ -2,7 +2,8 @@
 
     <folder>/corpus.jsonl[.gz]     {"_id", "title", "text"} per line
     <folder>/queries.jsonl[.gz]    {"_id", "text"} per line
-    <folder>/qrels/<split>.tsv     query-id <TAB> corpus-id <TAB> score, with a header; CRLF tolerated
+    <folder>/qrels/<split>.tsv     query-id <TAB> corpus-id <TAB> score, header optional (read by
+                                   harness.formats.trec.read_beir_qrels, as `harness evaluate` reads it)
 
 Every problem in a file is reported as ``file:line: message (id ...)``. Judgments that point at
 queries or documents the dataset lacks are counted and reported as warnings (BEIR's ArguAna has
@@ -12,7 +13,6 @@ such rows) rather than refused.
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
 from harness.checksums import sha256  # noqa: F401  (re-exported: callers use beir.sha256)
@@ -21,6 +21,7 @@ from harness.datasets import corpus_cache
 from harness.datasets.corpus import COLUMNS, Corpus, Dataset, Queries
 from harness.datasets.jsonl import iter_jsonl, read_string_columns, stream_string_columns  # noqa: F401  (iter_jsonl re-exported)
 from harness.errors import InputError
+from harness.formats.trec import _add_judgment, read_beir_qrels  # noqa: F401  (_add_judgment re-exported: irds, hf)
 from harness.qrels import Qrels
 
 
@@ -153,65 +154,10 @@ def load_queries(path: Path) -> Queries:
     return Queries(ids, texts)
 
 
-# A whole number token, the grammar of harness.formats.trec's readers (ASCII digits only): never Python
-# float's ``1_0`` (10; C's atof reads 1) or ``１`` (a full-width digit); NaN is refused by the caller.
-_NUMBER = re.compile(r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf|infinity|nan)", re.IGNORECASE | re.ASCII)
-
-
-def _is_number(text: str) -> bool:
-    return _NUMBER.fullmatch(text) is not None
-
-
 def load_qrels_tsv(path: Path) -> Qrels:
-    """BEIR qrels: ``query-id corpus-id score`` per line, tab separated, header optional."""
-    rows: dict[tuple[str, str], float] = {}
-    lines: dict[tuple[str, str], int] = {}
-    try:  # utf-8-sig: a byte-order mark is not part of the first query id; surrogateescape: see below
-        handle = open(path, encoding="utf-8-sig", errors="surrogateescape", newline="")
-    except OSError as exc:
-        raise InputError(f"cannot read file: {exc.strerror}", path) from None
-    header = True  # the first non-blank line may be the header
-    with handle:
-        for number, line in enumerate(handle, 1):
-            line = line.rstrip("\r\n")
-            if not line.strip():
-                continue
-            if not line.isascii():  # a byte that is not UTF-8 arrives as a lone surrogate: name its line
-                try:
-                    line.encode("utf-8")
-                except UnicodeEncodeError as exc:
-                    raise InputError(f"not valid UTF-8 (byte 0x{ord(line[exc.start]) - 0xDC00:02x} at column "
-                                     f"{exc.start + 1})", path, number) from None
-            parts = line.split("\t")
-            if len(parts) != 3:
-                parts = line.split()
-            if len(parts) != 3:
-                raise InputError(f"expected 3 tab-separated columns (query-id, corpus-id, score), got {len(parts)}",
-                                 path, number)
-            query_id, doc_id, grade = (p.strip() for p in parts)
-            first, header = header, False
-            if not _is_number(grade):
-                if first and not any(c.isdigit() for c in grade):
-                    continue  # the header ("score"): the first line, its score no number (a typo "1_0" is one)
-                raise InputError(f"score {grade!r} is not a number", path, number, query_id)
-            value = float(grade)
-            if value != value:
-                raise InputError("score is NaN", path, number, query_id)
-            if value in (float("inf"), float("-inf")):  # (an infinite gain makes nDCG inf / inf = NaN)
-                raise InputError(f"score {grade!r} is not finite", path, number, query_id)
-            _add_judgment(rows, lines, query_id, doc_id, value, path, number)
-    if not rows:
-        raise InputError("no judgments in qrels file", path)
-    return Qrels.from_rows((q, d, g) for (q, d), g in rows.items())
-
-
-def _add_judgment(rows: dict, lines: dict, query_id: str, doc_id: str, grade: float, path: Path, number: int) -> None:
-    key = (query_id, doc_id)
-    if key in rows and rows[key] != grade:
-        raise InputError(f"conflicting grade for document {doc_id!r} (line {lines[key]} says {rows[key]:g})",
-                         path, number, query_id)
-    rows[key] = grade
-    lines.setdefault(key, number)
+    """BEIR qrels: ``query-id corpus-id score`` per line, tab separated, header optional; read by the
+    one BEIR qrels reader, :func:`harness.formats.trec.read_beir_qrels` (its grammar and messages)."""
+    return read_beir_qrels(path)
 
 
 def load_beir_folder(folder: str | Path, split: str = "test", name: str | None = None) -> Dataset:

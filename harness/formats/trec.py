@@ -18,10 +18,16 @@ Runs are read in one compiled pass (:mod:`harness.formats.native`; column-wise b
 :mod:`harness.formats.columnar`, where it is not built); a file that reader does not take exactly is
 read line by line here, which accepts it or names the bad line.
 
+BEIR qrels have one reader, :func:`read_beir_qrels` (``harness evaluate`` and the BEIR folder loader,
+``harness.datasets.beir.load_qrels_tsv``, both call it): plain files (tab-separated, LF or CRLF ends)
+are read column-wise, anything else line by line, which accepts it or names the bad line.
+
 Runs are written in canonical order with real ranks (1-based) and scores at round-trip precision
 (``repr`` of the float), so reading a written run back gives exactly the same floats and ties; what
-would not read back the same is refused (ValueError): a query id starting with ``#`` (a comment
-line), a document id that is empty or holds ASCII whitespace.
+would not read back the same is refused (ValueError): an id that is empty or holds ASCII whitespace
+or a NUL (trec_eval reads ids as C strings, cut at the NUL), a query id starting with ``#`` (a comment
+line). :func:`check_writable_ids` is that one rule, also applied before indexing when a run file will
+be written (``harness.experiment.run_experiment``).
 """
 
 from __future__ import annotations
@@ -39,7 +45,7 @@ from typing import IO, Iterator
 import numpy as np
 
 from harness.atomic import atomic_open
-from harness.columns import IdColumn, arrow_int64, arrow_strings
+from harness.columns import IdColumn, arrow_int64, arrow_strings, object_array
 from harness.errors import InputError
 from harness.qrels import Qrels
 from harness.run import Run
@@ -115,26 +121,27 @@ def _number(token: bytes, what: str, path: Path, number: int, id: str) -> float:
     return value
 
 
-def _grade(token: bytes, path: Path, number: int, id: str) -> float:
-    """A qrels grade: a number token, finite (an infinite gain makes nDCG inf / inf = NaN)."""
-    value = _number(token, "grade", path, number, id)
+def _grade(token: bytes, path: Path, number: int, query_id: str, doc_id: str) -> float:
+    """A qrels grade: a number token (the grammar of run scores), not NaN, finite (an infinite gain
+    makes nDCG inf / inf = NaN). Every refusal is ``FILE:LINE: grade 'x' for document 'd' is ... (id 'q')``,
+    the form of a conflicting grade's (:func:`_add_judgment`), in TREC and BEIR qrels alike."""
+    what = f"grade {token.decode('utf-8', 'replace')!r} for document {doc_id!r}"
+    if not _NUMBER.fullmatch(token):
+        raise InputError(f"{what} is not a number", path, number, query_id)
+    value = float(token)
+    if value != value:
+        raise InputError(f"{what} is NaN", path, number, query_id)
     if value in (float("inf"), float("-inf")):
-        raise InputError(f"grade {token.decode()!r} is not finite", path, number, id)
+        raise InputError(f"{what} is not finite", path, number, query_id)
     return value
 
 
 # --------------------------------------------------------------------------- runs
 def _check_token(value: str, what: str) -> None:
+    """A topics TSV id (:func:`write_topics_tsv`): non-empty, without whitespace (its reader strips
+    Unicode whitespace from an id's ends)."""
     if not value or any(c.isspace() for c in value):
         raise ValueError(f"{what} {value!r} cannot be written to a TREC file (empty or contains whitespace)")
-
-
-def _check_first_token(value: str, what: str) -> None:
-    """A line's first column: a token that does not start with ``#`` (the line would be read as a comment)."""
-    _check_token(value, what)
-    if value.startswith("#"):
-        raise ValueError(f"{what} {value!r} cannot be written to a TREC file (a line starting with '#' is "
-                         "read as a comment)")
 
 
 def write_run(run: Run, path: str | Path, tag: str = "harness", header: list[str] | None = None) -> None:
@@ -147,34 +154,103 @@ def write_run(run: Run, path: str | Path, tag: str = "harness", header: list[str
 
 
 _BREAKS = " \t\n\x0b\x0c\r"  # ASCII whitespace: what splits a line's columns when it is read back
-_BREAK_BYTES = np.zeros(256, dtype=bool)
-_BREAK_BYTES[list(_BREAKS.encode())] = True
+_UNWRITABLE = _BREAKS + "\x00"  # and NUL: trec_eval reads ids as C strings, which end at a NUL
+_UNWRITABLE_BYTES = np.zeros(256, dtype=bool)
+_UNWRITABLE_BYTES[list(_UNWRITABLE.encode())] = True
+
+
+def unwritable_ids(ids, first_column: bool = False) -> np.ndarray:
+    """Positions (int64, ascending) of the ids a TREC file cannot hold as they are: an id that is empty
+    or holds ASCII whitespace (``q Q0 d 1 1 5.0 t`` is read as the id ``d`` scored 1, its rank) or a
+    NUL (trec_eval reads ids as C strings, cut at the NUL); in the line's ``first_column`` (query ids)
+    also one starting with ``#`` (the line is read as a comment). Unicode spaces (U+00A0) are no
+    break: the readers keep them inside an id.
+
+    ``ids``: an :class:`~harness.columns.IdColumn`, a null-free Arrow string (or chunked) array, or
+    str values. Arrow ids are scanned in their UTF-8 buffers at once (1M ids: a few ms); str values
+    by C-speed substring tests, looked at one by one only when one of them is bad."""
+    if isinstance(ids, IdColumn):
+        return _unwritable_in_buffers(*ids.buffers(), first_column)
+    if type(ids).__module__.startswith("pyarrow"):
+        import pyarrow as pa
+
+        from harness.columns import string_buffers
+
+        if isinstance(ids, pa.ChunkedArray):
+            found, start = [np.zeros(0, dtype=np.int64)], 0
+            for chunk in ids.chunks:
+                found.append(unwritable_ids(chunk, first_column) + start)
+                start += len(chunk)
+            return np.concatenate(found)
+        return _unwritable_in_buffers(*string_buffers(ids), first_column)
+    values = ids.tolist() if isinstance(ids, np.ndarray) else list(ids)
+    text = "".join(values)
+    if all(values) and not any(c in text for c in _UNWRITABLE) and not (
+            first_column and "\n#" in "\n" + "\n".join(values)):  # (no id holds a LF here)
+        return np.zeros(0, dtype=np.int64)
+    return np.array([i for i, v in enumerate(values) if _why_unwritable(v, first_column)], dtype=np.int64)
+
+
+def _unwritable_in_buffers(offsets: np.ndarray, data, first_column: bool) -> np.ndarray:
+    """:func:`unwritable_ids` of a string array given as (offsets, UTF-8 data)."""
+    start, end = int(offsets[0]), int(offsets[-1])
+    text = memoryview(data)[start:end].tobytes() if end > start else b""
+    lengths = np.diff(offsets)
+    hashes = first_column and b"#" in text
+    if lengths.all() and not hashes and not any(c in text for c in _UNWRITABLE.encode()):
+        return np.zeros(0, dtype=np.int64)  # (the usual case: one C scan per byte value)
+    breaks = np.flatnonzero(_UNWRITABLE_BYTES[np.frombuffer(text, dtype=np.uint8)]) + start
+    bad = np.union1d(np.searchsorted(offsets, breaks, side="right") - 1, np.flatnonzero(lengths == 0))
+    if hashes:
+        firsts = np.flatnonzero(lengths > 0)
+        leading = np.frombuffer(text, dtype=np.uint8)[offsets[firsts] - start] == ord("#")
+        bad = np.union1d(bad, firsts[leading])
+    return bad.astype(np.int64, copy=False)
+
+
+def _why_unwritable(value: str, first_column: bool = False) -> str | None:
+    """Why ``value`` cannot be a TREC file's id (the rule of :func:`unwritable_ids`), or None."""
+    if not value:
+        return "empty"
+    if "\x00" in value:
+        return "contains NUL: trec_eval would cut the id there"
+    if any(c in value for c in _BREAKS):
+        return "contains whitespace"
+    if first_column and value.startswith("#"):
+        return "a line starting with '#' is read as a comment"
+    return None
+
+
+def unwritable_message(value: str, what: str, first_column: bool = False) -> str:
+    """The one-line refusal of an id :func:`unwritable_ids` found: ``document id 'a b' cannot be
+    written to a TREC file (contains whitespace)``."""
+    return f"{what} {value!r} cannot be written to a TREC file ({_why_unwritable(value, first_column)})"
+
+
+def check_writable_ids(ids, what: str, first_column: bool = False) -> None:
+    """ValueError naming the first of ``ids`` that a TREC file cannot hold (:func:`unwritable_ids`);
+    the writers' check, and the one run before indexing when a run file will be written."""
+    bad = unwritable_ids(ids, first_column)
+    if len(bad):
+        raise ValueError(unwritable_message(_id_at(ids, int(bad[0])), what, first_column))
+
+
+def _id_at(ids, index: int) -> str:
+    if isinstance(ids, IdColumn):
+        return ids.array[index].as_py()
+    value = ids[index]
+    return value.as_py() if hasattr(value, "as_py") else str(value)
 
 
 def _check_doc_ids(run: Run) -> None:
-    """Refuse a document id of the run that would not be read back whole: empty, or holding ASCII
-    whitespace (``q Q0 d 1 1 5.0 t`` is read as the id ``d`` scored 1, its rank). The vocabulary is
-    scanned at once (a corpus's ids in their Arrow buffers); only when some id is bad are the run's
-    entries looked at, so that a bad id the run does not retrieve is no error."""
-    source = run.vocab_source
-    if isinstance(source, IdColumn):
-        offsets, data = source.buffers()
-        start, end = int(offsets[0]), int(offsets[-1])
-        text = memoryview(data)[start:end].tobytes() if end > start else b""
-        if (offsets[1:] > offsets[:-1]).all() and not any(c in text for c in _BREAKS.encode()):
-            return
-        breaks = np.flatnonzero(_BREAK_BYTES[np.frombuffer(text, dtype=np.uint8)]) + start
-        bad = np.union1d(np.searchsorted(offsets, breaks, side="right") - 1, np.flatnonzero(np.diff(offsets) == 0))
-    else:
-        values = source.tolist()
-        if all(values) and not any(c in "".join(values) for c in _BREAKS):
-            return
-        bad = np.array([i for i, v in enumerate(values) if not v or any(c in v for c in _BREAKS)], dtype=np.int64)
+    """Refuse a document id of the run that would not be read back whole (:func:`unwritable_ids`).
+    The vocabulary is scanned at once (a corpus's ids in their Arrow buffers); only when some id is
+    bad are the run's entries looked at, so that a bad id the run does not retrieve is no error."""
+    bad = unwritable_ids(run.vocab_source)
     if len(bad):
         used = np.flatnonzero(np.isin(run.doc_codes, bad))
         if len(used):
-            doc = run.doc_vocab[run.doc_codes[used[0]]]
-            raise ValueError(f"document id {doc!r} cannot be written to a TREC file (empty or contains whitespace)")
+            raise ValueError(unwritable_message(run.doc_vocab[run.doc_codes[used[0]]], "document id"))
 
 
 _WRITE_BLOCK = 1 << 17  # run entries formatted per block (whole queries): ~6 MB of text, ~60 MB of Arrow columns
@@ -183,9 +259,8 @@ _WRITE_BLOCK = 1 << 17  # run entries formatted per block (whole queries): ~6 MB
 def write_run_to(run: Run, handle: IO[str], tag: str = "harness") -> None:
     """Write ``run`` (taken in its present order; pass a canonical run) to an open text handle:
     ``qid Q0 docid rank repr(score) tag`` per entry, formatted column-wise in blocks of whole queries."""
-    _check_token(tag, "run tag")
-    for qid in run.query_ids.tolist():
-        _check_first_token(qid, "query id")
+    check_writable_ids([tag], "run tag")
+    check_writable_ids(run.query_ids, "query id", first_column=True)
     _check_doc_ids(run)
     raw = getattr(handle, "buffer", None) if (getattr(handle, "encoding", "") or "").lower() in ("utf-8", "utf8") else None
     from harness.formats import native
@@ -325,17 +400,49 @@ def read_qrels(path: str | Path) -> Qrels:
 
 
 def read_beir_qrels(path: str | Path, data: bytes | None = None) -> Qrels:
-    """Read BEIR tsv qrels (``query-id<TAB>corpus-id<TAB>score``, a header line optional) from the file's
-    bytes (``.gz`` decompressed; a pipe read once), with the grammar of the TREC qrels reader (blank and
-    ``#`` lines skipped, ids UTF-8, grades number tokens; a leading byte-order mark dropped, as
-    ``harness.datasets.beir.load_qrels_tsv`` does). Columns are split on tabs, or on ASCII whitespace
-    where the tabs do not give 3 non-empty ones; a pair judged twice with different grades is an error."""
-    from harness.datasets.beir import _add_judgment
+    """Read BEIR tsv qrels (``query-id<TAB>corpus-id<TAB>score``, a header line optional): the one
+    reader of them (``harness evaluate``; ``harness.datasets.beir.load_qrels_tsv`` for a BEIR folder).
 
+    From the file's bytes (``.gz`` decompressed; a pipe read once; ``data`` when already read), by
+    the grammar of the TREC qrels reader: a leading UTF-8 byte-order mark dropped; LF or CRLF line
+    ends (a lone CR refused); blank lines and ``#`` comment lines skipped; a line not UTF-8 refused,
+    naming its first bad byte; columns split on tabs (each stripped of ASCII whitespace), or on ASCII
+    whitespace where the tabs do not give 3 non-empty ones (Unicode spaces stay inside ids); the first
+    other line is the header when its score is no number and holds no digit (:func:`_is_beir_header`);
+    a grade a number token, not NaN, finite (:func:`_grade`); a pair judged twice with different
+    grades refused (:func:`_add_judgment`); at least one judgment. Every refusal names the file and
+    line, and the query and document where the line has them.
+
+    A plain file (nothing but tab-separated non-empty columns, LF or CRLF ends) is read column-wise
+    (:func:`_beir_qrels_columns`; 1M rows ~1 s, the line reader ~5 s), anything else or anything
+    it refuses line by line (:func:`_beir_qrels_lines`), which accepts it or names the bad line.
+    """
     path = Path(path)
     data = _read_bytes(path, "qrels") if data is None else data
     if data.startswith(codecs.BOM_UTF8):
         data = data[len(codecs.BOM_UTF8):]
+    qrels = _beir_qrels_columns(data)
+    return qrels if qrels is not None else _beir_qrels_lines(data, path)
+
+
+def _is_beir_header(score: bytes) -> bool:
+    """Whether the first line is BEIR's header (``query-id corpus-id score``): its score is no number
+    token and holds no digit (Unicode digits too), so a mistyped first grade (``1_0``, ``１``) is
+    refused rather than skipped as a header."""
+    return not _NUMBER.fullmatch(score) and not any(c.isdigit() for c in score.decode("utf-8", "replace"))
+
+
+def _utf8_line(body: bytes, path: Path, number: int) -> None:
+    """Refuse a line that is not UTF-8, naming its first bad byte and that byte's column (in characters)."""
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        column = len(body[:exc.start].decode("utf-8")) + 1
+        raise InputError(f"not valid UTF-8 (byte 0x{body[exc.start]:02x} at column {column})", path, number) from None
+
+
+def _beir_qrels_lines(data: bytes, path: Path) -> Qrels:
+    """The line-by-line reader of :func:`read_beir_qrels`: the reference grammar, naming every bad line."""
     rows: dict[tuple[str, str], float] = {}
     lines: dict[tuple[str, str], int] = {}
     header = True  # the first line may be the header ("query-id corpus-id score")
@@ -343,6 +450,8 @@ def read_beir_qrels(path: str | Path, data: bytes | None = None) -> Qrels:
         parts = body.split()
         if not parts or parts[0].startswith(b"#"):
             continue
+        if not body.isascii():
+            _utf8_line(body, path, number)
         tabbed = [part.strip() for part in body.split(b"\t")]
         if len(tabbed) == 3 and all(tabbed):
             parts = tabbed
@@ -350,19 +459,122 @@ def read_beir_qrels(path: str | Path, data: bytes | None = None) -> Qrels:
             raise InputError(f"expected 3 tab-separated columns (query-id, corpus-id, score), got {len(parts)}",
                              path, number)
         first, header = header, False
-        if first and not _NUMBER.fullmatch(parts[2]) and not any(c in b"0123456789" for c in parts[2]):
-            continue  # the header: its score column no number (a typo such as "1_0" is refused below)
-        qid, doc_id = _text(parts[0], path, number), _text(parts[1], path, number)
-        _add_judgment(rows, lines, qid, doc_id, _grade(parts[2], path, number, doc_id), path, number)
+        if first and _is_beir_header(parts[2]):
+            continue
+        qid, doc_id = parts[0].decode("utf-8"), parts[1].decode("utf-8")
+        _add_judgment(rows, lines, qid, doc_id, _grade(parts[2], path, number, qid, doc_id), path, number)
     if not rows:
         raise InputError("no judgments in qrels file", path)
     return Qrels.from_rows((q, d, g) for (q, d), g in rows.items())
 
 
+# Bytes that send a BEIR qrels file to the line reader: whitespace other than tab and LF, a blank or
+# comment line, an empty column (the CRLF ends are made LF first).
+_NOT_PLAIN = (b" ", b"\x0b", b"\x0c", b"\r", b"\n\n", b"\n#", b"\t\t", b"\t\n", b"\n\t")
+
+
+def _beir_qrels_columns(data: bytes) -> Qrels | None:
+    """:func:`read_beir_qrels` of a plain file, column-wise (pyarrow.csv, numpy); None when the file
+    is not plain or anything in it is refused (the line reader then names the line).
+
+    Plain: LF or CRLF ends, every line 3 non-empty tab-separated columns and nothing but tabs as
+    whitespace, no blank or ``#`` line. So each column is exactly what the line reader's tab split
+    gives; the header is decided by the same rule (:func:`_is_beir_header`), each distinct grade token
+    is checked and read by the same function (:func:`_grade`), and a pair given twice is kept once
+    (first line's place) when its grades are the same bits, else left to the line reader; the
+    judgments come out in the line reader's order (first occurrence) with the same values."""
+    if b"\r" in data:
+        if data.count(b"\r") != data.count(b"\r\n"):
+            return None
+        data = data.replace(b"\r\n", b"\n")
+    if data[:1] in (b"", b"\t", b"\n", b"#") or data.endswith(b"\t") or any(c in data for c in _NOT_PLAIN):
+        return None
+    first = data[:data.find(b"\n")] if b"\n" in data else data
+    columns = first.split(b"\t")
+    if len(columns) != 3:
+        return None
+    if _is_beir_header(columns[2]):
+        try:
+            first.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        data = data[len(first) + 1:]
+    if not data or data.startswith(codecs.BOM_UTF8):  # (pyarrow.csv would drop a byte-order mark)
+        return None
+    table = _tsv_columns(data)
+    if table is None:
+        return None
+    grades = _distinct_grades(table.column("g"))
+    if grades is None:
+        return None
+    values, grade_codes = grades
+    queries, query_codes = _dictionary(table.column("q"))
+    docs, doc_codes = _dictionary(table.column("d"))
+    keep = _first_of_repeated_pairs(query_codes, doc_codes, len(docs), values.view(np.int64)[grade_codes])
+    if keep is None:
+        return None
+    if keep is not True:
+        query_codes, doc_codes, grade_codes = query_codes[keep], doc_codes[keep], grade_codes[keep]
+    return Qrels(object_array(queries)[query_codes], object_array(docs)[doc_codes], values[grade_codes])
+
+
+def _tsv_columns(data: bytes):
+    """The three tab-separated string columns ``q``, ``d``, ``g`` of ``data`` (no header), or None
+    when pyarrow.csv refuses it (uneven columns, bytes that are not UTF-8)."""
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    string = pa.string()
+    try:
+        return pcsv.read_csv(
+            pa.BufferReader(data),
+            read_options=pcsv.ReadOptions(column_names=["q", "d", "g"], block_size=1 << 22),
+            parse_options=pcsv.ParseOptions(delimiter="\t", quote_char=False, double_quote=False, escape_char=False,
+                                            newlines_in_values=False, ignore_empty_lines=False),
+            convert_options=pcsv.ConvertOptions(column_types={"q": string, "d": string, "g": string}, null_values=[],
+                                                strings_can_be_null=False, quoted_strings_can_be_null=False))
+    except pa.ArrowInvalid:
+        return None
+
+
+def _dictionary(column) -> tuple[list[str], np.ndarray]:
+    """(distinct values in first-seen order, int64 code of each row) of an Arrow string column."""
+    encoded = column.combine_chunks().dictionary_encode()
+    indices = encoded.indices
+    codes = np.frombuffer(indices.buffers()[1], dtype=np.dtype(f"int{indices.type.bit_width}"))[indices.offset:indices.offset + len(indices)]
+    return encoded.dictionary.to_pylist(), codes.astype(np.int64)
+
+
+def _distinct_grades(column) -> tuple[np.ndarray, np.ndarray] | None:
+    """(float64 value of each distinct grade token, code of each row), each token read by :func:`_grade`
+    (a qrels file holds few distinct grades); None when one is refused."""
+    tokens, codes = _dictionary(column)
+    try:
+        values = [_grade(token.encode("utf-8"), Path(), 0, "", "") for token in tokens]
+    except InputError:
+        return None
+    return np.array(values, dtype=np.float64), codes
+
+
+def _first_of_repeated_pairs(query_codes: np.ndarray, doc_codes: np.ndarray, n_docs: int, grade_bits: np.ndarray):
+    """True when every (query, document) pair is given once; else the rows to keep (the first of each
+    pair) when the repeats have the same grade bits, None when they differ (the line reader names the
+    conflict, or keeps the last of two equal grades such as 0 and -0, as it does)."""
+    keys = query_codes * max(n_docs, 1) + doc_codes
+    order = np.argsort(keys, kind="stable")  # equal keys keep file order
+    sorted_keys = keys[order]
+    repeats = np.flatnonzero(sorted_keys[1:] == sorted_keys[:-1])
+    if not repeats.size:
+        return True
+    if np.any(grade_bits[order[repeats]] != grade_bits[order[repeats + 1]]):
+        return None
+    keep = np.ones(len(keys), dtype=bool)
+    keep[order[repeats + 1]] = False
+    return keep
+
+
 def read_trec_qrels(path: str | Path, data: bytes | None = None) -> Qrels:
     """Read 4-column TREC qrels; a pair judged twice with different grades is an error."""
-    from harness.datasets.beir import _add_judgment
-
     path = Path(path)
     data = _read_bytes(path, "qrels") if data is None else data
     rows: dict[tuple[str, str], float] = {}
@@ -371,10 +583,20 @@ def read_trec_qrels(path: str | Path, data: bytes | None = None) -> Qrels:
         if len(parts) != 4:
             raise InputError(f"expected 4 columns (qid iter docid grade), got {len(parts)}", path, number)
         qid, doc_id = _text(parts[0], path, number), _text(parts[2], path, number)
-        _add_judgment(rows, lines, qid, doc_id, _grade(parts[3], path, number, doc_id), path, number)
+        _add_judgment(rows, lines, qid, doc_id, _grade(parts[3], path, number, qid, doc_id), path, number)
     if not rows:
         raise InputError("no judgments in qrels file", path)
     return Qrels.from_rows((q, d, g) for (q, d), g in rows.items())
+
+
+def _add_judgment(rows: dict, lines: dict, query_id: str, doc_id: str, grade: float, path: Path, number: int) -> None:
+    """Record one judgment; the same pair again with another grade is refused, naming both lines."""
+    key = (query_id, doc_id)
+    if key in rows and rows[key] != grade:
+        raise InputError(f"conflicting grade for document {doc_id!r} (line {lines[key]} says {rows[key]:g})",
+                         path, number, query_id)
+    rows[key] = grade
+    lines.setdefault(key, number)
 
 
 def _grade_text(grade: float) -> str:
@@ -383,10 +605,10 @@ def _grade_text(grade: float) -> str:
 
 def write_qrels(qrels: Qrels, path: str | Path) -> None:
     """Write 4-column TREC qrels (``qid 0 docid grade``; integral grades as integers), atomically."""
+    check_writable_ids(qrels.query_ids, "query id", first_column=True)
+    check_writable_ids(qrels.doc_ids, "document id")
     with atomic_open(path) as handle:
         for q, d, g in zip(qrels.query_ids.tolist(), qrels.doc_ids.tolist(), qrels.grades.tolist()):
-            _check_first_token(q, "query id")
-            _check_token(d, "document id")
             if g != g or g in (float("inf"), float("-inf")):  # (read back, refused: see _grade)
                 raise ValueError(f"grade {g!r} of document {d!r} cannot be written to a TREC file (not finite)")
             handle.write(f"{q} 0 {d} {_grade_text(g)}\n")

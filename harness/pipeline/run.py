@@ -23,7 +23,7 @@ from harness import progress
 from harness.datasets import Dataset
 from harness.errors import HarnessError
 from harness.evaluation import EvaluationResult, Evaluator
-from harness.experiment import Experiment, dataset_info, search_run
+from harness.experiment import Experiment, check_run_file_ids, dataset_info, search_run
 from harness.pipeline.cache import StageCache, stage_key
 from harness.reports.document import plain_json
 from harness.pipeline.spec import Pipeline, Stage
@@ -175,7 +175,10 @@ class PipelineRunner:
 def run_pipeline(dataset: Dataset, pipeline: Pipeline, evaluator: Evaluator, k_values: list[int],
                  depth: int | None = None, output_dir: str | Path | None = None,
                  cache: StageCache | None = None) -> tuple[Experiment, list[StageOutcome]]:
-    """Run every stage (see the module docstring) and report the last one like :func:`run_experiment`."""
+    """Run every stage (see the module docstring) and report the last one like :func:`run_experiment`
+    (with ``output_dir``, the ids run.trec could not hold are refused before any stage runs)."""
+    if output_dir is not None:
+        check_run_file_ids(dataset)
     depth = depth or max(k_values)
     outcomes = PipelineRunner(pipeline, dataset, evaluator, depth, cache).run()
     final = outcomes[-1]

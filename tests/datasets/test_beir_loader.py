@@ -62,7 +62,7 @@ def test_empty_corpus_is_an_error(tmp_path):
 
 def test_bad_score_in_qrels_names_line(tmp_path):
     folder = write_folder(tmp_path, ['{"_id": "d1", "text": "x"}'], "query-id\tcorpus-id\tscore\nq1\td1\tx\n")
-    with pytest.raises(InputError, match=r"test.tsv:2: score 'x' is not a number"):
+    with pytest.raises(InputError, match=r"test.tsv:2: grade 'x' for document 'd1' is not a number \(id 'q1'\)"):
         load_beir_folder(folder)
 
 

@@ -97,7 +97,7 @@ def test_qrels_score_outside_the_number_grammar_is_refused(tmp_path, score):
     path = _qrels(tmp_path, f"query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td2\t{score}\n".encode())
     with pytest.raises(InputError) as err:
         load_qrels_tsv(path)
-    assert str(err.value).startswith(f"{path}:3: score ") and str(err.value).endswith("(id 'q1')")
+    assert str(err.value).startswith(f"{path}:3: grade ") and str(err.value).endswith("(id 'q1')")
 
 
 @pytest.mark.parametrize("score", ["inf", "-Infinity", "1e400"])
@@ -107,7 +107,7 @@ def test_infinite_qrels_scores_are_refused_in_a_beir_folder_too(tmp_path, score)
     path = _qrels(tmp_path, f"query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td2\t{score}\n".encode())
     with pytest.raises(InputError, match="is not finite") as err:
         load_qrels_tsv(path)
-    assert str(err.value) == f"{path}:3: score {score!r} is not finite (id 'q1')"
+    assert str(err.value) == f"{path}:3: grade {score!r} for document 'd2' is not finite (id 'q1')"
 
 
 def test_qrels_grades_kept_as_written(tmp_path):
@@ -120,7 +120,7 @@ def test_qrels_grades_kept_as_written(tmp_path):
 def test_qrels_first_row_with_a_bad_score_is_not_taken_for_a_header(tmp_path):
     # without a header, a first row whose score is mistyped was skipped as the header: one judgment lost
     path = _qrels(tmp_path, b"q1\td1\t1_0\nq1\td2\t1\n")
-    with pytest.raises(InputError, match=r":1: score '1_0' is not a number"):
+    with pytest.raises(InputError, match=r":1: grade '1_0' for document 'd1' is not a number \(id 'q1'\)"):
         load_qrels_tsv(path)
 
 

@@ -153,7 +153,7 @@ def test_refused_with_file_line_and_id(tmp_path, text, message):
 
 
 @pytest.mark.parametrize("text, message", [
-    ("q1 0 d1 1_0\n", ":1: grade '1_0' is not a number (id 'd1')"),
+    ("q1 0 d1 1_0\n", ":1: grade '1_0' for document 'd1' is not a number (id 'q1')"),
     ("q1 0 d1 1\nq1 0 d2\r1\n", ":2: carriage return inside a line"),
 ])
 def test_bad_qrels_refused(tmp_path, text, message):

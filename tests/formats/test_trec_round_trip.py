@@ -64,8 +64,8 @@ def test_beir_qrels_follow_the_trec_grammar(tmp_path):
 
 
 @pytest.mark.parametrize("text, message", [
-    ("q1\td1\t1\nq1\td2\t1_0\n", ":2: grade '1_0' is not a number (id 'd2')"),
-    ("query-id\tcorpus-id\tscore\nq1\td1\tnan\n", ":2: grade is NaN (id 'd1')"),
+    ("q1\td1\t1\nq1\td2\t1_0\n", ":2: grade '1_0' for document 'd2' is not a number (id 'q1')"),
+    ("query-id\tcorpus-id\tscore\nq1\td1\tnan\n", ":2: grade 'nan' for document 'd1' is NaN (id 'q1')"),
     ("q1\td1\t1\nq1\td2\r1\n", ":2: carriage return inside a line"),
     ("q1\td1\t1\nq1\td2\n", ":2: expected 3 tab-separated columns (query-id, corpus-id, score), got 2"),
     ("q1\td1\t1\nq1\td1\t2\n", ":2: conflicting grade for document 'd1' (line 1 says 1) (id 'q1')"),
@@ -96,7 +96,7 @@ def test_infinite_grades_are_refused(tmp_path, text):
     # trec_eval reads grades with atol (inf -> 0, 1e400 -> 1), pytrec_eval and ir_measures with int().
     path = tmp_path / "qrels"
     path.write_text(text)
-    with pytest.raises(InputError, match=r"qrels:1: grade '.*' is not finite \(id 'd1'\)"):
+    with pytest.raises(InputError, match=r"qrels:1: grade '.*' for document 'd1' is not finite \(id 'q1'\)"):
         read_qrels(path)
 
 
