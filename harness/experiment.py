@@ -11,7 +11,7 @@ from pathlib import Path
 from harness import progress
 from harness.datasets import Dataset
 from harness.datasets.corpus import Queries
-from harness.evaluation import EvaluationResult, Evaluator
+from harness.evaluation import EvaluationResult, Evaluator, default_depth
 from harness.evaluation.semantics import Semantics, parse_semantics, top_depth
 from harness.reports import MetricsDocument, efficiency, write_result_folder
 from harness.reports.document import plain_json
@@ -146,7 +146,7 @@ def run_experiment(
 
     prefetch()  # the result's machine and software facts, read on a thread while the run goes on
     timer = Timer({"load_s": dataset.load_s})
-    depth = depth or max(k_values)
+    depth = depth or default_depth(k_values, evaluator.metrics)
     retriever.ranking_semantics = evaluator.semantics  # a run-file cuts its ranking in the evaluator's order
     with timer("index_s"), progress.task(f"indexing {len(dataset.corpus):,} documents ({retriever.name})"):
         retriever.index(dataset.corpus)

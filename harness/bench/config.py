@@ -127,7 +127,10 @@ class BenchConfig:
 
     @property
     def search_depth(self) -> int:
-        return self.depth or max(self.k)
+        """``depth``, else the largest cutoff of ``k`` and of ``metrics`` (``default_depth``)."""
+        from harness.evaluation import default_depth, metrics_for
+
+        return self.depth or default_depth(self.k, metrics_for(self.metrics, self.k))
 
     def to_dict(self) -> dict:
         out = {"name": self.name, "description": self.description, "output_dir": self.output_dir,

@@ -21,7 +21,7 @@ def run(
     param: Optional[List[str]] = typer.Option(None, "--param", "-p", help="Retriever parameter key=value."),
     k: Optional[str] = K_OPTION,
     split: str = typer.Option("test", "--split", help="Qrels split."),
-    depth: Optional[int] = typer.Option(None, "--depth", help="Documents retrieved per query (default: max k)."),
+    depth: Optional[int] = typer.Option(None, "--depth", help="Documents retrieved per query (default: the largest cutoff of --k and -m)."),
     output_dir: Path = typer.Option(Path("results"), "--output-dir", "-o", help="Where result folders go."),
     name: Optional[str] = typer.Option(None, "--name", help="Result folder name (default: retriever name)."),
     keep_identical_ids: bool = KEEP_IDENTICAL_IDS_OPTION,

@@ -54,6 +54,13 @@ def metrics_for(families: Iterable[str] = DEFAULT_FAMILIES, k_values: Iterable[i
     return list(dict.fromkeys(out))
 
 
+def default_depth(k_values: Iterable[int], metrics: Iterable[Metric]) -> int:
+    """The depth a run is searched to when none is given: the largest cutoff, of ``k_values`` and of
+    every metric that has one. ``--k 1,10 -m Recall@30`` searches 30 deep: cut at 10, the run's
+    Recall@30 would be its Recall@10 under the name Recall@30."""
+    return max([*k_values, *(m.k for m in metrics if getattr(m, "k", None))])
+
+
 def finite_mean(values: np.ndarray) -> float:
     """The mean of per-query values (0.0 for none) as ``values.mean()`` computes it, also when their sum
     passes the largest double (DCG_exp values near 2^1023: two such queries sum to inf): then the mean of

@@ -22,7 +22,7 @@ from pathlib import Path
 from harness import progress
 from harness.datasets import Dataset
 from harness.errors import HarnessError
-from harness.evaluation import EvaluationResult, Evaluator
+from harness.evaluation import EvaluationResult, Evaluator, default_depth
 from harness.experiment import Experiment, check_run_file_ids, dataset_info, search_run
 from harness.pipeline.cache import StageCache, stage_key
 from harness.reports.document import plain_json
@@ -179,7 +179,7 @@ def run_pipeline(dataset: Dataset, pipeline: Pipeline, evaluator: Evaluator, k_v
     (with ``output_dir``, the ids run.trec could not hold are refused before any stage runs)."""
     if output_dir is not None:
         check_run_file_ids(dataset)
-    depth = depth or max(k_values)
+    depth = depth or default_depth(k_values, evaluator.metrics)
     outcomes = PipelineRunner(pipeline, dataset, evaluator, depth, cache).run()
     final = outcomes[-1]
     timings = {"load_s": dataset.load_s,
