@@ -303,8 +303,8 @@ def parse_config(data: dict, source: str = "<config>") -> BenchConfig:
         if "metrics" in top else DEFAULT_METRICS
     depth = r.integer(top["depth"], "depth") if "depth" in top else None
     threshold = r.number(top["relevance_threshold"], "relevance_threshold") if "relevance_threshold" in top else 1.0
-    if not threshold > 0:
-        raise r.error("relevance_threshold", f"expected a positive number, got {render(threshold)}")
+    if not 0 < threshold < float("inf"):  # (inf passed "> 0"; every cell then failed in the evaluator)
+        raise r.error("relevance_threshold", f"expected a positive finite number, got {render(threshold)}")
     datasets = r.items(top["datasets"], "datasets", lambda v, key: _dataset(r, v, key, split))
     if "retrievers" not in top and "pipelines" not in top:
         raise r.error("retrievers", "missing required key (or [[pipelines]])")

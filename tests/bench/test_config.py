@@ -112,7 +112,9 @@ params = {min_df = 2}
     (MINIMAL.replace('name = "b"', 'name = "b"\nignore_identical_ids = "yes"'),
      'ignore_identical_ids: expected true or false, got "yes"'),
     (MINIMAL.replace('name = "b"', 'name = "b"\nrelevance_threshold = 0'),
-     "relevance_threshold: expected a positive number, got 0.0"),
+     "relevance_threshold: expected a positive finite number, got 0.0"),
+    (MINIMAL.replace('name = "b"', 'name = "b"\nrelevance_threshold = inf'),  # (was accepted; each cell then failed)
+     "relevance_threshold: expected a positive finite number, got Infinity"),
     (MINIMAL.replace('name = "b"', 'name = "b"\nsemantics = "trec_eval-8"'),
      'semantics: expected one of trec_eval-9, trec_eval-10, got "trec_eval-8"'),
     ('name = "b"\ndatasets = [{split = "test"}]\n[[retrievers]]\ntype = "bm25"\n',
