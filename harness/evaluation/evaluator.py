@@ -45,10 +45,14 @@ from harness.run import Run
 
 def metrics_for(families: Iterable[str] = DEFAULT_FAMILIES, k_values: Iterable[int] = DEFAULT_K) -> list[Metric]:
     """Every family that takes a cutoff at every cutoff (``NDCG@1 ... MRR@1000``); full names
-    (``P@10``) and families without a cutoff (``bpref``, ``AP``) as they are."""
+    (``P@10``) and families without a cutoff (``bpref``, ``AP``) as they are. A family that takes a
+    cutoff with no ``k_values`` is a ValueError."""
     k_values = list(k_values)
     out: list[Metric] = []
     for family in families:
+        if takes_cutoff(family) and not k_values:  # (it was dropped without a word)
+            raise ValueError(f"{family} is computed at every cutoff, and no cutoff is given: pass k_values "
+                             f"or name it with one (e.g. {family}@10)")
         names = [f"{family}@{k}" for k in k_values] if takes_cutoff(family) else [family]
         out.extend(parse_metric(name) for name in names)
     return list(dict.fromkeys(out))

@@ -102,3 +102,10 @@ def test_judged_and_success_by_hand(ranking):
     values = Evaluator(["Judged@1", "Judged@3", "Judged@10", "Success@2", "Success@3"]).evaluate(run, qrels)
     assert values.per_query()["q"] == pytest.approx(
         {"Judged@1": 1.0, "Judged@3": 2 / 3, "Judged@10": 2 / 4, "Success@2": 0.0, "Success@3": 1.0})
+
+
+def test_a_family_without_cutoffs_to_expand_over_is_refused_not_dropped():
+    # Evaluator(["NDCG", "P@5"], k_values=[]) computed P@5 alone: NDCG vanished without a word.
+    with pytest.raises(ValueError, match=r"^NDCG is computed at every cutoff, and no cutoff is given"):
+        Evaluator(["NDCG", "P@5"], k_values=[])
+    assert [m.name for m in Evaluator(["AP", "P@5"], k_values=[]).metrics] == ["AP", "P@5"]
