@@ -301,32 +301,40 @@ class Run:
         return self
 
     def _neighbours(self) -> tuple[bool, np.ndarray]:
-        """Over adjacent entries (i, i+1) of a query: (whether a score rises or is NaN, the positions i
-        of tied neighbours)."""
+        """Over adjacent entries (i, i+1) of a query: (whether a score rises or any score is NaN, the
+        positions i of tied neighbours). A NaN anywhere counts, last in its query too: a NaN has no
+        rank, and the same entries in another order must not be accepted where these are refused."""
         n = len(self.scores)
         same_query = np.ones(n - 1, dtype=bool)
         inner = self.offsets[1:-1]
         same_query[inner[(inner > 0) & (inner < n)] - 1] = False
         left, right = self.scores[:-1], self.scores[1:]
-        rising = bool(np.any(same_query & (left < right)) or np.any(same_query & np.isnan(left)))
+        rising = bool(np.any(same_query & (left < right)) or np.isnan(self.scores).any())
         return rising, np.flatnonzero(same_query & (left == right))
 
+    def _trivially_canonical(self) -> bool:
+        """Known canonical, or fewer than two entries none of which is NaN."""
+        return self._canonical or (len(self.scores) < 2 and not np.isnan(self.scores).any())
+
     def is_canonical(self) -> bool:
-        """True when every query's entries are sorted by score desc, then doc id desc."""
-        if self._canonical or len(self.scores) < 2:
+        """True when every query's entries are sorted by score desc, then doc id desc (and no score is NaN)."""
+        if self._trivially_canonical():
             return True
         rising, tied = self._neighbours()
         return not rising and not (tied.size and self._tie_break_violations(tied).any())
 
     def canonical(self) -> "Run":
-        """This run in canonical order (score desc, doc id desc within each query)."""
-        if self._canonical or len(self.scores) < 2:
+        """This run in canonical order (score desc, doc id desc within each query); a ValueError naming
+        the query when a score is NaN, wherever it stands."""
+        if self._trivially_canonical():
             return self
         rising, tied_at = self._neighbours()
         if not rising and not (tied_at.size and self._tie_break_violations(tied_at).any()):
             return self._known_canonical()
-        if np.isnan(self.scores).any():
-            raise ValueError("run scores contain NaN")
+        nan = np.flatnonzero(np.isnan(self.scores))
+        if nan.size:
+            query = self.query_ids[np.searchsorted(self.offsets, nan[0], side="right") - 1]
+            raise ValueError(f"run scores contain NaN (query {query!r}): a NaN score has no rank")
         if rising:
             qidx = self.entry_query_index()
             order = self._score_order(qidx)

@@ -18,11 +18,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from harness.columns import object_array
 from harness.run import Run
 
 
 def string_ranks(ids: np.ndarray) -> np.ndarray:
     """Rank of each id in string order, so ties can be broken on integers (higher = later string)."""
+    if not isinstance(ids, np.ndarray):  # a list as such would sort as fixed-width strings: "a\0" equal to "a"
+        ids = object_array(ids)
     ranks = np.empty(len(ids), dtype=np.int64)
     ranks[np.argsort(ids, kind="stable")] = np.arange(len(ids))
     return ranks
@@ -41,6 +44,8 @@ def sort_keys(scores: np.ndarray, id_rank: np.ndarray) -> np.ndarray:
 def largest_keys(keys: np.ndarray, k: int) -> np.ndarray:
     """Column indices of the ``k`` largest keys of each row of a 2-D array, unordered."""
     n = keys.shape[1]
+    if k == 0:  # (argpartition has no kth n)
+        return np.empty((keys.shape[0], 0), dtype=np.int64)
     if k >= n:
         return np.broadcast_to(np.arange(n), keys.shape).copy()
     return np.argpartition(keys, n - k, axis=1)[:, n - k:]

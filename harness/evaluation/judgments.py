@@ -88,7 +88,7 @@ def judge(run: Run, qrels: Qrels, threshold: float = 1.0, ignore_identical_ids: 
     """Rank the run by the contract and look up the grade of every judged retrieved document."""
     semantics = parse_semantics(semantics)
     nan = np.flatnonzero(np.isnan(run.scores))
-    if nan.size:  # (Run.canonical() sees a NaN only where it breaks the order, not last in its query)
+    if nan.size:  # (Run.canonical() refuses it too; checked first, as the scores are re-ranked below)
         query = run.query_ids[np.searchsorted(run.offsets, nan[0], side="right") - 1]
         raise ValueError(f"run scores contain NaN (query {query!r}): a NaN score has no rank")
     run = run.with_scores(semantics.ranking_scores(run.scores)).canonical()
