@@ -91,6 +91,10 @@ def judge(run: Run, qrels: Qrels, threshold: float = 1.0, ignore_identical_ids: 
     if nan.size:  # (Run.canonical() refuses it too; checked first, as the scores are re-ranked below)
         query = run.query_ids[np.searchsorted(run.offsets, nan[0], side="right") - 1]
         raise ValueError(f"run scores contain NaN (query {query!r}): a NaN score has no rank")
+    repeated = run.repeated_entry()
+    if repeated is not None:  # (trec_eval: "duplicate docs"; counted twice, P@k and nDCG@k would be inflated)
+        raise ValueError(f"run lists document {repeated[1]!r} twice for query {repeated[0]!r}: a document has one "
+                         "rank per query (trec_eval refuses duplicate docs)")
     run = run.with_scores(semantics.ranking_scores(run.scores)).canonical()
     # One vocabulary lookup for the run's query ids (identical-id rule) and the judged doc ids.
     run_queries = run.query_ids.tolist()

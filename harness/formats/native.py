@@ -52,6 +52,13 @@ def present_ids(columns: list[tuple[np.ndarray, object]], ids: list[str]) -> lis
     return _built.present_ids(columns, ids)
 
 
+def repeated_entry(offsets: np.ndarray, codes: np.ndarray, n_vocab: int) -> int:
+    """The position of the first entry whose document (code) its query already listed, or -1: one pass
+    (``Run.repeated_entry``)."""
+    return _built.repeated_entry(np.ascontiguousarray(offsets, dtype=np.int64),
+                                 np.ascontiguousarray(codes, dtype=np.int64), int(n_vocab))
+
+
 def string_order(offsets: np.ndarray, data) -> np.ndarray:
     """The int64 positions of an Arrow string array's values (its int32 or int64 offsets and UTF-8
     data) in byte order, which is code point order; equal values keep their order (stable): what

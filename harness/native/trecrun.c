@@ -1989,6 +1989,73 @@ done:
     return out;
 }
 
+/* repeated_entry(offsets, codes, n_vocab) -> int: the position of the first entry whose document
+ * (int64 code in [0, n_vocab)) was already listed for its query (offsets: int64, n_queries + 1, rising
+ * from 0 to len(codes)), or -1. One pass: last[code] holds the last query (+ 1) that listed the code (a
+ * query's entries are contiguous), so a repeat within a query is found where it occurs; O(n) and an
+ * int32 per vocabulary entry (calloc: only the pages the codes touch are zeroed). */
+static PyObject *repeated_entry(PyObject *self, PyObject *args)
+{
+    PyObject *ob, *cb;
+    Py_ssize_t n_vocab;
+    if (!PyArg_ParseTuple(args, "OOn", &ob, &cb, &n_vocab))
+        return NULL;
+    Py_buffer ov, cv;
+    if (PyObject_GetBuffer(ob, &ov, PyBUF_C_CONTIGUOUS))
+        return NULL;
+    if (PyObject_GetBuffer(cb, &cv, PyBUF_C_CONTIGUOUS)) {
+        PyBuffer_Release(&ov);
+        return NULL;
+    }
+    PyObject *out = NULL;
+    const int64_t *offsets = ov.buf, *codes = cv.buf;
+    Py_ssize_t n_off = ov.len / 8, n = cv.len / 8;
+    if (ov.len % 8 || cv.len % 8 || n_off < 1 || offsets[0] != 0 || offsets[n_off - 1] != n || n_vocab < 0) {
+        PyErr_SetString(PyExc_ValueError, "repeated_entry: int64 offsets from 0 to len(codes), int64 codes");
+        goto done;
+    }
+    if (n_off - 1 >= INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "repeated_entry: at most 2^31 - 2 queries");
+        goto done;
+    }
+    int32_t *last = calloc((size_t)(n_vocab ? n_vocab : 1), sizeof(int32_t)); /* query + 1; 0: none (zero pages) */
+    if (!last) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    int64_t found = -1;
+    const char *bad = NULL;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t q = 0; q + 1 < n_off && found < 0 && !bad; q++) {
+        if (offsets[q + 1] < offsets[q] || offsets[q + 1] > n) {
+            bad = "repeated_entry: offsets must rise";
+            break;
+        }
+        for (int64_t i = offsets[q]; i < offsets[q + 1]; i++) {
+            int64_t c = codes[i];
+            if (c < 0 || c >= n_vocab) {
+                bad = "repeated_entry: a code is out of the vocabulary";
+                break;
+            }
+            if (last[c] == (int32_t)(q + 1)) {
+                found = i;
+                break;
+            }
+            last[c] = (int32_t)(q + 1);
+        }
+    }
+    Py_END_ALLOW_THREADS
+    free(last);
+    if (bad)
+        PyErr_SetString(PyExc_ValueError, bad);
+    else
+        out = PyLong_FromLongLong(found);
+done:
+    PyBuffer_Release(&ov);
+    PyBuffer_Release(&cv);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"string_order", string_order, METH_VARARGS,
      "string_order(offsets, data) -> bytes: the int64 positions of an Arrow string array's values (offsets: "
@@ -2005,6 +2072,9 @@ static PyMethodDef methods[] = {
     {"find_ranked", find_ranked, METH_VARARGS,
      "find_ranked(offsets, data, order, ids) -> bytes: the int64 code of each id among an Arrow string array's "
      "values (-1 where absent), by binary search over their byte order."},
+    {"repeated_entry", repeated_entry, METH_VARARGS,
+     "repeated_entry(offsets, codes, n_vocab) -> int: the first entry whose document its query already listed, "
+     "or -1 (int64 offsets and codes)."},
     {"format_scores", format_scores, METH_VARARGS,
      "format_scores(scores, threads=1) -> bytes: repr of each float64 of the buffer, one a line."},
     {NULL, NULL, 0, NULL},
