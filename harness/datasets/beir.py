@@ -21,7 +21,7 @@ from harness.datasets import corpus_cache
 from harness.datasets.corpus import COLUMNS, Corpus, Dataset, Queries
 from harness.datasets.jsonl import iter_jsonl, read_string_columns, stream_string_columns  # noqa: F401  (iter_jsonl re-exported)
 from harness.errors import InputError
-from harness.formats.trec import _add_judgment, read_beir_qrels  # noqa: F401  (_add_judgment re-exported: irds, hf)
+from harness.formats.trec import read_beir_qrels
 from harness.qrels import Qrels
 
 

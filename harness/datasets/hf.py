@@ -25,7 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.datasets.beir import _add_judgment, assemble
+from harness.datasets.beir import assemble
+from harness.formats.trec import _add_judgment
 from harness.datasets.corpus import Corpus, Queries
 from harness.errors import HarnessError
 from harness.qrels import Qrels

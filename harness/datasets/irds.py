@@ -26,7 +26,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from harness.datasets.beir import _add_judgment, assemble
+from harness.datasets.beir import assemble
+from harness.formats.trec import _add_judgment
 from harness.datasets.corpus import COLUMNS, Corpus, Queries
 from harness.errors import HarnessError
 from harness.qrels import Qrels
