@@ -337,6 +337,13 @@ class Run:
         object.__setattr__(self, "_canonical", True)
         return self
 
+    def refuse_nan(self) -> None:
+        """ValueError naming the query of the first NaN score, if any: a NaN score has no rank."""
+        nan = np.flatnonzero(np.isnan(self.scores))
+        if nan.size:
+            query = self.query_ids[np.searchsorted(self.offsets, nan[0], side="right") - 1]
+            raise ValueError(f"run scores contain NaN (query {query!r}): a NaN score has no rank")
+
     def _neighbours(self) -> tuple[bool, np.ndarray]:
         """Over adjacent entries (i, i+1) of a query: (whether a score rises or any score is NaN, the
         positions i of tied neighbours). A NaN anywhere counts, last in its query too: a NaN has no
@@ -368,10 +375,7 @@ class Run:
         rising, tied_at = self._neighbours()
         if not rising and not (tied_at.size and self._tie_break_violations(tied_at).any()):
             return self._known_canonical()
-        nan = np.flatnonzero(np.isnan(self.scores))
-        if nan.size:
-            query = self.query_ids[np.searchsorted(self.offsets, nan[0], side="right") - 1]
-            raise ValueError(f"run scores contain NaN (query {query!r}): a NaN score has no rank")
+        self.refuse_nan()
         if rising:
             qidx = self.entry_query_index()
             order = self._score_order(qidx)

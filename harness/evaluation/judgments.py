@@ -87,10 +87,7 @@ def judge(run: Run, qrels: Qrels, threshold: float = 1.0, ignore_identical_ids: 
           semantics: Semantics | str | None = None) -> Judgments:
     """Rank the run by the contract and look up the grade of every judged retrieved document."""
     semantics = parse_semantics(semantics)
-    nan = np.flatnonzero(np.isnan(run.scores))
-    if nan.size:  # (Run.canonical() refuses it too; checked first, as the scores are re-ranked below)
-        query = run.query_ids[np.searchsorted(run.offsets, nan[0], side="right") - 1]
-        raise ValueError(f"run scores contain NaN (query {query!r}): a NaN score has no rank")
+    run.refuse_nan()  # (before the scores are re-ranked below, whatever order they are in)
     repeated = run.repeated_entry()
     if repeated is not None:  # (trec_eval: "duplicate docs"; counted twice, P@k and nDCG@k would be inflated)
         raise ValueError(f"run lists document {repeated[1]!r} twice for query {repeated[0]!r}: a document has one "
