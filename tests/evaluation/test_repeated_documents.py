@@ -40,7 +40,7 @@ def test_the_evaluator_refuses_a_repeated_document():
 
 
 @pytest.mark.parametrize("offsets, codes, expected", [
-    ([0, 3, 4], [0, 0, 1, 2], ("q", "d1")),        # padded 2-D path
+    ([0, 3, 4], [0, 0, 1, 2], ("q", "d1")),
     ([0, 3, 6], [0, 1, 2, 2, 1, 1], ("p", "d2")),  # the repeat in the second query
     ([0, 3, 6], [0, 1, 2, 2, 1, 0], None),         # the same document in two queries is no repeat
     ([0, 1, 1], [2], None),
@@ -49,8 +49,8 @@ def test_repeated_entry(offsets, codes, expected):
     assert run_of(offsets, codes).repeated_entry() == expected
 
 
-def test_repeated_entry_of_a_skewed_run_uses_the_key_path():
-    # q0 holds 30 entries, q1..q8 one each: 9 x 30 cells > 4 x 38 entries, so all keys are sorted at once
+def test_repeated_entry_of_a_skewed_run():
+    # q0 holds 30 entries, q1..q8 one each
     vocab = np.array([f"d{i}" for i in range(40)], dtype=object)
     ids = [f"q{i}" for i in range(9)]
     offsets = np.array([0, 30] + [30 + i for i in range(1, 9)])
