@@ -68,10 +68,7 @@ def fuse(
     # Everything the options decide is checked before any file is read or written.
     from harness.evaluation.semantics import parse_semantics
 
-    try:
-        order = parse_semantics(semantics)  # the evaluator's order: the --depth cut follows it
-    except ValueError as exc:
-        raise HarnessError(str(exc)) from None
+    order = parse_semantics(semantics)  # the evaluator's order: the --depth cut follows it
     spec = FusionSpec.create(method, norm, k, _numbers(weights, "--weights", float), depth)
     if len(run) < 2:
         raise HarnessError(f"fusion needs at least two --run files, got {len(run)}")

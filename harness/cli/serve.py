@@ -36,10 +36,7 @@ def serve(
         raise typer.BadParameter("--max-k must be >= 1")
     from harness.evaluation.semantics import parse_semantics
 
-    try:
-        order = parse_semantics(semantics)  # which hits make the cut at k: the evaluator's order
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc)) from None
+    order = parse_semantics(semantics)  # which hits make the cut at k: the evaluator's order
     system = create(retriever, **parse_params(param))
     sock = bind(host, port)  # first, so that a busy port is reported before the indexing
     with progress.task(f"loading {dataset}"):
