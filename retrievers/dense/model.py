@@ -202,8 +202,8 @@ def _sets_tokenizer_limit(config: dict) -> bool:
     return False
 
 
-def _plain_text_config(module_dir: Path, config: dict) -> dict | None:
-    """config.json of ``module_dir`` when the tokenizer alone is the processor sentence-transformers
+def _plain_text_config(module_dir: Path, config: dict) -> tuple[dict, dict] | None:
+    """(config.json, tokenizer_config.json) of ``module_dir`` when the tokenizer alone is the processor sentence-transformers
     loads there and the model's config class keeps ``max_position_embeddings`` as saved (one of
     :data:`PLAIN_TEXT_MODEL_TYPES`); else None.
 
@@ -222,16 +222,15 @@ def _plain_text_config(module_dir: Path, config: dict) -> dict | None:
         return None
     if any(key in cfg for cfg in (hf_config, tokenizer_config) for key in ("auto_map", "processor_class")):
         return None
-    return hf_config
+    return hf_config, tokenizer_config
 
 
-def _capped_tokenizer_limit(module_dir: Path, hf_config: dict) -> int | None:
+def _capped_tokenizer_limit(hf_config: dict, tokenizer_config: dict) -> int | None:
     """``int(min(model_max_length, max_position_embeddings))``: the tokenizer's limit from
     tokenizer_config.json capped at the model's positions, as ``Transformer.__init__`` sets it when
     nothing names a limit. None when the tokenizer's limit is absent (its class's default applies:
     ``int(1e30)`` or the class's own) or not a number, or ``max_position_embeddings`` is absent
     (the config class's default applies) or below 1 (xlnet's -1, "no limit": versions differ)."""
-    tokenizer_config = _json_or_none(module_dir / "tokenizer_config.json") or {}
     tokenizer_limit = _number(tokenizer_config.get("model_max_length"))
     positions = hf_config.get("max_position_embeddings")
     if tokenizer_limit is None or not isinstance(positions, int) or isinstance(positions, bool) or positions < 1:
@@ -270,8 +269,8 @@ def configured_max_seq_length(folder: Path) -> int | None:
     if config.get("max_seq_length") is not None:
         explicit = _number(config["max_seq_length"])
         return None if explicit is None else int(explicit)
-    hf_config = _plain_text_config(module_dir, config)
-    return None if hf_config is None else _capped_tokenizer_limit(module_dir, hf_config)
+    configs = _plain_text_config(module_dir, config)
+    return None if configs is None else _capped_tokenizer_limit(*configs)
 
 
 class ModelHandle:
