@@ -23,6 +23,7 @@ remembers that it is canonical, so the check runs once), so rank = position with
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field, replace
 from typing import Iterable, Mapping
 
@@ -59,6 +60,34 @@ class _Vocabulary:
 
     def __set__(self, run, value) -> None:
         run.__dict__["vocab_source"] = value
+
+
+def _score_array(scores: list, results: Mapping[str, Mapping[str, float]]) -> np.ndarray:
+    """``scores`` as float64, when each is a real number (int, float, numpy's, Fraction; not a str,
+    bytes, None or complex, which ``float()`` would read as 1.0 or NaN where pytrec_eval refuses them);
+    else a TypeError, or a ValueError for an int past a double's range, naming the query and document."""
+    kinds = set(map(type, scores))
+    if kinds <= {float, int} or all(issubclass(kind, numbers.Real) for kind in kinds):
+        try:
+            return np.array(scores, dtype=np.float64)
+        except OverflowError:
+            bad, why, error = _overflows, "past a double's range", ValueError
+    else:
+        bad, why, error = (lambda s: not isinstance(s, numbers.Real)), "not a number", TypeError
+    for qid, docs in results.items():
+        for doc_id, score in docs.items():
+            if bad(score):
+                raise error(f"run score of query {qid!r}, document {doc_id!r} is {why}: "
+                            f"{type(score).__name__} {score!r:.60}")
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _overflows(score) -> bool:
+    try:
+        float(score)
+    except OverflowError:
+        return True
+    return False
 
 
 @dataclass(frozen=True, eq=False)
@@ -146,7 +175,7 @@ class Run:
         require_strings(list(results), "run query")
         require_strings(list(vocab), "run document")
         return cls.from_arrays(list(results), np.array(offsets), np.array(codes, dtype=np.int64),
-                               np.array(scores, dtype=np.float64), list(vocab), vocab)
+                               _score_array(scores, results), list(vocab), vocab)
 
     # ----------------------------------------------------------------- access
     @property

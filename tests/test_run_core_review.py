@@ -195,3 +195,26 @@ def test_run_from_topk_split_and_concatenated_is_the_whole_top_k():
         position = {d: j for j, d in enumerate(ids.tolist())}
         assert joined.doc_ids(i) == [d for d, _ in reference({d: float(table[i][position[d]]) for d in kept})]
         assert joined.without_identical_ids().doc_ids(i) == [d for d in joined.doc_ids(i) if d != q]
+
+
+@pytest.mark.parametrize("score, error, shown", [
+    ("1.0", TypeError, "not a number: str '1.0'"),     # float() would read it as 1.0
+    (None, TypeError, "not a number: NoneType None"),  # np.array(dtype=float) would make it NaN
+    (b"1", TypeError, "not a number: bytes b'1'"),
+    (1 + 0j, TypeError, "not a number: complex"),
+    (10**400, ValueError, "past a double's range: int 1000"),
+])
+def test_from_dict_refuses_a_score_that_is_no_real_number(score, error, shown):
+    """pytrec_eval refuses such scores ("Unable to extract query/object scores"); from_dict read a str
+    as its number and None as NaN (refused only later, at evaluation, without naming the document)."""
+    with pytest.raises(error, match=r"run score of query 'q', document 'd' is " + shown.replace("(", r"\(")):
+        Run.from_dict({"q": {"e": 2.0, "d": score}})
+
+
+def test_from_dict_takes_every_real_number_as_its_double():
+    """ints, floats, numpy numbers, Fractions and bools (pytrec_eval: True scores 1.0) are numbers."""
+    from fractions import Fraction
+
+    run = Run.from_dict({"q": {"a": 1, "b": np.float32(1.5), "c": np.int64(-2), "d": Fraction(1, 4), "e": True,
+                               "f": 2**1023}})
+    assert run.scores.tolist() == [1.0, 1.5, -2.0, 0.25, 1.0, 2.0**1023]
