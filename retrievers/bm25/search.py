@@ -150,7 +150,7 @@ def _search_batch(index: SparseIndex, order: DocOrder, batch: list, k: int) -> l
         positive = scores > 0
         if not positive.all():
             docs, scores = docs[positive], scores[positive]
-        if len(docs) > 1:
+        if len(docs) > min(k, 1):  # (one match needs no ordering, unless k is 0)
             chosen = top_k_positive(scores, k, order.rank[docs])
             docs, scores = docs[chosen], scores[chosen]
         out.append((docs, scores.astype(np.float64)))

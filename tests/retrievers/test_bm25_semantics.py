@@ -157,3 +157,19 @@ def test_entry_missing_an_array_and_its_manifest_line_is_rebuilt(tmp_path):
         del manifest["files"]["indptr.npy"]
         (entry / "indptr.npy").unlink()
     _damage_manifest(tmp_path, change)
+
+
+def test_python_search_with_k_zero_gives_no_documents():
+    """k = 0 asks for no document: the numpy search gave a query's single match anyway (it skipped the
+    top-k selection for one match); with two matches it gave none. Now none either way."""
+    from retrievers.bm25.search import DocOrder, search_python
+
+    corpus = Corpus(["d1", "d2", "d3"], ["", "", ""], ["apple pie", "banana", "apple apple"])
+    retriever = BM25Retriever(cache=False)
+    retriever.index(corpus)
+    index = retriever.backend.sparse_index
+    terms = list(index.terms)
+    queries = [(np.array([terms.index("banana")]), None), (np.array([terms.index("appl")]), None)]
+    for k, offsets in ((0, [0, 0, 0]), (1, [0, 1, 2]), (5, [0, 1, 3])):
+        run = search_python(index, DocOrder.of(corpus), ["q1", "q2"], queries, k, 1)
+        assert run.offsets.tolist() == offsets, k
