@@ -208,7 +208,16 @@ def _count_missing(doc_ids: list[str], corpus: Corpus) -> int:
     if found is None:
         import pyarrow.compute as pc
 
+        judged = [d for d in judged if _utf8_encodable(d)]  # (a lone surrogate: in no UTF-8 corpus)
         present = set(pc.filter(ids, pc.is_in(ids, value_set=arrow_strings(judged))).to_pylist())
     else:
         present = {d for d, hit in zip(judged, found) if hit}
     return sum(1 for d in doc_ids if d not in present)
+
+
+def _utf8_encodable(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -289,3 +289,13 @@ def test_byte_order_mark_is_skipped_by_the_line_scan_too(tmp_path, gz):
     path.write_bytes(gzip.compress(data) if gz else data)
     assert load_corpus(path).ids == ["1", "2"]
     assert load_queries(path).ids == ["1", "2"]
+
+
+def test_a_judged_id_with_a_lone_surrogate_counts_as_missing():
+    """Qrels built through the API may hold an id that is no UTF-8 text ("d\\ud800"): no corpus (Arrow,
+    UTF-8) holds it, so it is one judgment pointing nowhere; the count used to raise UnicodeEncodeError."""
+    from harness.datasets.beir import _count_missing
+    from harness.datasets.corpus import Corpus
+
+    corpus = Corpus(["d1", "d3"], ["", ""], ["a", "b"])
+    assert _count_missing(["d1", "d\ud800", "d9", "d1", "d\ud800"], corpus) == 3
