@@ -393,3 +393,30 @@ def test_arrow_columns_bad_buffers_are_refused():
         encoder.encode((np.array([0, 3], np.int64), data), 1, titles=(np.array([0, 1, 2], np.int64), data), columns=True)
     counts, ids = encoder.encode((np.array([0, 3, 7], np.int64), data), 1, columns=True)
     assert np.frombuffer(counts, np.int64).tolist() == [1, 1] and encoder.terms(0) == ["abc", "def"]
+
+
+@needs_extension
+@pytest.mark.parametrize("n_threads", [1, 2, 3])
+def test_tokens_around_sixteen_bytes_keep_their_terms_across_calls(n_threads):
+    """Tokens of up to 16 bytes are found through a table holding their bytes inline (short_tokens),
+    longer ones through the general table: words of 12 to 20 letters, with and without a possessive
+    (18 bytes that become 16), upper and lower case, in several calls (each call's new tokens join the
+    tables before the next), give the analyzer's terms, the same ids sequential or on threads, and a
+    frozen copy of the vocabulary maps them alike. Words sharing their first 8 or more bytes are many."""
+    rng = random.Random(16)
+    words = ["".join(rng.choice("abcdefghij") for _ in range(n)) for n in range(12, 21) for _ in range(40)]
+    words += ["gaaaaaaa" + "".join(rng.choice("ab") for _ in range(n - 8)) for n in range(12, 21) for _ in range(8)]
+    forms = [w for w in words] + [w + "'s" for w in words] + [w.upper() for w in words[::3]]
+    chunks = [[" ".join(rng.sample(forms, 12)) for _ in range(150)] for _ in range(4)]
+    analyzer = Analyzer(stemmer=None)
+    outs, terms = _encode_all(analyzer, chunks, n_threads=n_threads, parallel_min_bytes=0)
+    assert (outs, terms) == _encode_all(analyzer, chunks)
+    assert {len(t) for t in terms} == set(range(12, 21))
+    expected = [t for chunk in chunks for text in chunk for t in analyzer(text)]
+    assert term_strings(compiled.CompiledTermEncoder(analyzer), [t for c in chunks for t in c], chunks=4) == \
+        [analyzer(t) for c in chunks for t in c]
+    frozen = raw_encoder(analyzer)
+    frozen.add_terms(terms)
+    frozen.freeze()
+    again = [frozen.encode(chunk, n_threads=n_threads, parallel_min_bytes=0) for chunk in chunks]
+    assert again == outs and sum(len(bytes(o[1])) // 4 for o in outs) == len(expected)

@@ -41,8 +41,14 @@ struct Part {
 
 int32_t part_lookup(Part *part, const char *tok, int n) {
     Encoder *e = part->e;
+    if (n <= 16) { /* (short_tokens holds every token of tokens this short) */
+        uint64_t k0, k1;
+        short_key(tok, n, &k0, &k1);
+        ShortSlot *found = short_find(&e->short_tokens, k0, k1, n);
+        if (found) return found->val;
+    }
     uint64_t h = hash_bytes(tok, n);
-    Slot *slot = map_find(&e->tokens, tok, n, h);
+    Slot *slot = n > 16 ? map_find(&e->tokens, tok, n, h) : NULL;
     if (slot) return slot->val;
     slot = map_find(&part->pend, tok, n, h);
     if (slot) return PENDING(slot->val);
@@ -74,7 +80,7 @@ static void *part_scan(void *arg) { /* phase 1 */
     Py_ssize_t bytes = 0;
     for (Py_ssize_t t = part->t0; t < part->t1; t++) bytes += text_bytes(part->x, t);
     if (!part->cache) part->cache = part->e->part_cache[part->index] =
-        calloc((size_t)1 << PART_CACHE_BITS, sizeof(CacheEntry));
+        table_calloc(((size_t)1 << PART_CACHE_BITS) * sizeof(CacheEntry));
     if (!part->cache || map_init(&part->pend) || map_reserve(&part->pend, bytes / 128) ||
         grow((void **)&part->out.a, &part->out.cap, bytes / 6 + 1, sizeof(int32_t))) {
         part->failed = 1;

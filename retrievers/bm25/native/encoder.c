@@ -21,15 +21,61 @@ void drop_deferred(Encoder *e) {
     e->n_deferred = 0;
 }
 
+/* The short-token table (see encoder.h): open addressing, at most half full. */
+void short_free(ShortMap *m) {
+    free(m->slots);
+    memset(m, 0, sizeof(*m));
+}
+
+static int short_rehash(ShortMap *m, size_t cap) {
+    ShortSlot *slots = table_calloc(cap * sizeof(ShortSlot));
+    if (!slots) return -1;
+    for (size_t j = 0; m->slots && j <= m->mask; j++) {
+        ShortSlot *old = m->slots + j;
+        if (!old->len) continue;
+        size_t i = short_hash(old->k0, old->k1, old->len) & (cap - 1);
+        while (slots[i].len) i = (i + 1) & (cap - 1);
+        slots[i] = *old;
+    }
+    free(m->slots);
+    m->slots = slots;
+    m->mask = cap - 1;
+    return 0;
+}
+
+int short_reserve(ShortMap *m, Py_ssize_t more) {
+    size_t cap = m->slots ? m->mask + 1 : 1024;
+    while ((size_t)(m->n + more) * 2 > cap) cap *= 2;
+    return !m->slots || cap > m->mask + 1 ? short_rehash(m, cap) : 0;
+}
+
+/* Adds key s[0..n) (1 <= n <= 16), known to be absent, with its value. -1: out of memory. */
+int short_add(ShortMap *m, const char *s, int n, int32_t val) {
+    if (short_reserve(m, 1)) return -1;
+    uint64_t k0, k1;
+    short_key(s, n, &k0, &k1);
+    size_t i = short_hash(k0, k1, n) & m->mask;
+    while (m->slots[i].len) i = (i + 1) & m->mask;
+    m->slots[i] = (ShortSlot){k0, k1, n, val};
+    m->n++;
+    return 0;
+}
+
+/* Adds a token known to be absent from `tokens` (and so from short_tokens). -1: out of memory. */
+static int add_token(Encoder *e, const char *tok, int n, uint64_t h, int32_t val) {
+    if (map_add(&e->tokens, tok, n, h, val) < 0) return -1;
+    return n <= 16 ? short_add(&e->short_tokens, tok, n, val) : 0;
+}
+
 static int flush_deferred(Encoder *e) {
     for (int i = 0; i < e->n_deferred; i++) {
         Deferred *d = &e->deferred[i];
-        if (map_reserve(&e->tokens, d->pend.n)) return -1;
+        if (map_reserve(&e->tokens, d->pend.n) || short_reserve(&e->short_tokens, d->pend.n)) return -1;
         for (Py_ssize_t q = 0; q < d->pend.n; q++) {
             const char *key = d->pend.arena + d->pend.eoff[q];
             int n = d->pend.elen[q];
             uint64_t h = hash_bytes(key, n);
-            if (!map_find(&e->tokens, key, n, h) && map_add(&e->tokens, key, n, h, d->resolved[q]) < 0) return -1;
+            if (!map_find(&e->tokens, key, n, h) && add_token(e, key, n, h, d->resolved[q])) return -1;
         }
     }
     drop_deferred(e);
@@ -38,7 +84,7 @@ static int flush_deferred(Encoder *e) {
 
 static void Encoder_dealloc(Encoder *e) {
     drop_deferred(e);
-    map_free(&e->tokens); map_free(&e->terms); map_free(&e->stop); map_free(&e->words);
+    map_free(&e->tokens); map_free(&e->terms); map_free(&e->stop); map_free(&e->words); short_free(&e->short_tokens);
     free(e->cache);
     for (int i = 0; i < MAX_THREADS; i++) free(e->part_cache[i]);
     free(e->cw_first.a); free(e->cw_count.a); free(e->cw_terms.a);
@@ -74,7 +120,8 @@ static int Encoder_init(Encoder *e, PyObject *args, PyObject *kw) {
         return -1;
     }
     e->cache = calloc((size_t)1 << CACHE_BITS, sizeof(CacheEntry));
-    if (!e->cache || map_init(&e->tokens) || map_init(&e->terms) || map_init(&e->stop) || map_init(&e->words)) {
+    if (!e->cache || map_init(&e->tokens) || map_init(&e->terms) || map_init(&e->stop) || map_init(&e->words) ||
+        short_reserve(&e->short_tokens, 0)) {
         PyErr_NoMemory();
         return -1;
     }
@@ -115,14 +162,22 @@ int token_term(const Encoder *e, const char *tok, int n, uint64_t h, char *buf) 
 
 /* The term id of one lowercased token (memoized): -1 when it has none. -2: out of memory. */
 int32_t token_value(Encoder *e, const char *tok, int n) {
+    if (n <= 16) {
+        uint64_t k0, k1;
+        short_key(tok, n, &k0, &k1);
+        ShortSlot *found = short_find(&e->short_tokens, k0, k1, n);
+        if (found) return found->val;
+    }
     uint64_t h = hash_bytes(tok, n);
-    Slot *slot = map_find(&e->tokens, tok, n, h);
-    if (slot) return slot->val;
+    if (n > 16) {
+        Slot *slot = map_find(&e->tokens, tok, n, h);
+        if (slot) return slot->val;
+    }
     char buf[MAX_TOKEN + 1];
     int m = token_term(e, tok, n, h, buf);
     int32_t val = m < 0 ? -1 : term_id(e, buf, m);
     if (val == -2) return -2;
-    if (map_add(&e->tokens, tok, n, h, val) < 0) return -2;
+    if (add_token(e, tok, n, h, val)) return -2;
     return val;
 }
 
@@ -186,12 +241,12 @@ static inline int append_value(Sink *k, int32_t v) {
 int drain_tokens(Sink *k) {
     int nq = k->nq;
     k->nq = 0;
-    const StrMap *tokens = &k->e->tokens;
+    const ShortMap *tokens = &k->e->short_tokens;
     for (int i = 0; i < nq; i++) { /* tokens missing from the cache: prefetch their slot of the encoder's table */
         const Queued *q = &k->q[i];
         const CacheEntry *c = q->c;
         if (!((c->len == q->n || c->len == (q->n | k->gen8)) && c->k0 == q->w[0] && c->k1 == q->w[1]))
-            __builtin_prefetch(tokens->slots + (hash_bytes((const char *)q->w, q->n) & tokens->mask));
+            __builtin_prefetch(short_slot(tokens, q->w[0], q->w[1], q->n));
     }
     for (int i = 0; i < nq; i++) {
         Queued *q = &k->q[i];

@@ -9,12 +9,41 @@
 #define PART_CACHE_BITS 18 /* a parallel part's cache: kept across calls, so it may be larger */
 typedef struct { uint64_t k0, k1; int32_t len; int32_t val; } CacheEntry; /* len 0: empty */
 
+/* The encoder's tokens of <= 16 bytes again, each key held in its slot (zero-padded to two words):
+ * a lookup reads one slot and no key bytes elsewhere (a miss of a part's direct-mapped cache lands
+ * here). Holds exactly the entries of `tokens` of <= 16 bytes, with the same values. */
+typedef struct { uint64_t k0, k1; int32_t len; int32_t val; } ShortSlot; /* len 0: empty */
+typedef struct { ShortSlot *slots; size_t mask; Py_ssize_t n; } ShortMap;
+
+static inline uint64_t short_hash(uint64_t k0, uint64_t k1, int n) {
+    uint64_t h = (k0 * 0xC2B2AE3D27D4EB4FULL) ^ (k1 * 0x9E3779B97F4A7C15ULL) ^ ((uint64_t)n << 56);
+    h ^= h >> 31;
+    h *= 0x94d049bb133111ebULL;
+    return h ^ (h >> 29);
+}
+
+static inline ShortSlot *short_slot(const ShortMap *m, uint64_t k0, uint64_t k1, int n) { /* where to look first */
+    return m->slots + (short_hash(k0, k1, n) & m->mask);
+}
+
+/* The slot of key (k0, k1, n), or NULL. */
+static inline ShortSlot *short_find(const ShortMap *m, uint64_t k0, uint64_t k1, int n) {
+    size_t i = short_hash(k0, k1, n) & m->mask;
+    for (;;) {
+        ShortSlot *slot = m->slots + i;
+        if (slot->len == n && slot->k0 == k0 && slot->k1 == k1) return slot;
+        if (slot->len == 0) return NULL;
+        i = (i + 1) & m->mask;
+    }
+}
+
 /* New tokens of a parallel encode call, kept as a memo until the next call: token -> term id or -1 */
 typedef struct { StrMap pend; int32_t *resolved; } Deferred;
 
 typedef struct {
     PyObject_HEAD
     StrMap tokens;  /* lowercased ASCII token -> term id, or -1 (stopword / unknown when frozen) */
+    ShortMap short_tokens; /* its entries of <= 16 bytes, keys inline */
     StrMap terms;   /* term -> id (= entry number) */
     StrMap stop;    /* stopwords */
     StrMap words;   /* non-ASCII word -> its number in cw_* */
@@ -85,6 +114,15 @@ static inline Py_ssize_t next_high(const unsigned char *s, Py_ssize_t i, Py_ssiz
 }
 
 /* encoder.c */
+int short_add(ShortMap *m, const char *s, int n, int32_t val);
+int short_reserve(ShortMap *m, Py_ssize_t more);
+void short_free(ShortMap *m);
+static inline void short_key(const char *s, int n, uint64_t *k0, uint64_t *k1) { /* s[0..n), n <= 16, zero-padded */
+    uint64_t w[2] = {0, 0};
+    memcpy(w, s, (size_t)n);
+    *k0 = w[0];
+    *k1 = w[1];
+}
 int32_t term_id(Encoder *e, const char *s, Py_ssize_t n);
 int token_term(const Encoder *e, const char *tok, int n, uint64_t h, char *buf);
 int define_words(Encoder *e, PyObject *words, Py_ssize_t first, PyObject *result);
