@@ -13,6 +13,7 @@ a benchmark notices when the file changes.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +31,7 @@ class RunFileRetriever(Retriever):
     search_batch_size = None  # one search() call: stats() describe it (a lookup has no latency to speak of)
 
     def __init__(self, path: str):
-        self.path = Path(str(path)).expanduser()
+        self.path = Path(os.path.expanduser(str(path)))
         if not self.path.is_file():
             raise ValueError(f"run file not found: {self.path}")
         self._sha256: str | None = None

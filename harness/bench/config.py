@@ -31,6 +31,7 @@ filled in), which is what results record.
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from dataclasses import dataclass, field, replace
@@ -243,7 +244,7 @@ def _dataset(r: _Reader, value: Any, key: str, default_split: str) -> DatasetSpe
         split = r.string(table["split"], _join(key, "split")) if "split" in table else default_split
         label = r.string(table["label"], _join(key, "label"), LABEL, LABEL_RULE) if "label" in table else None
     if label is None:
-        label = safe_label(Path(source).expanduser().resolve().name if kind == "path" else source)
+        label = safe_label(Path(os.path.expanduser(source)).resolve().name if kind == "path" else source)
     return DatasetSpec(source=source, kind=kind, split=split, label=label)
 
 
@@ -357,9 +358,16 @@ def _pipelines(r: _Reader, value: Any) -> list:
 def read_toml(path: str | Path) -> dict:
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except OSError as exc:
         raise ConfigError(str(path), "", f"cannot read config: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise ConfigError(str(path), "", f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at line {line}, "
+                                         f"column {column})") from None
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -70,8 +70,9 @@ def _expected_type(parameter: inspect.Parameter, hints: dict) -> Any:
     return float if kind is int else kind  # an unannotated integer default may well take 0.5: accept numbers
 
 
-def check_params(cls: type, params: dict, source: str, key: str, name: str) -> None:
-    """Raise ConfigError (``<source>: <key>.<param>: ...``) for params ``cls(**params)`` would not take."""
+def check_params(cls: type, params: dict, source: str, key: str, name: str, what: str = "retriever") -> None:
+    """Raise ConfigError (``<source>: <key>.<param>: ...``) for params ``cls(**params)`` would not take
+    (``what``: the kind of component, retriever or reranker, as the message names it)."""
     try:
         signature = inspect.signature(cls.__init__)
     except (TypeError, ValueError):
@@ -88,14 +89,14 @@ def check_params(cls: type, params: dict, source: str, key: str, name: str) -> N
         if param not in accepted:
             if open_ended:
                 continue
-            raise ConfigError(source, where, f"unknown parameter for retriever {render(name)} "
+            raise ConfigError(source, where, f"unknown parameter for {what} {render(name)} "
                                              f"(it takes: {', '.join(accepted) or 'no parameters'})")
         ok, description = _matches(value, _expected_type(accepted[param], hints))
         if not ok:
             raise ConfigError(source, where, f"expected {description}, got {render(value)}")
     for param, p in accepted.items():
         if p.default is inspect.Parameter.empty and param not in params:
-            raise ConfigError(source, f"{key}.params.{param}", f"missing required parameter of retriever {render(name)}")
+            raise ConfigError(source, f"{key}.params.{param}", f"missing required parameter of {what} {render(name)}")
 
 
 def check_retriever(kind: str, params: dict, source: str, key: str) -> type:

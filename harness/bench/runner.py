@@ -72,7 +72,7 @@ def _cache_env(cache_dir: str | None):
         yield
         return
     old = os.environ.get(ENV_VAR)
-    os.environ[ENV_VAR] = str(Path(cache_dir).expanduser())
+    os.environ[ENV_VAR] = str(Path(os.path.expanduser(cache_dir)))
     try:
         yield
     finally:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 
@@ -57,7 +58,11 @@ def main() -> None:
 
 
 def os_error_line(exc: OSError) -> str:
-    """``<file>: <reason>`` for an OSError (the file the system call named, the system's reason)."""
+    """``<file>: <reason>`` for an OSError (the file the system call named, the system's reason). Of a
+    rename's two files the target is named (an atomic write renames its temporary file onto the
+    output: ``out.json: Is a directory``, not the temporary file), unless the source is missing."""
     if exc.filename is None or exc.strerror is None:
         return str(exc)
+    if exc.filename2 is not None and exc.errno != errno.ENOENT:
+        return f"{exc.filename2}: {exc.strerror}"
     return f"{exc.filename}: {exc.strerror}"

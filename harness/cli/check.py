@@ -8,7 +8,7 @@ from typing import List, Optional
 import typer
 
 from harness.cli import app
-from harness.cli.options import INTERSECTION_OPTION
+from harness.cli.options import INTERSECTION_OPTION, check_outputs
 
 
 @app.command()
@@ -59,6 +59,7 @@ def check(
 
     if latency_metric not in STATISTICS:
         raise HarnessError(f"--latency-metric must be one of {', '.join(STATISTICS)}, got {latency_metric!r}")
+    check_outputs(json_out, junit)
     metrics = list(dict.fromkeys(metric or ["NDCG@10"]))
     for role, argument in (("baseline", baseline), ("current", current)):
         path = Path(argument)

@@ -9,7 +9,7 @@ import typer
 
 from harness.cli import app
 from harness.cli.options import (ALPHA_OPTION, INTERSECTION_OPTION, PERMUTATIONS_OPTION, RESAMPLES_OPTION,
-                                 SEED_OPTION, TEST_OPTION)
+                                 SEED_OPTION, TEST_OPTION, check_outputs)
 
 DEFAULT_METRICS = ("NDCG@10", "Recall@100", "MRR@10")
 
@@ -44,6 +44,7 @@ def compare(
         raise HarnessError("compare needs at least two results")
     if plots and json_out is None:
         raise HarnessError("--plots writes beside the JSON: give --json PATH too")
+    check_outputs(markdown_out, json_out)
     settings = Settings(test=test, alpha=alpha, permutations=permutations, resamples=resamples, seed=seed)
     wanted = list(metric or DEFAULT_METRICS)
     systems = [load_system(r, qrels=qrels, metrics=wanted) for r in results]

@@ -16,7 +16,7 @@ import typer
 
 from harness.cli import app
 from harness.cli.options import (K_OPTION, KEEP_IDENTICAL_IDS_OPTION, METRIC_OPTION, RELEVANCE_THRESHOLD_OPTION,
-                                  SEMANTICS_OPTION, build_evaluator)
+                                  SEMANTICS_OPTION, build_evaluator, check_outputs)
 from harness.errors import HarnessError
 
 
@@ -38,6 +38,7 @@ def evaluate(
 
     evaluator, k_values = build_evaluator(k, metric, relevance_threshold, keep_identical_ids, semantics)
     outputs = _json_paths(run, json_out)
+    check_outputs(*outputs, markdown_out)
     digest = _digests_meanwhile([qrels, *run]) if outputs else None
     start = time.perf_counter()
     judgments = read_qrels(qrels)

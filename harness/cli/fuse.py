@@ -8,7 +8,7 @@ from typing import List, Optional
 import typer
 
 from harness.cli import app
-from harness.cli.options import KEEP_IDENTICAL_IDS_OPTION, RELEVANCE_THRESHOLD_OPTION, SEMANTICS_OPTION
+from harness.cli.options import KEEP_IDENTICAL_IDS_OPTION, RELEVANCE_THRESHOLD_OPTION, SEMANTICS_OPTION, check_outputs
 from harness.errors import HarnessError
 
 
@@ -74,6 +74,9 @@ def fuse(
         raise HarnessError(f"fusion needs at least two --run files, got {len(run)}")
     spec.weights_for(len(run))
     k_values = _numbers(k_grid, "--k-grid", int) or list(RRF_K_GRID)
+    for option, values in (("--k", [k or 0]), ("--depth", [depth]), ("--k-grid", k_values)):
+        if max(values) > 2**63 - 1:  # (ranks and counts are int64, as for harness run's --k)
+            raise HarnessError(f"{option} takes values up to 2^63 - 1, got {max(values)}")
     if optimize:
         if qrels is None:
             raise HarnessError("--optimize needs --qrels (training or dev judgments)")
@@ -86,6 +89,7 @@ def fuse(
             raise HarnessError(f"--k-grid values must be >= 0; got {k_grid!r}")
     elif qrels is not None:
         raise HarnessError("--qrels is used only with --optimize")
+    check_outputs(output, json_out or (output.with_name(output.name + ".json") if optimize else None))
     runs = [read_run(path) for path in run]
     document = {"fusion": spec.to_dict(), "semantics": order.name, "runs": [_file_entry(path) for path in run]}
     if optimize:

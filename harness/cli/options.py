@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import typer
 
@@ -32,6 +33,22 @@ def _bounded_int(digits: str) -> int:
     sign = -1 if digits.startswith("-") else 1
     magnitude = digits.lstrip("-").lstrip("0") or "0"
     return sign * (int(magnitude) if len(magnitude) <= 20 else 2**63)
+
+
+def check_outputs(*paths) -> None:
+    """Refuse, before any work, an output path that cannot be written: an existing folder, or a path
+    under a file (so that a command writing several outputs fails before the first, not after it)."""
+    for path in paths:
+        if path is None:
+            continue
+        path = Path(path)
+        if path.is_dir():
+            raise HarnessError(f"{path}: Is a directory")
+        for parent in path.parents:
+            if parent.exists():
+                if not parent.is_dir():
+                    raise HarnessError(f"{parent}: Not a directory")
+                break
 
 
 METRIC_HELP = ("Metric to add to BEIR's six (repeatable or comma-separated), e.g. bpref, R-Prec, AP, "

@@ -9,7 +9,7 @@ import typer
 
 from harness.cli import app
 from harness.cli.options import (ALPHA_OPTION, INTERSECTION_OPTION, PERMUTATIONS_OPTION, RESAMPLES_OPTION,
-                                 SEED_OPTION, TEST_OPTION)
+                                 SEED_OPTION, TEST_OPTION, check_outputs)
 
 
 @app.command()
@@ -40,6 +40,7 @@ def report(
     from harness.errors import HarnessError
     from harness.reports.html import build_report, load_results, write_report
 
+    check_outputs(output)
     groups = load_results(results)
     sources = {}
     for item in dataset or []:

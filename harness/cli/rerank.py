@@ -10,7 +10,7 @@ import typer
 from harness.cli import app
 from harness.cli.display import print_metrics
 from harness.cli.options import (K_OPTION, KEEP_IDENTICAL_IDS_OPTION, METRIC_OPTION, RELEVANCE_THRESHOLD_OPTION,
-                                  build_evaluator, parse_params)
+                                  build_evaluator, check_outputs, parse_params)
 from harness.datasets import DEFAULT_DATASET
 
 
@@ -42,6 +42,7 @@ def rerank(
     if depth < 1:
         raise typer.BadParameter("--depth must be >= 1")
     evaluator, _ = build_evaluator(k, metric, relevance_threshold, keep_identical_ids)
+    check_outputs(output)
     system = create_reranker(reranker, **parse_params(param))
     first_stage = read_run(run)
     with progress.task(f"loading {dataset}"):

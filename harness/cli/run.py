@@ -12,6 +12,7 @@ from harness.cli.display import print_metrics
 from harness.cli.options import (K_OPTION, KEEP_IDENTICAL_IDS_OPTION, METRIC_OPTION, RELEVANCE_THRESHOLD_OPTION,
                                   SEMANTICS_OPTION, build_evaluator, parse_params)
 from harness.datasets import DEFAULT_DATASET
+from harness.errors import HarnessError
 
 
 @app.command()
@@ -42,8 +43,11 @@ def run(
     if quiet:
         progress.disable()
     evaluator, k_values = build_evaluator(k, metric, relevance_threshold, keep_identical_ids, semantics)
-    if depth is not None and depth < 1:
-        raise typer.BadParameter("--depth must be >= 1")
+    if depth is not None and not 1 <= depth <= 2**63 - 1:  # (ranks and counts are int64, as for --k)
+        raise typer.BadParameter("--depth must be >= 1 and at most 2^63 - 1")
+    if name is not None and (not Path(name).parts or ".." in Path(name).parts or Path(name).is_absolute()):
+        # "", ".", "..", "../x", "/x": the result files would land beside or above the dataset's result folders
+        raise HarnessError(f"--name names the result folder inside {output_dir}/<dataset>/; got {name!r}")
     if pipeline is not None:
         if param:
             raise typer.BadParameter("--param does not apply with --pipeline (stages carry their own params)")

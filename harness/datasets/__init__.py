@@ -48,7 +48,7 @@ def resolve(dataset: str | DatasetRef, download: bool | None = None, split: str 
                            "load it with harness.datasets.load_dataset")
     if not ref.text.strip():  # Path("") is the working folder
         raise HarnessError(f"no dataset named ({ref.text!r}): give a folder, a name, hf:<repo> or irds:<id>")
-    path = Path(ref.text).expanduser()
+    path = Path(os.path.expanduser(ref.text))
     if path.is_dir():
         return path.resolve().name, path
     name = ref.text

@@ -20,6 +20,7 @@ import contextlib
 import datetime as _dt
 import json
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -38,6 +39,10 @@ from harness.errors import HarnessError
 MIRROR_ENV = "HARNESS_BEIR_MIRROR"
 OFFLINE_ENV = "HARNESS_OFFLINE"
 MANIFEST = "DOWNLOAD.json"
+# A name the registry does not know becomes the folder <root>/datasets/<name>: one plain path part
+# (not "..", "/abs" or ".downloads", which would unpack over a folder outside the cache, or the cache's own).
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+=-]*")
+SHA256 = re.compile(r"[0-9A-Fa-f]{64}")
 
 
 # --------------------------------------------------------------------------- locations
@@ -281,9 +286,14 @@ def download(dataset: str | DatasetRef, *, mirror: str | None = None, url: str |
     """
     ref = DatasetRef.parse(dataset)
     base = ref.base
+    if ref.info is None and not NAME.fullmatch(base):
+        raise HarnessError(f"{base!r} cannot name a downloaded dataset (its folder is {datasets_root()}/NAME): "
+                           "use letters, digits and . _ + = - (starting with a letter or digit)")
     if url is not None:
         if not sha256:
             raise HarnessError("--url needs --sha256: every download is checked against a checksum")
+        if not SHA256.fullmatch(sha256):
+            raise HarnessError(f"--sha256 takes 64 hexadecimal digits, got {sha256!r}")
         known_hash = f"sha256:{sha256.lower()}"
     elif ref.info is None:
         raise HarnessError(f"unknown dataset {ref.text!r}: not in the registry ({', '.join(registry.names())}); "

@@ -35,6 +35,7 @@ anything runs. The last stage's run is the pipeline's result.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -169,7 +170,7 @@ def _optimize(c: _Checker, value: Any, key: str, spec: FusionSpec) -> dict:
     from harness.errors import HarnessError
 
     table = c.table(value, key, *OPTIMIZE_KEYS)
-    qrels = Path(c.string(table["qrels"], _join(key, "qrels"))).expanduser()
+    qrels = Path(os.path.expanduser(c.string(table["qrels"], _join(key, "qrels"))))
     if not qrels.is_absolute() and c.base is not None:
         qrels = c.base / qrels
     out = {"qrels": str(qrels), "metric": c.string(table.get("metric", "NDCG@10"), _join(key, "metric")),
@@ -240,7 +241,7 @@ def _check_component(c: _Checker, kind: str, component: str, params: dict, key: 
         cls = component_class(component, group)
     except HarnessError as exc:
         raise c.error(_join(key, name), str(exc)) from None
-    check_params(cls, params, c.source, key, component)
+    check_params(cls, params, c.source, key, component, name)
 
 
 def parse_pipeline(data: Any, source: str = "<pipeline>", key: str = "", default_name: str = "pipeline",

@@ -29,6 +29,7 @@ import hashlib
 import importlib.util
 import json
 import math
+import os
 import re
 import time
 from pathlib import Path
@@ -293,7 +294,7 @@ class ModelHandle:
     @classmethod
     def resolve(cls, model: str | None = None, revision: str | None = None, device: str = "auto") -> "ModelHandle":
         name = model or DEFAULT_MODEL
-        path = Path(name).expanduser()
+        path = Path(os.path.expanduser(name))
         if path.is_dir():
             return cls(name, path.resolve(), None, "path", device)
         if name in _DEFAULT_ALIASES and revision is None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from pathlib import Path
 from typing import Sequence
@@ -84,7 +85,7 @@ class DenseRetriever(Retriever):
             raise ValueError(f"ray_workers must be an integer >= 1, got {ray_workers!r}")
         self.encoder, self.ray_workers, self.ray_address = encoder, ray_workers, ray_address
         self.cache_enabled = bool(cache)
-        self._cache_dir = Path(cache_dir).expanduser() if cache_dir else None
+        self._cache_dir = Path(os.path.expanduser(cache_dir)) if cache_dir else None
         self.model = model if isinstance(model, ModelHandle) else ModelHandle.resolve(model, revision, device)
         self.query_prompt = self.model.prompt(query_prompt, query_prompt_name, "query")
         self.document_prompt = self.model.prompt(document_prompt, document_prompt_name, "document")

@@ -15,6 +15,7 @@ kernels round differently for different batch shapes (CrossEncoder.predict behav
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -55,10 +56,10 @@ class CrossEncoderReranker(Reranker):
 
             from retrievers.dense.model import resolve_device
 
-            if self.model_name.startswith(("/", ".", "~")) and not Path(self.model_name).expanduser().is_dir():
+            if self.model_name.startswith(("/", ".", "~")) and not Path(os.path.expanduser(self.model_name)).is_dir():
                 raise ValueError(f"cross-encoder model folder {self.model_name!r} does not exist")
             try:
-                model = CrossEncoder(str(Path(self.model_name).expanduser()), revision=self.revision, max_length=self.max_length,
+                model = CrossEncoder(str(Path(os.path.expanduser(self.model_name))), revision=self.revision, max_length=self.max_length,
                                      device=resolve_device(self.requested_device))
             except (OSError, ValueError) as exc:  # not a model folder / hub repo, or offline without a cached copy
                 raise ValueError(f"cannot load cross-encoder {self.model_name!r}: {exc}") from None

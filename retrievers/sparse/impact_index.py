@@ -27,10 +27,16 @@ from retrievers.bm25.sparse_index import SparseIndex
 
 
 def quantized(weights: np.ndarray, quantize: int | None) -> np.ndarray:
-    """``weights`` (float32) unchanged, or ``rint(quantize * w)`` as float32."""
+    """``weights`` (float32) unchanged, or ``rint(quantize * w)`` as float32 (a ValueError when one
+    is beyond float32's range: it would be an infinite impact)."""
     if quantize is None:
         return np.asarray(weights, dtype=np.float32)
-    return np.rint(np.asarray(weights, dtype=np.float64) * quantize).astype(np.float32)
+    with np.errstate(over="ignore"):
+        out = np.rint(np.asarray(weights, dtype=np.float64) * quantize).astype(np.float32)
+    if not np.isfinite(out).all():
+        raise ValueError(f"quantize {quantize} makes a term weight overflow float32 (|quantize * w| > "
+                         f"{float(np.finfo(np.float32).max):.4g}); use a smaller scale")
+    return out
 
 
 def build_impact_index(n_docs: int, doc_of_entry: np.ndarray, term_ids: np.ndarray, weights: np.ndarray,

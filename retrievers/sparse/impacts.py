@@ -13,6 +13,7 @@ for queries outside the dataset's split are ignored. See docs/sparse.md.
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 
 import numpy as np
@@ -35,9 +36,9 @@ def check_quantize(quantize) -> int | None:
         return None
     try:
         value = int(quantize)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: an infinite float (1e400)
         value = 0
-    if value < 1 or str(value) != str(quantize).strip():
+    if value < 1 or value > float(np.finfo(np.float32).max) or str(value) != str(quantize).strip():
         raise ValueError(f"quantize must be a positive integer scale (e.g. 100) or none, got {quantize!r}")
     return value
 
@@ -57,8 +58,8 @@ class ImpactsRetriever(Retriever):
 
     def __init__(self, documents: str, queries: str, quantize: int | str | None = None,
                  n_threads: int | None = None):
-        self.documents_path = Path(str(documents)).expanduser()
-        self.queries_path = Path(str(queries)).expanduser()
+        self.documents_path = Path(os.path.expanduser(str(documents)))
+        self.queries_path = Path(os.path.expanduser(str(queries)))
         for what, path in (("documents", self.documents_path), ("queries", self.queries_path)):
             if not path.is_file():
                 raise InputError(f"{what} file not found", path)

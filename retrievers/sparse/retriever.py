@@ -13,6 +13,7 @@ threads and tie rule as BM25. See docs/sparse.md.
 from __future__ import annotations
 
 import logging
+import os
 import time
 from pathlib import Path
 
@@ -64,7 +65,7 @@ class SparseRetriever(Retriever):
         self.quantize = check_quantize(quantize)
         self.n_threads = default_threads() if n_threads is None else _positive_int("n_threads", n_threads)
         self.cache_enabled = bool(cache)
-        self._cache_dir = Path(cache_dir).expanduser() if cache_dir else None
+        self._cache_dir = Path(os.path.expanduser(cache_dir)) if cache_dir else None
         self.handle = ModelHandle.resolve(str(model), revision, device)
         self.model = SparseModel(self.handle, self.batch_size, self.max_active_dims)
         self._searcher: ImpactSearcher | None = None

@@ -12,6 +12,7 @@ from __future__ import annotations
 import gzip
 import json
 import math
+import os
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,7 +49,7 @@ def read_vectors(path: str | Path, vocabulary: list[str] | None = None, what: st
     """The rows of ``path``. Terms are numbered in first-seen order in a new vocabulary, or, with
     ``vocabulary`` (term id -> term), looked up in it: terms it lacks get id -1 (they match nothing).
     Duplicate ids, a missing id or vector, and weights that are not finite numbers are errors."""
-    path = Path(path).expanduser()
+    path = Path(os.path.expanduser(path))
     if not path.is_file():
         raise InputError(f"{what} file not found", path)
     ids: list[str] = []
@@ -77,6 +78,9 @@ def read_vectors(path: str | Path, vocabulary: list[str] | None = None, what: st
                     raise InputError('no "vector" object of term weights', path, n, ident)
                 if ident in seen:
                     raise InputError(f"duplicate id (first on line {seen[ident]})", path, n, ident)
+                if "\\u" in line and _lone_surrogate(vector):  # legal JSON, not UTF-8 text (Arrow's terms)
+                    raise InputError("a term holds a lone surrogate escape (\\ud800-\\udfff): not valid Unicode "
+                                     "text", path, n, ident)
                 seen[ident] = n
                 ids.append(ident)
                 lines.append(n)
@@ -89,6 +93,14 @@ def read_vectors(path: str | Path, vocabulary: list[str] | None = None, what: st
     offsets = np.concatenate([[0], np.cumsum(np.asarray(counts, dtype=np.int64))]).astype(np.int64)
     term_ids, terms = _term_ids(keys, vocabulary)
     return Vectors(path, ids, np.asarray(lines, dtype=np.int64), offsets, term_ids, weights, terms)
+
+
+def _lone_surrogate(vector: dict) -> bool:
+    try:
+        "".join(vector).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def _term_ids(keys: list[str], vocabulary: list[str] | None) -> tuple[np.ndarray, list[str]]:

@@ -72,7 +72,7 @@ def test_an_output_path_that_cannot_be_written_is_one_line_and_exit_2(tmp_path):
     proc = harness("evaluate", "--qrels", str(tmp_path / "qrels"), "--run", str(tmp_path / "run.trec"),
                    "--json", str(tmp_path / "afile" / "m.json"))
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
-    assert proc.stderr.strip().splitlines() == [f"error: {tmp_path / 'afile'}: File exists"]
+    assert proc.stderr.strip().splitlines() == [f"error: {tmp_path / 'afile'}: Not a directory"]  # (checked first)
 
 
 def test_bad_dataset_folder_exits_2(tmp_path):
