@@ -50,6 +50,7 @@ class SystemResult:
     explicit_name: bool = False  # given as NAME=PATH (never renamed)
     per_query_path: Path | None = None
     run_path: Path | None = None
+    run_sha256: str | None = None  # the sha256 its metrics file records for the run (checked by ``run``)
     settings: dict = field(default_factory=dict)  # how the values were computed (see ``ranked``)
     _texts: dict[str, str] | None = field(default=None, repr=False)
     _run: object = field(default=None, repr=False)
@@ -69,12 +70,17 @@ class SystemResult:
     def run(self):
         """The ranking (a :class:`harness.run.Run` in canonical order), or None when there is none.
 
-        A malformed ``run.trec`` raises InputError; callers that only decorate their output with
-        rankings catch it and go on without.
+        A malformed ``run.trec``, or a run file whose sha256 is not the one its metrics file records
+        (``run_sha256``), raises InputError; callers that only decorate their output with rankings
+        catch it and go on without.
         """
         if self._run is None and self.run_path is not None:
+            from harness.checksums import sha256
             from harness.formats.trec import read_run
 
+            if self.run_sha256 is not None and sha256(self.run_path) != self.run_sha256:
+                raise InputError("not the run these values were computed on (its sha256 differs from the one "
+                                 f"{self.source.name} records)", self.run_path)
             self._run = read_run(self.run_path)
         return self._run
 
@@ -135,12 +141,33 @@ def read_metrics_json(path: str | Path, name: str | None = None) -> SystemResult
     columns = {metric: np.array([row[metric] for row in rows], dtype=np.float64) for metric in rows[0]}
     folder = path.parent
     per_query_path = folder / "per_query.jsonl"
-    run_path = folder / "run.trec"
+    run_path, run_sha256 = _evaluated_run(doc, folder)
     return SystemResult(
         name=name or (folder.name if path.name == "metrics.json" else path.stem) or str(path),
         source=path, query_ids=_objects(doc.per_query), values=columns, document=doc, settings=dict(doc.settings),
         per_query_path=per_query_path if per_query_path.is_file() else None,
-        run_path=run_path if run_path.is_file() else None)
+        run_path=run_path, run_sha256=run_sha256)
+
+
+def _evaluated_run(doc: MetricsDocument, folder: Path) -> tuple[Path | None, str | None]:
+    """(path, sha256 to check) of the run a metrics file's values were computed on.
+
+    A result folder of ``harness run``: its ``run.trec`` (nothing to check). A metrics file of
+    ``harness evaluate --json`` names the run file it evaluated whole (retriever ``run-file`` with the
+    file's path and sha256, no depth): that file, at its recorded path or else beside the metrics file,
+    with the recorded sha256 (checked when the run is read). A ``run.trec`` beside such a file may be
+    another system's run (``harness evaluate --run run.trec --run new.trec --json DIR`` writes both
+    metrics files into one folder), so it is never taken on its name alone.
+    """
+    retriever = doc.retriever if isinstance(doc.retriever, dict) else {}
+    params = retriever.get("params")
+    if (retriever.get("name") == "run-file" and isinstance(params, dict) and isinstance(params.get("path"), str)
+            and isinstance(params.get("sha256"), str) and (doc.settings or {}).get("depth") is None):
+        recorded = Path(params["path"])
+        found = next((p for p in (recorded, folder / recorded.name) if p.is_file()), None)
+        return found, params["sha256"] if found is not None else None
+    run_path = folder / "run.trec"
+    return (run_path if run_path.is_file() else None), None
 
 
 def read_run_file(path: str | Path, qrels_path: str | Path, metrics: Sequence[str], name: str | None = None,
@@ -307,25 +334,35 @@ def align(systems: Sequence[SystemResult], metrics: Sequence[str], intersection:
 
 
 def consistency_warnings(systems: Sequence[SystemResult]) -> list[str]:
-    """Warnings when the metrics files say the systems were evaluated differently."""
+    """Warnings when the systems say they were evaluated differently: dataset files (the metrics files'
+    sha256) and evaluation settings (a metrics file's ``settings``, or those of the evaluator that scored
+    a run file here: a run file against a result made with ``--relevance-threshold 2`` or
+    ``--keep-identical-ids`` is warned about as two such metrics files are)."""
     warnings = []
-    documents = [(s, s.document) for s in systems if s.document is not None]
-    if len(documents) < 2:
-        return warnings
-    ref, ref_doc = documents[0]
-    for s, doc in documents[1:]:
-        ref_files = set((ref_doc.dataset.get("files") or {}).values())
-        files = set((doc.dataset.get("files") or {}).values())
-        # harness evaluate records only the qrels, harness run corpus, queries and qrels: a subset is fine.
-        if ref_files and files and not (ref_files <= files or files <= ref_files):
-            warnings.append(f"{s.name} and {ref.name} were evaluated on different dataset files (sha256 differ)")
-        ref_settings, settings = ref_doc.settings, doc.settings
+    ref_doc = next((s for s in systems if s.document is not None), None)
+    ref = next((s for s in systems if s.document is not None or s.settings), None)
+    for s in systems:
+        if s.document is not None and s is not ref_doc:
+            ref_files = set((ref_doc.document.dataset.get("files") or {}).values())
+            files = set((s.document.dataset.get("files") or {}).values())
+            # harness evaluate records only the qrels, harness run corpus, queries and qrels: a subset is fine.
+            if ref_files and files and not (ref_files <= files or files <= ref_files):
+                warnings.append(f"{s.name} and {ref_doc.name} were evaluated on different dataset files "
+                                "(sha256 differ)")
+        if s is ref or not (s.document is not None or s.settings):
+            continue
+        ref_settings, settings = _settings(ref), _settings(s)
         changed = sorted(k for k in set(ref_settings) & set(settings)
                          if None not in (ref_settings[k], settings[k]) and ref_settings[k] != settings[k])
         if changed:
             warnings.append(f"{s.name} and {ref.name} differ in evaluation settings: "
                             + ", ".join(f"{k} {ref_settings[k]!r} vs {settings[k]!r}" for k in changed))
     return warnings
+
+
+def _settings(system: SystemResult) -> dict:
+    """How a system's values were computed: its metrics file's settings, or a run file's evaluator's."""
+    return dict(system.document.settings or {}) if system.document is not None else dict(system.settings)
 
 
 def hardware_warning(systems: Sequence[SystemResult]) -> str | None:
