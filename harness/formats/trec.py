@@ -144,11 +144,29 @@ def _check_token(value: str, what: str) -> None:
         raise ValueError(f"{what} {value!r} cannot be written to a TREC file (empty or contains whitespace)")
 
 
+@contextmanager
+def _atomic_text(path: str | Path) -> Iterator[IO[str]]:
+    """``atomic_open(path)`` (UTF-8 text), gzip-compressed when the name ends in ``.gz``: the readers
+    decompress such a file, so a run or qrels written as ``out.trec.gz`` reads back (it was plain text
+    under a ``.gz`` name, which every reader, this project's included, refuses as not gzipped)."""
+    if Path(path).suffix != ".gz":
+        with atomic_open(path) as handle:
+            yield handle
+        return
+    import io
+
+    with atomic_open(path, "wb", encoding=None) as raw:
+        with gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=6, mtime=0) as zipped:
+            with io.TextIOWrapper(zipped, encoding="utf-8") as handle:
+                yield handle
+
+
 def write_run(run: Run, path: str | Path, tag: str = "harness", header: list[str] | None = None) -> None:
     """Write ``run`` as a 6-column TREC run (canonical order, real ranks, repr scores), atomically,
-    after the ``#`` comment lines of ``header`` (e.g. the ir_metadata header of the result)."""
+    after the ``#`` comment lines of ``header`` (e.g. the ir_metadata header of the result); gzipped
+    when ``path`` ends in ``.gz``."""
     run = run.canonical()
-    with atomic_open(path) as handle:
+    with _atomic_text(path) as handle:
         handle.writelines(line + "\n" for line in header or ())
         write_run_to(run, handle, tag)
 
@@ -608,10 +626,11 @@ def _grade_text(grade: float) -> str:
 
 
 def write_qrels(qrels: Qrels, path: str | Path) -> None:
-    """Write 4-column TREC qrels (``qid 0 docid grade``; integral grades as integers), atomically."""
+    """Write 4-column TREC qrels (``qid 0 docid grade``; integral grades as integers), atomically;
+    gzipped when ``path`` ends in ``.gz``."""
     check_writable_ids(qrels.query_ids, "query id", first_column=True)
     check_writable_ids(qrels.doc_ids, "document id")
-    with atomic_open(path) as handle:
+    with _atomic_text(path) as handle:
         for q, d, g in zip(qrels.query_ids.tolist(), qrels.doc_ids.tolist(), qrels.grades.tolist()):
             if g != g or g in (float("inf"), float("-inf")):  # (read back, refused: see _grade)
                 raise ValueError(f"grade {g!r} of document {d!r} cannot be written to a TREC file (not finite)")
