@@ -61,7 +61,8 @@ def search_run(retriever, dataset: Dataset, depth: int, ignore_identical_ids: bo
 
 
 def _search_k(depth: int, ignore_identical_ids: bool) -> int:
-    return depth + 1 if ignore_identical_ids else depth
+    """(Within int64, as ranks and counts are: a depth of 2^63 - 1 is searched as deep as it is.)"""
+    return min(depth + 1, 2**63 - 1) if ignore_identical_ids else depth
 
 
 def _finish(run: Run, depth: int, ignore_identical_ids: bool, semantics: Semantics | str | None = None) -> Run:

@@ -144,3 +144,16 @@ def test_pipeline_reranker_parameter_is_named_as_a_reranker_parameter(files, mon
     assert code == 2
     assert err.splitlines()[0].startswith('error: p.toml: stages[1].params.modle: unknown parameter for reranker '
                                           '"cross-encoder" (it takes: ')
+
+
+@pytest.mark.parametrize("retriever", [["-r", "bm25"], ["-r", "run-file", "-p", "path=a.trec"]])
+def test_the_largest_depth_is_searched_as_the_whole_run(files, monkeypatch, capsys, retriever):
+    """--depth 2^63 - 1 is accepted (as --k is); one more was searched (for the dropped identical id),
+    2^63, which overflowed int64 (OverflowError traceback). The values equal the default depth's."""
+    values = []
+    for depth in ([], ["--depth", 2**63 - 1]):
+        code, err = harness(monkeypatch, capsys, "run", "--dataset", "ds", *retriever, "-o", "out", "-q", *depth)
+        assert (code, err) == (0, "")
+        name = retriever[1]
+        values.append(json.loads((files / "out" / "ds" / name / "metrics.json").read_text())["metrics"])
+    assert values[0] == values[1] and values[0]["NDCG@10"] > 0
