@@ -18,7 +18,7 @@ def cache_root() -> Path:
     """The cache root folder (not created). Read at call time, so a benchmark can set the variable."""
     override = os.environ.get(ENV_VAR)
     if override:
-        return Path(override).expanduser()
+        return Path(os.path.expanduser(override))  # (Path.expanduser raises on an unknown ~user)
     import pooch
 
     return Path(pooch.os_cache(APP_NAME))

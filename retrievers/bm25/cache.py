@@ -68,7 +68,7 @@ class CacheCorrupt(Exception):
 def cache_root(cache_dir: str | os.PathLike | None = None) -> Path:
     """``cache_dir`` when given, else the harness cache root (``$HARNESS_CACHE_DIR`` or the user cache)."""
     if cache_dir is not None:
-        return Path(cache_dir).expanduser()
+        return Path(os.path.expanduser(cache_dir))
     from harness.cache import cache_root as harness_root
 
     return harness_root()

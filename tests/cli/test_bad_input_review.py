@@ -157,3 +157,12 @@ def test_the_largest_depth_is_searched_as_the_whole_run(files, monkeypatch, caps
         name = retriever[1]
         values.append(json.loads((files / "out" / "ds" / name / "metrics.json").read_text())["metrics"])
     assert values[0] == values[1] and values[0]["NDCG@10"] > 0
+
+
+def test_a_cache_dir_under_an_unknown_user_is_a_path_not_a_traceback(files, monkeypatch, capsys):
+    """HARNESS_CACHE_DIR=~nouser/x: Path.expanduser raised RuntimeError (a traceback); the path is now
+    taken as written (os.path.expanduser leaves it), a folder under the working folder."""
+    monkeypatch.setenv("HARNESS_CACHE_DIR", "~no-such-user-here/x")
+    code, err = harness(monkeypatch, capsys, "run", "--dataset", "ds", "-o", "out", "-q", "-p", "cache=true")
+    assert (code, err) == (0, "")
+    assert (files / "~no-such-user-here" / "x" / "bm25").is_dir()
