@@ -8,7 +8,8 @@
 Runs and qrels are read as trec_eval reads them: columns are separated by runs of ASCII whitespace
 (space, tab, vertical tab, form feed; U+00A0 and other Unicode spaces stay inside ids), blank lines
 and ``#`` comment lines (ir_metadata headers; trec_eval 10) are skipped, the rank column is ignored
-(it need not be an integer) and the ranking is by score. Gzipped files (``.gz``) are read too.
+(it need not be an integer) and the ranking is by score. Gzipped files (``.gz``) are read too, and a
+leading UTF-8 byte-order mark is dropped (trec_eval would read it as part of the first query id).
 Stricter than trec_eval, so that nothing is silently misread: a score or grade must be a whole
 number token (``1_0`` is refused where Python's float reads 10 and C's atof 1; NaN is refused), a
 carriage return inside a line (not part of a CRLF line end) is refused, as are ids that are not
@@ -334,8 +335,16 @@ def read_run(path: str | Path) -> Run:
 
     path = Path(path)
     with _mapped(path, "run") as data:
+        data = _without_bom(data)
         run = native.read_run_native(data) if native.available() else read_run_columns(lambda: bytes(data))
         return run if run is not None else read_run_lines(bytes(data), path)
+
+
+def _without_bom(data) -> bytes:
+    """The bytes after a leading UTF-8 byte-order mark (an editor's; trec_eval would read it as part of
+    the first query id, whose first line would then be filed under another query), which is dropped
+    as the JSONL and BEIR qrels readers drop it. Line numbers are unchanged (it is on line 1)."""
+    return bytes(data[len(codecs.BOM_UTF8):]) if data[:len(codecs.BOM_UTF8)] == codecs.BOM_UTF8 else data
 
 
 @contextmanager
@@ -410,7 +419,7 @@ def _refuse_duplicates(entry_q: np.ndarray, codes: np.ndarray, lines: np.ndarray
 def read_qrels(path: str | Path) -> Qrels:
     """Read TREC (``qid iter docid grade``) or BEIR tsv (``query-id corpus-id score``) qrels."""
     path = Path(path)
-    data = _read_bytes(path, "qrels")
+    data = _without_bom(_read_bytes(path, "qrels"))
     first = next((parts for _, parts in _fields(data, path)), [])
     if len(first) == 3:
         return read_beir_qrels(path, data)
@@ -438,9 +447,7 @@ def read_beir_qrels(path: str | Path, data: bytes | None = None) -> Qrels:
     ~0.06 s once to import pyarrow.compute, more than the line reader takes on a small file.)
     """
     path = Path(path)
-    data = _read_bytes(path, "qrels") if data is None else data
-    if data.startswith(codecs.BOM_UTF8):
-        data = data[len(codecs.BOM_UTF8):]
+    data = _without_bom(_read_bytes(path, "qrels") if data is None else data)
     qrels = _beir_qrels_columns(data) if len(data) >= COLUMNS_MIN_BYTES else None
     return qrels if qrels is not None else _beir_qrels_lines(data, path)
 
@@ -598,7 +605,7 @@ def _first_of_repeated_pairs(query_codes: np.ndarray, doc_codes: np.ndarray, n_d
 def read_trec_qrels(path: str | Path, data: bytes | None = None) -> Qrels:
     """Read 4-column TREC qrels; a pair judged twice with different grades is an error."""
     path = Path(path)
-    data = _read_bytes(path, "qrels") if data is None else data
+    data = _without_bom(_read_bytes(path, "qrels") if data is None else data)
     rows: dict[tuple[str, str], float] = {}
     lines: dict[tuple[str, str], int] = {}
     for number, parts in _fields(data, path):
