@@ -11,7 +11,7 @@ from pathlib import Path
 from harness import progress
 from harness.datasets import Dataset
 from harness.datasets.corpus import Queries
-from harness.evaluation import EvaluationResult, Evaluator, default_depth
+from harness.evaluation import EvaluationResult, Evaluator, default_depth, depth_warning
 from harness.evaluation.semantics import Semantics, parse_semantics, top_depth
 from harness.reports import MetricsDocument, efficiency, write_result_folder
 from harness.reports.document import plain_json
@@ -163,7 +163,8 @@ def run_experiment(
     document = MetricsDocument.build(
         result, dataset=dataset_info(dataset), retriever={"name": retriever.name, "params": retriever.params()},
         k_values=k_values, depth=depth, timings=timer.seconds, retriever_stats=stats,
-        warnings=list(dataset.warnings) + ([searched.warning] if searched.warning else []) or None)
+        warnings=[*dataset.warnings, *filter(None, [depth_warning(depth, k_values, evaluator.metrics),
+                                                     searched.warning])] or None)
     document.efficiency = efficiency.efficiency_block(
         timer.seconds, len(dataset.queries), searched.latency_ms, searched.basis, searched.batch_size,
         index_bytes=(stats or {}).get("index_bytes"))

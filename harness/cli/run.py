@@ -59,7 +59,7 @@ def run(
     folder = output_dir / ds.name / (name or system.name)
     exp = run_experiment(ds, system, evaluator, k_values, depth=depth, output_dir=folder)
     if not quiet:
-        for warning in ds.warnings:
+        for warning in exp.document.warnings or ():
             typer.echo(f"warning: {warning}", err=True)
         print_metrics(exp.result.means, title=f"{ds.name} ({ds.split}) - {system.name}: {exp.result.n_queries} queries")
     typer.echo(f"results written to {folder}")
@@ -78,7 +78,7 @@ def _run_pipeline(path: Path, dataset: str, split: str, evaluator, k_values: lis
     folder = output_dir / ds.name / (name or spec.name)
     exp, outcomes = run_pipeline(ds, spec, evaluator, k_values, depth=depth, output_dir=folder)
     if not quiet:
-        for warning in ds.warnings:
+        for warning in exp.document.warnings or ():
             typer.echo(f"warning: {warning}", err=True)
         first = "NDCG@10" if "NDCG@10" in exp.document.metrics else next(iter(exp.document.metrics), None)
         for outcome in outcomes:

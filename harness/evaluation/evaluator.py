@@ -65,6 +65,20 @@ def default_depth(k_values: Iterable[int], metrics: Iterable[Metric]) -> int:
     return max([*k_values, *(m.k for m in metrics if getattr(m, "k", None))])
 
 
+def depth_warning(depth: int, k_values: Iterable[int], metrics: Iterable[Metric]) -> str | None:
+    """The warning for a run searched (``--depth``) less deep than a cutoff it is evaluated at: values at
+    cutoffs past the depth are computed on the top ``depth`` documents only (``--depth 10 -m
+    Recall@100`` reports what is Recall@10 of a deeper run); None when the depth covers every cutoff."""
+    metrics = list(metrics)
+    deepest = default_depth(k_values, metrics)
+    if depth >= deepest:
+        return None
+    beyond = [m.name for m in metrics if (getattr(m, "k", None) or 0) > depth]
+    shown = ", ".join(beyond[:4]) + (", ..." if len(beyond) > 4 else "")
+    return (f"depth {depth} is below the largest cutoff {deepest}: values at cutoffs past {depth} ({shown}) "
+            f"are computed on the top {depth} documents only")
+
+
 def finite_mean(values: np.ndarray) -> float:
     """The mean of per-query values (0.0 for none) as ``values.mean()`` computes it, also when their sum
     passes the largest double (DCG_exp values near 2^1023: two such queries sum to inf): then the mean of

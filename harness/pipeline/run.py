@@ -22,7 +22,7 @@ from pathlib import Path
 from harness import progress
 from harness.datasets import Dataset
 from harness.errors import HarnessError
-from harness.evaluation import EvaluationResult, Evaluator, default_depth
+from harness.evaluation import EvaluationResult, Evaluator, default_depth, depth_warning
 from harness.experiment import Experiment, check_run_file_ids, dataset_info, search_run
 from harness.pipeline.cache import StageCache, stage_key
 from harness.reports.document import plain_json
@@ -188,7 +188,8 @@ def run_pipeline(dataset: Dataset, pipeline: Pipeline, evaluator: Evaluator, k_v
     document = MetricsDocument.build(
         final.result, dataset=dataset_info(dataset),
         retriever={"name": pipeline.name, "params": {"pipeline": pipeline.to_dict()}},
-        k_values=k_values, depth=depth, timings=timings, warnings=list(dataset.warnings) or None,
+        k_values=k_values, depth=depth, timings=timings,
+        warnings=[*dataset.warnings, *filter(None, [depth_warning(depth, k_values, evaluator.metrics)])] or None,
         stages=[o.record() for o in outcomes])
     folder = None
     if output_dir is not None:

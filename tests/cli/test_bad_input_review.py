@@ -166,3 +166,19 @@ def test_a_cache_dir_under_an_unknown_user_is_a_path_not_a_traceback(files, monk
     code, err = harness(monkeypatch, capsys, "run", "--dataset", "ds", "-o", "out", "-q", "-p", "cache=true")
     assert (code, err) == (0, "")
     assert (files / "~no-such-user-here" / "x" / "bm25").is_dir()
+
+
+def test_a_depth_below_a_cutoff_is_warned_about(files, monkeypatch, capsys):
+    """--depth 1 with Recall@2 asked for: Recall@2 is computed on the top 1 document (the value of
+    Recall@1 under another name); said on stderr and in metrics.json's warnings. No warning when the
+    depth covers every cutoff (the default depth is the largest cutoff)."""
+    code, err = harness(monkeypatch, capsys, "run", "--dataset", "ds", "--k", "1", "-m", "Recall@2", "--depth", 1,
+                        "-o", "out")
+    expected = ("depth 1 is below the largest cutoff 2: values at cutoffs past 1 (Recall@2) are computed on the "
+                "top 1 documents only")
+    assert code == 0 and f"warning: {expected}" in err.splitlines()
+    document = json.loads((files / "out" / "ds" / "bm25" / "metrics.json").read_text())
+    assert document["warnings"] == [expected]
+    code, err = harness(monkeypatch, capsys, "run", "--dataset", "ds", "--k", "1", "-m", "Recall@2", "-o", "out")
+    assert code == 0 and "warning" not in err
+    assert "warnings" not in json.loads((files / "out" / "ds" / "bm25" / "metrics.json").read_text())
