@@ -91,7 +91,10 @@ def fuse(
         raise HarnessError("--qrels is used only with --optimize")
     check_outputs(output, json_out or (output.with_name(output.name + ".json") if optimize else None))
     runs = [read_run(path) for path in run]
-    document = {"fusion": spec.to_dict(), "semantics": order.name, "runs": [_file_entry(path) for path in run]}
+    if not keep_identical_ids:  # the runs as the evaluator sees them (as a pipeline's retrieve stages give
+        runs = [r.without_identical_ids() for r in runs]  # them): the --depth slots go to documents it counts
+    document = {"fusion": spec.to_dict(), "semantics": order.name, "identical_ids": "kept" if keep_identical_ids
+                else "dropped", "runs": [_file_entry(path) for path in run]}
     if optimize:
         result = run_optimize(runs, read_qrels(qrels), spec, metric, split=split or qrels.stem,
                               allow_test_split=allow_test_split, step=step, k_values=k_values,
@@ -101,7 +104,8 @@ def fuse(
         chosen = ", ".join(f"{key}={value}" for key, value in result.chosen.items())
         typer.echo(f"optimised on {result.split} ({qrels}): {chosen}  {result.metric} = {result.score:.6f} "
                    f"({len(result.trials)} trials)")
-        document = {"fusion": spec.to_dict(), "semantics": order.name, "runs": document["runs"],
+        document = {"fusion": spec.to_dict(), "semantics": order.name, "identical_ids": document["identical_ids"],
+                    "runs": document["runs"],
                     "optimization": {**result.to_dict(), "qrels": _file_entry(qrels)}}
         json_out = json_out or output.with_name(output.name + ".json")
     fused = fuse_runs(runs, spec, order)

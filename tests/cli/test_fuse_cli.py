@@ -138,3 +138,22 @@ def test_scifact_bm25_pair_fused_by_rrf_and_evaluated(tmp_path):
     # the CLI's file equals the library's fusion of the same runs
     api = evaluate(fuse([read_run(r) for r in runs], "rrf"), read_qrels(qrels), ["NDCG@10"], [10])
     assert api.means["NDCG@10"] == fused
+
+
+def test_identical_ids_are_dropped_before_fusing_unless_kept(tmp_path):
+    """The query's own id (d2 is query "d2" here) is dropped from the inputs as the evaluator drops it,
+    so --depth 2 keeps two documents that count: RRF over a = d2, d1, d3 and b = d3, d2, d4 without d2
+    gives d1 1/61 + 0, d3 1/62 + 1/61, d4 1/62: top 2 = d3, d1. Kept, d2 (1/61 + 1/62) would take a slot
+    and the evaluated run would hold one document (d3) instead of two."""
+    (tmp_path / "a.trec").write_text("d2 Q0 d2 1 3.0 a\nd2 Q0 d1 2 2.0 a\nd2 Q0 d3 3 1.0 a\n")
+    (tmp_path / "b.trec").write_text("d2 Q0 d3 1 3.0 b\nd2 Q0 d2 2 2.0 b\nd2 Q0 d4 3 1.0 b\n")
+    base = ["fuse", "--run", str(tmp_path / "a.trec"), "--run", str(tmp_path / "b.trec"), "--depth", "2"]
+    proc = harness(*base, "-o", str(tmp_path / "f.trec"), "--json", str(tmp_path / "f.json"))
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "f.trec").read_text() == (f"d2 Q0 d3 1 {1 / 62 + 1 / 61!r} rrf\n"
+                                                  f"d2 Q0 d1 2 {1 / 61!r} rrf\n")
+    assert json.loads((tmp_path / "f.json").read_text())["identical_ids"] == "dropped"
+    proc = harness(*base, "-o", str(tmp_path / "k.trec"), "--keep-identical-ids")
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "k.trec").read_text() == (f"d2 Q0 d2 1 {1 / 61 + 1 / 62!r} rrf\n"
+                                                  f"d2 Q0 d3 2 {1 / 63 + 1 / 61!r} rrf\n")
