@@ -31,5 +31,10 @@ def refuse_mixed_semantics(systems: Sequence) -> None:
     for s, name in known[1:]:
         ref, ref_name = known[0]
         if name != ref_name:
+            how = f"re-evaluate with --semantics {ref_name}"
+            if s.document is None or ref.document is None:  # compare/check evaluate a run file under the default
+                how = (f"a run file given here is evaluated under {name if s.document is None else ref_name}: "
+                       f"evaluate it with harness evaluate --semantics {name if s.document is not None else ref_name}"
+                       " --json and compare that file")
             raise InputError(f"{s.name} was evaluated under {name} semantics but {ref.name} under {ref_name}: "
-                             f"values are not comparable (re-evaluate with --semantics {ref_name})", s.source)
+                             f"values are not comparable ({how})", s.source)

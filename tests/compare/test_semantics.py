@@ -43,3 +43,17 @@ def test_cli_refuses_mixed_semantics_with_one_line_and_exit_2(tmp_path, harness,
                            f"{names[0]} under "
                            "trec_eval-9: values are not comparable (re-evaluate with --semantics trec_eval-9)\n")
     assert not out.exists()
+
+
+def test_a_run_file_against_another_semantics_is_told_how_to_evaluate_it(tmp_path, harness):
+    """compare has no --semantics: a run file it scores is evaluated under trec_eval-9, so the way out
+    against a trec_eval-10 result is harness evaluate --semantics trec_eval-10 --json (the message said
+    "re-evaluate with --semantics", an option compare does not have)."""
+    ten = _result(tmp_path / "ten", "trec_eval-10")
+    (tmp_path / "r.trec").write_text("q1 Q0 d1 1 1.0 t\n")
+    (tmp_path / "q.txt").write_text("q1 0 d1 1\n")
+    proc = harness("compare", ten, tmp_path / "r.trec", "--qrels", tmp_path / "q.txt")
+    assert proc.returncode == 2
+    assert proc.stderr.endswith("values are not comparable (a run file given here is evaluated under trec_eval-9: "
+                                "evaluate it with harness evaluate --semantics trec_eval-10 --json and compare "
+                                "that file)\n"), proc.stderr
