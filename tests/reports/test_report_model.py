@@ -131,3 +131,18 @@ def test_cli_bad_input_is_one_line_exit_2_and_nothing_written(harness, two_datas
         assert result.returncode == 2, (args, result.stderr)
         assert result.stderr.startswith("error: ") and message in result.stderr and result.stderr.count("\n") == 1
         assert not out.exists()
+
+
+@pytest.mark.parametrize("count", ["x", True, None, 2.5])
+def test_a_query_count_that_is_no_integer_is_taken_as_unknown(tmp_path, count):
+    """A hand-edited metrics.json whose dataset.n_queries is no integer ("x") crashed the report with a
+    TypeError traceback (queries per second divides by it); compare and check read such a file. The
+    count is now unknown: no queries-per-second figure, the rest of the report as before."""
+    folder = _result(tmp_path / "r" / "a", "d", [0.2, 0.4], timings={"index_s": 2.0, "search_s": 0.5})
+    doc = json.loads((folder / "metrics.json").read_text())
+    doc["dataset"]["n_queries"] = count
+    (folder / "metrics.json").write_text(json.dumps(doc))
+    _result(tmp_path / "r" / "b", "d", [0.3, 0.1], timings={"index_s": 4.0, "search_s": 1.0})
+    rows = dict(build_report(load_results([str(tmp_path / "r")]), settings=FAST).datasets[0].efficiency)
+    assert "queries_per_s" not in rows["a"] and rows["a"]["search_s"] == 0.5
+    assert rows["b"]["queries_per_s"] == pytest.approx(2 / 1.0)

@@ -78,10 +78,15 @@ def result_info(system: SystemResult) -> ResultInfo:
     dataset, retriever = block(doc, "dataset"), block(doc, "retriever")
     return ResultInfo(
         dataset=dataset.get("name"), split=dataset.get("split"), files=block(dataset, "files"),
-        n_queries=dataset.get("n_queries"), retriever=retriever.get("name"), params=block(retriever, "params"),
+        n_queries=_count(dataset.get("n_queries")), retriever=retriever.get("name"), params=block(retriever, "params"),
         settings=block(doc, "settings"), k_values=list(doc.get("k_values") or []), timings=block(doc, "timings"),
         efficiency=block(doc, "efficiency"), fingerprint=block(doc, "bench").get("fingerprint"),
         versions=block(doc, "versions"), created=doc.get("created"))
+
+
+def _count(value) -> int | None:
+    """A count from a (possibly hand-edited) metrics.json: an integer, else None (not known)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def dataset_label(info: ResultInfo) -> str:
