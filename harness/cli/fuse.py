@@ -62,6 +62,7 @@ def fuse(
     from harness.atomic import write_json
     from harness.formats.trec import read_qrels, read_run, write_run
     from harness.fusion import FusionSpec, fuse_runs
+    from harness.fusion.spec import INT64_MAX
     from harness.fusion.optimize import (RRF_K_GRID, check_split, optimize as run_optimize, single_metric_evaluator,
                                          tuned_parameter, weight_grid)
 
@@ -74,9 +75,8 @@ def fuse(
         raise HarnessError(f"fusion needs at least two --run files, got {len(run)}")
     spec.weights_for(len(run))
     k_values = _numbers(k_grid, "--k-grid", int) or list(RRF_K_GRID)
-    for option, values in (("--k", [k or 0]), ("--depth", [depth]), ("--k-grid", k_values)):
-        if max(values) > 2**63 - 1:  # (ranks and counts are int64, as for harness run's --k)
-            raise HarnessError(f"{option} takes values up to 2^63 - 1, got {max(values)}")
+    if max(k_values) > INT64_MAX:  # (--k and --depth: FusionSpec.create checks them)
+        raise HarnessError(f"--k-grid takes values up to 2^63 - 1, got {max(k_values)}")
     if optimize:
         if qrels is None:
             raise HarnessError("--optimize needs --qrels (training or dev judgments)")

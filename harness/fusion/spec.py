@@ -14,6 +14,8 @@ from typing import Mapping, Sequence
 METHODS = ("rrf", "combsum", "combmnz", "combmax", "combmin", "wsum")
 NORMS = ("none", "min-max", "max", "sum", "zmuv", "rank")
 
+INT64_MAX = 2**63 - 1  # ranks, counts and depths are int64
+
 # Methods whose value is a weighted combination (``weights`` meaningful); the others refuse weights.
 WEIGHTED = ("rrf", "wsum")
 
@@ -74,8 +76,9 @@ class FusionSpec:
         norm = default_norm(method) if norm is None else norm_name(norm)
         if method == "rrf":
             k = DEFAULT_K if k is None else k
-            if isinstance(k, bool) or not isinstance(k, (int, float)) or not float(k).is_integer() or k < 0:
-                raise ValueError(f"RRF k must be an integer >= 0, got {k!r}")
+            if (isinstance(k, bool) or not isinstance(k, (int, float)) or not math.isfinite(k)
+                    or not float(k).is_integer() or not 0 <= k <= INT64_MAX):
+                raise ValueError(f"RRF k must be an integer >= 0 (at most 2^63 - 1), got {k!r}")
             k = int(k)
         elif k is not None:
             raise ValueError(f"k applies to rrf only, not to {method}")
@@ -87,8 +90,10 @@ class FusionSpec:
             weights = tuple(float(w) for w in weights)
             if not weights or not all(math.isfinite(w) and w >= 0 for w in weights):
                 raise ValueError(f"weights must be finite numbers >= 0, got {list(weights)}")
-        if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
-            raise ValueError(f"depth must be an integer >= 1, got {depth!r}")
+            if not any(weights):  # every fused score 0: the ranking would be the document ids' order
+                raise ValueError(f"weights must not all be 0, got {list(weights)}")
+        if isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= INT64_MAX:
+            raise ValueError(f"depth must be an integer >= 1 (at most 2^63 - 1), got {depth!r}")
         return cls(method=method, norm=norm, k=k, weights=weights, depth=depth)
 
     def weights_for(self, n_runs: int) -> tuple[float, ...]:

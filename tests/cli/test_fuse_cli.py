@@ -53,7 +53,9 @@ def test_wsum_weights_norm_depth_and_json(runs):
     (["--method", "borda"], "error: unknown fusion method 'borda'; choose one of rrf, combsum, combmnz, combmax, "
                             "combmin, wsum"),
     (["--norm", "l2"], "error: unknown score normalisation 'l2'; choose one of none, min-max, max, sum, zmuv, rank"),
-    (["--k", "-1"], "error: RRF k must be an integer >= 0, got -1"),
+    (["--k", "-1"], "error: RRF k must be an integer >= 0 (at most 2^63 - 1), got -1"),
+    (["--k", str(2**63)], f"error: RRF k must be an integer >= 0 (at most 2^63 - 1), got {2**63}"),
+    (["--weights", "0,0"], "error: weights must not all be 0, got [0.0, 0.0]"),
     (["--method", "combsum", "--weights", "1,2"], "error: weights apply to rrf and wsum only, not to combsum"),
     (["--optimize"], "error: --optimize needs --qrels (training or dev judgments)"),
     (["--optimize", "--qrels", "dev.tsv", "--metric", "NDCG"],
