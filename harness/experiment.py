@@ -122,9 +122,13 @@ def check_run_file_ids(dataset: Dataset) -> None:
     (:func:`harness.formats.trec.check_writable_ids`: empty, ASCII whitespace, NUL; ``#`` leading a
     query id) and its message (ValueError, one line from the CLI). Vectorized over the corpus's Arrow
     ``_id`` column (1M ids: milliseconds), so a bad id costs seconds, not the whole index and search."""
-    from harness.formats.trec import check_writable_ids
+    from harness.formats.trec import check_writable_ids, unwritable_ids, unwritable_message
 
-    check_writable_ids(dataset.corpus.id_column, "document id")
+    bad = unwritable_ids(dataset.corpus.id_column)
+    if len(bad):  # where it is: the corpus's document number (its line, when the file has no blank line)
+        position = int(bad[0])
+        raise ValueError(f"{unwritable_message(dataset.corpus.ids[position], 'document id')}: document "
+                         f"{position + 1:,} of {dataset.name}'s corpus, which run.trec could not hold")
     check_writable_ids(dataset.queries.ids, "query id", first_column=True)
 
 

@@ -44,10 +44,13 @@ def dataset(doc_ids: list[str], query_ids: tuple[str, ...] = ("q1",)) -> Dataset
 
 
 @pytest.mark.parametrize("doc_ids, query_ids, message", [
-    (["d1", "d 2"], ("q1",), "document id 'd 2' cannot be written to a TREC file (contains whitespace)"),
+    (["d1", "d 2"], ("q1",), "document id 'd 2' cannot be written to a TREC file (contains whitespace): "
+                             "document 2 of toy's corpus, which run.trec could not hold"),
     (["d1", "d\x002"], ("q1",), "document id 'd\\x002' cannot be written to a TREC file (contains NUL: "
-                                "trec_eval would cut the id there)"),
-    (["d1", ""], ("q1",), "document id '' cannot be written to a TREC file (empty)"),
+                                "trec_eval would cut the id there): document 2 of toy's corpus, which run.trec "
+                                "could not hold"),
+    (["d1", ""], ("q1",), "document id '' cannot be written to a TREC file (empty): document 2 of toy's corpus, "
+                          "which run.trec could not hold"),
     (["d1"], ("q1", "#q2"), "query id '#q2' cannot be written to a TREC file (a line starting with '#' is read "
                             "as a comment)"),
     (["d1"], ("q\t1",), "query id 'q\\t1' cannot be written to a TREC file (contains whitespace)"),
@@ -88,7 +91,8 @@ def test_harness_run_fails_at_once_with_one_line(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "harness", "run", "-d", str(folder), "-o", str(tmp_path / "out"),
                            "-q"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
-    assert proc.stderr == "error: document id 'd 2' cannot be written to a TREC file (contains whitespace)\n"
+    assert proc.stderr == ("error: document id 'd 2' cannot be written to a TREC file (contains whitespace): "
+                           "document 2 of tiny's corpus, which run.trec could not hold\n")
     assert not (tmp_path / "out").exists()
 
 
@@ -104,7 +108,8 @@ def test_a_bench_cell_fails_before_indexing(tmp_path, monkeypatch):
     [outcome] = run_bench(load_config(config)).outcomes
     assert outcome.status == "failed"
     assert outcome.error.endswith("document id 'd\\x002' cannot be written to a TREC file (contains NUL: "
-                                  "trec_eval would cut the id there)")
+                                  "trec_eval would cut the id there): document 2 of tiny's corpus, which "
+                                  "run.trec could not hold")
 
 
 def test_harness_run_pipeline_fails_before_any_stage(tmp_path, harness_cli, monkeypatch):
@@ -115,5 +120,6 @@ def test_harness_run_pipeline_fails_before_any_stage(tmp_path, harness_cli, monk
                         'retriever = "tests.test_experiment_ids:RecordingRetriever"\n')
     out = harness_cli("run", "-d", folder, "--pipeline", pipeline, "-o", tmp_path / "out", "-q")
     assert out.returncode == 2
-    assert out.stderr == "error: document id 'd 2' cannot be written to a TREC file (contains whitespace)\n"
+    assert out.stderr == ("error: document id 'd 2' cannot be written to a TREC file (contains whitespace): "
+                          "document 2 of tiny's corpus, which run.trec could not hold\n")
     assert not (tmp_path / "out").exists()
