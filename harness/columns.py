@@ -24,6 +24,16 @@ def require_strings(values: list, what: str) -> None:
         raise TypeError(f"{what} ids must be str, got {type(bad).__name__} {bad!r}")
 
 
+def is_utf8_text(text: str) -> bool:
+    """Whether ``text`` can be encoded as UTF-8: False for a str holding a lone surrogate (JSON's
+    ``"\\ud800"``, an API caller's string), which no Arrow column, file or UTF-8 reader can hold."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def inverse_permutation(permutation: np.ndarray) -> np.ndarray:
     """The int64 array ``inv`` with ``inv[permutation[i]] = i`` (ranks from a sort order, and back)."""
     inverse = np.empty(len(permutation), dtype=np.int64)

@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 
 from harness.checksums import sha256  # noqa: F401  (re-exported: callers use beir.sha256)
-from harness.columns import arrow_contains, arrow_strings
+from harness.columns import arrow_contains, arrow_strings, is_utf8_text
 from harness.datasets import corpus_cache
 from harness.datasets.corpus import COLUMNS, Corpus, Dataset, Queries
 from harness.datasets.jsonl import iter_jsonl, read_string_columns, stream_string_columns  # noqa: F401  (iter_jsonl re-exported)
@@ -208,16 +208,8 @@ def _count_missing(doc_ids: list[str], corpus: Corpus) -> int:
     if found is None:
         import pyarrow.compute as pc
 
-        judged = [d for d in judged if _utf8_encodable(d)]  # (a lone surrogate: in no UTF-8 corpus)
+        judged = [d for d in judged if is_utf8_text(d)]  # (a lone surrogate: in no UTF-8 corpus)
         present = set(pc.filter(ids, pc.is_in(ids, value_set=arrow_strings(judged))).to_pylist())
     else:
         present = {d for d, hit in zip(judged, found) if hit}
     return sum(1 for d in doc_ids if d not in present)
-
-
-def _utf8_encodable(value: str) -> bool:
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True

@@ -30,6 +30,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from harness.columns import is_utf8_text
 from harness.datasets.corpus import Queries
 
 MAX_K = 10_000
@@ -50,15 +51,6 @@ def _k(value: Any, max_k: int) -> int:
         shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
         raise BadRequest(f"k must be an integer from 1 to {max_k}; got {shown}")
     return value
-
-
-def _is_unicode(text: str) -> bool:
-    """Whether ``text`` can be encoded (as UTF-8, to answer it or to hand it to an engine)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def create_app(retriever, dataset: str, n_documents: int, max_k: int = MAX_K, max_batch: int = MAX_BATCH,
@@ -125,7 +117,7 @@ def create_app(retriever, dataset: str, n_documents: int, max_k: int = MAX_K, ma
                     raise BadRequest(f"queries[{i}] \"id\" must be a string or an integer; got {json.dumps(query_id)}")
                 ids.append(str(query_id))
                 texts.append(query["q"])
-                if not (_is_unicode(ids[-1]) and _is_unicode(texts[-1])):  # JSON's "\ud800" escapes: no UTF-8
+                if not (is_utf8_text(ids[-1]) and is_utf8_text(texts[-1])):  # JSON's "\ud800" escapes: no UTF-8
                     raise BadRequest(f"queries[{i}] holds a lone surrogate escape (\\ud800-\\udfff): not valid "
                                      f"Unicode text")
             if len(set(ids)) != len(ids):

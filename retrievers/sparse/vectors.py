@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from harness.columns import is_utf8_text
 from harness.errors import InputError
 
 
@@ -78,7 +79,7 @@ def read_vectors(path: str | Path, vocabulary: list[str] | None = None, what: st
                     raise InputError('no "vector" object of term weights', path, n, ident)
                 if ident in seen:
                     raise InputError(f"duplicate id (first on line {seen[ident]})", path, n, ident)
-                if "\\u" in line and _lone_surrogate(vector):  # legal JSON, not UTF-8 text (Arrow's terms)
+                if "\\u" in line and not is_utf8_text("".join(vector)):  # legal JSON, not UTF-8 text (Arrow's terms)
                     raise InputError("a term holds a lone surrogate escape (\\ud800-\\udfff): not valid Unicode "
                                      "text", path, n, ident)
                 seen[ident] = n
@@ -93,14 +94,6 @@ def read_vectors(path: str | Path, vocabulary: list[str] | None = None, what: st
     offsets = np.concatenate([[0], np.cumsum(np.asarray(counts, dtype=np.int64))]).astype(np.int64)
     term_ids, terms = _term_ids(keys, vocabulary)
     return Vectors(path, ids, np.asarray(lines, dtype=np.int64), offsets, term_ids, weights, terms)
-
-
-def _lone_surrogate(vector: dict) -> bool:
-    try:
-        "".join(vector).encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
 
 
 def _term_ids(keys: list[str], vocabulary: list[str] | None) -> tuple[np.ndarray, list[str]]:
