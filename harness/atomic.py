@@ -1,6 +1,9 @@
 """Atomic file writes: write to a temporary file beside the target, then rename over it.
 
 An interrupted write never leaves a truncated file behind: readers see the old file or the new one.
+Temporary files are named ``.<name>.<pid>.<random>.tmp``; one left by a killed process (SIGKILL and
+SIGTERM run no cleanup) is removed by :func:`remove_abandoned`, which the writers of large files (the
+corpus cache, result folders) call once per write.
 """
 
 from __future__ import annotations
@@ -11,6 +14,39 @@ import os
 import tempfile
 from pathlib import Path
 from typing import IO, Iterator
+
+
+def process_gone(pid: int) -> bool:
+    """Whether no process ``pid`` runs (a temporary file or folder named with it was abandoned: its
+    writer was killed before it could remove it). A process of another user counts as running."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
+def temporary_file(path: Path) -> tuple[int, str]:
+    """``mkstemp`` beside ``path``: ``.<name>.<pid>.<random>.tmp`` (the pid lets :func:`remove_abandoned`
+    tell a killed writer's file from a running one's)."""
+    return tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
+
+
+def remove_abandoned(folder: Path) -> None:
+    """Remove the temporary files (:func:`temporary_file`) in ``folder`` whose writer process is gone:
+    a process killed while writing (SIGKILL, SIGTERM) cannot remove its own, and a cache's can be as
+    large as a parsed corpus. Called once per write where large files are written, not per file."""
+    try:
+        names = [entry.name for entry in os.scandir(folder) if entry.name.startswith(".") and entry.name.endswith(".tmp")]
+    except OSError:
+        return
+    for name in names:
+        parts = name[1:-len(".tmp")].rsplit(".", 2)  # name, pid, random
+        if len(parts) == 3 and parts[1].isdigit() and process_gone(int(parts[1])):
+            with contextlib.suppress(OSError):
+                os.unlink(folder / name)
 
 
 def _umask() -> int:
@@ -25,7 +61,7 @@ def atomic_open(path: str | os.PathLike, mode: str = "w", encoding: str | None =
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     binary = "b" in mode
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = temporary_file(path)
     try:
         with os.fdopen(fd, mode, encoding=None if binary else encoding) as handle:
             yield handle
@@ -56,7 +92,7 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     writer); on success the file is fsynced and renamed to ``path``, on failure removed."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = temporary_file(path)
     os.close(fd)
     try:
         yield Path(tmp)

@@ -63,3 +63,53 @@ def test_unusual_values_get_json_own_text_and_errors():
     loop.append([loop])
     with pytest.raises(ValueError, match="Circular reference"):
         indented_json({"x": loop})
+
+
+def _dead_pid() -> int:
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid  # (exited and reaped: no process has it, unless the system reused it at once)
+
+
+def test_a_killed_writers_temporary_file_is_removed_by_the_next_write(tmp_path):
+    """SIGKILL / SIGTERM run no cleanup: a write's temporary file (``.<name>.<pid>.<random>.tmp``) stayed
+    forever (a corpus cache's was the whole parsed corpus). remove_abandoned removes those whose process
+    is gone, keeps a running process's (this one's) and anything else."""
+    import os
+
+    from harness.atomic import atomic_open, remove_abandoned
+
+    dead, alive = _dead_pid(), os.getpid()
+    names = [f".run.trec.{dead}.ab12cd34.tmp", f".metrics.json.{alive}.x_y9z8w7.tmp", ".run.trec.ab12cd34.tmp",
+             "run.trec", f".{dead}.tmp", f"keep.{dead}.abc.tmp"]
+    for name in names:
+        (tmp_path / name).write_text("x")
+    remove_abandoned(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(names[1:])
+    with atomic_open(tmp_path / "out.txt") as handle:  # its own temporary file: named with this pid
+        [temporary] = [p.name for p in tmp_path.iterdir() if p.name.startswith(".out.txt.")]
+        assert temporary.startswith(f".out.txt.{alive}.") and temporary.endswith(".tmp")
+        handle.write("done")
+    assert (tmp_path / "out.txt").read_text() == "done"
+
+
+def test_the_corpus_cache_removes_a_killed_streams_file(tmp_path, monkeypatch):
+    """A load killed while streaming the corpus into its cache left ``corpora/.stream...tmp`` (the parsed
+    corpus's size) behind; the next load into that cache folder removes it."""
+    import json as _json
+
+    from harness.datasets.beir import load_corpus
+
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    corpora = tmp_path / "cache" / "corpora"
+    corpora.mkdir(parents=True)
+    abandoned = corpora / f".stream.{_dead_pid()}.k1l2m3n4.tmp"
+    abandoned.write_bytes(b"\0" * 1000)
+    source = tmp_path / "corpus.jsonl"
+    source.write_text("".join(_json.dumps({"_id": f"d{i}", "text": "word " * 5}) + "\n" for i in range(50)))
+    corpus = load_corpus(source, cache=True)
+    assert len(corpus) == 50 and not abandoned.exists()
+    assert len(list(corpora.glob("*.arrow"))) == 1

@@ -18,7 +18,8 @@
   parsed (the cache is looked up once both are done); a path remembered with another stat is hashed
   first, so a touched but unchanged file is mapped, not parsed.
 * Written atomically (temporary file + rename, :mod:`harness.atomic`): an interrupted write leaves
-  no ``.arrow`` file, only a stray temporary one. Uncompressed, so the next run memory-maps it
+  no ``.arrow`` file, only a temporary one, named with its process id and removed by the next write
+  into the folder once that process is gone (``harness.atomic.remove_abandoned``). Uncompressed, so the next run memory-maps it
   (a read-only ``mmap.mmap`` read by ``pyarrow.ipc`` without copying): the text is paged in from the
   file as read, and a reader that is done with a part gives its pages back (``Corpus.release``).
 * Streamed (:func:`stream_into_cache`, the loader's first choice): the source is parsed batch by
@@ -48,13 +49,12 @@ import json
 import logging
 import mmap
 import os
-import tempfile
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable
 
-from harness.atomic import atomic_path, seal, write_json
+from harness.atomic import atomic_path, remove_abandoned, seal, temporary_file, write_json
 from harness.background import PendingWrites
 from harness.cache import cache_dir
 from harness.checksums import sha256
@@ -185,6 +185,7 @@ def write_cached(target: Path, table, digest: str) -> None:
     import pyarrow as pa
 
     table = table.replace_schema_metadata(_metadata(digest, table.num_rows))
+    remove_abandoned(target.parent)
     with atomic_path(target) as tmp:
         with pa.OSFile(str(tmp), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
             writer.write_table(table)
@@ -254,7 +255,8 @@ def stream_into_cache(stream: Callable) -> Path | None:
     folder = cache_dir(KIND)
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        fd, name = tempfile.mkstemp(prefix=".stream-", suffix=".arrow.tmp", dir=folder)
+        remove_abandoned(folder)
+        fd, name = temporary_file(folder / "stream")
         os.close(fd)
     except OSError as exc:
         log.warning("could not write the corpus cache under %s: %s", folder, exc)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from harness.atomic import atomic_open, write_json, write_text
+from harness.atomic import atomic_open, remove_abandoned, write_json, write_text
 from harness.formats.trec import write_run
 from harness.reports.document import MetricsDocument
 from harness.reports.efficiency import header_facts, run_header
@@ -18,6 +18,7 @@ def write_result_folder(folder: str | Path, document: MetricsDocument, query_tex
     """Write every file atomically (metrics.json last); returns the folder."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
+    remove_abandoned(folder)  # a killed earlier write's temporary run.trec (45 MB at 1,000 queries x 1,000)
     if run is not None:
         header = None
         if document.efficiency:

@@ -46,6 +46,7 @@ from pathlib import Path
 
 import numpy as np
 
+from harness.atomic import process_gone
 from harness.checksums import crc32
 from retrievers.bm25.sparse_index import InvalidIndex, SparseIndex, TermList
 
@@ -182,16 +183,11 @@ class Staging:
 def _remove_abandoned(parent: Path, key: str) -> None:
     """Remove the staging folders of ``key`` left by processes that no longer run."""
     for path in parent.glob(f".{key}.*.tmp"):
-        parts = path.name[1:].split(".")  # key, pid, random, "tmp" (save's own folders have no pid)
+        parts = path.name[1:].split(".")  # key, pid, random, "tmp"
         if len(parts) != 4 or parts[0] != key or not parts[1].isdigit():
             continue
-        pid = parts[1]
-        try:
-            os.kill(int(pid), 0)
-        except ProcessLookupError:
+        if process_gone(int(parts[1])):
             shutil.rmtree(path, ignore_errors=True)
-        except OSError:
-            pass  # alive (another user's process): leave it
 
 
 def save(index: SparseIndex, root: Path, key: str, settings: dict, staging: Staging | None = None) -> Path:
@@ -199,8 +195,8 @@ def save(index: SparseIndex, root: Path, key: str, settings: dict, staging: Stag
     temporary folder when the build started it (its staged arrays are not written again)."""
     final = entry_dir(root, key)
     final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = staging.folder if staging is not None else Path(
-        tempfile.mkdtemp(prefix=f".{key}.", suffix=".tmp", dir=final.parent))
+    tmp = staging.folder if staging is not None else Path(  # (named with the pid, as Staging's: see _remove_abandoned)
+        tempfile.mkdtemp(prefix=f".{key}.{os.getpid()}.", suffix=".tmp", dir=final.parent))
     try:
         files = {}
         terms_path = tmp / "terms.txt"
