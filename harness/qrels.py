@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import numbers
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
@@ -28,11 +30,26 @@ class Qrels:
 
     @classmethod
     def from_rows(cls, rows: Iterable[tuple[str, str, float]]) -> "Qrels":
+        """From ``(query_id, doc_id, grade)`` rows, checked as the qrels readers check a file: str ids; a
+        grade a finite real number (int, float, bool, numpy's; not a str, None or NaN, which NumPy
+        would read as a number or NaN where pytrec_eval refuses them, nor inf: nDCG would be inf / inf);
+        a pair given twice kept once when its grades are equal, else refused (counted twice, R and the
+        ideal DCG would be inflated). Every refusal names the query and the document."""
         rows = list(rows)
-        query_ids, doc_ids = [r[0] for r in rows], [r[1] for r in rows]
+        query_ids, doc_ids, grades = [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
         require_strings(query_ids, "qrels query")
         require_strings(doc_ids, "qrels document")
-        return cls(object_array(query_ids), object_array(doc_ids), np.array([r[2] for r in rows], dtype=np.float64))
+        values = _grade_array(grades, query_ids, doc_ids)
+        if len(dict.fromkeys(zip(query_ids, doc_ids))) < len(rows):  # a pair repeated: kept once, in its first place
+            first: dict[tuple[str, str], int] = {}
+            for i, pair in enumerate(zip(query_ids, doc_ids)):
+                at = first.setdefault(pair, i)
+                if at != i and values[at] != values[i]:
+                    raise ValueError(f"qrels judge document {pair[1]!r} of query {pair[0]!r} twice, with different "
+                                     f"grades ({grades[at]!r} and {grades[i]!r})")
+            keep = np.fromiter(first.values(), dtype=np.int64, count=len(first))
+            return cls(object_array(query_ids)[keep], object_array(doc_ids)[keep], values[keep])
+        return cls(object_array(query_ids), object_array(doc_ids), values)
 
     @classmethod
     def from_dict(cls, qrels: Mapping[str, Mapping[str, float]]) -> "Qrels":
@@ -57,3 +74,26 @@ class Qrels:
         for q, g in zip(self.query_ids.tolist(), (self.grades >= threshold).tolist()):
             counts[q] += g
         return counts
+
+
+def _grade_array(grades: list, query_ids: list, doc_ids: list) -> np.ndarray:
+    """``grades`` as float64 when each is a finite real number; else a TypeError (not a number) or a
+    ValueError (NaN, infinite, an int past a double's range) naming the first bad row's query and document."""
+    kinds = set(map(type, grades))
+    if kinds <= {int, float} or all(issubclass(kind, numbers.Real) for kind in kinds):
+        try:
+            values = np.array(grades, dtype=np.float64)
+        except OverflowError:
+            values = None
+        if values is not None and np.isfinite(values).all():
+            return values
+    for q, d, g in zip(query_ids, doc_ids, grades):
+        if not isinstance(g, numbers.Real):
+            raise TypeError(f"qrels grade of query {q!r}, document {d!r} is not a number: {type(g).__name__} {g!r:.60}")
+        try:
+            why = None if math.isfinite(g) else "not a finite number"
+        except OverflowError:
+            why = "past a double's range"
+        if why:
+            raise ValueError(f"qrels grade of query {q!r}, document {d!r} is {why}: {g!r:.60}")
+    raise AssertionError("unreachable")  # pragma: no cover

@@ -135,8 +135,34 @@ class Run:
         ``canonical``: the producer guarantees the canonical order (a top k selected by the evaluator's
         keys, retrievers/topk.py), so it is not checked again; ``vocab_order``: the inverse permutation
         of ``vocab_rank`` (the code at each rank) when the producer has it (a retriever's corpus
-        order): id lookups (:meth:`codes_of`) start from it instead of building and checking it."""
+        order): id lookups (:meth:`codes_of`) start from it instead of building and checking it.
+
+        Checked (a ValueError or TypeError, not a silently wrong evaluation): 1-d columns; offsets from 0,
+        never decreasing; every code an index of ``doc_vocab``; str query ids; and, for a vocabulary
+        given without ``vocab_index``, ``vocab_sorted`` or ``vocab_rank`` (a caller's own columns, not a
+        producer's), str document ids, each once: an id at two codes would be two documents to the
+        evaluator, which looks a judged id up at one code only (a pandas column of every entry's id, as
+        ``doc_vocab`` with codes 0..n-1, found each judged document in one query only)."""
         vocab = doc_vocab if isinstance(doc_vocab, (np.ndarray, IdColumn)) else object_array(doc_vocab)
+        query_ids = query_ids if isinstance(query_ids, list) else list(query_ids)
+        require_strings(query_ids, "run query")
+        offsets, doc_codes = np.asarray(offsets, dtype=np.int64), np.asarray(doc_codes, dtype=np.int64)
+        scores = np.asarray(scores, dtype=np.float64)
+        if offsets.ndim != 1 or doc_codes.ndim != 1 or scores.ndim != 1:
+            raise ValueError("offsets, doc_codes and scores must be 1-d arrays")
+        if len(offsets) and (offsets[0] != 0 or (np.diff(offsets) < 0).any()):
+            raise ValueError("offsets must start at 0 and never decrease (query i owns entries offsets[i]:offsets[i+1])")
+        if len(doc_codes) and (doc_codes.min() < 0 or doc_codes.max() >= len(vocab)):
+            bad = doc_codes[(doc_codes < 0) | (doc_codes >= len(vocab))][0]
+            raise ValueError(f"document code {bad} is not an index of doc_vocab ({len(vocab)} ids)")
+        if vocab_index is None and not vocab_sorted and vocab_rank is None and not isinstance(vocab, IdColumn):
+            ids = vocab.tolist()
+            require_strings(ids, "run document")
+            if len(set(ids)) < len(ids):
+                seen: set[str] = set()
+                repeated = next(d for d in ids if d in seen or seen.add(d))
+                raise ValueError(f"document id {repeated!r} is in doc_vocab twice: give each distinct id one code "
+                                 "(e.g. numpy.unique(ids, return_inverse=True)), or the evaluator counts it as two documents")
         rank = None if vocab_rank is None else np.asarray(vocab_rank, dtype=np.int64)
         view = None
         if (vocab_order is not None and rank is not None and len(vocab_order) == len(vocab)
@@ -149,9 +175,9 @@ class Run:
                 view = (vocab, rank, order)
         run = cls(
             query_ids=object_array(query_ids),
-            offsets=np.asarray(offsets, dtype=np.int64),
-            doc_codes=np.asarray(doc_codes, dtype=np.int64),
-            scores=np.asarray(scores, dtype=np.float64),
+            offsets=offsets,
+            doc_codes=doc_codes,
+            scores=scores,
             doc_vocab=vocab,
             _vocab_index=vocab_index,
             vocab_sorted=vocab_sorted,

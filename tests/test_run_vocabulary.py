@@ -157,7 +157,7 @@ def test_a_run_over_an_id_column_is_the_run_over_its_ids(seed, tmp_path):
     assert joined.vocab_source is column and joined.n_vocab == len(ids)
     rng = np.random.default_rng(seed)
     qrels = Qrels.from_rows([(q, d, int(g)) for q in ["q1", "q3", ids[5]] for d, g in
-                             zip(rng.choice(ids, 40).tolist(), rng.integers(0, 3, 40))])
+                             zip(rng.choice(ids, 40, replace=False).tolist(), rng.integers(0, 3, 40))])
     names = metrics_for(DEFAULT_FAMILIES, (1, 10, 100))
     got, want = Evaluator(names).evaluate(derived, qrels), Evaluator(names).evaluate(reference, qrels)
     for name, values in want.values.items():

@@ -30,6 +30,7 @@ published numbers):
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
@@ -128,7 +129,7 @@ class Evaluator:
         semantics: str | Semantics | None = None,
     ) -> None:
         k_values = list(k_values)
-        if any((not isinstance(k, (int, np.integer))) or k < 1 for k in k_values):
+        if any(isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1 for k in k_values):
             raise ValueError(f"k values must be integers >= 1, got {k_values}")
         if isinstance(metrics, (str, Metric)):  # one metric, not a sequence of its characters
             metrics = [metrics]
@@ -140,8 +141,14 @@ class Evaluator:
                 for m in ([item] if isinstance(item, Metric) else metrics_for([item], k_values))))
         if not self.metrics:
             raise ValueError("no metrics to compute")
-        if not np.isfinite(relevance_threshold) or relevance_threshold <= 0:
-            raise ValueError(f"relevance threshold must be a positive number, got {relevance_threshold}")
+        number = isinstance(relevance_threshold, numbers.Real)  # (a str "2": numpy's isfinite raised a TypeError)
+        try:
+            positive = number and math.isfinite(relevance_threshold) and relevance_threshold > 0
+        except OverflowError:  # (an int past a double)
+            positive = False
+        if not positive:
+            shown = relevance_threshold if number else repr(relevance_threshold)
+            raise ValueError(f"relevance threshold must be a positive number, got {shown}")
         self.relevance_threshold = float(relevance_threshold)
         self.ignore_identical_ids = bool(ignore_identical_ids)
         self.semantics = parse_semantics(semantics)

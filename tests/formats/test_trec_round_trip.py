@@ -12,7 +12,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from harness.columns import IdColumn
+from harness.columns import IdColumn, object_array
 from harness.datasets.beir import load_qrels_tsv
 from harness.errors import InputError
 from harness.formats import native
@@ -153,5 +153,6 @@ def test_a_bad_document_id_the_run_does_not_retrieve_is_no_error(tmp_path, write
 @pytest.mark.parametrize("grade", [float("inf"), float("nan")])
 def test_qrels_grades_that_would_be_refused_on_reading_are_not_written(tmp_path, grade):
     with pytest.raises(ValueError, match=r"grade .* cannot be written to a TREC file \(not finite\)"):
-        write_qrels(Qrels.from_rows([("q1", "a", 1.0), ("q1", "b", grade)]), tmp_path / "qrels")
+        # (built directly: Qrels.from_rows refuses such grades itself)
+        write_qrels(Qrels(object_array(["q1", "q1"]), object_array(["a", "b"]), np.array([1.0, grade])), tmp_path / "qrels")
     assert not (tmp_path / "qrels").exists()
