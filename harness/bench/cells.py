@@ -77,8 +77,10 @@ def is_finished(folder: Path, expected_fingerprint: str, metric_names: list[str]
 
 def file_sha256(path: Path, memo: dict | None = None) -> str:
     """sha256 of a file; with ``memo`` (a dict persisted by the caller), reused while the file's
-    size and modification time (ns) are unchanged, so a rerun of a finished benchmark does not
-    re-hash gigabytes of corpus."""
+    size, modification time, change time (ns) and inode are unchanged, so a rerun of a finished
+    benchmark does not re-hash gigabytes of corpus. (Size and mtime alone are not enough: ``cp -p``,
+    ``rsync -a`` or ``touch -r`` give a rewritten file its old mtime, and a qrels file whose grades
+    changed keeps its size; ctime cannot be set back, as the corpus cache's memo relies on.)"""
     from harness.datasets.beir import sha256
 
     if memo is None:
@@ -86,10 +88,11 @@ def file_sha256(path: Path, memo: dict | None = None) -> str:
     stat = path.stat()
     key = str(path.resolve())
     entry = memo.get(key)
-    if isinstance(entry, dict) and entry.get("size") == stat.st_size and entry.get("mtime_ns") == stat.st_mtime_ns:
+    stamp = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "ctime_ns": stat.st_ctime_ns, "inode": stat.st_ino}
+    if isinstance(entry, dict) and all(entry.get(name) == value for name, value in stamp.items()):
         return entry["sha256"]
     digest = sha256(path)
-    memo[key] = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256": digest}
+    memo[key] = {**stamp, "sha256": digest}
     return digest
 
 

@@ -6,6 +6,8 @@ Layout under the cache root (``$HARNESS_CACHE_DIR``, else the user cache dir)::
     <root>/datasets/<name>/DOWNLOAD.json    where it came from: url, checksums, size, date
     <root>/datasets/.downloads/<name>.zip   a verified zip (removed once unpacked unless kept)
     <root>/datasets/.downloads/<name>.zip.part   bytes received so far; the next call resumes from here
+    <root>/datasets/.downloads/.<name>.zip.<pid>.<random>.tmp/   pooch's temporary file while it checks the
+                                            checksum (removed by the next download once its process is gone)
 
 pooch does the bookkeeping (checksum check, temp file renamed into place only when the checksum
 matches); :class:`ResumableDownloader` does the transfer: an HTTP GET streamed into the ``.part``
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import glob
 import json
 import os
 import re
@@ -29,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
+from harness.atomic import process_gone
 from harness.cache import ENV_VAR as CACHE_ENV  # noqa: F401  (re-exported: tests and docs name it here)
 from harness.cache import cache_dir
 from harness.checksums import file_digest
@@ -198,18 +202,38 @@ def fetch(url: str, dest: Path, known_hash: str | None, progressbar: bool = Fals
     left behind (not even the ``.part``) and a HarnessError names both checksums.
     """
     import pooch
+    from pooch.hashes import hash_matches
 
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
+    if dest.is_file() and hash_matches(str(dest), known_hash):
+        return dest
     part = dest.with_name(dest.name + ".part")
     downloader = ResumableDownloader(part, progressbar=progressbar, retries=retries, backoff=backoff,
                                      timeout=timeout)
+    # pooch's temporary file (the whole zip while it is hashed) goes into a folder of this process,
+    # .<name>.<pid>.<random>.tmp: one left by a killed process is removed here, as pooch's own
+    # tmpXXXXXXXX beside the zip could not be told from another process's live one.
+    _remove_abandoned(dest.parent, dest.name)
+    staging = Path(tempfile.mkdtemp(prefix=f".{dest.name}.{os.getpid()}.", suffix=".tmp", dir=dest.parent))
     try:
-        return Path(pooch.retrieve(url, known_hash=known_hash, fname=dest.name, path=dest.parent,
-                                   downloader=downloader))
+        fetched = pooch.retrieve(url, known_hash=known_hash, fname=dest.name, path=staging, downloader=downloader)
+        os.replace(fetched, dest)
+        return dest
     except ValueError as exc:  # pooch: hash mismatch (temp file already deleted)
         part.unlink(missing_ok=True)
         raise HarnessError(f"checksum mismatch for {url}: {exc}".replace("\n", " ")) from None
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _remove_abandoned(folder: Path, name: str) -> None:
+    """Remove the staging folders ``.<name>.<pid>.<random>.tmp`` (see :func:`fetch`) of processes that
+    no longer run."""
+    for path in folder.glob(f".{glob.escape(name)}.*.tmp"):
+        parts = path.name[len(name) + 2:-len(".tmp")].split(".")  # pid, random
+        if len(parts) == 2 and parts[0].isdigit() and process_gone(int(parts[0])):
+            shutil.rmtree(path, ignore_errors=True)
 
 
 @contextlib.contextmanager

@@ -4,22 +4,27 @@ A stage's key is the sha256 of what determines its run: the stage's type, compon
 resolved parameters, depth, fusion settings (and optimisation qrels' checksum), the keys of its
 input stages (so a changed first stage changes every later key), the dataset's split and file
 checksums, and the identical-id rule. The stage's name is not part of it (renaming a stage reuses
-its run). Both files are written atomically, the run first and the JSON (timings, stats) last, so
-an entry is complete exactly when its JSON exists; an interrupted pipeline leaves only complete
-entries, and a rerun reuses them ("hit").
+its run). Both files are written atomically, the run first and the JSON (timings, stats, and the
+run file's size and sha256) last, so an entry is complete exactly when its JSON exists; an
+interrupted pipeline leaves only complete entries, and a rerun reuses them ("hit"). A run file that
+does not match the size and sha256 its JSON records (truncated, damaged, or replaced by another
+process's write) is recomputed, never read: a run cut at a line boundary still parses, with
+documents missing.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 
-from harness.atomic import write_json
+from harness.atomic import remove_abandoned, write_json
 from harness.cache import cache_dir
 from harness.run import Run
 
 KIND = "pipelines"
+RUN_FILE = "run_file"  # the JSON's record of the run file: {"bytes": size, "sha256": hex digest}
 
 
 def stage_key(blob: dict) -> str:
@@ -45,7 +50,9 @@ class StageCache:
         run_path, meta_path = self.paths(key)
         try:
             meta = json.loads(meta_path.read_text(encoding="utf-8"))
-            return read_run(run_path), meta if isinstance(meta, dict) else {}
+            if not isinstance(meta, dict) or meta.pop(RUN_FILE, None) != _describe(run_path):
+                return None
+            return read_run(run_path), meta
         except (OSError, ValueError, HarnessError):
             return None
 
@@ -54,5 +61,16 @@ class StageCache:
 
         run_path, meta_path = self.paths(key)
         run_path.parent.mkdir(parents=True, exist_ok=True)
+        remove_abandoned(run_path.parent)  # a killed store's temporary run file (45 MB at 1,000 x 1,000)
         write_run(run, run_path, tag=key[:12])
-        write_json(meta_path, meta)
+        write_json(meta_path, {**meta, RUN_FILE: _describe(run_path)})
+
+
+def _describe(path: Path) -> dict:
+    """``{"bytes": size, "sha256": hex digest}`` of the file at ``path`` (both of one open file)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return {"bytes": size, "sha256": digest.hexdigest()}

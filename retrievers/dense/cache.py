@@ -9,8 +9,12 @@ normalization; see :func:`cache_key`), in ``<cache dir>/<kind>-<key>/``::
     embeddings.npy        all rows in input order, once complete (the parts are then removed)
 
 Every file is written to a temporary name and renamed (harness.atomic), so an interrupted run
-leaves whole parts only; the next run loads them and encodes the rest. A part or final file whose
-shape disagrees with meta.json is ignored (and rewritten). The chunk size only matters while
+leaves whole parts only; the next run loads them and encodes the rest (and removes the temporary
+files of killed processes: harness.atomic.remove_abandoned). A part or final file whose
+shape disagrees with meta.json is ignored (and rewritten); so is a final file whose size or CRC-32
+(the whole content, read on every load: recorded in meta.json as ``complete`` before the file is
+renamed into place) is not the recorded one: a damaged entry is encoded again, never trusted.
+(Parts are checked by shape only: a part is read once, to be joined.) The chunk size only matters while
 parts exist: a complete entry serves any chunk size. A part's name holds its chunk size, so that a
 process filling the same entry with another chunk size at the same time (which restarts the entry)
 never takes the other's part i, whose rows differ, for its own.
@@ -27,7 +31,8 @@ from typing import Callable
 
 import numpy as np
 
-from harness.atomic import atomic_open, atomic_path, write_json
+from harness.atomic import atomic_open, atomic_path, remove_abandoned, write_json
+from harness.checksums import crc32
 
 FORMAT_VERSION = 1
 
@@ -41,6 +46,19 @@ def cache_key(fields: dict) -> str:
 def _save(path: Path, array: np.ndarray) -> None:
     with atomic_open(path, "wb") as handle:
         np.save(handle, np.ascontiguousarray(array, dtype=np.float32), allow_pickle=False)
+
+
+def _intact(path: Path, meta: dict) -> bool:
+    """Whether the complete matrix at ``path`` has the size and CRC-32 meta.json records for it (an
+    entry completed before the record was kept has none: it is checked by its shape only)."""
+    record = meta.get("complete")
+    if record is None:
+        return True
+    try:
+        return (isinstance(record, dict) and path.stat().st_size == record.get("bytes")
+                and crc32(path) == record.get("crc32"))
+    except OSError:
+        return False
 
 
 def _load(path: Path, rows: int, dim: int | None, mmap: bool = False) -> np.ndarray | None:
@@ -92,17 +110,20 @@ class EmbeddingCache:
     def load_complete(self) -> np.ndarray | None:
         """The whole matrix (memory-mapped, read-only) when this entry is complete, else None."""
         meta = self._meta()
-        if meta.get("rows") != self.n_rows or not self.final_path.is_file():
+        if meta.get("rows") != self.n_rows or not self.final_path.is_file() or not _intact(self.final_path, meta):
             return None
         return _load(self.final_path, self.n_rows, meta.get("dim"), mmap=True)
 
     def prepare(self) -> dict:
-        """Start (or keep) this entry: when meta.json does not match, clear the folder and write a
-        fresh meta.json. Returns the meta. Parts may then be written by anyone (see :meth:`write_part`)."""
+        """Start (or keep) this entry: when meta.json does not match, clear the folder (only when it
+        holds another chunk size's meta.json: with none, a process starting the same entry at the same
+        time may be writing its own and its parts) and write a fresh meta.json. Returns the meta.
+        Parts may then be written by anyone (see :meth:`write_part`)."""
         meta = self._meta()
         if not self._meta_matches(meta):
-            with contextlib.suppress(FileNotFoundError):
-                shutil.rmtree(self.folder)
+            if meta:  # another chunk size's entry: restart it. Not when there is no meta.json yet: another
+                with contextlib.suppress(FileNotFoundError):  # process may be writing it (and its parts) now
+                    shutil.rmtree(self.folder)
             meta = {**self.fields, "format": FORMAT_VERSION, "rows": self.n_rows, "chunk_size": self.chunk_size,
                     "dim": None}
             write_json(self.folder / "meta.json", meta)
@@ -128,6 +149,7 @@ class EmbeddingCache:
         one chunk at a time whatever the number of rows. ``on_progress(m)`` is told of each newly
         encoded chunk. Returns (matrix, memory-mapped read-only; rows taken from earlier parts)."""
         meta = self.prepare()
+        remove_abandoned(self.folder)  # a killed join's temporary embeddings.npy is as large as the matrix
         reused = 0
         for i in range(self.n_chunks):
             rows = self.chunk_rows(i)
@@ -157,6 +179,8 @@ class EmbeddingCache:
                     out[self.chunk_rows(i)] = load_part(i, dim)
                 out.flush()
                 del out
+                meta["complete"] = {"bytes": tmp.stat().st_size, "crc32": crc32(tmp)}  # recorded before the rename
+                write_json(self.folder / "meta.json", meta)
         except ValueError:
             # another process filling the same entry (two cells sharing a cache) joined it first and
             # removed the parts: its complete matrix is this one (parts written since are removed below)

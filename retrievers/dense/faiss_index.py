@@ -8,9 +8,11 @@ candidate list size); ``None`` keeps faiss's default (nprobe 1, efSearch 16).
 Building reads the (possibly memory-mapped) embeddings in blocks: training (IVF, PQ...) uses a
 seeded sample of at most ``max(256 * nlist, 65536)`` rows (faiss itself uses at most 256 per
 centroid), then every row is added block by block, normalized for cosine. With a ``cache_path`` the
-built index is written there atomically (faiss's serialization, temp file + rename) and read back on
-the next run instead of being rebuilt; the caller keys that path by the embedding cache entry and
-the factory string and score (search-time knobs are not part of the key).
+built index is written there atomically (faiss's serialization, temp file + rename; its size and
+CRC-32 in ``<name>.json`` beside it, written first) and read back on the next run instead of being
+rebuilt when it matches that record (a damaged index is rebuilt, never read); the caller keys that
+path by the embedding cache entry and the factory string and score (search-time knobs are not part
+of the key).
 
 faiss breaks score ties arbitrarily, so each query asks for ``k + tie_margin`` hits which are
 then ordered by the evaluator's rule (score desc, id desc) and cut to k: the result matches exact
@@ -19,16 +21,33 @@ search unless more than ``tie_margin`` documents tie at the k-th score (or the i
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
 import numpy as np
 
-from harness.atomic import atomic_path
+from harness.atomic import atomic_path, remove_abandoned, write_json
+from harness.checksums import crc32
 from harness.errors import HarnessError
 from retrievers.dense.exact import l2_normalize, rerank_candidates
 
 ADD_BLOCK = 65536
+
+
+def _record_path(path: Path) -> Path:
+    return path.with_name(path.name + ".json")
+
+
+def _intact(path: Path) -> bool:
+    """Whether the index file has the size and CRC-32 recorded beside it (``<name>.json``, written
+    before the index is renamed into place); a damaged or unrecorded index is rebuilt, not read."""
+    try:
+        record = json.loads(_record_path(path).read_text(encoding="utf-8"))
+        return (isinstance(record, dict) and path.stat().st_size == record.get("bytes")
+                and crc32(path) == record.get("crc32"))
+    except (OSError, ValueError):
+        return False
 
 
 def _faiss():
@@ -67,7 +86,7 @@ class FaissIndex:
         index = None
         if cache_path is not None and Path(cache_path).is_file():
             try:
-                index = faiss.read_index(str(cache_path))
+                index = faiss.read_index(str(cache_path)) if _intact(Path(cache_path)) else None
             except RuntimeError:
                 index = None  # unreadable: rebuilt and rewritten below
             if index is not None and (index.ntotal != docs.shape[0] or index.d != docs.shape[1]):
@@ -78,8 +97,10 @@ class FaissIndex:
         if index is None:
             index = self._build(faiss, docs, cosine, factory)
             if cache_path is not None:
+                remove_abandoned(Path(cache_path).parent)  # a killed write's temporary index (Flat: every vector)
                 with atomic_path(cache_path) as tmp:
                     faiss.write_index(index, str(tmp))
+                    write_json(_record_path(Path(cache_path)), {"bytes": tmp.stat().st_size, "crc32": crc32(tmp)})
         space = faiss.ParameterSpace()
         for name, value in (("nprobe", nprobe), ("efSearch", ef_search)):
             if value is not None:

@@ -11,7 +11,8 @@ One entry per key (model files' sha256, corpus content hash, max active dims; se
     weights.npz           all rows in corpus order, once complete (the parts are then removed)
     complete.json         rows, entries and the size and sha256 of weights.npz (written last)
 
-Every file is written to a temporary name and renamed (harness.atomic). A part that cannot be read
+Every file is written to a temporary name and renamed (harness.atomic; a killed process's temporary
+files are removed by the next build). A part that cannot be read
 (npz members carry a CRC) or does not fit is encoded again; a part's name holds its chunk size, so
 a process filling the same entry with another chunk size at the same time never takes the other's
 part i (other documents) for its own. The complete entry is checked against complete.json (size,
@@ -31,7 +32,7 @@ from typing import Callable
 
 import numpy as np
 
-from harness.atomic import atomic_open, write_json
+from harness.atomic import atomic_open, remove_abandoned, write_json
 from harness.checksums import sha256
 from retrievers.dense.cache import FORMAT_VERSION
 
@@ -138,9 +139,11 @@ class SparseWeightCache:
         then write the complete matrix and its record. Returns (rows, rows taken from earlier parts)."""
         meta = self._json(self.folder / "meta.json")
         if meta.get("rows") != self.n_rows or meta.get("chunk_size") != self.chunk_size:
-            self.discard()
+            if meta:  # another chunk size's entry: restart it (with no meta.json yet, another process
+                self.discard()  # starting the same entry at the same time may be writing its own now)
             meta = {**self.fields, "format": FORMAT_VERSION, "rows": self.n_rows, "chunk_size": self.chunk_size}
             write_json(self.folder / "meta.json", meta)
+        remove_abandoned(self.folder)  # a killed process's temporary weights.npz or part
         parts, reused = [], 0
         for i in range(self.n_chunks):
             start, stop = i * self.chunk_size, min(self.n_rows, (i + 1) * self.chunk_size)
