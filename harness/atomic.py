@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from typing import IO, Iterator
@@ -34,19 +35,26 @@ def temporary_file(path: Path) -> tuple[int, str]:
     return tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
 
 
-def remove_abandoned(folder: Path) -> None:
-    """Remove the temporary files (:func:`temporary_file`) in ``folder`` whose writer process is gone:
-    a process killed while writing (SIGKILL, SIGTERM) cannot remove its own, and a cache's can be as
-    large as a parsed corpus. Called once per write where large files are written, not per file."""
+def remove_abandoned(folder: Path, name: str | None = None) -> None:
+    """Remove the temporary files (:func:`temporary_file`) and folders (``mkdtemp`` named alike,
+    ``.<name>.<pid>.<random>.tmp``) in ``folder`` whose writer process is gone (only those of ``name``
+    when given): a process killed while writing (SIGKILL, SIGTERM) cannot remove its own, and a
+    cache's can be as large as a parsed corpus. Called once per write where large files are written,
+    not per file."""
     try:
-        names = [entry.name for entry in os.scandir(folder) if entry.name.startswith(".") and entry.name.endswith(".tmp")]
+        entries = [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in os.scandir(folder)
+                   if entry.name.startswith(".") and entry.name.endswith(".tmp")]
     except OSError:
         return
-    for name in names:
-        parts = name[1:-len(".tmp")].rsplit(".", 2)  # name, pid, random
-        if len(parts) == 3 and parts[1].isdigit() and process_gone(int(parts[1])):
-            with contextlib.suppress(OSError):
-                os.unlink(folder / name)
+    for entry, is_dir in entries:
+        parts = entry[1:-len(".tmp")].rsplit(".", 2)  # name, pid, random
+        if (len(parts) == 3 and parts[1].isdigit() and name in (None, parts[0])
+                and process_gone(int(parts[1]))):
+            if is_dir:
+                shutil.rmtree(folder / entry, ignore_errors=True)
+            else:
+                with contextlib.suppress(OSError):
+                    os.unlink(folder / entry)
 
 
 def _umask() -> int:

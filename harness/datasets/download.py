@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
-import glob
 import json
 import os
 import re
@@ -32,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from harness.atomic import process_gone
+from harness.atomic import remove_abandoned
 from harness.cache import ENV_VAR as CACHE_ENV  # noqa: F401  (re-exported: tests and docs name it here)
 from harness.cache import cache_dir
 from harness.checksums import file_digest
@@ -214,7 +213,7 @@ def fetch(url: str, dest: Path, known_hash: str | None, progressbar: bool = Fals
     # pooch's temporary file (the whole zip while it is hashed) goes into a folder of this process,
     # .<name>.<pid>.<random>.tmp: one left by a killed process is removed here, as pooch's own
     # tmpXXXXXXXX beside the zip could not be told from another process's live one.
-    _remove_abandoned(dest.parent, dest.name)
+    remove_abandoned(dest.parent, dest.name)
     staging = Path(tempfile.mkdtemp(prefix=f".{dest.name}.{os.getpid()}.", suffix=".tmp", dir=dest.parent))
     try:
         fetched = pooch.retrieve(url, known_hash=known_hash, fname=dest.name, path=staging, downloader=downloader)
@@ -225,15 +224,6 @@ def fetch(url: str, dest: Path, known_hash: str | None, progressbar: bool = Fals
         raise HarnessError(f"checksum mismatch for {url}: {exc}".replace("\n", " ")) from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-
-
-def _remove_abandoned(folder: Path, name: str) -> None:
-    """Remove the staging folders ``.<name>.<pid>.<random>.tmp`` (see :func:`fetch`) of processes that
-    no longer run."""
-    for path in folder.glob(f".{glob.escape(name)}.*.tmp"):
-        parts = path.name[len(name) + 2:-len(".tmp")].split(".")  # pid, random
-        if len(parts) == 2 and parts[0].isdigit() and process_gone(int(parts[0])):
-            shutil.rmtree(path, ignore_errors=True)
 
 
 @contextlib.contextmanager

@@ -46,7 +46,7 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.atomic import process_gone
+from harness.atomic import remove_abandoned
 from harness.checksums import crc32
 from retrievers.bm25.sparse_index import InvalidIndex, SparseIndex, TermList
 
@@ -117,7 +117,7 @@ class Staging:
     def __init__(self, root: Path, key: str):
         final = entry_dir(root, key)
         final.parent.mkdir(parents=True, exist_ok=True)
-        _remove_abandoned(final.parent, key)
+        remove_abandoned(final.parent, key)  # this key's staging and save folders of killed builds
         self.folder = Path(tempfile.mkdtemp(prefix=f".{key}.{os.getpid()}.", suffix=".tmp", dir=final.parent))
         self.arrays: dict[str, np.ndarray] = {}
 
@@ -180,22 +180,12 @@ class Staging:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def _remove_abandoned(parent: Path, key: str) -> None:
-    """Remove the staging folders of ``key`` left by processes that no longer run."""
-    for path in parent.glob(f".{key}.*.tmp"):
-        parts = path.name[1:].split(".")  # key, pid, random, "tmp"
-        if len(parts) != 4 or parts[0] != key or not parts[1].isdigit():
-            continue
-        if process_gone(int(parts[1])):
-            shutil.rmtree(path, ignore_errors=True)
-
-
 def save(index: SparseIndex, root: Path, key: str, settings: dict, staging: Staging | None = None) -> Path:
     """Write ``index`` under ``root`` atomically; returns the entry folder. ``staging``: the entry's
     temporary folder when the build started it (its staged arrays are not written again)."""
     final = entry_dir(root, key)
     final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = staging.folder if staging is not None else Path(  # (named with the pid, as Staging's: see _remove_abandoned)
+    tmp = staging.folder if staging is not None else Path(  # (named with the pid, as Staging's: see remove_abandoned)
         tempfile.mkdtemp(prefix=f".{key}.{os.getpid()}.", suffix=".tmp", dir=final.parent))
     try:
         files = {}
