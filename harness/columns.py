@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import numbers
 from itertools import repeat
 from typing import Iterable
 
@@ -22,6 +24,34 @@ def require_strings(values: list, what: str) -> None:
     if not all(map(isinstance, values, repeat(str))):
         bad = next(v for v in values if not isinstance(v, str))
         raise TypeError(f"{what} ids must be str, got {type(bad).__name__} {bad!r}")
+
+
+def real_array(values: list, labels: Iterable[tuple[str, str]], what: str, finite: bool = False) -> np.ndarray:
+    """``values`` as float64 when each is a real number (int, float, bool, numpy's, Fraction; not a
+    str, bytes, None, complex or Decimal, which NumPy would read as a number or NaN where pytrec_eval
+    refuses them), and with ``finite`` not NaN or infinite; else a TypeError (not a number) or a
+    ValueError (past a double's range, not finite) naming ``what`` and the (query, document) of
+    ``labels`` (one per value, in order) at the first bad value."""
+    kinds = set(map(type, values))
+    if kinds <= {float, int} or all(issubclass(kind, numbers.Real) for kind in kinds):
+        try:
+            array = np.array(values, dtype=np.float64)
+        except OverflowError:
+            array = None
+        if array is not None and (not finite or np.isfinite(array).all()):
+            return array
+    for (query_id, doc_id), value in zip(labels, values):
+        shown = f"{value!r:.60}" if isinstance(value, float) else f"{type(value).__name__} {value!r:.60}"
+        where = f"{what} of query {query_id!r}, document {doc_id!r}"
+        if not isinstance(value, numbers.Real):
+            raise TypeError(f"{where} is not a number: {shown}")
+        try:
+            number = float(value)
+        except OverflowError:
+            raise ValueError(f"{where} is past a double's range: {shown}") from None
+        if finite and not math.isfinite(number):
+            raise ValueError(f"{where} is not a finite number: {shown}")
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def is_utf8_text(text: str) -> bool:

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import math
-import numbers
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
 import numpy as np
 
-from harness.columns import object_array, require_strings
+from harness.columns import object_array, real_array, require_strings
 
 
 @dataclass(frozen=True, eq=False)
@@ -39,7 +37,7 @@ class Qrels:
         query_ids, doc_ids, grades = [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
         require_strings(query_ids, "qrels query")
         require_strings(doc_ids, "qrels document")
-        values = _grade_array(grades, query_ids, doc_ids)
+        values = real_array(grades, zip(query_ids, doc_ids), "qrels grade", finite=True)
         if len(dict.fromkeys(zip(query_ids, doc_ids))) < len(rows):  # a pair repeated: kept once, in its first place
             first: dict[tuple[str, str], int] = {}
             for i, pair in enumerate(zip(query_ids, doc_ids)):
@@ -74,26 +72,3 @@ class Qrels:
         for q, g in zip(self.query_ids.tolist(), (self.grades >= threshold).tolist()):
             counts[q] += g
         return counts
-
-
-def _grade_array(grades: list, query_ids: list, doc_ids: list) -> np.ndarray:
-    """``grades`` as float64 when each is a finite real number; else a TypeError (not a number) or a
-    ValueError (NaN, infinite, an int past a double's range) naming the first bad row's query and document."""
-    kinds = set(map(type, grades))
-    if kinds <= {int, float} or all(issubclass(kind, numbers.Real) for kind in kinds):
-        try:
-            values = np.array(grades, dtype=np.float64)
-        except OverflowError:
-            values = None
-        if values is not None and np.isfinite(values).all():
-            return values
-    for q, d, g in zip(query_ids, doc_ids, grades):
-        if not isinstance(g, numbers.Real):
-            raise TypeError(f"qrels grade of query {q!r}, document {d!r} is not a number: {type(g).__name__} {g!r:.60}")
-        try:
-            why = None if math.isfinite(g) else "not a finite number"
-        except OverflowError:
-            why = "past a double's range"
-        if why:
-            raise ValueError(f"qrels grade of query {q!r}, document {d!r} is {why}: {g!r:.60}")
-    raise AssertionError("unreachable")  # pragma: no cover

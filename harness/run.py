@@ -23,13 +23,12 @@ remembers that it is canonical, so the check runs once), so rank = position with
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass, field, replace
 from typing import Iterable, Mapping
 
 import numpy as np
 
-from harness.columns import IdColumn, object_array, require_strings
+from harness.columns import IdColumn, object_array, real_array, require_strings
 
 
 def _string_argsort(strings: np.ndarray) -> np.ndarray:
@@ -60,34 +59,6 @@ class _Vocabulary:
 
     def __set__(self, run, value) -> None:
         run.__dict__["vocab_source"] = value
-
-
-def _score_array(scores: list, results: Mapping[str, Mapping[str, float]]) -> np.ndarray:
-    """``scores`` as float64, when each is a real number (int, float, numpy's, Fraction; not a str,
-    bytes, None or complex, which ``float()`` would read as 1.0 or NaN where pytrec_eval refuses them);
-    else a TypeError, or a ValueError for an int past a double's range, naming the query and document."""
-    kinds = set(map(type, scores))
-    if kinds <= {float, int} or all(issubclass(kind, numbers.Real) for kind in kinds):
-        try:
-            return np.array(scores, dtype=np.float64)
-        except OverflowError:
-            bad, why, error = _overflows, "past a double's range", ValueError
-    else:
-        bad, why, error = (lambda s: not isinstance(s, numbers.Real)), "not a number", TypeError
-    for qid, docs in results.items():
-        for doc_id, score in docs.items():
-            if bad(score):
-                raise error(f"run score of query {qid!r}, document {doc_id!r} is {why}: "
-                            f"{type(score).__name__} {score!r:.60}")
-    raise AssertionError("unreachable")  # pragma: no cover
-
-
-def _overflows(score) -> bool:
-    try:
-        float(score)
-    except OverflowError:
-        return True
-    return False
 
 
 @dataclass(frozen=True, eq=False)
@@ -198,10 +169,10 @@ class Run:
                 codes.append(vocab.setdefault(doc_id, len(vocab)))
                 scores.append(score)
             offsets.append(len(codes))
-        require_strings(list(results), "run query")
-        require_strings(list(vocab), "run document")
+        require_strings(list(vocab), "run document")  # (the query ids: from_arrays checks them)
+        labels = ((q, d) for q, docs in results.items() for d in docs)
         return cls.from_arrays(list(results), np.array(offsets), np.array(codes, dtype=np.int64),
-                               _score_array(scores, results), list(vocab), vocab)
+                               real_array(scores, labels, "run score"), list(vocab), vocab)
 
     # ----------------------------------------------------------------- access
     @property
