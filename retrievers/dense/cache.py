@@ -108,11 +108,18 @@ class EmbeddingCache:
         return meta.get("rows") == self.n_rows and meta.get("chunk_size") == self.chunk_size
 
     def load_complete(self) -> np.ndarray | None:
-        """The whole matrix (memory-mapped, read-only) when this entry is complete, else None."""
+        """The whole matrix (memory-mapped, read-only) when this entry is complete, else None. Parts
+        still lying beside a complete matrix (its builder was killed between the rename and their
+        removal, or a slower concurrent builder wrote one since) are removed: nothing reads them now."""
         meta = self._meta()
         if meta.get("rows") != self.n_rows or not self.final_path.is_file() or not _intact(self.final_path, meta):
             return None
-        return _load(self.final_path, self.n_rows, meta.get("dim"), mmap=True)
+        complete = _load(self.final_path, self.n_rows, meta.get("dim"), mmap=True)
+        if complete is not None:
+            for part in self.folder.glob("part-*.npy"):
+                with contextlib.suppress(FileNotFoundError):
+                    part.unlink()
+        return complete
 
     def prepare(self) -> dict:
         """Start (or keep) this entry: when meta.json does not match, clear the folder (only when it

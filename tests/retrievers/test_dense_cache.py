@@ -71,6 +71,21 @@ def test_interrupted_build_resumes_with_the_missing_chunks_only(tmp_path):
     np.testing.assert_array_equal(out, expected())
 
 
+def test_parts_left_beside_a_complete_matrix_are_removed_when_it_is_loaded(tmp_path):
+    # A builder killed between the rename of embeddings.npy and the removal of its parts left them for
+    # good (at MS MARCO size a second copy of the matrix, ~13 GB at 384 dims): every later run loaded
+    # the complete matrix and never looked at them. Expected: the next load serves the same rows
+    # (the complete matrix, not the parts) and the folder holds embeddings.npy and meta.json only.
+    cache = make(tmp_path / "e", chunk=4)
+    cache.build(rows_encoder([]))
+    for i in range(cache.n_chunks):  # the parts as the builder wrote them, put back as the kill left them
+        np.save(cache.part_path(i), np.outer(cache.chunk_rows(i), [1.0, 2.0, 3.0]).astype(np.float32))
+    np.save(tmp_path / "e" / "part-2-000000.npy", np.zeros((2, DIM), np.float32))  # another chunk size's, stale too
+    loaded = make(tmp_path / "e", chunk=4).load_complete()
+    np.testing.assert_array_equal(loaded, expected())
+    assert sorted(p.name for p in (tmp_path / "e").iterdir()) == ["embeddings.npy", "meta.json"]
+
+
 def test_corrupt_or_mismatched_part_is_reencoded(tmp_path):
     with pytest.raises(KeyboardInterrupt):
         make(tmp_path / "e").build(rows_encoder([], fail_on_call=3))
