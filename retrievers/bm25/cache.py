@@ -7,7 +7,9 @@ The cache root is ``cache_dir`` when given, else ``$HARNESS_CACHE_DIR``, else
 ``$XDG_CACHE_HOME/retrieval-harness`` (default ``~/.cache/retrieval-harness``).
 
 Writes are atomic: everything goes into a temporary sibling folder, which is renamed to ``<key>``
-only when complete (manifest last), so an interrupted build leaves no half-written entry.
+only when complete (manifest last), so an interrupted build leaves no half-written entry; every file
+is fsynced before the manifest is written, so a power loss cannot leave a manifest vouching for
+arrays whose middles never reached the disk.
 :func:`save_in_background` writes on a thread (files written and hashed while the caller searches);
 a :func:`load` of the same entry in this process, :func:`wait` and the interpreter's exit (the
 thread is not a daemon) wait for it. A build that will be cached starts the entry's temporary
@@ -46,7 +48,7 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.atomic import remove_abandoned
+from harness.atomic import remove_abandoned, seal
 from harness.checksums import crc32
 from retrievers.bm25.sparse_index import InvalidIndex, SparseIndex, TermList
 
@@ -199,7 +201,8 @@ def save(index: SparseIndex, root: Path, key: str, settings: dict, staging: Stag
             with open(tmp / f"{name}.npy", "wb") as handle:
                 np.save(handle, array, allow_pickle=False)
         for path in sorted(tmp.iterdir()):
-            size = path.stat().st_size
+            seal(path)  # on disk before the manifest that vouches for it: a power loss could leave zeros
+            size = path.stat().st_size  # inside an array, which a quick load's ends and sizes do not see
             files[path.name] = {"bytes": size, "ends_sha256": ends_sha256(path, size), "crc32": crc32(path)}
         manifest = {"format": FORMAT_VERSION, "key": key, "settings": settings, "n_docs": index.n_docs,
                     "n_terms": index.n_terms, "files": files}

@@ -172,6 +172,24 @@ def test_middle_of_a_large_file_is_checked_by_full_verification_only(tmp_path, m
     assert status == "rebuilt" and again == first
 
 
+def test_every_file_is_fsynced_before_the_manifest_vouches_for_it(tmp_path, monkeypatch):
+    """A quick load checks sizes and the ends of each array, so an array whose middle never reached
+    the disk (power loss after the manifest was written and the folder renamed) would load as zeros
+    and score silently. Expected: every file of the entry but the manifest is fsynced (sealed), each
+    before manifest.json exists; only manifest.json was fsynced before."""
+    sealed, real_seal = [], index_cache.seal
+
+    def record(path):
+        sealed.append((Path(path).name, (Path(path).parent / "manifest.json").exists()))
+        real_seal(path)
+
+    monkeypatch.setattr(index_cache, "seal", record, raising=False)
+    run_once(tmp_path)
+    files = sorted(p.name for p in entry(tmp_path).iterdir() if p.name != "manifest.json")
+    assert sorted(name for name, _ in sealed) == files and "data.npy" in files
+    assert not any(manifest_there for _, manifest_there in sealed)
+
+
 def test_crc32_is_zlibs_and_the_manifest_records_it(tmp_path):
     """The full checksum is the standard CRC-32 (zlib's; known value of b"123456789": cbf43926,
     the CRC-32 check value), whatever the block size it is read in; the manifest records it."""
