@@ -5,8 +5,9 @@ a query a run lacks counts as retrieved nothing there (ranx requires equal query
 Documents: each run is taken in canonical order (score descending, ties by document id descending,
 the evaluator's order), which gives the ranks that RRF and the ``rank`` normalisation use. The fused
 run is returned in canonical order, ties by document id descending, cut to ``depth`` per query in
-the evaluator's order when its ``semantics`` is given (``top_depth``: under trec_eval-9 fused scores
-equal in float32 tie and the larger document id stays), else in the fused scores' double order.
+the evaluator's order of its ``semantics`` (``top_depth``; default trec_eval-9: fused scores equal in
+float32 tie and the larger document id stays; None: the fused scores' double order). :func:`fuse`
+also drops identical ids from its inputs by default: its defaults are ``harness fuse``'s.
 """
 
 from __future__ import annotations
@@ -89,9 +90,10 @@ def align(runs: Sequence[Run]) -> AlignedRuns:
         pairs=tuple(inverse[bounds[i]:bounds[i + 1]] for i in range(len(runs))))
 
 
-def fuse_runs(runs: Sequence[Run], spec: FusionSpec, semantics: Semantics | str | None = None) -> Run:
+def fuse_runs(runs: Sequence[Run], spec: FusionSpec, semantics: Semantics | str | None = "trec_eval-9") -> Run:
     """The fusion of ``runs`` described by ``spec`` (see ``harness.fusion.methods`` for the formulas),
-    cut at ``spec.depth`` in the order of the evaluator's ``semantics`` (None: double order)."""
+    cut at ``spec.depth`` in the order of the evaluator's ``semantics`` (default ``trec_eval-9``, the
+    evaluator's and ``harness fuse``'s; None: the fused scores' double order)."""
     if len(runs) < 2:
         raise ValueError(f"fusion needs at least two runs, got {len(runs)}")
     weights = spec.weights_for(len(runs))
@@ -129,10 +131,17 @@ def fuse_aligned(aligned: AlignedRuns, spec: FusionSpec, weights: Sequence[float
 
 
 def fuse(runs: Sequence[Run], method: str = "rrf", norm: str | None = None, k: int | None = None,
-         weights: Sequence[float] | None = None, depth: int = DEFAULT_DEPTH) -> Run:
+         weights: Sequence[float] | None = None, depth: int = DEFAULT_DEPTH,
+         semantics: Semantics | str | None = "trec_eval-9", keep_identical_ids: bool = False) -> Run:
     """Fuse ``runs`` with ``method`` after the ``norm`` normalisation (default: ``none`` for RRF,
-    ``min-max`` otherwise); ``k`` for RRF (60), ``weights`` for RRF / wsum; ``depth`` per query.
+    ``min-max`` otherwise); ``k`` for RRF (60), ``weights`` for RRF / wsum; ``depth`` per query, cut in
+    the order of ``semantics`` (see :func:`fuse_runs`). As ``harness fuse`` (same defaults, same run):
+    hits whose document id equals their query id are dropped from the inputs first, as the evaluator
+    drops them (else they take depth slots of documents it counts), unless ``keep_identical_ids``.
 
     >>> fused = fuse([bm25_run, dense_run], "rrf", k=60)
     """
-    return fuse_runs(runs, FusionSpec.create(method, norm, k, weights, depth))
+    spec = FusionSpec.create(method, norm, k, weights, depth)
+    if not keep_identical_ids:
+        runs = [run.without_identical_ids() for run in runs]
+    return fuse_runs(runs, spec, semantics)

@@ -159,3 +159,27 @@ def test_identical_ids_are_dropped_before_fusing_unless_kept(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "k.trec").read_text() == (f"d2 Q0 d2 1 {1 / 61 + 1 / 62!r} rrf\n"
                                                   f"d2 Q0 d3 2 {1 / 63 + 1 / 61!r} rrf\n")
+
+
+def test_python_fuse_has_the_cli_defaults(tmp_path):
+    """``harness.fusion.fuse`` with its defaults gives the run ``harness fuse`` writes with its own:
+    identical ids dropped before fusing and the cut in trec_eval-9 order. Inputs: the identical-id
+    case above (RRF at depth 2: d3 1/62 + 1/61, d1 1/61) and the float32 tie of
+    tests/fusion/test_depth_cut_order.py (CombSUM of a 0.5, b 0.5 and a 0.50000001, b 0.5 at depth 1:
+    b, which trec_eval 9 ranks first). Before, fuse() kept d2 (d2, d3) and cut in double order (a)."""
+    (tmp_path / "a.trec").write_text("d2 Q0 d2 1 3.0 a\nd2 Q0 d1 2 2.0 a\nd2 Q0 d3 3 1.0 a\n"
+                                     "q Q0 a 1 0.5 a\nq Q0 b 2 0.5 a\n")
+    (tmp_path / "b.trec").write_text("d2 Q0 d3 1 3.0 b\nd2 Q0 d2 2 2.0 b\nd2 Q0 d4 3 1.0 b\n"
+                                     "q Q0 a 1 0.50000001 b\nq Q0 b 2 0.5 b\n")
+    runs = [read_run(tmp_path / "a.trec"), read_run(tmp_path / "b.trec")]
+    # CombSUM at depth 1 without d2: d3 1.0 + 3.0 beats d1 2.0 and d4 1.0; q: b (the float32 tie)
+    for method, norm, depth, expected in (("rrf", None, 2, {"d2": ["d3", "d1"], "q": ["b", "a"]}),
+                                          ("combsum", "none", 1, {"d2": ["d3"], "q": ["b"]})):
+        args = ["--method", method, "--depth", str(depth)] + (["--norm", norm] if norm else [])
+        proc = harness("fuse", "--run", str(tmp_path / "a.trec"), "--run", str(tmp_path / "b.trec"), *args,
+                       "-o", str(tmp_path / f"{method}.trec"))
+        assert proc.returncode == 0, proc.stderr
+        cli = read_run(tmp_path / f"{method}.trec").to_dict()
+        api = fuse(runs, method, norm, depth=depth).to_dict()
+        assert api == cli
+        assert {q: list(docs) for q, docs in api.items()} == expected
