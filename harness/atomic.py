@@ -1,9 +1,12 @@
 """Atomic file writes: write to a temporary file beside the target, then rename over it.
 
 An interrupted write never leaves a truncated file behind: readers see the old file or the new one.
-Temporary files are named ``.<name>.<pid>.<random>.tmp``; one left by a killed process (SIGKILL and
-SIGTERM run no cleanup) is removed by :func:`remove_abandoned`, which the writers of large files (the
-corpus cache, result folders) call once per write.
+Temporary files are named ``.<name>.<pid>.<random>.tmp``; a failed or interrupted write removes its own
+(Ctrl-C, and SIGTERM in a ``harness`` command, whose entry point turns it into ``SystemExit(143)``:
+``harness.cli.sigterm_exits``). One left by a process killed without cleanup (SIGKILL; SIGTERM in a
+process that installed no such handler, as the library installs none) is removed by
+:func:`remove_abandoned`, which the writers of large files (the corpus cache, result folders) call
+once per write.
 """
 
 from __future__ import annotations
@@ -38,7 +41,8 @@ def temporary_file(path: Path) -> tuple[int, str]:
 def remove_abandoned(folder: Path, name: str | None = None) -> None:
     """Remove the temporary files (:func:`temporary_file`) and folders (``mkdtemp`` named alike,
     ``.<name>.<pid>.<random>.tmp``) in ``folder`` whose writer process is gone (only those of ``name``
-    when given): a process killed while writing (SIGKILL, SIGTERM) cannot remove its own, and a
+    when given): a process killed while writing (SIGKILL; SIGTERM without the CLI's handler) cannot
+    remove its own, and a
     cache's can be as large as a parsed corpus. Called once per write where large files are written,
     not per file."""
     try:

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import errno
 import os
+import signal
 import sys
+import threading
+from contextlib import contextmanager
+from typing import Iterator
 
 import typer
 
@@ -44,17 +48,47 @@ BLAS_THREAD_TIMEOUT = ("OPENBLAS_THREAD_TIMEOUT", "4")
 def main() -> None:
     """Entry point: user mistakes print one line and exit 2; usage errors are click's (exit 2). A file
     that cannot be read or written (an output folder under a file, a read-only place, a full disk) is
-    named on one line, exit 2 (``check`` keeps 1 for a regression)."""
+    named on one line, exit 2 (``check`` keeps 1 for a regression). SIGTERM ends the command as an
+    exception would, exit 143 (:func:`sigterm_exits`); SIGINT keeps Python's and click's handling."""
     os.environ.setdefault(*BLAS_THREAD_TIMEOUT)
     _register(sys.argv[1:])
+    with sigterm_exits():
+        try:
+            app()
+        except (HarnessError, ValueError) as exc:  # ValueError: option values refused by the core
+            print(f"error: {exc}", file=sys.stderr)
+            sys.exit(2)
+        except OSError as exc:
+            print(f"error: {os_error_line(exc)}", file=sys.stderr)
+            sys.exit(2)
+
+
+TERMINATED = 128 + signal.SIGTERM  # 143: the status a shell reports for a process ended by SIGTERM
+
+
+def _exit_on_sigterm(signum: int, frame) -> None:
+    raise SystemExit(128 + signum)
+
+
+@contextmanager
+def sigterm_exits() -> Iterator[None]:
+    """While the block runs, SIGTERM raises ``SystemExit(143)`` in the main thread, so the process
+    unwinds as on any exception: ``finally`` blocks and context managers run (an atomic writer removes
+    its ``.<name>.<pid>.<random>.tmp`` file, :mod:`harness.atomic`), non-daemon threads (background
+    cache writes) finish, and the exit status is 143 (128 + 15, what a shell reports for a process
+    SIGTERM ended). Python's default, kept outside the block (and by the library, which installs no
+    handler), ends the process at once, cleanup undone. Only in the main thread (signal handlers run
+    there) and only where SIGTERM has its default action (one the parent set to ignore stays ignored);
+    the previous handler is put back at the end of the block. SIGINT is left as it is."""
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL):
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
     try:
-        app()
-    except (HarnessError, ValueError) as exc:  # ValueError: option values refused by the core
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(2)
-    except OSError as exc:
-        print(f"error: {os_error_line(exc)}", file=sys.stderr)
-        sys.exit(2)
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def os_error_line(exc: OSError) -> str:

@@ -1,0 +1,109 @@
+"""SIGTERM ends a ``harness`` command as an exception would (``harness.cli.main``): the atomic writers'
+cleanup runs, so no ``.<name>.<pid>.<random>.tmp`` file is left, and the exit status is 143 (128 + 15,
+what a shell reports for a process SIGTERM ended). Without the handler Python runs no cleanup at all."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+
+import pytest
+
+import harness.cli as cli
+import harness.cli.evaluate  # noqa: F401  (main imports the command's module, which adds it to cli.app)
+
+# A process that runs ``harness.cli.main`` (or, with "bare", the command without it) whose command opens
+# an atomic writer, writes into it, says "ready" and waits there for the signal.
+SCRIPT = textwrap.dedent("""
+    import sys, time
+    import harness.cli as cli
+    import harness.cli.evaluate  # (main imports the command's module, which adds it to cli.app)
+    from harness.atomic import atomic_open
+
+    folder, how = sys.argv[1], sys.argv[2]
+
+    def command():
+        with atomic_open(folder + "/out.json") as handle:
+            handle.write("partial")
+            handle.flush()
+            print("ready", flush=True)
+            time.sleep(60)
+
+    if how == "bare":
+        command()
+    else:
+        cli.app = command  # what main() runs
+        sys.argv = ["harness", "evaluate"]  # (imports one command module only)
+        cli.main()
+""")
+
+
+def _terminated_inside_a_writer(folder, how):
+    proc = subprocess.Popen([sys.executable, "-c", SCRIPT, str(folder), how], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline() == "ready\n"
+        assert [p.name for p in folder.iterdir()][0].startswith(".out.json.")  # the writer's temporary file
+        proc.send_signal(signal.SIGTERM)
+        return proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.stdout.close()
+
+
+def test_sigterm_inside_an_atomic_writer_leaves_no_temporary_file_and_exits_143(tmp_path):
+    # The CLI's handler raises SystemExit(143): atomic_open's except clause removes its temporary file.
+    assert _terminated_inside_a_writer(tmp_path, "main") == 143  # 128 + SIGTERM, as a shell reports it
+    assert list(tmp_path.iterdir()) == []  # no .out.json.<pid>.<random>.tmp, and no out.json either
+
+
+def test_without_the_handler_sigterm_leaves_the_temporary_file(tmp_path):
+    # Python's default: the process dies of the signal (-15) and no cleanup runs; the file waits for
+    # the next write in the folder (harness.atomic.remove_abandoned).
+    assert _terminated_inside_a_writer(tmp_path, "bare") == -signal.SIGTERM
+    left = [p.name for p in tmp_path.iterdir()]
+    assert len(left) == 1 and left[0].startswith(".out.json.") and left[0].endswith(".tmp")
+
+
+def _handlers_during_main(monkeypatch):
+    seen = {}
+
+    def command():
+        seen["term"], seen["int"] = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
+
+    monkeypatch.setattr(cli, "app", command)
+    monkeypatch.setattr(sys, "argv", ["harness", "evaluate"])
+    cli.main()
+    return seen
+
+
+def test_installed_only_while_the_cli_runs_and_sigint_untouched(monkeypatch):
+    before = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
+    assert before[0] is signal.SIG_DFL  # importing harness.cli installed nothing
+    seen = _handlers_during_main(monkeypatch)
+    assert seen["term"] is cli._exit_on_sigterm
+    assert seen["int"] is before[1]  # SIGINT: Python's KeyboardInterrupt, as before
+    assert (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)) == before  # put back
+
+
+def test_not_installed_outside_the_main_thread_nor_over_an_ignored_sigterm(monkeypatch):
+    seen, errors = {}, []
+
+    def in_thread():
+        try:
+            seen.update(_handlers_during_main(monkeypatch))
+        except BaseException as exc:  # (signal.signal would raise ValueError here)
+            errors.append(exc)
+
+    thread = threading.Thread(target=in_thread)
+    thread.start()
+    thread.join()
+    assert not errors and seen["term"] is signal.SIG_DFL
+    previous = signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    try:
+        assert _handlers_during_main(monkeypatch)["term"] is signal.SIG_IGN  # a parent's "ignore" is kept
+    finally:
+        signal.signal(signal.SIGTERM, previous)
