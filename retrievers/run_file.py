@@ -64,8 +64,10 @@ class RunFileRetriever(Retriever):
         run = self.run()
         position = {q: i for i, q in enumerate(run.query_ids.tolist())}
         rows = np.array([position.get(q, -1) for q in queries.ids], dtype=np.int64)
-        starts = np.where(rows >= 0, run.offsets[:-1][rows], 0)
-        lengths = np.where(rows >= 0, run.offsets[1:][rows] - starts, 0)
+        found = rows >= 0  # (rows of absent queries index nothing: a run of no query has no offsets[:-1])
+        starts, lengths = np.zeros(len(rows), dtype=np.int64), np.zeros(len(rows), dtype=np.int64)
+        starts[found] = run.offsets[rows[found]]
+        lengths[found] = run.offsets[rows[found] + 1] - starts[found]
         if self.ranking_semantics is None:  # canonical (float64) order: each query's first k entries
             lengths = np.minimum(lengths, k)
         offsets = np.concatenate([[0], np.cumsum(lengths)])

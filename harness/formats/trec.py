@@ -162,13 +162,23 @@ def _atomic_text(path: str | Path) -> Iterator[IO[str]]:
                 yield handle
 
 
+# What a run without a single entry is written as when no header line precedes it: a file of comment
+# lines (which reads back as a run retrieving nothing) rather than an empty one (refused by the reader,
+# as trec_eval 9 and 10 refuse it).
+EMPTY_RUN_LINE = "# empty run: no query retrieved any document"
+
+
 def write_run(run: Run, path: str | Path, tag: str = "harness", header: list[str] | None = None) -> None:
     """Write ``run`` as a 6-column TREC run (canonical order, real ranks, repr scores), atomically,
     after the ``#`` comment lines of ``header`` (e.g. the ir_metadata header of the result); gzipped
-    when ``path`` ends in ``.gz``."""
+    when ``path`` ends in ``.gz``. A run with no entry at all (every query retrieved nothing) is written
+    as its header, or as :data:`EMPTY_RUN_LINE` when there is none, so that the file is never empty:
+    :func:`read_run` reads it back as a run retrieving nothing (every judged query scores 0), and so
+    does ``trec_eval -c`` (10.x; 9.x refuses ``#`` lines)."""
     run = run.canonical()
     with _atomic_text(path) as handle:
-        handle.writelines(line + "\n" for line in header or ())
+        lines = list(header or ()) or ([EMPTY_RUN_LINE] if not len(run) else [])
+        handle.writelines(line + "\n" for line in lines)
         write_run_to(run, handle, tag)
 
 
@@ -328,6 +338,11 @@ def read_run(path: str | Path) -> Run:
     The one place that picks the reader: the compiled one-pass reader when it is built
     (:mod:`harness.formats.native`), else pyarrow.csv (:mod:`harness.formats.columnar`); a file the
     fast reader does not take exactly is read line by line, which accepts it or names the bad line.
+
+    A file of only blank and ``#`` lines (what :func:`write_run` writes for a run in which no query
+    retrieved anything) is a run retrieving nothing: every judged query scores 0, as ``trec_eval -c``
+    (10.x) scores it. A file without a single byte is refused (InputError), as trec_eval 9 and 10
+    refuse it: no harness writer makes one (see :func:`_empty_run`).
     """
     from harness.formats import native
 
@@ -386,7 +401,7 @@ def read_run_lines(data: bytes, path: Path) -> Run:
         codes.append(vocab.setdefault(doc_id, len(vocab)))
         line_numbers.append(number)
     if not codes:
-        raise InputError("the run file is empty", path)
+        return _empty_run(data, path)
     entry_q = np.frombuffer(entry_query, dtype=np.int64)
     code_arr = np.frombuffer(codes, dtype=np.int64)
     _refuse_duplicates(entry_q, code_arr, np.frombuffer(line_numbers, dtype=np.int64), query_index, vocab, path)
@@ -395,6 +410,20 @@ def read_run_lines(data: bytes, path: Path) -> Run:
     run = Run.from_arrays(list(query_index), offsets, code_arr[order],
                           np.frombuffer(scores, dtype=np.float64)[order], list(vocab), vocab)
     return run.canonical()
+
+
+def _empty_run(data: bytes, path: Path) -> Run:
+    """The run of a file without one entry: a run retrieving nothing, in which every judged query
+    scores 0 (``trec_eval -c``, which scores a file of blank and ``#`` lines so: 10.x; 9.x refuses
+    ``#`` lines and stops on an all-blank file with "No queries with both results and relevance info");
+    the harness writes such a run as a ``#`` line (:data:`EMPTY_RUN_LINE`) or its ir_metadata header.
+    A file without a single byte (after a byte-order mark) is refused as trec_eval 9 and 10 refuse it
+    ("Cannot read results file"): no writer makes one, a failed ``> run.trec`` redirection does."""
+    if not data:
+        raise InputError("the run file is empty, which trec_eval refuses too (a run that retrieved "
+                         "nothing is written as a '#' comment line)", path)
+    return Run.from_arrays([], np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0), [],
+                           {}, vocab_sorted=True)
 
 
 def _refuse_duplicates(entry_q: np.ndarray, codes: np.ndarray, lines: np.ndarray, query_index: dict,

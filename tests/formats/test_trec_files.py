@@ -58,7 +58,10 @@ def test_read_run_orders_by_score_and_groups_interleaved_queries(tmp_path):
     ("q1 Q0 a 1 nan t\n", ":1: score is NaN (id 'a')"),
     ("q1 Q0 a 1 0.5 t\nq2 Q0 a 1 0.5 t\nq1 Q0 b 2 0.4 t\nq1 Q0 a 3 0.3 t\nq1 Q0 a 4 0.2 t\n",
      ":4: document retrieved twice for query 'q1' (first on line 1) (id 'a')"),
-    ("\n\n", ": the run file is empty"),
+    # Not one byte: trec_eval 9 and 10 refuse it ("Cannot read results file"); blank or '#' lines only
+    # are a run retrieving nothing (tests/formats/test_trec_empty_run.py).
+    ("", ": the run file is empty, which trec_eval refuses too (a run that retrieved nothing is written "
+         "as a '#' comment line)"),
 ])
 def test_read_run_errors_name_file_and_line(tmp_path, content, message):
     path = tmp_path / "run.txt"

@@ -80,8 +80,7 @@ def test_accepted_files_read_as_the_line_reader_reads_them(tmp_path, text):
     "q1 Q0 d1 1 . tag\n",
     "q1 Q0 d1 1 2 t\nq1 Q0 d2 1 2 t\nq1 Q0 d1 3 1 t\n",  # a document twice for one query
     "q1 Q0 d1 1 2 t\nq2 Q0 d1 1 2 t\nq1 Q0 d1 3 1 t\n",  # ... in two blocks of the query
-    "# only a comment\n\n",
-    "",
+    "",  # (blank and '#' lines only are left to it too, which reads an empty run: test_trec_empty_run.py)
 ])
 def test_what_the_line_reader_refuses_is_left_to_it(tmp_path, text):
     data = text.encode()

@@ -141,7 +141,8 @@ def test_gzipped_run_and_qrels(tmp_path):
     ("q1 Q0 d1 1 2 t\nq1 Q0 d2 1 2 t\nq1 Q0 d1 3 1 t\n",
      ":3: document retrieved twice for query 'q1' (first on line 1) (id 'd1')"),
     (b"q1 Q0 d\xff 1 2 t\n", ":1: b'd\\xff' is not UTF-8 text"),
-    ("# only a comment\n\n", ": the run file is empty"),
+    ("", ": the run file is empty, which trec_eval refuses too (a run that retrieved nothing is written "
+         "as a '#' comment line)"),  # ("# only a comment\n\n": an empty run, test_trec_empty_run.py)
 ])
 def test_refused_with_file_line_and_id(tmp_path, text, message):
     path = tmp_path / "run.trec"
