@@ -21,7 +21,7 @@ def bench(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars or per-cell lines; only the summary."),
     executor: Optional[str] = typer.Option(None, "--executor",
                                            help="Where cells run: local (default) or ray (one Ray task per cell; "
-                                                "docs/ray.md). Overrides the config's [executor] kind."),
+                                                "docs/ray.md). Overrides the kind in the config's executor table."),
     address: Optional[str] = typer.Option(None, "--address",
                                           help="Ray cluster to use with --executor ray: auto, ray://host:port "
                                                "(default: $RAY_ADDRESS, else a local Ray)."),
