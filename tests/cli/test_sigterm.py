@@ -80,16 +80,30 @@ def _handlers_during_main(monkeypatch):
     return seen
 
 
-def test_installed_only_while_the_cli_runs_and_sigint_untouched(monkeypatch):
+@pytest.fixture
+def default_sigterm():
+    """SIGTERM at its default action during the test, as in a shell-started ``harness`` (a test runner
+    may have a handler of its own there, e.g. coverage.py's), put back after it."""
+    previous = signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    yield
+    signal.signal(signal.SIGTERM, previous)
+
+
+def test_importing_the_cli_installs_nothing():
+    code = "import signal, harness.cli, harness.cli.evaluate; print(signal.getsignal(signal.SIGTERM))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == str(signal.SIG_DFL)
+
+
+def test_installed_only_while_the_cli_runs_and_sigint_untouched(monkeypatch, default_sigterm):
     before = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
-    assert before[0] is signal.SIG_DFL  # importing harness.cli installed nothing
     seen = _handlers_during_main(monkeypatch)
     assert seen["term"] is cli._exit_on_sigterm
     assert seen["int"] is before[1]  # SIGINT: Python's KeyboardInterrupt, as before
     assert (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)) == before  # put back
 
 
-def test_not_installed_outside_the_main_thread_nor_over_an_ignored_sigterm(monkeypatch):
+def test_not_installed_outside_the_main_thread_nor_over_an_ignored_sigterm(monkeypatch, default_sigterm):
     seen, errors = {}, []
 
     def in_thread():
