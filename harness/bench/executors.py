@@ -107,8 +107,24 @@ class RayExecutor:
         return ray
 
     def resources(self, runner: "BenchRunner", cell: Cell, cluster: dict) -> dict:
-        hook: Callable[[dict], dict] | None = getattr(runner.retriever(cell.retriever), "resources", None)
-        return {"num_cpus": self.num_cpus, **(hook(cluster) if hook is not None else {})}
+        """``num_cpus`` and what the retriever's ``resources(cluster)`` hook adds; a pipeline's cell:
+        what its retrieve and rerank stages' components ask for (they run one after another in the
+        task: each resource's largest request)."""
+        from harness.bench.config import RetrieverSpec
+
+        if isinstance(cell.retriever, RetrieverSpec):
+            components = [runner.retriever(cell.retriever)]
+        else:
+            from harness.registry import create, create_reranker
+
+            components = [(create if stage.type == "retrieve" else create_reranker)(stage.component, **stage.params)
+                          for stage in cell.retriever.stages if stage.type != "fuse"]
+        asked: dict = {}
+        for component in components:
+            hook: Callable[[dict], dict] | None = getattr(component, "resources", None)
+            for key, value in (hook(cluster) if hook is not None else {}).items():
+                asked[key] = max(asked.get(key, value), value)
+        return {"num_cpus": self.num_cpus, **asked}
 
     def run(self, runner: "BenchRunner", todo: list[tuple[int, Cell, str]]) -> Iterator[CellResult]:
         if not todo:
@@ -120,10 +136,10 @@ class RayExecutor:
         pending = {}
         for index, cell, expected in todo:
             options = {**self.resources(runner, cell, cluster), "max_retries": 1}
-            pending[task.options(**options).remote(runner.config, cell, expected, cwd, cache_root)] = index
+            pending[task.options(**options).remote(runner.config, cell, expected, cwd, cache_root)] = index, cell
         while pending:
             ready, _ = ray.wait(list(pending), num_returns=1)
-            index = pending.pop(ready[0])
+            index, cell = pending.pop(ready[0])
             try:
                 document, error, seconds = ray.get(ready[0])
             except Exception as exc:  # the task itself died (node lost, out of memory) after its retry
@@ -131,7 +147,7 @@ class RayExecutor:
             if error is not None and runner.fail_fast:
                 for ref in pending:
                     ray.cancel(ref)
-                raise HarnessError(error)
+                raise HarnessError(f"{cell.name}: {error}")  # (no traceback from a task: name the cell)
             yield CellResult(index, document, error, seconds)
 
 

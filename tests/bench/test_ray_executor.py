@@ -101,3 +101,83 @@ def test_cli_refuses_an_unknown_executor(tmp_path):
     assert result.returncode == 2
     assert result.stderr.strip() == 'error: --executor: expected one of local, ray, got "spark"'
     assert not (tmp_path / "results").exists()
+
+
+PIPELINE = ('[[pipelines]]\nlabel = "fused"\n'
+            '[[pipelines.stages]]\nname = "bm25"\ntype = "retrieve"\nretriever = "bm25"\n'
+            '[[pipelines.stages]]\nname = "mine"\ntype = "retrieve"\nretriever = "run-file"\n'
+            'params = {{path = "{run}"}}\n'
+            '[[pipelines.stages]]\nname = "rrf"\ntype = "fuse"\ninputs = ["bm25", "mine"]\nmethod = "rrf"\n')
+
+
+def test_pipeline_cells_run_on_ray_as_locally(ray_local, tmp_path, monkeypatch):
+    """A pipeline cell on Ray (it made the whole benchmark fail: the executor asked the pipeline for
+    a retriever type, AttributeError: 'Pipeline' object has no attribute 'type')."""
+    from dataclasses import replace
+
+    monkeypatch.chdir(tmp_path)
+    path = write_config(tmp_path)
+    path.write_text(path.read_text() + PIPELINE.format(run=tmp_path / "mine.trec"))
+    config = replace(load_config(path), retrievers=())
+    results = {}
+    for executor in ("local", "ray"):  # each with its own cache: the stage cache's hits would differ
+        monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / f"cache-{executor}"))
+        results[executor] = run_bench(config.with_output_dir(executor).with_executor(executor))
+        assert [(o.status, o.error) for o in results[executor].outcomes] == [("run", None)]
+    a, b = tmp_path / "local" / "t" / "tiny" / "fused", tmp_path / "ray" / "t" / "tiny" / "fused"
+    docs = [stable(a), stable(b)]
+    for doc in docs:
+        for stage in doc["stages"]:
+            stage.pop("timings")
+    assert docs[0] == docs[1] and [s["cache"] for s in docs[1]["stages"]] == ["miss"] * 3
+    for name in ("run.trec", "per_query.jsonl"):
+        data = [[line for line in (f / name).read_bytes().splitlines() if not line.startswith(b"#")] for f in (a, b)]
+        assert data[0] == data[1] and data[0]
+    # worked by hand (RRF, k = 60): q1's bm25 ranking d2, d3, d1 (d1 and d3 tie: id descending) and the run
+    # file's d1, d3, d2 give d1 and d2 the same 1/61 + 1/63, so d2 (relevant) is first; q2: d4 (relevant)
+    assert json.loads((b / "metrics.json").read_text())["metrics"]["P@1"] == 1.0
+
+
+def test_a_pipeline_cell_asks_for_what_its_stages_ask_for(tmp_path):
+    """The executor's resources of a pipeline cell: its components' ``resources`` hooks, each key's
+    largest value (a dense stage on cuda: one GPU, as a dense retriever's cell gets)."""
+    from harness.bench.cells import cells
+
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "sentence_bert_config.json").write_text(json.dumps({"max_seq_length": 128}))
+    (model / "model.safetensors").write_bytes(b"fake weights")
+    path = write_config(tmp_path)
+    path.write_text(path.read_text() + PIPELINE.format(run=tmp_path / "mine.trec").replace(
+        'retriever = "bm25"\n', f'retriever = "dense"\nparams = {{model = "{model}", device = "cuda"}}\n'))
+    config = load_config(path)
+    pipeline_cell = cells(config)[-1]
+    assert pipeline_cell.retriever.label == "fused"
+    executor = RayExecutor(None, 2.0)
+    assert executor.resources(None, pipeline_cell, {"CPU": 8.0}) == {"num_cpus": 2.0, "num_gpus": 1}
+    cpu_only = replace_stage_params(config, device="cpu")
+    assert executor.resources(None, cells(cpu_only)[-1], {"CPU": 8.0}) == {"num_cpus": 2.0}
+    on_actors = replace_stage_params(config, encoder="ray")  # its actors hold the CPUs and GPUs (docs/ray.md)
+    assert executor.resources(None, cells(on_actors)[-1], {"CPU": 8.0, "GPU": 1.0}) == {"num_cpus": 0}
+
+
+def replace_stage_params(config, **params):
+    """``config`` with ``params`` set in its first pipeline's first stage."""
+    from dataclasses import replace
+
+    pipeline = config.pipelines[0]
+    first = replace(pipeline.stages[0], params={**pipeline.stages[0].params, **params})
+    return replace(config, pipelines=(replace(pipeline, stages=(first, *pipeline.stages[1:])),))
+
+
+def test_fail_fast_on_ray_names_the_failing_cell(ray_local, tmp_path, monkeypatch):
+    """--fail-fast on Ray raised the task's error alone ('error: <reason>'): no traceback comes back
+    from a task and the cell's line is never printed, so nothing said which cell failed."""
+    from harness.errors import HarnessError
+
+    monkeypatch.chdir(tmp_path)
+    config = load_config(write_config(tmp_path, executor='[executor]\nkind = "ray"\n'), check_retrievers=False)
+    (tmp_path / "mine.trec").write_text("q1 Q0 d1 1 3_0 s\n")  # a bad score: only this cell fails
+    with pytest.raises(HarnessError) as info:
+        run_bench(config, fail_fast=True)
+    assert str(info.value).startswith("tiny / mine: ") and "mine.trec" in str(info.value)
