@@ -19,6 +19,7 @@ Ray is optional (``pip install "retrieval-harness[ray]"``); nothing here imports
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import time
@@ -28,6 +29,7 @@ from typing import Sequence
 
 import numpy as np
 
+from harness.atomic import write_json
 from harness.errors import HarnessError
 from retrievers.dense.cache import EmbeddingCache
 from retrievers.dense.model import ModelHandle
@@ -71,14 +73,27 @@ class EncodeJob:
     chunk_size: int
 
 
+def _error_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    message = lines[0] if lines else ""
+    return message if isinstance(exc, HarnessError) else f"{type(exc).__name__}: {message}"
+
+
 class ChunkEncoder:
-    """A Ray Data actor: loads the model once, then encodes whole chunks and writes their parts."""
+    """A Ray Data actor: loads the model once, then encodes whole chunks and writes their parts.
+
+    An exception (the model does not load, a chunk fails to encode) is returned as the chunk's
+    ``error`` rather than raised: Ray would report it as its own many-line task error, without the
+    reason on its first line; the driver raises it as one line naming the chunk."""
 
     def __init__(self, job: EncodeJob):
-        self.job = job
+        self.job, self.error = job, None
         # writing a part needs only the folder and each chunk's length, which the order does not change
         self.entry = EmbeddingCache(Path(job.cache_folder), job.n_rows, np.arange(job.n_rows), job.chunk_size, {})
-        self.model = self.load_model(job)
+        try:
+            self.model = self.load_model(job)
+        except Exception as exc:  # noqa: BLE001 - reported with each chunk handed to this actor
+            self.model, self.error = None, f"loading model {job.model_name!r}: {_error_line(exc)}"
 
     @staticmethod
     def load_model(job: EncodeJob) -> ModelHandle:
@@ -92,10 +107,16 @@ class ChunkEncoder:
                                  max_seq_length=job.max_seq_length)
 
     def __call__(self, batch: dict) -> dict:
-        chunks = [int(c) for c in batch["chunk"]]
+        chunks, errors = [int(c) for c in batch["chunk"]], []
         for chunk, texts in zip(chunks, batch["texts"]):
-            self.entry.write_part(chunk, self.encode_chunk(chunk, [str(t) for t in texts]))
-        return {"chunk": np.asarray(chunks, dtype=np.int64)}
+            error = self.error
+            if error is None:
+                try:
+                    self.entry.write_part(chunk, self.encode_chunk(chunk, [str(t) for t in texts]))
+                except Exception as exc:  # noqa: BLE001 - reported by the driver, naming the chunk
+                    error = _error_line(exc)
+            errors.append(error or "")
+        return {"chunk": np.asarray(chunks, dtype=np.int64), "error": np.asarray(errors, dtype=object)}
 
 
 def plan_workers(ray, device: str, workers: int | None) -> tuple[int, float, str]:
@@ -135,8 +156,19 @@ def encode_missing(entry: EmbeddingCache, texts: Sequence[str], model: ModelHand
     done = dataset.map_batches(
         encoder_cls, batch_size=1, batch_format="numpy", compute=ray.data.ActorPoolStrategy(size=actors),
         num_cpus=cpus_per_worker, num_gpus=gpus, fn_constructor_args=(job,))
-    written = sorted(int(row["chunk"]) for row in done.iter_rows())
+    rows = list(done.iter_rows())
+    failed = sorted((int(row["chunk"]), str(row["error"])) for row in rows if row["error"])
+    if failed:
+        chunk, error = failed[0]
+        raise HarnessError(f"Ray encoder failed on chunk {chunk} of {entry.folder} ({len(failed)} of "
+                           f"{len(missing)} chunks failed): {error}")
+    written = sorted(int(row["chunk"]) for row in rows)
     if written != missing:
         raise HarnessError(f"Ray encoded chunks {written} but {missing} were missing")
+    meta = entry.prepare()  # read again: another process filling the entry may have joined it meanwhile
+    if meta.get("dim") is None and "complete" not in meta:  # as a local encode records it with its first part
+        with contextlib.suppress(OSError, ValueError):  # parts gone: another process joined the entry first
+            meta["dim"] = int(np.load(entry.part_path(missing[0]), mmap_mode="r").shape[1])
+            write_json(entry.folder / "meta.json", meta)
     stats.update(actors=actors, seconds=round(time.perf_counter() - started, 3))
     return stats

@@ -176,3 +176,58 @@ def test_actor_plan():
     assert plan_workers(FakeRay({"CPU": 6.0, "GPU": 4.0}), "cuda", 2) == (2, 1.0, "cuda")
     with pytest.raises(HarnessError, match="asks for GPUs but the Ray cluster has none"):
         plan_workers(FakeRay({"CPU": 6.0}), "cuda", None)
+
+
+class FailOnChunk3Encoder(FakeEncoder):
+    def encode_chunk(self, chunk, texts):
+        if chunk == 3:
+            raise RuntimeError("CUDA out of memory\n(a second line)")
+        return super().encode_chunk(chunk, texts)
+
+
+class NoModelEncoder(FakeEncoder):
+    @staticmethod
+    def load_model(job):
+        raise OSError(f"no model files in {job.model_folder}")
+
+
+def test_an_actor_error_is_one_line_naming_the_chunk_and_the_reason(ray_local, model_dir, tmp_path, use_encoder):
+    """An exception on an actor reached the user as Ray's own error, whose first line (the one a
+    benchmark cell records) held no reason: 'RayTaskError(UserCodeException): ray::MapWorker(...)
+    .submit() (pid=..., ...)'. Now one line names the chunk and the reason; the other chunks' parts
+    are kept, so a rerun encodes chunk 3 only."""
+    use_encoder(FailOnChunk3Encoder)
+    run = retriever(model_dir, tmp_path / "cache", encoder="ray", ray_workers=2)
+    with pytest.raises(HarnessError) as info:
+        run.index(CORPUS)
+    entry = next((tmp_path / "cache").glob("documents-*"))
+    assert str(info.value) == (f"Ray encoder failed on chunk 3 of {entry} (1 of 5 chunks failed): "
+                               "RuntimeError: CUDA out of memory")
+    local = retriever(model_dir, tmp_path / "cache")
+    local.index(CORPUS)
+    assert (local.stats()["documents_from_cache"], local.stats()["documents_encoded"]) == (32, 8)
+    np.testing.assert_array_equal(np.asarray(local._docs), fake_encode(list(CORPUS.texts)))
+
+
+def test_a_model_that_does_not_load_on_the_actors_is_one_line(ray_local, model_dir, tmp_path, use_encoder):
+    """(Ray's error began 'ActorDiedError: The actor died because of an error raised in its creation
+    task, ray::MapWorker(...).__init__() (pid=...)': the OSError only on a later line.)"""
+    use_encoder(NoModelEncoder)
+    with pytest.raises(HarnessError) as info:
+        retriever(model_dir, tmp_path / "cache", encoder="ray", ray_workers=1).index(CORPUS)
+    entry = next((tmp_path / "cache").glob("documents-*"))
+    assert str(info.value) == (f"Ray encoder failed on chunk 0 of {entry} (5 of 5 chunks failed): "
+                               f"loading model 'fake': OSError: no model files in {model_dir}")
+
+
+def test_a_ray_filled_entry_equals_a_local_one_byte_for_byte(ray_local, model_dir, tmp_path, use_encoder):
+    """The entry's files, meta.json included: the Ray path left ``"dim": null`` in meta.json (a local
+    encode records the dimension with its first part), so the two entries differed."""
+    use_encoder(FakeEncoder)
+    retriever(model_dir, tmp_path / "ray", encoder="ray", ray_workers=1).index(CORPUS)
+    retriever(model_dir, tmp_path / "local").index(CORPUS)
+    on_ray, local = (next((tmp_path / name).glob("documents-*")) for name in ("ray", "local"))
+    assert on_ray.name == local.name
+    assert json.loads((on_ray / "meta.json").read_text())["dim"] == 16  # fake_encode's 16 buckets
+    for name in ("meta.json", "embeddings.npy"):
+        assert (on_ray / name).read_bytes() == (local / name).read_bytes()
