@@ -227,6 +227,7 @@ class DenseRetriever(Retriever):
     def index(self, corpus: Corpus) -> None:
         started = time.perf_counter()
         self._docs_entry = None
+        self._stats = {}  # the stats are this corpus's: a benchmark reuses one retriever across datasets
         self._docs = self.encode("documents", corpus.ids, document_texts(corpus), self.document_prompt)
         self._ids = corpus.id_column  # the run vocabulary: no object array of the ids (harness.columns.IdColumn)
         # the ids' ranks and the document at each rank: runs carry them, and their id lookups

@@ -118,6 +118,7 @@ class SparseRetriever(Retriever):
 
     def index(self, corpus: Corpus) -> None:
         started = time.perf_counter()
+        self._stats = {}  # the stats are this corpus's: a benchmark reuses one retriever across datasets
         rows = self.document_weights(corpus)
         doc_of_entry = np.repeat(np.arange(len(corpus), dtype=np.int64), rows.lengths)
         terms = [str(i) for i in range(int(rows.term_ids.max()) + 1 if len(rows.term_ids) else 0)]

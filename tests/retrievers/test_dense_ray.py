@@ -231,3 +231,20 @@ def test_a_ray_filled_entry_equals_a_local_one_byte_for_byte(ray_local, model_di
     assert json.loads((on_ray / "meta.json").read_text())["dim"] == 16  # fake_encode's 16 buckets
     for name in ("meta.json", "embeddings.npy"):
         assert (on_ray / name).read_bytes() == (local / name).read_bytes()
+
+
+def test_stats_describe_the_latest_corpus_only(ray_local, model_dir, tmp_path, use_encoder):
+    """The local bench executor reuses one retriever across datasets: after a Ray encode of corpus A
+    (2 actors), indexing corpus B from the cache recorded documents_ray_actors 2 in B's
+    retriever_stats, though no actor ran for B. Expected: B's stats hold a cache hit, 0 documents
+    encoded, and no Ray actors."""
+    use_encoder(FakeEncoder)
+    other = Corpus(ids=[f"b{i}" for i in range(10)], titles=[""] * 10, texts=[f"other {i}" for i in range(10)])
+    retriever(model_dir, tmp_path / "cache").index(other)  # B cached by a local run
+    shared = retriever(model_dir, tmp_path / "cache", encoder="ray", ray_workers=2)
+    shared.index(CORPUS)
+    assert shared.stats()["documents_ray_actors"] == 2
+    shared.index(other)
+    stats = shared.stats()
+    assert (stats["documents"], stats["documents_cache"], stats["documents_encoded"]) == (10, "hit", 0)
+    assert "documents_ray_actors" not in stats

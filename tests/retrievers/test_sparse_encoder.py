@@ -148,6 +148,8 @@ def test_cache_hit_resume_and_corrupt_entry_rebuilt(tiny_model, data, tmp_path, 
     fifth.index(corpus)
     assert fifth.cache_status == "resumed" and fifth.stats()["documents_from_parts"] == 16
     assert run_pairs(fifth.search(queries, 10)) == expected
+    fifth.index(corpus)  # the same retriever again (a benchmark reuses one across datasets): a hit, whose
+    assert fifth.cache_status == "hit" and "documents_from_parts" not in fifth.stats()  # stats are its own
 
 
 def test_quantize_is_recorded_and_scores_are_integers(tiny_model, data, tmp_path):
