@@ -60,6 +60,14 @@ def bundled_model_path() -> Path | None:
     return path if (path / "modules.json").is_file() else None
 
 
+def gpu_request(device: str, cluster: dict) -> dict:
+    """What a benchmark cell whose model runs on ``device`` asks a Ray cluster for
+    (harness/bench/executors.py): one GPU for ``cuda`` (``cuda:N``), or for ``auto`` on a cluster
+    with GPUs (``cluster``: ``ray.cluster_resources()``); nothing else."""
+    wants_gpu = device.startswith("cuda") or (device == "auto" and cluster.get("GPU", 0) >= 1)
+    return {"num_gpus": 1} if wants_gpu else {}
+
+
 def resolve_device(device: str) -> str:
     """``auto`` -> ``cuda`` when torch sees a GPU, else ``cpu``; anything else as given."""
     if device != "auto":

@@ -17,7 +17,7 @@ from harness.run import Run
 from harness.retriever import Retriever
 from retrievers.dense.cache import EmbeddingCache, cache_key
 from retrievers.dense.exact import exact_search
-from retrievers.dense.model import ModelHandle
+from retrievers.dense.model import ModelHandle, gpu_request
 from retrievers.dense.texts import content_hash, document_texts, length_order
 from retrievers.topk import run_from_topk
 
@@ -163,9 +163,7 @@ class DenseRetriever(Retriever):
         (it would otherwise hold a CPU its own actors may be waiting for)."""
         if self.encoder == "ray":
             return {"num_cpus": 0}
-        device = self.model.requested_device
-        wants_gpu = device.startswith("cuda") or (device == "auto" and cluster.get("GPU", 0) >= 1)
-        return {"num_gpus": 1} if wants_gpu else {}
+        return gpu_request(self.model.requested_device, cluster)
 
     def encode(self, kind: str, ids: Sequence[str], texts: Sequence[str], prompt: str | None) -> np.ndarray:
         """Embeddings of ``texts`` (rows aligned with ``ids``), from the cache where possible.

@@ -87,6 +87,10 @@ class BiEncoderReranker(Reranker):
     def stats(self) -> dict:
         return self.dense.stats()
 
+    def resources(self, cluster: dict) -> dict:
+        """What a benchmark cell with this reranker asks a Ray cluster for: its dense model's."""
+        return self.dense.resources(cluster)
+
     def score(self, candidates: Candidates, queries: Queries, corpus: Corpus) -> np.ndarray:
         dense = self.dense
         q = dense.encode("queries", queries.ids, queries.texts, dense.query_prompt)

@@ -23,6 +23,7 @@ import numpy as np
 
 from harness import progress
 from harness.datasets.corpus import Corpus, Queries
+from retrievers.dense.model import gpu_request
 from retrievers.dense.texts import document_texts
 from retrievers.rerank.base import Candidates, Reranker
 
@@ -83,6 +84,11 @@ class CrossEncoderReranker(Reranker):
 
     def stats(self) -> dict:
         return {"device": str(self._model.device) if self._model is not None else "not loaded", **self._stats}
+
+    def resources(self, cluster: dict) -> dict:
+        """What a benchmark cell with this reranker asks a Ray cluster for (as the dense retriever):
+        one GPU when the model runs on one (``device='cuda'``, or ``auto`` on a cluster with GPUs)."""
+        return gpu_request(self.requested_device, cluster)
 
     def score(self, candidates: Candidates, queries: Queries, corpus: Corpus) -> np.ndarray:
         model = self.load()

@@ -181,3 +181,29 @@ def test_fail_fast_on_ray_names_the_failing_cell(ray_local, tmp_path, monkeypatc
     with pytest.raises(HarnessError) as info:
         run_bench(config, fail_fast=True)
     assert str(info.value).startswith("tiny / mine: ") and "mine.trec" in str(info.value)
+
+
+def test_a_pipeline_with_a_cuda_reranker_asks_for_a_gpu(tmp_path):
+    """A rerank stage's model on cuda gets its cell one GPU, as a dense stage's does: rerankers had
+    no ``resources`` hook, so a cross-encoder or bi-encoder stage on cuda ran in a task that Ray gave
+    no GPU. Expected: cross-encoder and bi-encoder on cuda: num_gpus 1; on cpu: nothing; ``auto``:
+    one GPU only on a cluster that has GPUs (the dense retriever's rule, retrievers/dense/model.py
+    gpu_request)."""
+    from harness.bench.cells import cells
+
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "sentence_bert_config.json").write_text(json.dumps({"max_seq_length": 128}))
+    (model / "model.safetensors").write_bytes(b"fake weights")
+    executor = RayExecutor(None, 1.0)
+    for reranker, params in (("cross-encoder", f'model = "{model}"'), ("bi-encoder", f'model = "{model}"')):
+        for device, cluster, expected in (("cuda", {"CPU": 8.0}, {"num_cpus": 1.0, "num_gpus": 1}),
+                                          ("cpu", {"CPU": 8.0, "GPU": 1.0}, {"num_cpus": 1.0}),
+                                          ("auto", {"CPU": 8.0}, {"num_cpus": 1.0}),
+                                          ("auto", {"CPU": 8.0, "GPU": 2.0}, {"num_cpus": 1.0, "num_gpus": 1})):
+            path = write_config(tmp_path)
+            path.write_text(path.read_text() + PIPELINE.format(run=tmp_path / "mine.trec") +
+                            f'[[pipelines.stages]]\nname = "rr"\ntype = "rerank"\ninput = "rrf"\n'
+                            f'reranker = "{reranker}"\nparams = {{{params}, device = "{device}"}}\n')
+            cell = cells(load_config(path))[-1]
+            assert executor.resources(None, cell, cluster) == expected, (reranker, device, cluster)
