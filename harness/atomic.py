@@ -1,7 +1,8 @@
 """Atomic file writes: write to a temporary file beside the target, then rename over it.
 
 An interrupted write never leaves a truncated file behind: readers see the old file or the new one.
-Temporary files are named ``.<name>.<pid>.<random>.tmp``; a failed or interrupted write removes its own
+Temporary files are named ``.<name>.<pid>-<host>.<random>.tmp`` (:func:`writer_tag`); a failed or
+interrupted write removes its own
 (Ctrl-C, and SIGTERM in a ``harness`` command, whose entry point turns it into ``SystemExit(143)``:
 ``harness.cli.sigterm_exits``). One left by a process killed without cleanup (SIGKILL; SIGTERM in a
 process that installed no such handler, as the library installs none) is removed by
@@ -12,12 +13,38 @@ once per write.
 from __future__ import annotations
 
 import contextlib
+import functools
+import hashlib
 import json
 import os
 import shutil
+import socket
 import tempfile
+import time
 from pathlib import Path
 from typing import IO, Iterator
+
+FOREIGN_AGE_S = 7 * 86400  # another host's (or pid namespace's) temporary left this long is taken as abandoned
+
+
+@functools.lru_cache(maxsize=1)
+def _host() -> str:
+    """8 hex digits naming where this process's pid means something: the host name and the pid
+    namespace (``/proc/self/ns/pid``: containers on one kernel each have their own)."""
+    try:
+        namespace = os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        namespace = 0
+    return hashlib.blake2s(f"{socket.gethostname()}\0{namespace}".encode(), digest_size=4).hexdigest()
+
+
+def writer_tag() -> str:
+    """``<pid>-<host>``: the writer of a temporary file or folder, in its name, so that
+    :func:`remove_abandoned` can tell a killed writer's from a running one's. The pid alone is not
+    enough where one cache folder is shared across containers or machines (CI jobs with a shared
+    cache volume): another pid namespace's live writer has a pid that is unknown, or someone else,
+    here."""
+    return f"{os.getpid()}-{_host()}"
 
 
 def process_gone(pid: int) -> bool:
@@ -33,27 +60,46 @@ def process_gone(pid: int) -> bool:
 
 
 def temporary_file(path: Path) -> tuple[int, str]:
-    """``mkstemp`` beside ``path``: ``.<name>.<pid>.<random>.tmp`` (the pid lets :func:`remove_abandoned`
-    tell a killed writer's file from a running one's)."""
-    return tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
+    """``mkstemp`` beside ``path``: ``.<name>.<pid>-<host>.<random>.tmp`` (:func:`writer_tag` lets
+    :func:`remove_abandoned` tell a killed writer's file from a running one's)."""
+    return tempfile.mkstemp(prefix=f".{path.name}.{writer_tag()}.", suffix=".tmp", dir=path.parent)
+
+
+def _abandoned(folder: Path, entry: str, is_dir: bool, writer: str) -> bool:
+    """Whether the temporary ``entry`` of ``writer`` (``<pid>-<host>``, or a bare ``<pid>`` as named
+    before the host was) is abandoned: its process is gone, for this host's; for another host's, whose
+    process cannot be looked up here, nothing was written in it (the entry, or a file directly in a
+    folder) for :data:`FOREIGN_AGE_S`."""
+    pid, _, host = writer.partition("-")
+    if not pid.isdigit():
+        return False
+    if host in ("", _host()):
+        return process_gone(int(pid))
+    try:
+        path = folder / entry
+        times = [path.stat(follow_symlinks=False).st_mtime]
+        if is_dir:
+            times += [item.stat(follow_symlinks=False).st_mtime for item in os.scandir(path)]
+    except OSError:
+        return False
+    return time.time() - max(times) > FOREIGN_AGE_S
 
 
 def remove_abandoned(folder: Path, name: str | None = None) -> None:
     """Remove the temporary files (:func:`temporary_file`) and folders (``mkdtemp`` named alike,
-    ``.<name>.<pid>.<random>.tmp``) in ``folder`` whose writer process is gone (only those of ``name``
-    when given): a process killed while writing (SIGKILL; SIGTERM without the CLI's handler) cannot
-    remove its own, and a
-    cache's can be as large as a parsed corpus. Called once per write where large files are written,
-    not per file."""
+    ``.<name>.<pid>-<host>.<random>.tmp``) in ``folder`` that are abandoned (:func:`_abandoned`: this
+    host's whose process is gone, another host's untouched for a week), only those of ``name`` when
+    given: a process killed while writing (SIGKILL; SIGTERM without the CLI's handler) cannot remove
+    its own, and a cache's can be as large as a parsed corpus. Called once per write where large
+    files are written, not per file."""
     try:
         entries = [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in os.scandir(folder)
                    if entry.name.startswith(".") and entry.name.endswith(".tmp")]
     except OSError:
         return
     for entry, is_dir in entries:
-        parts = entry[1:-len(".tmp")].rsplit(".", 2)  # name, pid, random
-        if (len(parts) == 3 and parts[1].isdigit() and name in (None, parts[0])
-                and process_gone(int(parts[1]))):
+        parts = entry[1:-len(".tmp")].rsplit(".", 2)  # name, writer, random
+        if len(parts) == 3 and name in (None, parts[0]) and _abandoned(folder, entry, is_dir, parts[1]):
             if is_dir:
                 shutil.rmtree(folder / entry, ignore_errors=True)
             else:

@@ -80,7 +80,7 @@ def test_a_killed_writers_temporary_file_is_removed_by_the_next_write(tmp_path):
     is gone, keeps a running process's (this one's) and anything else."""
     import os
 
-    from harness.atomic import atomic_open, remove_abandoned
+    from harness.atomic import atomic_open, remove_abandoned, writer_tag
 
     dead, alive = _dead_pid(), os.getpid()
     names = [f".run.trec.{dead}.ab12cd34.tmp", f".metrics.json.{alive}.x_y9z8w7.tmp", ".run.trec.ab12cd34.tmp",
@@ -91,7 +91,7 @@ def test_a_killed_writers_temporary_file_is_removed_by_the_next_write(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(names[1:])
     with atomic_open(tmp_path / "out.txt") as handle:  # its own temporary file: named with this pid
         [temporary] = [p.name for p in tmp_path.iterdir() if p.name.startswith(".out.txt.")]
-        assert temporary.startswith(f".out.txt.{alive}.") and temporary.endswith(".tmp")
+        assert temporary.startswith(f".out.txt.{writer_tag()}.") and temporary.endswith(".tmp")
         handle.write("done")
     assert (tmp_path / "out.txt").read_text() == "done"
 
@@ -113,3 +113,36 @@ def test_the_corpus_cache_removes_a_killed_streams_file(tmp_path, monkeypatch):
     corpus = load_corpus(source, cache=True)
     assert len(corpus) == 50 and not abandoned.exists()
     assert len(list(corpora.glob("*.arrow"))) == 1
+
+
+def test_another_hosts_temporaries_are_kept_until_a_week_old(tmp_path):
+    """One cache folder shared by containers (CI jobs with a cache volume) or machines: another pid
+    namespace's live writer has a pid that is unknown, or someone else's, here, so the pid check
+    removed its temporary file while it was being written (its rename then failed). Expected: a
+    temporary named with this host's tag and a dead pid is removed; one with another host's tag is
+    kept whatever its pid, unless nothing was written in it for a week (FOREIGN_AGE_S); a foreign
+    folder counts the files in it as writes."""
+    import os
+    import time
+
+    from harness.atomic import FOREIGN_AGE_S, remove_abandoned, writer_tag
+
+    dead = _dead_pid()
+    host = writer_tag().split("-")[1]
+    other = "0badcafe" if host != "0badcafe" else "1badcafe"
+    ours = tmp_path / f".corpus.arrow.{dead}-{host}.ab12cd34.tmp"
+    live_elsewhere = tmp_path / f".corpus.arrow.{dead}-{other}.ef56gh78.tmp"
+    old_elsewhere = tmp_path / f".run.trec.{dead}-{other}.ij90kl12.tmp"
+    folder_elsewhere = tmp_path / f".{'k' * 32}.{dead}-{other}.mn34op56.tmp"  # a BM25 staging folder
+    for path in (ours, live_elsewhere, old_elsewhere):
+        path.write_text("x")
+    folder_elsewhere.mkdir()
+    (folder_elsewhere / "indices.npy").write_text("x")  # still written: the folder's own mtime is old
+    week_ago = time.time() - FOREIGN_AGE_S - 60
+    os.utime(old_elsewhere, (week_ago, week_ago))
+    os.utime(folder_elsewhere, (week_ago, week_ago))
+    remove_abandoned(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([live_elsewhere.name, folder_elsewhere.name])
+    os.utime(folder_elsewhere / "indices.npy", (week_ago, week_ago))
+    remove_abandoned(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [live_elsewhere.name]

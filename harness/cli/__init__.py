@@ -74,7 +74,7 @@ def _exit_on_sigterm(signum: int, frame) -> None:
 def sigterm_exits() -> Iterator[None]:
     """While the block runs, SIGTERM raises ``SystemExit(143)`` in the main thread, so the process
     unwinds as on any exception: ``finally`` blocks and context managers run (an atomic writer removes
-    its ``.<name>.<pid>.<random>.tmp`` file, :mod:`harness.atomic`), non-daemon threads (background
+    its ``.<name>.<pid>-<host>.<random>.tmp`` file, :mod:`harness.atomic`), non-daemon threads (background
     cache writes) finish, and the exit status is 143 (128 + 15, what a shell reports for a process
     SIGTERM ended). Python's default, kept outside the block (and by the library, which installs no
     handler), ends the process at once, cleanup undone. Only in the main thread (signal handlers run

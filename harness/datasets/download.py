@@ -6,7 +6,7 @@ Layout under the cache root (``$HARNESS_CACHE_DIR``, else the user cache dir)::
     <root>/datasets/<name>/DOWNLOAD.json    where it came from: url, checksums, size, date
     <root>/datasets/.downloads/<name>.zip   a verified zip (removed once unpacked unless kept)
     <root>/datasets/.downloads/<name>.zip.part   bytes received so far; the next call resumes from here
-    <root>/datasets/.downloads/.<name>.zip.<pid>.<random>.tmp/   pooch's temporary file while it checks the
+    <root>/datasets/.downloads/.<name>.zip.<pid>-<host>.<random>.tmp/   pooch's temporary file while it checks the
                                             checksum (removed by the next download once its process is gone)
 
 pooch does the bookkeeping (checksum check, temp file renamed into place only when the checksum
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from harness.atomic import remove_abandoned
+from harness.atomic import remove_abandoned, writer_tag
 from harness.cache import ENV_VAR as CACHE_ENV  # noqa: F401  (re-exported: tests and docs name it here)
 from harness.cache import cache_dir
 from harness.checksums import file_digest
@@ -211,10 +211,10 @@ def fetch(url: str, dest: Path, known_hash: str | None, progressbar: bool = Fals
     downloader = ResumableDownloader(part, progressbar=progressbar, retries=retries, backoff=backoff,
                                      timeout=timeout)
     # pooch's temporary file (the whole zip while it is hashed) goes into a folder of this process,
-    # .<name>.<pid>.<random>.tmp: one left by a killed process is removed here, as pooch's own
+    # .<name>.<pid>-<host>.<random>.tmp: one left by a killed process is removed here, as pooch's own
     # tmpXXXXXXXX beside the zip could not be told from another process's live one.
     remove_abandoned(dest.parent, dest.name)
-    staging = Path(tempfile.mkdtemp(prefix=f".{dest.name}.{os.getpid()}.", suffix=".tmp", dir=dest.parent))
+    staging = Path(tempfile.mkdtemp(prefix=f".{dest.name}.{writer_tag()}.", suffix=".tmp", dir=dest.parent))
     try:
         fetched = pooch.retrieve(url, known_hash=known_hash, fname=dest.name, path=staging, downloader=downloader)
         os.replace(fetched, dest)

@@ -48,7 +48,7 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.atomic import remove_abandoned, seal
+from harness.atomic import remove_abandoned, seal, writer_tag
 from harness.checksums import crc32
 from retrievers.bm25.sparse_index import InvalidIndex, SparseIndex, TermList
 
@@ -111,7 +111,7 @@ def entry_dir(root: Path, key: str) -> Path:
 
 
 class Staging:
-    """The temporary folder of an entry about to be built (``.<key>.<pid>.<random>.tmp`` beside it),
+    """The temporary folder of an entry about to be built (``.<key>.<pid>-<host>.<random>.tmp`` beside it),
     made before the build so that :meth:`array` can hand the build arrays that are already the
     entry's ``.npy`` files (memory-mapped, their disk space reserved up front); :func:`save` then
     writes only the rest, and renames the folder as usual."""
@@ -120,7 +120,7 @@ class Staging:
         final = entry_dir(root, key)
         final.parent.mkdir(parents=True, exist_ok=True)
         remove_abandoned(final.parent, key)  # this key's staging and save folders of killed builds
-        self.folder = Path(tempfile.mkdtemp(prefix=f".{key}.{os.getpid()}.", suffix=".tmp", dir=final.parent))
+        self.folder = Path(tempfile.mkdtemp(prefix=f".{key}.{writer_tag()}.", suffix=".tmp", dir=final.parent))
         self.arrays: dict[str, np.ndarray] = {}
 
     @classmethod
@@ -188,7 +188,7 @@ def save(index: SparseIndex, root: Path, key: str, settings: dict, staging: Stag
     final = entry_dir(root, key)
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = staging.folder if staging is not None else Path(  # (named with the pid, as Staging's: see remove_abandoned)
-        tempfile.mkdtemp(prefix=f".{key}.{os.getpid()}.", suffix=".tmp", dir=final.parent))
+        tempfile.mkdtemp(prefix=f".{key}.{writer_tag()}.", suffix=".tmp", dir=final.parent))
     try:
         files = {}
         terms_path = tmp / "terms.txt"

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from harness.atomic import writer_tag
 from harness.checksums import crc32
 from harness.datasets.corpus import Corpus, Queries
 from retrievers.bm25 import BM25Retriever
@@ -379,7 +380,7 @@ def test_staging_folders_of_dead_processes_are_removed(tmp_path):
         (folder / "indices.npy").write_bytes(b"partial")
     staging = index_cache.Staging(tmp_path, key)
     assert not abandoned.exists() and live.exists() and saving.exists() and other_key.exists()
-    assert staging.folder.parent == parent and staging.folder.name.startswith(f".{key}.{os.getpid()}.")
+    assert staging.folder.parent == parent and staging.folder.name.startswith(f".{key}.{writer_tag()}.")
     staging.discard()
     assert not staging.folder.exists()
 
