@@ -110,14 +110,15 @@ class EmbeddingCache:
     def load_complete(self) -> np.ndarray | None:
         """The whole matrix (memory-mapped, read-only) when this entry is complete, else None. Parts
         still lying beside a complete matrix (its builder was killed between the rename and their
-        removal, or a slower concurrent builder wrote one since) are removed: nothing reads them now."""
+        removal, or a slower concurrent builder wrote one since) are removed: nothing reads them now
+        (where they can be: on a read-only cache the complete matrix is still served)."""
         meta = self._meta()
         if meta.get("rows") != self.n_rows or not self.final_path.is_file() or not _intact(self.final_path, meta):
             return None
         complete = _load(self.final_path, self.n_rows, meta.get("dim"), mmap=True)
         if complete is not None:
             for part in self.folder.glob("part-*.npy"):
-                with contextlib.suppress(FileNotFoundError):
+                with contextlib.suppress(OSError):  # gone already, or a read-only cache: it still serves the hit
                     part.unlink()
         return complete
 

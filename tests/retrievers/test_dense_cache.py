@@ -86,6 +86,30 @@ def test_parts_left_beside_a_complete_matrix_are_removed_when_it_is_loaded(tmp_p
     assert sorted(p.name for p in (tmp_path / "e").iterdir()) == ["embeddings.npy", "meta.json"]
 
 
+def test_a_complete_matrix_on_a_read_only_cache_is_served_with_parts_beside_it(tmp_path, monkeypatch):
+    # A shared cache mounted read-only (EROFS; EACCES for another user's folder) holding a complete
+    # matrix and parts a killed builder left: before the leftover-part cleanup, load_complete()
+    # served the matrix (it only reads); the cleanup's unlink raised OSError out of it, so every run
+    # on that cache crashed. Expected: the same rows as the complete matrix (expected()), parts kept.
+    from pathlib import Path
+
+    cache = make(tmp_path / "e", chunk=4)
+    cache.build(rows_encoder([]))
+    for i in range(cache.n_chunks):
+        np.save(cache.part_path(i), np.zeros((len(cache.chunk_rows(i)), DIM), np.float32))
+    unlink = Path.unlink
+
+    def read_only(path, *args, **kwargs):
+        if path.parent == tmp_path / "e":
+            raise OSError(30, "Read-only file system", str(path))
+        return unlink(path, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "unlink", read_only)
+    loaded = make(tmp_path / "e", chunk=4).load_complete()
+    np.testing.assert_array_equal(loaded, expected())
+    assert len(list((tmp_path / "e").glob("part-*.npy"))) == cache.n_chunks
+
+
 def test_corrupt_or_mismatched_part_is_reencoded(tmp_path):
     with pytest.raises(KeyboardInterrupt):
         make(tmp_path / "e").build(rows_encoder([], fail_on_call=3))
