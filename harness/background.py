@@ -1,7 +1,11 @@
 """Cache files written on background threads, keyed by their path, waited for by key or all at once.
 
 The threads are not daemons: the interpreter joins them at exit, so a process never ends before a
-cache file it started is complete (the file itself is written atomically by the task).
+cache file it started is complete (the file itself is written atomically by the task). A wait is on
+an event the thread sets when its task is over, not ``Thread.join()``: a join interrupted by an
+exception from a signal handler (SIGTERM's ``SystemExit(143)`` in the CLI, Ctrl-C) marks the
+still-running thread as stopped (CPython 3.11's ``_wait_for_tstate_lock`` releases its lock), so the
+interpreter's exit no longer waited for it and ended the write midway, its temporary files left.
 """
 
 from __future__ import annotations
@@ -15,29 +19,33 @@ class PendingWrites:
     """At most one writer thread per key (a cache file or folder) at a time."""
 
     def __init__(self) -> None:
-        self._threads: dict[Path, threading.Thread] = {}
+        self._threads: dict[Path, tuple[threading.Thread, threading.Event]] = {}  # key -> (writer, its task is over)
         self._lock = threading.Lock()
 
     def start(self, key: Path, task: Callable[[], None], name: str) -> threading.Thread:
         """Run ``task()`` on a new non-daemon thread registered under ``key`` until it returns."""
+        done = threading.Event()
+
         def run() -> None:
             try:
                 task()
             finally:
                 with self._lock:
-                    if self._threads.get(key) is thread:
+                    if self._threads.get(key, (None,))[0] is thread:
                         del self._threads[key]
+                done.set()
 
         thread = threading.Thread(target=run, name=name)
         with self._lock:
-            self._threads[key] = thread
+            self._threads[key] = thread, done
         thread.start()
         return thread
 
     def wait(self, key: Path | None = None) -> None:
-        """Wait until the write of ``key`` (every pending one when None) is finished."""
+        """Wait until the write of ``key`` (every pending one when None) is finished (on its event:
+        see the module docstring)."""
         with self._lock:
-            threads = list(self._threads.values()) if key is None else [self._threads.get(key)]
-        for thread in threads:
-            if thread is not None:
-                thread.join()
+            pending = list(self._threads.values()) if key is None else [self._threads.get(key)]
+        for entry in pending:
+            if entry is not None:
+                entry[1].wait()

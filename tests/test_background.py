@@ -37,3 +37,37 @@ def test_a_failing_task_is_unregistered_and_wait_all_joins_every_writer():
     finally:
         threading.excepthook = original
     assert sorted(map(str, finished)) == ["1", "OSError"] and pending._threads == {}
+
+
+def test_a_write_waited_for_when_sigterm_comes_still_finishes(tmp_path):
+    """SIGTERM in a harness command raises SystemExit(143) in the main thread (harness.cli); arriving
+    while the command waits for a background write, it interrupted Thread.join(), which then marked
+    the still-running writer as stopped (CPython 3.11), so the interpreter's exit did not wait for it
+    and the write never finished. Expected: exit 143 and the write done (the file holds "done")."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent("""
+        import os, signal, sys, threading, time
+        from pathlib import Path
+        import harness.cli as cli
+        import harness.cli.evaluate  # (main imports the command's module, which adds it to cli.app)
+        from harness.background import PendingWrites
+
+        out = Path(sys.argv[1])
+
+        def command():
+            pending = PendingWrites()
+            pending.start(out, lambda: (time.sleep(1.0), out.write_text("done")), "writer")
+            threading.Timer(0.2, lambda: os.kill(os.getpid(), signal.SIGTERM)).start()
+            pending.wait(out)
+
+        cli.app = command
+        sys.argv = ["harness", "evaluate"]
+        cli.main()
+    """)
+    out = tmp_path / "out.txt"
+    proc = subprocess.run([sys.executable, "-c", script, str(out)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 143, proc.stderr
+    assert out.read_text() == "done"

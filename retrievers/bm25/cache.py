@@ -49,6 +49,7 @@ from pathlib import Path
 import numpy as np
 
 from harness.atomic import remove_abandoned, seal, writer_tag
+from harness.background import PendingWrites
 from harness.checksums import crc32
 from retrievers.bm25.sparse_index import InvalidIndex, SparseIndex, TermList
 
@@ -60,8 +61,7 @@ VERIFY_ENV = "HARNESS_BM25_VERIFY"
 
 
 log = logging.getLogger(__name__)
-_pending: dict[Path, threading.Thread] = {}  # entry folder -> the thread writing it
-_pending_lock = threading.Lock()
+_pending = PendingWrites()  # entry folder -> the thread writing it
 
 
 class CacheCorrupt(Exception):
@@ -224,33 +224,20 @@ def save(index: SparseIndex, root: Path, key: str, settings: dict, staging: Stag
 
 def save_in_background(index: SparseIndex, root: Path, key: str, settings: dict,
                        staging: Staging | None = None) -> threading.Thread:
-    """:func:`save` on a (non-daemon) thread; a failure to write (read-only or full disk) is logged."""
-    folder = entry_dir(root, key)
-
+    """:func:`save` on a (non-daemon) thread (harness.background); a failure to write (read-only or
+    full disk) is logged."""
     def write() -> None:
         try:
             save(index, root, key, settings, staging)
         except OSError as exc:  # a read-only or full disk must not stop the run
             log.warning("could not write the BM25 index cache under %s: %s", root, exc)
-        finally:
-            with _pending_lock:
-                if _pending.get(folder) is thread:
-                    del _pending[folder]
 
-    thread = threading.Thread(target=write, name=f"bm25-cache-{key[:8]}")
-    with _pending_lock:
-        _pending[folder] = thread
-    thread.start()
-    return thread
+    return _pending.start(entry_dir(root, key), write, name=f"bm25-cache-{key[:8]}")
 
 
 def wait(folder: Path | None = None) -> None:
     """Wait until the background write of entry ``folder`` (every one when None) is finished."""
-    with _pending_lock:
-        threads = list(_pending.values()) if folder is None else [_pending.get(folder)]
-    for thread in threads:
-        if thread is not None:
-            thread.join()
+    _pending.wait(folder)
 
 
 def load(root: Path, key: str, verify: str | None = None, postings_check=None) -> SparseIndex | None:
