@@ -63,9 +63,6 @@ def main() -> None:
             sys.exit(2)
 
 
-TERMINATED = 128 + signal.SIGTERM  # 143: the status a shell reports for a process ended by SIGTERM
-
-
 def _exit_on_sigterm(signum: int, frame) -> None:
     raise SystemExit(128 + signum)
 

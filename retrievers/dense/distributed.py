@@ -32,7 +32,7 @@ import numpy as np
 from harness.atomic import write_json
 from harness.errors import HarnessError
 from retrievers.dense.cache import EmbeddingCache
-from retrievers.dense.model import ModelHandle
+from retrievers.dense.model import ModelHandle, wants_gpu
 
 def require_ray():
     try:
@@ -124,7 +124,7 @@ def plan_workers(ray, device: str, workers: int | None) -> tuple[int, float, str
     actor per GPU; otherwise ``workers`` CPU actors (default: one per CPU of the cluster)."""
     resources = ray.cluster_resources()
     gpus = int(resources.get("GPU", 0))
-    if device.startswith("cuda") or (device == "auto" and gpus > 0):
+    if wants_gpu(device, resources):
         if gpus < 1:
             raise HarnessError(f"device {device!r} asks for GPUs but the Ray cluster has none")
         return workers or gpus, 1.0, "cuda"

@@ -60,12 +60,16 @@ def bundled_model_path() -> Path | None:
     return path if (path / "modules.json").is_file() else None
 
 
+def wants_gpu(device: str, cluster: dict) -> bool:
+    """Whether a model on ``device`` runs on a GPU of a Ray cluster (``cluster``:
+    ``ray.cluster_resources()``): ``cuda`` (``cuda:N``), or ``auto`` on a cluster with a GPU."""
+    return device.startswith("cuda") or (device == "auto" and cluster.get("GPU", 0) >= 1)
+
+
 def gpu_request(device: str, cluster: dict) -> dict:
     """What a benchmark cell whose model runs on ``device`` asks a Ray cluster for
-    (harness/bench/executors.py): one GPU for ``cuda`` (``cuda:N``), or for ``auto`` on a cluster
-    with GPUs (``cluster``: ``ray.cluster_resources()``); nothing else."""
-    wants_gpu = device.startswith("cuda") or (device == "auto" and cluster.get("GPU", 0) >= 1)
-    return {"num_gpus": 1} if wants_gpu else {}
+    (harness/bench/executors.py): one GPU where it :func:`wants_gpu`, else nothing."""
+    return {"num_gpus": 1} if wants_gpu(device, cluster) else {}
 
 
 def resolve_device(device: str) -> str:
