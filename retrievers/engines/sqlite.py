@@ -42,6 +42,7 @@ from pathlib import Path
 
 import numpy as np
 
+from harness.atomic import remove_abandoned, writer_tag
 from harness.checksums import sha256
 from harness.datasets.corpus import Corpus, Queries
 from harness.run import Run
@@ -176,9 +177,12 @@ class SQLiteRetriever(Retriever):
             con.close()
 
     def _save(self, corpus: Corpus, root: Path, key: str) -> Path:
-        """Build the database in a temporary folder beside ``root/key`` and rename it into place."""
+        """Build the database in a temporary folder beside ``root/key`` (``.<key>.<pid>-<host>.<random>.tmp``)
+        and rename it into place; the folders of this key's killed builds are removed first
+        (harness.atomic.remove_abandoned: each holds a whole database)."""
         root.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{key}.", suffix=".tmp", dir=root))
+        remove_abandoned(root, key)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{key}.{writer_tag()}.", suffix=".tmp", dir=root))
         try:
             self._build(corpus, tmp / DB_FILE)
             with open(tmp / DB_FILE, "rb+") as handle:

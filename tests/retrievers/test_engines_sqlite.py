@@ -189,6 +189,32 @@ def test_cache_is_reused_and_a_damaged_entry_rebuilt(retriever, tmp_path):
     assert other.stats()["cache"] == "built" and other.stats()["index_path"] != str(path)
 
 
+def test_a_killed_builds_folder_is_removed_by_the_next_build(retriever, tmp_path):
+    """A build killed midway left ``.<key>.<random>.tmp`` (a whole database) in the cache for good:
+    nothing removed it. Expected: its folders are named with the writer (``<pid>-<host>``), and the next
+    build of that key removes the one whose process is gone, keeping a live process's and another
+    key's."""
+    import shutil
+
+    from harness.atomic import writer_tag
+
+    first = retriever()
+    entry = Path(first.stats()["index_path"]).parent
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    host = writer_tag().split("-")[1]
+    abandoned = entry.parent / f".{entry.name}.{dead.pid}-{host}.abcd1234.tmp"
+    live = entry.parent / f".{entry.name}.{writer_tag()}.efgh5678.tmp"
+    other_key = entry.parent / f".{'0' * len(entry.name)}.{dead.pid}-{host}.ijkl9012.tmp"
+    for folder in (abandoned, live, other_key):
+        folder.mkdir()
+        (folder / "index.sqlite").write_bytes(b"partial")
+    shutil.rmtree(entry)  # the next retriever builds this key again
+    second = retriever()
+    assert second.stats()["cache"] == "built"
+    assert not abandoned.exists() and live.exists() and other_key.exists()
+
+
 # ----------------------------------------------------------------- end to end
 def test_cli_run_on_scifact(tmp_path):
     env = {**os.environ, "HARNESS_CACHE_DIR": str(tmp_path / "cache")}
