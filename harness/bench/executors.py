@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterator
 
+from harness import raycluster
 from harness.bench.cells import Cell
 from harness.cache import ENV_VAR
 from harness.errors import HarnessError
@@ -101,9 +102,7 @@ class RayExecutor:
             import ray
         except ImportError:
             raise HarnessError('--executor ray needs Ray: pip install "retrieval-harness[ray]"') from None
-        if not ray.is_initialized():
-            ray.init(address=self.address or os.environ.get("RAY_ADDRESS") or None, log_to_driver=False,
-                     include_dashboard=False)
+        raycluster.init(ray, self.address)
         return ray
 
     def resources(self, runner: "BenchRunner", cell: Cell, cluster: dict) -> dict:

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +28,7 @@ from typing import Sequence
 
 import numpy as np
 
+from harness import raycluster
 from harness.atomic import write_json
 from harness.errors import HarnessError
 from retrievers.dense.cache import EmbeddingCache
@@ -47,9 +47,7 @@ def connect(address: str | None = None):
     """The ``ray`` module, connected: to ``address`` (``auto``, ``ray://host:port``), else to
     ``$RAY_ADDRESS``, else a local Ray started here. An already initialized Ray is kept."""
     ray = require_ray()
-    if not ray.is_initialized():
-        ray.init(address=address or os.environ.get("RAY_ADDRESS") or None, log_to_driver=False,
-                 include_dashboard=False)
+    raycluster.init(ray, address)
     context = ray.data.DataContext.get_current()
     context.enable_progress_bars = False  # the harness draws its own
     context.print_on_execution_start = False

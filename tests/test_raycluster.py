@@ -1,0 +1,54 @@
+"""harness/raycluster.py: an unreachable Ray address is one clear error at once (Ray itself retries it
+for minutes: a review saw `harness bench --executor ray --address host:port` wait over 2 minutes)."""
+
+from __future__ import annotations
+
+import socket
+import time
+
+import pytest
+
+from harness.errors import HarnessError
+from harness.raycluster import check_reachable
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]  # (closed when the with block ends: nothing listens there)
+
+
+@pytest.mark.parametrize("scheme", ["", "ray://"])
+def test_an_address_nothing_listens_on_is_refused_at_once(scheme):
+    address = f"{scheme}127.0.0.1:{closed_port()}"
+    started = time.perf_counter()
+    with pytest.raises(HarnessError) as err:
+        check_reachable(address)
+    assert str(err.value) == f"cannot reach the Ray cluster at {address}: Connection refused"
+    assert time.perf_counter() - started < 5
+    with pytest.raises(HarnessError, match=r"cannot reach the Ray cluster at \[::1\]:"):  # IPv6 brackets
+        check_reachable(f"[::1]:{closed_port()}")
+
+
+def test_a_listening_address_passes_and_others_are_left_to_ray():
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        port = server.getsockname()[1]
+        check_reachable(f"127.0.0.1:{port}")
+        check_reachable(f"ray://127.0.0.1:{port}")
+    for address in (None, "", "auto", "local", "head-node"):  # no port: Ray's own rules
+        check_reachable(address)
+
+
+def test_bench_on_an_unreachable_ray_address_is_one_line(tmp_path, harness_cli):
+    """End to end: `harness bench CONFIG --executor ray --address 127.0.0.1:<closed>` exits 2 with the
+    one line, before any cell runs."""
+    pytest.importorskip("ray")
+    from tests.bench.test_ray_executor import write_config
+
+    address = f"127.0.0.1:{closed_port()}"
+    result = harness_cli("bench", write_config(tmp_path), "--executor", "ray", "--address", address, "-q")
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"error: cannot reach the Ray cluster at {address}: Connection refused")
