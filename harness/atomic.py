@@ -17,9 +17,9 @@ import functools
 import hashlib
 import json
 import os
+import secrets
 import shutil
 import socket
-import tempfile
 import time
 from pathlib import Path
 from typing import IO, Iterator
@@ -59,10 +59,19 @@ def process_gone(pid: int) -> bool:
     return False
 
 
-def temporary_file(path: Path) -> tuple[int, str]:
-    """``mkstemp`` beside ``path``: ``.<name>.<pid>-<host>.<random>.tmp`` (:func:`writer_tag` lets
-    :func:`remove_abandoned` tell a killed writer's file from a running one's)."""
-    return tempfile.mkstemp(prefix=f".{path.name}.{writer_tag()}.", suffix=".tmp", dir=path.parent)
+def temporary_path(path: Path) -> Path:
+    """A new name beside ``path`` for its temporary file, ``.<name>.<pid>-<host>.<random>.tmp``
+    (:func:`writer_tag` lets :func:`remove_abandoned` tell a killed writer's file from a running
+    one's), not created yet: the writer creates it (:func:`create_new`) inside the ``try`` that
+    removes it on failure, so that an interruption right after its creation (SIGTERM's
+    ``SystemExit`` in the CLI, Ctrl-C) still removes it; ``mkstemp`` created the file before the
+    writer knew its name, so such an interruption left it behind."""
+    return path.parent / f".{path.name}.{writer_tag()}.{secrets.token_hex(6)}.tmp"
+
+
+def create_new(tmp: Path) -> int:
+    """Create ``tmp``, which must not exist (O_EXCL), for writing, mode 0600 as ``mkstemp``; its fd."""
+    return os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
 
 
 def _abandoned(folder: Path, entry: str, is_dir: bool, writer: str) -> bool:
@@ -86,7 +95,7 @@ def _abandoned(folder: Path, entry: str, is_dir: bool, writer: str) -> bool:
 
 
 def remove_abandoned(folder: Path, name: str | None = None) -> None:
-    """Remove the temporary files (:func:`temporary_file`) and folders (``mkdtemp`` named alike,
+    """Remove the temporary files (:func:`temporary_path`) and folders (``mkdtemp`` named alike,
     ``.<name>.<pid>-<host>.<random>.tmp``) in ``folder`` that are abandoned (:func:`_abandoned`: this
     host's whose process is gone, another host's untouched for a week), only those of ``name`` when
     given: a process killed while writing (SIGKILL; SIGTERM without the CLI's handler) cannot remove
@@ -119,13 +128,14 @@ def atomic_open(path: str | os.PathLike, mode: str = "w", encoding: str | None =
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     binary = "b" in mode
-    fd, tmp = temporary_file(path)
+    tmp = temporary_path(path)
     try:
+        fd = create_new(tmp)
         with os.fdopen(fd, mode, encoding=None if binary else encoding) as handle:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp creates 0600; give the file the usual permissions
+        os.chmod(tmp, 0o666 & ~_umask())  # created 0600; give the file the usual permissions
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -135,7 +145,7 @@ def atomic_open(path: str | os.PathLike, mode: str = "w", encoding: str | None =
 
 def seal(path: str | os.PathLike) -> None:
     """Make a written temporary file ready to be renamed into place: fsync it, and give it the usual
-    permissions (mkstemp creates 0600)."""
+    permissions (:func:`create_new` creates it 0600)."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -150,10 +160,10 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     writer); on success the file is fsynced and renamed to ``path``, on failure removed."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = temporary_file(path)
-    os.close(fd)
+    tmp = temporary_path(path)
     try:
-        yield Path(tmp)
+        os.close(create_new(tmp))
+        yield tmp
         seal(tmp)
         os.replace(tmp, path)
     except BaseException:

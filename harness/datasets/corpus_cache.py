@@ -54,7 +54,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable
 
-from harness.atomic import atomic_path, remove_abandoned, seal, temporary_file, write_json
+from harness.atomic import atomic_path, create_new, remove_abandoned, seal, temporary_path, write_json
 from harness.background import PendingWrites
 from harness.cache import cache_dir
 from harness.checksums import sha256
@@ -256,12 +256,10 @@ def stream_into_cache(stream: Callable) -> Path | None:
     try:
         folder.mkdir(parents=True, exist_ok=True)
         remove_abandoned(folder)
-        fd, name = temporary_file(folder / "stream")
-        os.close(fd)
     except OSError as exc:
         log.warning("could not write the corpus cache under %s: %s", folder, exc)
         return None
-    tmp = Path(name)
+    tmp = temporary_path(folder / "stream")  # created in the try below, whose finally removes it
     state: dict = {}
 
     def write(batch) -> None:
@@ -278,6 +276,7 @@ def stream_into_cache(stream: Callable) -> Path | None:
 
     done = False
     try:
+        os.close(create_new(tmp))
         if stream(write) and "writer" in state:
             close()
             seal(tmp)
