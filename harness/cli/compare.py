@@ -63,9 +63,12 @@ def compare(
     if markdown_out:
         write_text(markdown_out, valid_text(markdown))
     if json_out:
+        from harness.reports.document import plain_json
         from harness.reports.efficiency import summary
 
-        speed = {s.name: summary(s.document.efficiency) for s in systems if s.document and s.document.efficiency}
+        # strict JSON: a NaN or infinite figure (a hand-edited or foreign metrics.json) is null, as in metrics.json
+        speed = {s.name: plain_json(summary(s.document.efficiency))
+                 for s in systems if s.document and s.document.efficiency}
         document = {**comparison.to_dict(), **({"efficiency": speed} if speed else {})}
         write_text(json_out, valid_json_text(indented_json(document)) + "\n")  # write_json's text
         if plots:
@@ -73,12 +76,13 @@ def compare(
 
 
 def _plots(comparison, folder: Path, prefix: str) -> None:
-    from harness.compare.plots import plot_metric_curves, plot_query_differences
+    from harness.compare.plots import plot_metric_curves, plot_query_differences, slugs
 
     written = plot_metric_curves(comparison.aligned.systems, folder, prefix)
     base = comparison.baseline
+    names = slugs(comparison.systems)  # one file per plot, whatever the names
     for (system, metric) in comparison.cells:
         d = comparison.aligned.of(system, metric) - comparison.aligned.of(base, metric)
-        written.append(plot_query_differences(base, system, metric, d, folder, prefix))
+        written.append(plot_query_differences(base, system, metric, d, folder, prefix, names))
     for path in written:
         typer.echo(f"plot written to {path}", err=True)

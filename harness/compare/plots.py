@@ -15,6 +15,7 @@ import numpy as np
 
 from harness.atomic import atomic_open
 from harness.compare.load import SystemResult
+from harness.evaluation.evaluator import finite_mean
 
 _NAME = re.compile(r"^(.+)@(\d+)$")
 
@@ -43,6 +44,22 @@ def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_") or "x"
 
 
+def slugs(names) -> dict[str, str]:
+    """A distinct file-name slug per name: :func:`slug`, followed by ``-2``, ``-3``... when an earlier name
+    took it (names that differ only outside ``[A-Za-z0-9_.-]``, such as ``bm25 v2`` and ``bm25_v2``, or two
+    names in a script other than Latin, which both slug to ``x``: their plots overwrote each other)."""
+    out: dict[str, str] = {}
+    used: set[str] = set()
+    for name in names:
+        candidate, n = slug(name), 1
+        while candidate in used:
+            n += 1
+            candidate = f"{slug(name)}-{n}"
+        used.add(candidate)
+        out[name] = candidate
+    return out
+
+
 def curves(systems: list[SystemResult]) -> dict[str, list[tuple[int, dict[str, float]]]]:
     """family -> [(k, {system: mean})] over the cutoffs every system has, k ascending.
 
@@ -61,7 +78,7 @@ def curves(systems: list[SystemResult]) -> dict[str, list[tuple[int, dict[str, f
     out = {}
     for family in sorted(families):
         ks = sorted(families[family])
-        out[family] = [(k, {s.name: float(np.mean(s.values[f"{family}@{k}"][rows[s.name]])) for s in systems})
+        out[family] = [(k, {s.name: finite_mean(s.values[f"{family}@{k}"][rows[s.name]]) for s in systems})
                        for k in ks]
     return out
 
@@ -92,8 +109,10 @@ def plot_metric_curves(systems: list[SystemResult], folder: str | Path, prefix: 
 
 
 def plot_query_differences(baseline: str, system: str, metric: str, differences: np.ndarray,
-                           folder: str | Path, prefix: str = "compare") -> Path:
-    """Sorted per-query difference bars: ``<prefix>_diff_<metric>_<system>_vs_<baseline>.png``."""
+                           folder: str | Path, prefix: str = "compare", names: dict[str, str] | None = None) -> Path:
+    """Sorted per-query difference bars: ``<prefix>_diff_<metric>_<system>_vs_<baseline>.png``, the system
+    names as ``names`` (:func:`slugs` of all the systems, so that no two plots share a file) or :func:`slug`
+    gives them."""
     plt = _pyplot()
     d = np.sort(np.asarray(differences, dtype=np.float64))[::-1]
     fig, ax = plt.subplots(figsize=(8, 4))
@@ -105,6 +124,8 @@ def plot_query_differences(baseline: str, system: str, metric: str, differences:
                   f"{int((d < 0).sum())} worse)")
     ax.set_ylabel(f"Δ {metric}")
     ax.set_title(f"{metric}: {system} - {baseline} per query (mean {d.mean():+.4f})")
-    path = _save(fig, Path(folder) / f"{prefix}_diff_{slug(metric)}_{slug(system)}_vs_{slug(baseline)}.png")
+    names = names or {}
+    system_slug, baseline_slug = names.get(system) or slug(system), names.get(baseline) or slug(baseline)
+    path = _save(fig, Path(folder) / f"{prefix}_diff_{slug(metric)}_{system_slug}_vs_{baseline_slug}.png")
     plt.close(fig)
     return path

@@ -25,6 +25,7 @@ the resampled dataset means.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -38,6 +39,7 @@ from harness.compare.plots import curves
 from harness.compare.significance import (bootstrap_means, holm_bonferroni, paired_bootstrap_ci, paired_t_test,
                                           percentile_interval, randomization_test, rank_groups)
 from harness.errors import HarnessError
+from harness.evaluation.evaluator import finite_mean
 
 DEFAULT_METRICS = ("NDCG@10", "Recall@100", "MRR@10")
 SNIPPET = 120  # characters of text shown for a document without a title
@@ -163,8 +165,12 @@ def load_judgments(system: SystemResult, info: ResultInfo, source: str | None, w
 
 # ------------------------------------------------------------------------------ statistics
 def _rounded(values: np.ndarray, digits: int = 4) -> list:
-    """Compact JSON numbers: rounded, integral values as ints (0 and 1 are most of them)."""
-    return [int(v) if v.is_integer() else v for v in np.round(values, digits).tolist()]
+    """Compact JSON numbers: rounded, integral values as ints (0 and 1 are most of them). Values past
+    2^52 have no decimals to round and are kept (rounding multiplies by 10^digits: DCG_exp values near
+    2^1023 became inf, which JSON cannot hold), and written as floats (8.98846567431158e+307)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        rounded = np.where(np.abs(values) < 2.0**52, np.round(values, digits), values)
+    return [int(v) if v.is_integer() and abs(v) < 2.0**52 else v for v in rounded.tolist()]
 
 
 def _letters(count: int) -> list[str]:
@@ -190,7 +196,7 @@ def pairwise_different(columns: list[np.ndarray], p: dict[tuple[int, int], float
     n = len(columns)
     different = np.zeros((n, n), dtype=bool)
     for (i, j), q in zip(p, holm_bonferroni(list(p.values())).tolist()):
-        different[i, j] = different[j, i] = q < alpha and columns[i].mean() != columns[j].mean()
+        different[i, j] = different[j, i] = q < alpha and finite_mean(columns[i]) != finite_mean(columns[j])
     return different
 
 
@@ -248,7 +254,7 @@ def dataset_section(label: str, systems: list[SystemResult], metrics: list[str],
     draws = {}
     for c, (metric, name) in enumerate((m, n) for m in metrics for n in names):
         ci = percentile_interval(resampled[:, c], settings.confidence, settings.seed)
-        cells.setdefault(metric, {})[name] = {"mean": float(aligned.of(name, metric).mean()),
+        cells.setdefault(metric, {})[name] = {"mean": finite_mean(aligned.of(name, metric)),
                                               "low": ci.low, "high": ci.high}
         draws[(name, metric)] = resampled[:, c]
     versus, deltas = [], {}
@@ -272,8 +278,8 @@ def dataset_section(label: str, systems: list[SystemResult], metrics: list[str],
         for i, q in zip(others, adjusted.tolist()):
             d = values[i] - values[b]
             ci = paired_bootstrap_ci(values[b], values[i], settings.resamples, settings.confidence, settings.seed)
-            versus.append({"system": names[i], "metric": metric, "difference": float(d.mean()), "low": ci.low,
-                           "high": ci.high, "p_holm": q, "significant": q < settings.alpha and d.mean() != 0,
+            versus.append({"system": names[i], "metric": metric, "difference": finite_mean(d), "low": ci.low,
+                           "high": ci.high, "p_holm": q, "significant": q < settings.alpha and finite_mean(d) != 0,
                            "wins": int((d > 0).sum()), "ties": int((d == 0).sum()), "losses": int((d < 0).sum())})
             deltas[(names[i], metric)] = d
     info = result_info(systems[0])
@@ -366,8 +372,11 @@ def average_row(sections: list[DatasetSection], metrics: list[str], systems: lis
             for k, section in enumerate(sections):
                 draws = section.resampled[(name, metric)]
                 parts.append(draws[np.random.default_rng(seed + k).permutation(len(draws))] if k else draws)
-            ci = percentile_interval(np.mean(parts, axis=0), confidence, seed)
-            row[name] = {"mean": float(np.mean([s.cells[metric][name]["mean"] for s in sections])),
+            parts = np.array(parts)
+            top = float(np.abs(parts).max())  # resampled means near 2^1023 (DCG_exp) would sum to inf:
+            scale = 2.0 ** -math.frexp(top)[1] if top > 2.0**500 else 1.0  # average them scaled (exact)
+            ci = percentile_interval(np.mean(parts * scale, axis=0) / scale, confidence, seed)
+            row[name] = {"mean": finite_mean(np.array([s.cells[metric][name]["mean"] for s in sections])),
                          "low": ci.low, "high": ci.high}
         if row:
             top = max(v["mean"] for v in row.values())

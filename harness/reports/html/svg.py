@@ -14,6 +14,8 @@ from html import escape
 
 import numpy as np
 
+from harness.evaluation.evaluator import finite_mean
+
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
            "#bcbd22", "#17becf")
 WIDTH, HEIGHT = 380, 250
@@ -22,6 +24,14 @@ LEFT, RIGHT, TOP, BOTTOM = 48, 12, 28, 40
 
 def color(index: int) -> str:
     return PALETTE[index % len(PALETTE)]
+
+
+def _scale(values) -> float:
+    """1.0, or for values past 2^500 in magnitude (DCG_exp of large grades, up to 2^1023) the power of two
+    that brings the largest below 1: the chart is laid out on ``value * scale`` (exact), so that paddings,
+    spans and bin widths stay finite, and labelled with the values themselves."""
+    top = max((abs(float(v)) for v in values), default=0.0)
+    return 2.0 ** -math.frexp(top)[1] if top > 2.0**500 else 1.0
 
 
 def _ticks(low: float, high: float, count: int = 5, integer: bool = False) -> tuple[list[float], int]:
@@ -48,12 +58,13 @@ def _frame(title: str, body: list[str], height: int = HEIGHT) -> str:
             + "".join(body) + "</svg>")
 
 
-def _y_axis(low: float, high: float, y, integer: bool = False) -> list[str]:
+def _y_axis(low: float, high: float, y, integer: bool = False, scale: float = 1.0) -> list[str]:
     out = []
     ticks, digits = _ticks(low, high, integer=integer)
     for t in ticks:
+        label = f"{t:.{digits}f}" if scale == 1.0 else f"{t / scale:.3g}"
         out.append(f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y(t):.1f}" y2="{y(t):.1f}" class="grid"/>'
-                   f'<text x="{LEFT - 4}" y="{y(t) + 3:.1f}" text-anchor="end" class="tick">{t:.{digits}f}</text>')
+                   f'<text x="{LEFT - 4}" y="{y(t) + 3:.1f}" text-anchor="end" class="tick">{label}</text>')
     return out
 
 
@@ -62,7 +73,9 @@ def line_chart(title: str, ks: list[int], series: list[tuple[str, list[float]]],
     legend_rows = math.ceil(len(series) / 2)
     height = HEIGHT + 16 * legend_rows
     plot_bottom = HEIGHT - BOTTOM
-    values = [v for _, ys in series for v in ys]
+    scale = _scale(v for _, ys in series for v in ys)
+    series_scaled = [[v * scale for v in ys] for _, ys in series]
+    values = [v for ys in series_scaled for v in ys]
     low, high = min(values), max(values)
     pad = (high - low) * 0.08 or 0.05
     low, high = max(0.0, low - pad), high + pad
@@ -75,18 +88,18 @@ def line_chart(title: str, ks: list[int], series: list[tuple[str, list[float]]],
     def y(v: float) -> float:
         return plot_bottom - (v - low) / (high - low) * (plot_bottom - TOP)
 
-    body = _y_axis(low, high, y)
+    body = _y_axis(low, high, y, scale=scale)
     for i, k in enumerate(ks):
         body.append(f'<text x="{x(i):.1f}" y="{plot_bottom + 14}" text-anchor="middle" class="tick">{k}</text>')
     body.append(f'<text x="{WIDTH / 2}" y="{plot_bottom + 28}" text-anchor="middle" class="axis">k</text>')
     body.append(f'<text x="12" y="{(TOP + plot_bottom) / 2}" transform="rotate(-90 12 {(TOP + plot_bottom) / 2})" '
                 f'text-anchor="middle" class="axis">{escape(ylabel)}</text>')
-    for n, (name, ys) in enumerate(series):
-        points = " ".join(f"{x(i):.1f},{y(v):.1f}" for i, v in enumerate(ys))
+    for n, ((name, ys), scaled) in enumerate(zip(series, series_scaled)):
+        points = " ".join(f"{x(i):.1f},{y(v):.1f}" for i, v in enumerate(scaled))
         body.append(f'<polyline points="{points}" fill="none" stroke="{color(n)}" stroke-width="2"/>')
-        for i, v in enumerate(ys):
+        for i, (v, at) in enumerate(zip(ys, scaled)):
             tip = f"{name}: {ylabel.split('@')[0]}@{ks[i]} = {v:.4f}"
-            body.append(f'<circle cx="{x(i):.1f}" cy="{y(v):.1f}" r="3" fill="{color(n)}">'
+            body.append(f'<circle cx="{x(i):.1f}" cy="{y(at):.1f}" r="3" fill="{color(n)}">'
                         f'<title>{escape(tip)}</title></circle>')
         lx, ly = LEFT + (n % 2) * (WIDTH - LEFT) / 2, HEIGHT + 16 * (n // 2) - 4
         body.append(f'<rect x="{lx:.1f}" y="{ly - 8}" width="10" height="10" fill="{color(n)}"/>'
@@ -104,7 +117,8 @@ def _nice_range(largest: float) -> float:
 def histogram(title: str, differences: np.ndarray, bins: int = 20) -> str:
     """Differences ``system - baseline`` per query: non-zero ones binned over [-r, r], ties counted apart."""
     d = np.asarray(differences, dtype=np.float64)
-    moved = d[d != 0]
+    scale = _scale(d.tolist())
+    moved = d[d != 0] * scale
     better, worse = int((d > 0).sum()), int((d < 0).sum())
     ties = len(d) - better - worse
     r = _nice_range(float(np.abs(moved).max())) if len(moved) else 1.0
@@ -124,10 +138,11 @@ def histogram(title: str, differences: np.ndarray, bins: int = 20) -> str:
             fill = "#2a9d4b" if lo >= 0 else "#d1495b"
             body.append(f'<rect x="{x(lo) + 0.5:.1f}" y="{y(count):.1f}" width="{x(hi) - x(lo) - 1:.1f}" '
                         f'height="{plot_bottom - y(count):.1f}" fill="{fill}">'
-                        f'<title>{count} queries with Δ in [{lo:+.3f}, {hi:+.3f})</title></rect>')
+                        f'<title>{count} queries with Δ in [{lo / scale:+.3f}, {hi / scale:+.3f})</title></rect>')
     for t in (-r, -r / 2, 0.0, r / 2, r):
-        body.append(f'<text x="{x(t):.1f}" y="{plot_bottom + 14}" text-anchor="middle" class="tick">{t:+.2g}</text>')
+        body.append(f'<text x="{x(t):.1f}" y="{plot_bottom + 14}" text-anchor="middle" class="tick">'
+                    f'{t / scale:+.2g}</text>')
     body.append(f'<line x1="{x(0):.1f}" x2="{x(0):.1f}" y1="{TOP}" y2="{plot_bottom}" class="zero"/>')
     body.append(f'<text x="{WIDTH / 2}" y="{plot_bottom + 28}" text-anchor="middle" class="axis">'
-                f'{better} better, {ties} tied (not drawn), {worse} worse; mean Δ {d.mean():+.4f}</text>')
+                f'{better} better, {ties} tied (not drawn), {worse} worse; mean Δ {finite_mean(d):+.4f}</text>')
     return _frame(title, body)
