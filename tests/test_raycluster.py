@@ -41,14 +41,17 @@ def test_a_listening_address_passes_and_others_are_left_to_ray():
         check_reachable(address)
 
 
-def test_bench_on_an_unreachable_ray_address_is_one_line(tmp_path, harness_cli):
-    """End to end: `harness bench CONFIG --executor ray --address 127.0.0.1:<closed>` exits 2 with the
-    one line, before any cell runs."""
+def test_bench_on_an_unreachable_ray_address_is_one_line(tmp_path):
+    """End to end (a fresh process: the test session's own Ray would be kept): `harness bench CONFIG
+    --executor ray --address 127.0.0.1:<closed>` exits 2 with the one line, before any cell runs."""
     pytest.importorskip("ray")
     from tests.bench.test_ray_executor import write_config
+    from tests.cli.test_cli import harness
 
     address = f"127.0.0.1:{closed_port()}"
-    result = harness_cli("bench", write_config(tmp_path), "--executor", "ray", "--address", address, "-q")
-    assert result.returncode == 2
+    result = harness("bench", str(write_config(tmp_path)), "--executor", "ray", "--address", address, "-q",
+                     cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
     assert result.stderr.strip().splitlines()[-1] == (
         f"error: cannot reach the Ray cluster at {address}: Connection refused")
+    assert not (tmp_path / "results").exists()  # no cell ran
