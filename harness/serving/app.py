@@ -100,7 +100,7 @@ def create_app(retriever, dataset: str, n_documents: int, max_k: int = MAX_K, ma
         try:
             try:
                 body = await request.json()
-            except ValueError:
+            except (ValueError, RecursionError):  # RecursionError: arrays or objects nested too deep
                 raise BadRequest("the body must be JSON: {\"k\": 10, \"queries\": [{\"id\": \"q1\", \"q\": \"...\"}]}")
             if not isinstance(body, dict) or not isinstance(body.get("queries"), list):
                 raise BadRequest("the body must be an object with a \"queries\" list")
