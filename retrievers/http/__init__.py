@@ -134,11 +134,13 @@ class HTTPRetriever(Retriever):
                                      headers=self.template.header_values(), timeout=self.settings.timeout)
         except httpx.HTTPError as exc:  # connection errors and timeouts; their text names no URL
             raise HarnessError(f"index_check: {where} failed: {type(exc).__name__}: {exc}") from None
-        if response.status_code >= 400:
-            raise HarnessError(f"index_check: {where} answered HTTP {response.status_code}")
+        if response.status_code >= 300:  # a redirect is not followed: its body holds no count
+            location = response.headers.get("location")
+            raise HarnessError(f"index_check: {where} answered HTTP {response.status_code}"
+                               + (f" (a redirect to {redact_url(location)}, not followed)" if location else ""))
         try:
             value = field.get(response.json())
-        except (ValueError, KeyError) as exc:
+        except (ValueError, KeyError, RecursionError) as exc:
             raise HarnessError(f"index_check: no document count at {field.source!r} in the answer to {where} "
                                f"({type(exc).__name__}: {exc})") from None
         if isinstance(value, bool) or not isinstance(value, int):

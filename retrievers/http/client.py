@@ -7,8 +7,8 @@ exponential backoff with jitter: before retry n (0-based) the client sleeps a un
 in ``[c/2, c]``, ``c = min(max_backoff, backoff * 2**n)`` ("equal jitter"), or the server's
 ``Retry-After`` seconds when longer (capped at ``max_backoff``). A timeout is not retried (a service
 that hangs would hang again; elasticsearch-py's default too), nor is any other answer: a 4xx, a
-body that is not JSON or does not fit the response mapping. ``qps`` (optional) spaces the starts of
-all attempts at least ``1/qps`` seconds apart.
+redirect (3xx, not followed), a body that is not JSON or does not fit the response mapping. ``qps``
+(optional) spaces the starts of all attempts at least ``1/qps`` seconds apart.
 
 A query's latency is the time from its first attempt to its parsed answer (retries and their
 backoff included, waiting for a free worker or for the QPS cap excluded).
@@ -106,7 +106,7 @@ class _Pacer:
 
 def backoff_delay(retry: int, settings: ClientSettings, retry_after: float | None, rng: random.Random) -> float:
     """Seconds to sleep before retry ``retry`` (0-based): equal jitter, or Retry-After when longer."""
-    cap = min(settings.max_backoff, settings.backoff * 2 ** retry)
+    cap = settings.max_backoff if retry >= 1024 else min(settings.max_backoff, settings.backoff * 2 ** retry)
     delay = rng.uniform(cap / 2, cap)
     if retry_after is not None:
         delay = max(delay, min(retry_after, settings.max_backoff))
@@ -138,15 +138,22 @@ async def _attempt(client: httpx.AsyncClient, template: RequestTemplate, query_i
         raise ResponseError(f"timed out after {timeout:g} s ({request.method} {_where(request.url)})") from None
     except httpx.TransportError as exc:  # connection refused / reset / closed early: worth another try
         raise _Retryable(f"connection error: {type(exc).__name__}: {exc}") from None
+    except httpx.HTTPError as exc:  # a body its Content-Encoding does not decode (DecodingError): same answer again
+        raise ResponseError(f"the response could not be read ({type(exc).__name__}: {exc}) "
+                            f"({request.method} {_where(request.url)})") from None
     if response.status_code in RETRY_STATUS:
         raise _Retryable(f"HTTP {response.status_code} from {request.method} {_where(request.url)}: "
                          f"{_snippet(response.content)}", _retry_after(response))
     if response.status_code >= 400:
         raise ResponseError(f"HTTP {response.status_code} from {request.method} {_where(request.url)}: "
                             f"{_snippet(response.content)}")
+    if 300 <= response.status_code < 400:  # not followed: its body is no answer to the query
+        location = response.headers.get("location")
+        raise ResponseError(f"HTTP {response.status_code} from {request.method} {_where(request.url)}: a redirect"
+                            + (f" to {_where(location)}" if location else "") + " (not followed: use that URL)")
     try:
         payload = json.loads(response.content)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: arrays or objects nested too deep
         raise ResponseError(f"the response is not valid JSON ({exc}); it starts {_snippet(response.content)}") from None
     return template.read(payload)
 

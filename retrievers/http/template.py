@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 from urllib.parse import quote, urlsplit, urlunsplit
 
+from harness.columns import is_utf8_text
 from harness.errors import HarnessError
 
 PLACEHOLDERS = ("query", "query_id", "k")
@@ -267,7 +268,10 @@ class RequestTemplate:
         try:
             hits = self.hits.get(payload)
         except KeyError as exc:
-            if self.hits_optional:
+            # Only the list itself may be left out of an object that holds it (Vespa's root without children):
+            # an answer without that object ({}, an error object) is no empty ranking.
+            if self.hits_optional and exc.args[0] == self.hits.source and isinstance(
+                    FieldPath(self.hits.source, self.hits.keys[:-1]).get(payload), dict):
                 return Hits([], [])
             raise ResponseError(f"the response has no {exc.args[0]!r} (the hits path is {self.hits.source!r}; "
                                 f"top-level keys: {_keys(payload)})") from None
@@ -288,7 +292,13 @@ class RequestTemplate:
             except OverflowError:  # an integer beyond a double's range
                 raise ResponseError(f"hit {position}: score (an integer of {len(str(abs(score)))} digits) is beyond "
                                     f"the range of a double") from None
+            if score in (float("inf"), float("-inf")):  # JSON numbers are finite: Infinity, or 1e400 read as inf
+                raise ResponseError(f"hit {position}: score {score!r} is not a finite number (Infinity, or a number "
+                                    f"beyond the range of a double)")
             doc_id = str(doc_id)
+            if not is_utf8_text(doc_id):  # JSON's "\ud800" escape: no run file, Arrow column or UTF-8 reader takes it
+                raise ResponseError(f"hit {position}: id {doc_id!r} holds a lone surrogate escape (\\ud800-\\udfff): "
+                                    f"not valid Unicode text")
             if doc_id in seen:
                 raise ResponseError(f"hit {position}: document {doc_id!r} appears twice in the response")
             seen.add(doc_id)
