@@ -46,7 +46,7 @@ from typing import IO, Iterator
 import numpy as np
 
 from harness.atomic import atomic_open
-from harness.columns import IdColumn, arrow_int64, arrow_strings, object_array
+from harness.columns import IdColumn, arrow_int64, arrow_strings, is_utf8_text, object_array
 from harness.errors import InputError
 from harness.qrels import Qrels
 from harness.run import Run
@@ -189,8 +189,8 @@ _UNWRITABLE_BYTES[list(_UNWRITABLE.encode())] = True
 
 
 def unwritable_ids(ids, first_column: bool = False) -> np.ndarray:
-    """Positions (int64, ascending) of the ids a TREC file cannot hold as they are: an id that is empty
-    or holds ASCII whitespace (``q Q0 d 1 1 5.0 t`` is read as the id ``d`` scored 1, its rank) or a
+    """Positions (int64, ascending) of the ids a TREC file cannot hold as they are: an id that is empty,
+    holds a lone surrogate (a str that is no Unicode text: no UTF-8 file holds it), or holds ASCII whitespace (``q Q0 d 1 1 5.0 t`` is read as the id ``d`` scored 1, its rank) or a
     NUL (trec_eval reads ids as C strings, cut at the NUL); in the line's ``first_column`` (query ids)
     also one starting with ``#`` (the line is read as a comment). Unicode spaces (U+00A0) are no
     break: the readers keep them inside an id.
@@ -214,7 +214,7 @@ def unwritable_ids(ids, first_column: bool = False) -> np.ndarray:
         return _unwritable_in_buffers(*string_buffers(ids), first_column)
     values = ids.tolist() if isinstance(ids, np.ndarray) else list(ids)
     text = "".join(values)
-    if all(values) and not any(c in text for c in _UNWRITABLE) and not (
+    if all(values) and is_utf8_text(text) and not any(c in text for c in _UNWRITABLE) and not (
             first_column and "\n#" in "\n" + "\n".join(values)):  # (no id holds a LF here)
         return np.zeros(0, dtype=np.int64)
     return np.array([i for i, v in enumerate(values) if _why_unwritable(v, first_column)], dtype=np.int64)
@@ -241,6 +241,8 @@ def _why_unwritable(value: str, first_column: bool = False) -> str | None:
     """Why ``value`` cannot be a TREC file's id (the rule of :func:`unwritable_ids`), or None."""
     if not value:
         return "empty"
+    if not is_utf8_text(value):
+        return "holds a lone surrogate: not valid Unicode text, which a UTF-8 file cannot hold"
     if "\x00" in value:
         return "contains NUL: trec_eval would cut the id there"
     if any(c in value for c in _BREAKS):

@@ -70,3 +70,19 @@ def test_one_rule_for_every_kind_of_id_column():
     for ids in (values, np.array(values, dtype=object), arrow, chunked, IdColumn(arrow)):
         assert unwritable_ids(ids, first_column=True).tolist() == expected_first, type(ids)
         assert unwritable_ids(ids).tolist() == expected_other, type(ids)
+
+
+@pytest.mark.parametrize("where", ["document", "query"])
+def test_an_id_holding_a_lone_surrogate_is_refused_with_one_line(tmp_path, writer, where):
+    """A str id holding a lone surrogate (JSON's "\\ud800" from a service or plugin) is no Unicode text:
+    writing it failed midway with a bare UnicodeEncodeError naming neither the id nor the file (found by
+    the second live-services review). Expected: the writer's one-line refusal, naming the id, and no
+    file."""
+    bad = "a\ud800"
+    run = Run.from_dict({"q1": {bad: 5.0, "x": 1.0}} if where == "document" else {bad: {"x": 1.0}})
+    with pytest.raises(ValueError) as err:
+        write_run(run, tmp_path / "run.trec")
+    assert str(err.value) == (f"{where} id {bad!r} cannot be written to a TREC file (holds a lone surrogate: "
+                              "not valid Unicode text, which a UTF-8 file cannot hold)")
+    assert list(tmp_path.iterdir()) == []
+    assert unwritable_ids([bad, "ok"]).tolist() == [0]
