@@ -490,6 +490,16 @@ class Run:
         run = self._replace(offsets=offsets, doc_codes=self.doc_codes[keep], scores=self.scores[keep])
         return run._known_canonical() if self._canonical else run  # dropping entries keeps the order
 
+    def without_empty_queries(self) -> "Run":
+        """The run without its queries that have no entries: what its TREC file holds (a line per entry,
+        so a query without one is not there); the evaluator scores both alike (0, judged and missing)."""
+        nonempty = np.diff(self.offsets) > 0
+        if nonempty.all():
+            return self
+        run = self._replace(query_ids=self.query_ids[nonempty],
+                            offsets=np.append(self.offsets[:-1][nonempty], self.offsets[-1]))
+        return run._known_canonical() if self._canonical else run
+
 
 def concat_runs(runs: list[Run]) -> Run:
     """The runs of disjoint query batches as one run (queries in the given order).

@@ -218,3 +218,13 @@ def test_from_dict_takes_every_real_number_as_its_double():
     run = Run.from_dict({"q": {"a": 1, "b": np.float32(1.5), "c": np.int64(-2), "d": Fraction(1, 4), "e": True,
                                "f": 2**1023}})
     assert run.scores.tolist() == [1.0, 1.5, -2.0, 0.25, 1.0, 2.0**1023]
+
+
+def test_without_empty_queries_keeps_the_others_and_their_order():
+    """A run's TREC file holds no query without entries; Run.without_empty_queries is that run (the
+    pipeline stores and passes on computed stage runs so, as a cache hit reads them back)."""
+    run = Run.from_dict({"q1": {}, "q2": {"a": 1.0, "b": 2.0}, "q3": {}, "q4": {"c": 0.5}})
+    kept = run.without_empty_queries()
+    assert kept.query_ids.tolist() == ["q2", "q4"] and kept.offsets.tolist() == [0, 2, 3]
+    assert kept.to_dict() == {"q2": {"b": 2.0, "a": 1.0}, "q4": {"c": 0.5}}
+    assert kept.without_empty_queries() is kept

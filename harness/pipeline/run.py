@@ -36,7 +36,9 @@ class StageError(HarnessError):
 
     def __init__(self, stage: Stage, exc: BaseException, finished: list[str]):
         self.stage, self.finished = stage, finished
-        reason = str(exc) if isinstance(exc, HarnessError) else f"{type(exc).__name__}: {exc}"
+        lines = str(exc).strip().splitlines()  # one line: the first of a multi-line message (a model's, a plugin's)
+        reason = lines[0] if lines else ""
+        reason = reason if isinstance(exc, HarnessError) else f"{type(exc).__name__}: {reason}"
         cached = ", ".join(finished) if finished else "none"
         super().__init__(f"pipeline stage {stage.name!r} ({stage.type}) failed: {reason} "
                          f"(finished stages cached: {cached})")
@@ -151,6 +153,10 @@ class PipelineRunner:
         else:
             with progress.task(label):
                 run, timings, info = self.compute(stage, system)
+            # the run its file holds, as a cache hit (or the manual CLI chain) reads it: an empty query kept in
+            # memory went ahead of queries a later input adds in a fusion's first-seen order (run.trec's query
+            # order depended on the cache)
+            run = run.without_empty_queries()
             if system is not None:
                 info = {"resolved_params": system.params(), **info}
             self.cache.store(key, run, {"stage": stage.to_dict(), "timings": timings, "info": info})

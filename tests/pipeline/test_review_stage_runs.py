@@ -1,0 +1,94 @@
+"""A stage's run is its run file's content (and a failing stage is one line), whether it was computed now or loaded from the cache.
+
+A retrieve stage that returns nothing for a query (a run file that lacks it, or whose only hit is
+the query's own id, dropped) held that query as an empty entry in memory; its run file (the cache
+entry, or ``harness run``'s run.trec) cannot hold it. A fuse stage takes its queries in first-seen
+order, so the fused run's query order, and the bytes of run.trec, depended on whether the inputs
+were computed now (q1, q2) or loaded from the cache (q2, q1), and the first differed from the manual
+chain ``harness run`` x2 -> ``harness fuse`` (q2, q1: q1 is not in a.trec). Expected order: the
+manual chain's, worked out by hand below.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from harness.datasets import load_dataset
+from harness.evaluation import Evaluator
+from harness.pipeline import StageCache, StageError, parse_pipeline, run_pipeline
+from tests.pipeline.fakes import LengthReranker
+
+
+def _dataset(tmp_path):
+    ds = tmp_path / "ds"
+    (ds / "qrels").mkdir(parents=True)
+    (ds / "corpus.jsonl").write_text("".join(json.dumps({"_id": d, "title": "", "text": d}) + "\n"
+                                             for d in ("d1", "d2", "d3")))
+    (ds / "queries.jsonl").write_text("".join(json.dumps({"_id": q, "text": q}) + "\n" for q in ("q1", "q2")))
+    (ds / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t1\n")
+    # a.trec lacks q1; b.trec has q1 first: the manual chain's fused run is q2 (a's), then q1 (b's)
+    (tmp_path / "a.trec").write_text("q2 Q0 d2 1 2.0 a\nq2 Q0 d3 2 1.0 a\n")
+    (tmp_path / "b.trec").write_text("q1 Q0 d1 1 3.0 b\nq2 Q0 d3 1 2.0 b\nq2 Q0 d2 2 1.0 b\n")
+    return ds
+
+
+def _pipeline(tmp_path, k):
+    return parse_pipeline({"name": "p", "stages": [
+        {"name": "a", "type": "retrieve", "retriever": "run-file", "params": {"path": str(tmp_path / "a.trec")}},
+        {"name": "b", "type": "retrieve", "retriever": "run-file", "params": {"path": str(tmp_path / "b.trec")}},
+        {"name": "f", "type": "fuse", "inputs": ["a", "b"], "method": "rrf", "k": k}]}, "p.toml")
+
+
+def _queries(folder):
+    lines = [line.split() for line in (folder / "run.trec").read_text().splitlines() if not line.startswith("#")]
+    return list(dict.fromkeys(parts[0] for parts in lines))
+
+
+def test_fused_query_order_does_not_depend_on_the_cache(tmp_path):
+    ds = load_dataset(str(_dataset(tmp_path)), "test")
+    cache, evaluator = StageCache(tmp_path / "cache"), Evaluator(["NDCG@10"])
+    run_pipeline(ds, _pipeline(tmp_path, 60), evaluator, [10], output_dir=tmp_path / "fresh", cache=cache)
+    # k changed: a and b are cache hits (read from their run files), f is computed from them
+    _, outcomes = run_pipeline(ds, _pipeline(tmp_path, 10), evaluator, [10], output_dir=tmp_path / "hits",
+                               cache=cache)
+    assert [o.status for o in outcomes] == ["hit", "hit", "miss"]
+    _, outcomes = run_pipeline(ds, _pipeline(tmp_path, 10), evaluator, [10], output_dir=tmp_path / "misses",
+                               cache=StageCache(tmp_path / "cache2"))
+    assert [o.status for o in outcomes] == ["miss", "miss", "miss"]
+    assert _queries(tmp_path / "fresh") == _queries(tmp_path / "hits") == _queries(tmp_path / "misses") == ["q2", "q1"]
+    assert (tmp_path / "hits" / "run.trec").read_bytes() == (tmp_path / "misses" / "run.trec").read_bytes()
+    assert outcomes[0].run.query_ids.tolist() == ["q2"]  # as a.trec holds it
+
+
+def test_query_emptied_by_its_identical_id_is_not_kept_empty(tmp_path):
+    ds_folder = _dataset(tmp_path)
+    (tmp_path / "a.trec").write_text("q1 Q0 q1 1 5.0 a\nq2 Q0 d2 1 2.0 a\n")  # q1's only hit is itself
+    with open(ds_folder / "corpus.jsonl", "a") as handle:
+        handle.write(json.dumps({"_id": "q1", "title": "", "text": "q1"}) + "\n")
+    ds = load_dataset(str(ds_folder), "test")
+    _, outcomes = run_pipeline(ds, _pipeline(tmp_path, 60), Evaluator(["NDCG@10"]), [10],
+                               output_dir=tmp_path / "out", cache=StageCache(tmp_path / "cache"))
+    assert outcomes[0].run.query_ids.tolist() == ["q2"]
+    assert _queries(tmp_path / "out") == ["q2", "q1"]  # harness fuse on the two run.trec files gives this order
+
+
+class MultiLineFailure(LengthReranker):
+    """A reranker whose error spans lines, as a model library's often do."""
+
+    def score(self, candidates, queries, corpus):
+        raise RuntimeError("CUDA out of memory.\nTried to allocate 2.00 GiB\nSee the documentation")
+
+
+def test_failing_stage_is_one_line(tmp_path):
+    # docs/pipelines.md: "A stage that raises stops the pipeline with one line naming it"
+    ds = load_dataset(str(_dataset(tmp_path)), "test")
+    pipeline = parse_pipeline({"name": "p", "stages": [
+        {"name": "a", "type": "retrieve", "retriever": "run-file", "params": {"path": str(tmp_path / "a.trec")}},
+        {"name": "re", "type": "rerank", "input": "a",
+         "reranker": "tests.pipeline.test_review_stage_runs:MultiLineFailure"}]}, "p.toml")
+    with pytest.raises(StageError) as caught:
+        run_pipeline(ds, pipeline, Evaluator(["NDCG@10"]), [10], cache=StageCache(tmp_path / "cache"))
+    assert str(caught.value) == ("pipeline stage 're' (rerank) failed: RuntimeError: CUDA out of memory. "
+                                 "(finished stages cached: a)")
