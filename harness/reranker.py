@@ -21,7 +21,7 @@ import numpy as np
 
 from harness.datasets.corpus import Corpus, Queries
 from harness.errors import InputError
-from harness.evaluation.semantics import TREC_EVAL_9
+from harness.evaluation.semantics import Semantics, parse_semantics
 from harness.run import Run
 
 
@@ -57,10 +57,11 @@ class Candidates:
     id_order: tuple | None = None
 
     @classmethod
-    def of(cls, run: Run, queries: Queries, corpus: Corpus, depth: int, source: str | Path | None = None
-           ) -> "Candidates":
-        """The top ``depth`` documents of each query of ``run`` in the evaluator's order (score
-        descending compared as float32, then document id descending).
+    def of(cls, run: Run, queries: Queries, corpus: Corpus, depth: int, source: str | Path | None = None,
+           semantics: Semantics | str | None = None) -> "Candidates":
+        """The top ``depth`` documents of each query of ``run`` in the evaluator's order under
+        ``semantics`` (default trec_eval-9: score descending compared as float32, then document id
+        descending; trec_eval-10: as doubles).
 
         Every query id of the run must be one of ``queries`` and every document id one of ``corpus``
         (the whole run is checked, not only the top ``depth``); otherwise an :class:`InputError`
@@ -76,7 +77,8 @@ class Candidates:
         # the top depth of the evaluator's ranking (trec_eval 9, the default: scores compared as
         # float32, ties by id descending), not of the run's float64 order: a file's double scores that
         # tie in float32 would otherwise cut a different document at the depth than the evaluator ranks
-        top = run.with_scores(TREC_EVAL_9.ranking_scores(run.scores)).truncated(int(depth))
+        order = parse_semantics(semantics)
+        top = run.with_scores(order.ranking_scores(run.scores)).truncated(int(depth))
         query_rows = np.array([query_row[q] for q in qids], dtype=np.int64)
         if _corpus_ids(run.vocab_source, corpus):  # a retriever's run over this corpus: codes are rows
             view = run._rank_view
@@ -137,17 +139,19 @@ class Reranker(ABC):
     name: str = "reranker"
 
     def rerank(self, run: Run, queries: Queries, corpus: Corpus, depth: int,
-               source: str | Path | None = None, ignore_identical_ids: bool = True) -> Run:
+               source: str | Path | None = None, ignore_identical_ids: bool = True,
+               semantics: Semantics | str | None = None) -> Run:
         """The reranked top ``depth`` of each query of ``run`` in canonical order (see module docstring).
 
         ``queries`` and ``corpus`` are the dataset's; ``source`` names the run's file in errors.
         ``ignore_identical_ids`` (the evaluator's rule, on by default): a document whose id is its
         query's id is dropped before the cut, so it takes none of the ``depth`` places the evaluator
-        would rank other documents in.
+        would rank other documents in. ``semantics``: the evaluator's, whose order the cut follows
+        (default trec_eval-9).
         """
         if ignore_identical_ids:
             run = run.without_identical_ids()
-        candidates = Candidates.of(run, queries, corpus, depth, source)
+        candidates = Candidates.of(run, queries, corpus, depth, source, semantics)
         return candidates.to_run(self.score(candidates, queries, corpus), corpus)
 
     @abstractmethod

@@ -10,7 +10,7 @@ import typer
 from harness.cli import app
 from harness.cli.display import print_metrics
 from harness.cli.options import (K_OPTION, KEEP_IDENTICAL_IDS_OPTION, METRIC_OPTION, RELEVANCE_THRESHOLD_OPTION,
-                                  build_evaluator, check_outputs, parse_params)
+                                  SEMANTICS_OPTION, build_evaluator, check_outputs, parse_params)
 from harness.datasets import DEFAULT_DATASET
 
 
@@ -29,6 +29,7 @@ def rerank(
     keep_identical_ids: bool = KEEP_IDENTICAL_IDS_OPTION,
     relevance_threshold: float = RELEVANCE_THRESHOLD_OPTION,
     metric: Optional[List[str]] = METRIC_OPTION,
+    semantics: str = SEMANTICS_OPTION,
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars or table; print only the output path."),
 ) -> None:
     """Rerank the top DEPTH documents of each query of RUN with RERANKER and write the new run."""
@@ -41,7 +42,7 @@ def rerank(
         progress.disable()
     if depth < 1:
         raise typer.BadParameter("--depth must be >= 1")
-    evaluator, _ = build_evaluator(k, metric, relevance_threshold, keep_identical_ids)
+    evaluator, _ = build_evaluator(k, metric, relevance_threshold, keep_identical_ids, semantics)
     check_outputs(output)
     system = create_reranker(reranker, **parse_params(param))
     first_stage = read_run(run)
@@ -49,7 +50,7 @@ def rerank(
         ds = load_dataset(dataset, split)
     with progress.task(f"reranking {first_stage.n_queries:,} queries ({system.name}, depth {depth})"):
         reranked = system.rerank(first_stage, ds.queries, ds.corpus, depth, source=run,
-                                  ignore_identical_ids=evaluator.ignore_identical_ids)
+                                  ignore_identical_ids=evaluator.ignore_identical_ids, semantics=evaluator.semantics)
     write_run(reranked, output, tag=system.name)
     if evaluate and not quiet:
         result = evaluator.evaluate(reranked, ds.qrels)

@@ -109,7 +109,8 @@ class PipelineRunner:
             timings["search_s"] = time.perf_counter() - started
         elif stage.type == "rerank":
             run = system.rerank(self.outcomes[stage.inputs[0]].run, self.dataset.queries, self.dataset.corpus,
-                                stage.depth, ignore_identical_ids=self.evaluator.ignore_identical_ids)
+                                stage.depth, ignore_identical_ids=self.evaluator.ignore_identical_ids,
+                                semantics=self.evaluator.semantics)
             timings["rerank_s"] = time.perf_counter() - started
         else:
             run, info = self.fuse(stage)

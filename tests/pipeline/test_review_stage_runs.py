@@ -92,3 +92,19 @@ def test_failing_stage_is_one_line(tmp_path):
         run_pipeline(ds, pipeline, Evaluator(["NDCG@10"]), [10], cache=StageCache(tmp_path / "cache"))
     assert str(caught.value) == ("pipeline stage 're' (rerank) failed: RuntimeError: CUDA out of memory. "
                                  "(finished stages cached: a)")
+
+
+def test_the_rerank_cut_follows_the_evaluators_semantics():
+    """Candidates.of always cut in trec_eval-9 order, so under trec_eval-10 a rerank stage (and
+    `harness rerank --semantics trec_eval-10`) kept the document the evaluator ranks second. Run:
+    d1 1.00000001, d2 1.0 (equal in float32). Expected at depth 1: d2 under trec_eval-9 (the tie goes
+    to the larger id, as trec_eval 9 ranks it), d1 under trec_eval-10 (as doubles, trec_eval 10)."""
+    from harness.datasets.corpus import Corpus, Queries
+    from harness.reranker import Candidates
+    from harness.run import Run
+
+    run = Run.from_dict({"q1": {"d1": 1.00000001, "d2": 1.0}})
+    queries, corpus = Queries(["q1"], ["x"]), Corpus(["d1", "d2"], ["", ""], ["a", "b"])
+    for semantics, kept in (("trec_eval-9", "d2"), ("trec_eval-10", "d1"), (None, "d2")):
+        top = Candidates.of(run, queries, corpus, 1, semantics=semantics)
+        assert [corpus.ids[r] for r in top.doc_rows.tolist()] == [kept], semantics
