@@ -10,12 +10,19 @@ keys are ignored unparsed into columns); anything else (a malformed line, a numb
 belongs, an invalid UTF-8 byte) makes :func:`read_string_columns` return None, and the caller
 falls back to its line-by-line scan, which either names the bad line or converts the values as it
 always did. Error paths may be slow; the common path is not.
+
+pyarrow.json (26.0) dereferences a null pointer (SIGSEGV: the process dies) when a block it parses
+starts with a top-level ``null`` (a file whose first line is ``null``, or such a line right after a
+16 MiB block boundary; arrow issue 47409). The stream it reads is therefore wrapped
+(:class:`_ObjectBlocks`): where a block can start, the first byte other than blanks must be ``{``,
+else the fast parse is refused before that block reaches the parser, and the line scan names the line.
 """
 
 from __future__ import annotations
 
 import gzip
 import json
+import re
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import IO, Iterator
@@ -36,6 +43,61 @@ def open_binary(path: Path) -> IO[bytes]:
     return igzip.open(path, "rb")
 
 
+_NOT_BLANK = re.compile(rb"[^ \t\r\n]")
+
+
+class _NotAnObject(Exception):
+    """A pyarrow.json block would start with something other than a JSON object (see :class:`_ObjectBlocks`)."""
+
+
+class _ObjectBlocks:
+    """The byte stream handed to pyarrow.json, checked where a parse block can start.
+
+    pyarrow.json reads ``block_size`` bytes per ``read`` and cuts each block after the last line end
+    (LF or CR) of what it read; a block whose first value is a top-level ``null`` crashes it. So the
+    file's start (after a byte-order mark) and the bytes after each read's last line end, blanks
+    skipped (into the next read when need be), must begin with ``{``: anything else raises
+    :class:`_NotAnObject` before pyarrow gets those bytes (such a line is a fault anyway: the line
+    scan names it). One ``rfind`` per 16 MiB read."""
+
+    def __init__(self, raw):
+        self._raw = raw
+        self._pending = True  # a block may start at the next byte that is not blank
+        self._first = True
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._raw.read(size)
+        start = 0
+        if self._first and data:
+            self._first = False
+            if data.startswith(b"\xef\xbb\xbf"):
+                start = 3
+        if self._pending:
+            self._pending = self._starts_object(data, start)
+        cut = max(data.rfind(b"\n"), data.rfind(b"\r"))
+        if cut >= start:
+            self._pending = self._starts_object(data, cut + 1)
+        return data
+
+    @staticmethod
+    def _starts_object(data: bytes, at: int) -> bool:
+        """Whether the next block's start is still to be seen (only blanks after ``at``); raises
+        :class:`_NotAnObject` when its first byte other than blanks is not ``{``."""
+        found = _NOT_BLANK.search(data, at)
+        if found is None:
+            return True
+        if found.group() != b"{":
+            raise _NotAnObject
+        return False
+
+    def close(self) -> None:
+        self._raw.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._raw.closed
+
+
 def _parse_options(fields: tuple[str, ...]):
     """pyarrow.json's options for ``fields`` as strings (null where absent), other keys skipped."""
     import pyarrow as pa
@@ -54,8 +116,9 @@ def read_string_columns(path: Path, fields: tuple[str, ...]):
     parse = _parse_options(fields)
     try:
         with open_binary(path) as stream:
-            table = pj.read_json(stream, read_options=pj.ReadOptions(block_size=BLOCK_BYTES), parse_options=parse)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+            table = pj.read_json(_ObjectBlocks(stream), read_options=pj.ReadOptions(block_size=BLOCK_BYTES),
+                                 parse_options=parse)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, _NotAnObject):
         return None
     except (OSError, EOFError) as exc:
         raise InputError(f"cannot read file: {exc}", path) from None
@@ -79,14 +142,15 @@ def stream_string_columns(path: Path, fields: tuple[str, ...], take) -> bool:
     import pyarrow.json as pj
 
     parse = _parse_options(fields)
-    refused = (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError)
+    refused = (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, _NotAnObject)
     try:
         stream = open_binary(path)
     except OSError as exc:
         raise InputError(f"cannot read file: {exc}", path) from None
     with stream:  # reading and parsing fail as the source's faults; take's own errors propagate
         try:
-            reader = pj.open_json(stream, read_options=pj.ReadOptions(block_size=BLOCK_BYTES), parse_options=parse)
+            reader = pj.open_json(_ObjectBlocks(stream), read_options=pj.ReadOptions(block_size=BLOCK_BYTES),
+                                  parse_options=parse)
         except refused:
             return False
         except (OSError, EOFError) as exc:
