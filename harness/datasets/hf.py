@@ -15,7 +15,12 @@ BEIR publishes each dataset as two hub repos: ``BeIR/<name>`` with configs ``cor
   parquet export (revision ``refs/convert/parquet``).
 
 ``repo`` may also be a local folder laid out like a hub repo (README.md with ``configs``), with the
-qrels in ``<folder>-qrels``; the tests use that.
+qrels in ``<folder>-qrels``; the tests use that. ``datasets`` keys such a folder's cache by its README's
+configs, not by its files, so a rewritten parquet file was served from the old cache (and two folders
+with the same name and README shared one): a local folder's files are therefore digested
+(:func:`_local_identity`; sha256 per file, remembered by stat as the corpus cache does), and the digest
+picks the ``datasets`` cache folder and goes into the corpus fingerprint (which keys the BM25 index
+cache). Hub repos are keyed by their revision, as before.
 """
 
 from __future__ import annotations
@@ -116,11 +121,33 @@ def _check_ids(column, what: str, source: str) -> None:
         raise HarnessError(f"{source}: duplicate {what} id {str(repeated)!r}")
 
 
+def _local_identity(*repos: str) -> str | None:
+    """A digest of the files (relative path and sha256) of the repos that are local folders, hidden
+    ones aside; None when none is (hub repos)."""
+    from harness.datasets.corpus_cache import source_checksum
+
+    parts = []
+    for repo in repos:
+        folder = Path(repo).expanduser()
+        if not folder.is_dir():
+            continue
+        for path in sorted(folder.rglob("*")):
+            relative = path.relative_to(folder)
+            if path.is_file() and not any(part.startswith(".") for part in relative.parts):
+                parts.append(f"{repo}\0{relative.as_posix()}\0{source_checksum(path)}")
+    return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogatepass")).hexdigest() if parts else None
+
+
 def load_hf_dataset(repo: str, split: str = "test", revision: str | None = None, qrels_repo: str | None = None,
                     cache_dir: str | Path | None = None):
     """Load ``repo`` (e.g. ``BeIR/nfcorpus``) and its qrels repo (default ``<repo>-qrels``) for ``split``."""
     cache = str(cache_dir) if cache_dir is not None else None
     qrels_repo = qrels_repo or f"{repo.rstrip('/')}-qrels"
+    local = _local_identity(repo, qrels_repo)
+    if local is not None:  # a local folder: its own datasets cache per content (see the module docstring)
+        import datasets
+
+        cache = str(Path(cache or datasets.config.HF_DATASETS_CACHE) / "harness-local" / local[:16])
     corpus_ds = _load_or_explain("corpus", repo, "corpus", name="corpus", revision=revision, cache_dir=cache)
     queries_ds = _load_or_explain("queries", repo, "queries", name="queries", revision=revision, cache_dir=cache)
     try:
@@ -132,7 +159,8 @@ def load_hf_dataset(repo: str, split: str = "test", revision: str | None = None,
                            + _offline_hint()) from None
     _check_ids(corpus_ds.data.table.column("_id"), "document", f"{repo}:corpus")
     corpus = Corpus.from_table(corpus_ds.data.table)
-    corpus.fingerprint = hashlib.sha256(f"hf-datasets {corpus_ds._fingerprint}".encode()).hexdigest()
+    corpus.fingerprint = hashlib.sha256(f"hf-datasets {corpus_ds._fingerprint}{' ' + local if local else ''}"
+                                        .encode()).hexdigest()
     query_table = queries_ds.data.table
     _check_ids(query_table.column("_id"), "query", f"{repo}:queries")
     queries = Queries([str(x) for x in query_table.column("_id").to_pylist()],

@@ -105,3 +105,35 @@ def test_hf_offline_miss_says_so(monkeypatch, tmp_path):
         load_hf_dataset("BeIR/nfcorpus-not-cached", cache_dir=tmp_path / "empty-cache")
     message = str(err.value)
     assert "BeIR/nfcorpus-not-cached" in message and "HF_HUB_OFFLINE" in message
+
+
+def test_a_local_folder_changed_since_the_last_load_is_read_again(tmp_path):
+    """``datasets`` keyed a local folder's cache by its README's configs, not its files: rewriting the
+    corpus and queries parquet files served the old ones again, with the old corpus fingerprint (which
+    keys the BM25 index cache), while the qrels TSV was read new (found by a second review of dataset
+    loading). Expected: the second load holds the new texts and grade, and another fingerprint; loading
+    it once more is the same as the second load."""
+    repo = tmp_path / "BeIR" / "tiny"
+    (repo / "corpus").mkdir(parents=True)
+    (repo / "queries").mkdir()
+    (repo / "README.md").write_text(README)
+    qrels = tmp_path / "BeIR" / "tiny-qrels"
+    qrels.mkdir()
+
+    def write(text: str, grade: int) -> None:
+        pq.write_table(pa.table({"_id": ["d1", "d2"], "title": ["", ""], "text": [text, text + " two"]}),
+                       repo / "corpus" / "c.parquet")
+        pq.write_table(pa.table({"_id": ["q1"], "title": [""], "text": ["query " + text]}), repo / "queries" / "q.parquet")
+        (qrels / "test.tsv").write_text(f"query-id\tcorpus-id\tscore\nq1\td1\t{grade}\n")
+
+    cache = tmp_path / "hf-cache"
+    write("old", 1)
+    first = load_hf_dataset(str(repo), split="test", cache_dir=cache)
+    write("new", 2)
+    second = load_hf_dataset(str(repo), split="test", cache_dir=cache)
+    assert list(first.corpus.texts) == ["old", "old two"] and first.queries.texts == ["query old"]
+    assert list(second.corpus.texts) == ["new", "new two"] and second.queries.texts == ["query new"]
+    assert second.qrels.to_dict() == {"q1": {"d1": 2}}
+    assert second.corpus.fingerprint != first.corpus.fingerprint
+    third = load_hf_dataset(str(repo), split="test", cache_dir=cache)
+    assert list(third.corpus.texts) == ["new", "new two"] and third.corpus.fingerprint == second.corpus.fingerprint
