@@ -50,6 +50,8 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 DEFAULT_METRICS = ("NDCG@10",)
 LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+=-]*$")
 LABEL_RULE = "letters, digits and . _ + = - (starting with a letter or digit)"
+# the files harness bench writes in <output_dir>/<name>/ beside the dataset folders (runner.py)
+RESERVED_LABELS = ("bench.json", "leaderboard.json", "leaderboard.md", "report.html")
 
 
 def safe_label(text: str) -> str:
@@ -243,8 +245,13 @@ def _dataset(r: _Reader, value: Any, key: str, default_split: str) -> DatasetSpe
         source = r.string(table[kind], _join(key, kind))
         split = r.string(table["split"], _join(key, "split")) if "split" in table else default_split
         label = r.string(table["label"], _join(key, "label"), LABEL, LABEL_RULE) if "label" in table else None
+    given_label = label is not None
     if label is None:
         label = safe_label(Path(os.path.expanduser(source)).resolve().name if kind == "path" else source)
+    if label.lower() in RESERVED_LABELS:  # its folder would take the place of the leaderboard or the manifest
+        raise r.error(_join(key, "label") if given_label else key,
+                      f"dataset label {render(label)} is the name of a file the benchmark writes "
+                      f"({', '.join(RESERVED_LABELS)}); give the entry another label")
     return DatasetSpec(source=source, kind=kind, split=split, label=label)
 
 

@@ -295,17 +295,28 @@ class BenchRunner:
             "seconds": round(result.seconds, 3), "versions": versions(), "created": result.board["created"]})
 
     def write_report(self, result: BenchResult) -> None:
-        """report.html beside leaderboard.md; a failure costs the page (a warning), never the benchmark."""
+        """report.html beside leaderboard.md; a failure costs the page (a warning), never the benchmark.
+        Without a page of this run, an earlier run's page is removed: it would show numbers (cells,
+        qrels) that the leaderboard beside it no longer has."""
         from harness.reports.html import write_bench_report
 
+        page = result.folder / "report.html"
         done = [(o.cell.dataset.label, o.cell.retriever.label, o.cell.folder, o.cell.dataset.source)
                 for o in result.outcomes if o.status in ("run", "reused")]
         if not done:
+            _remove(page)
             return
         try:
-            write_bench_report(result.folder / "report.html", done, self.config.metrics, f"Benchmark {self.config.name}")
+            write_bench_report(page, done, self.config.metrics, f"Benchmark {self.config.name}")
         except Exception as exc:  # noqa: BLE001 - the leaderboard is written; the page is extra
+            _remove(page)
             print(f"warning: report.html not written: {_one_line(exc)}", file=sys.stderr)
+
+
+def _remove(path: Path) -> None:
+    """Remove ``path`` if it can be (absent, or a read-only folder: left as it is)."""
+    with contextlib.suppress(OSError):
+        path.unlink()
 
 
 def run_bench(config: BenchConfig, *, force: bool = False, fail_fast: bool = False, dry_run: bool = False,

@@ -1,0 +1,62 @@
+"""Second review of harness bench: findings reproduced as tests."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.bench import ConfigError, load_config, run_bench
+from harness.bench.config import parse_config
+
+from .bench_helpers import HangingRetriever, write_tiny
+
+
+@pytest.mark.parametrize("entry, key", [
+    ('[[datasets]]\npath = "data"\nlabel = "leaderboard.md"\n', "datasets[0].label"),
+    ('[[datasets]]\nname = "scifact"\nlabel = "bench.json"\n', "datasets[0].label"),
+    ('datasets = ["runs/report.html"]\n', "datasets[0]"),
+    ('datasets = ["scifact", "out/Leaderboard.json"]\n', "datasets[1]"),
+])
+def test_a_dataset_label_naming_a_file_of_the_bench_folder_is_a_config_error(tmp_path, entry, key):
+    # A cell folder is <output_dir>/<name>/<dataset label>/...: a dataset labelled "leaderboard.md" made a
+    # folder where the leaderboard goes, so every cell ran and then the benchmark ended with
+    # "error: out/e/leaderboard.md: Is a directory" (exit 2, no leaderboard; "bench.json": no manifest).
+    # Expected (docs/bench.md: config mistakes exit 2 before anything runs): one line naming file and key.
+    path = tmp_path / "x.toml"
+    top, tables = (entry, "") if entry.startswith("datasets") else ("", entry)
+    path.write_text(f'name = "b"\n{top}[[retrievers]]\ntype = "bm25"\n{tables}')
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}: {key}: dataset label ") and "\n" not in message
+    assert "name of a file the benchmark writes" in message
+
+
+def test_other_dataset_labels_with_dots_stay_allowed(tmp_path):
+    path = tmp_path / "x.toml"
+    path.write_text('name = "b"\n[[retrievers]]\ntype = "bm25"\n[[datasets]]\nname = "scifact"\nlabel = "leaderboard.md.v2"\n')
+    assert load_config(path).datasets[0].label == "leaderboard.md.v2"
+
+
+def test_report_html_of_an_earlier_run_is_removed_when_this_run_has_none(tmp_path, capsys):
+    # report.html needs two queries (paired tests); with one judged query its page cannot be made and
+    # the runner only warned, leaving the previous run's page (two queries, the old qrels' numbers)
+    # beside a leaderboard that no longer has them. Expected: no report.html rather than a stale one.
+    tiny = write_tiny(tmp_path / "tiny")
+    data = {"name": "r", "output_dir": str(tmp_path / "out"), "k": [3], "datasets": [{"path": str(tiny)}],
+            "retrievers": [{"type": f"{HangingRetriever.__module__}:HangingRetriever", "label": "h"}]}
+    page = tmp_path / "out" / "r" / "report.html"
+    run_bench(parse_config(data))
+    assert page.is_file()
+    (tiny / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td2\t2\n")
+    result = run_bench(parse_config(data))
+    assert [o.status for o in result.outcomes] == ["run"]
+    assert "report.html not written" in capsys.readouterr().err
+    assert not page.exists()
+    # and when no cell is finished at all (here the corpus no longer parses): no page from before either
+    write_tiny(tiny)
+    run_bench(parse_config(data))
+    assert page.is_file()
+    (tiny / "corpus.jsonl").write_text("not json\n")
+    result = run_bench(parse_config(data))
+    assert [o.status for o in result.outcomes] == ["failed"]
+    assert not page.exists()
