@@ -16,6 +16,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+import harness
 from harness.bench.config import BenchConfig, DatasetSpec, RetrieverSpec
 from harness.errors import HarnessError, InputError
 from harness.reports.document import MetricsDocument
@@ -49,11 +50,13 @@ def evaluation_settings(config: BenchConfig, metric_names: list[str]) -> dict:
 def fingerprint(dataset_files: dict[str, str], split: str, spec: RetrieverSpec, resolved_params: dict,
                 evaluation: dict) -> str:
     """A retriever cell's fingerprint (a pipeline cell's: its ``to_dict()`` instead of type and params,
-    and its stages' resolved params)."""
+    and its stages' resolved params), with the harness's version: a cell finished by another release
+    is run again (retriever code is not in its params)."""
     system = {"type": spec.type, "params": spec.params, "resolved": resolved_params} \
         if isinstance(spec, RetrieverSpec) else {"pipeline": spec.to_dict(), "resolved": resolved_params}
     blob = {"dataset": {"split": split, "files": dict(sorted(dataset_files.items()))},
-            "retriever": system, "evaluation": evaluation}
+            "retriever": system, "evaluation": evaluation,
+            "harness": harness.__version__}  # another release may compute other numbers: its cells run again
     text = json.dumps(blob, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

@@ -60,3 +60,18 @@ def test_report_html_of_an_earlier_run_is_removed_when_this_run_has_none(tmp_pat
     result = run_bench(parse_config(data))
     assert [o.status for o in result.outcomes] == ["failed"]
     assert not page.exists()
+
+
+def test_a_cell_finished_by_another_release_runs_again(tmp_path, monkeypatch):
+    # A cell's fingerprint held no version: after an upgrade (another evaluator, another tokenizer) with the
+    # same params, the old cell's numbers were reused as this release's. Expected: the same config reuses
+    # its cell under the same version, and runs it again under another one.
+    import harness
+
+    tiny = write_tiny(tmp_path / "tiny")
+    data = {"name": "v", "output_dir": str(tmp_path / "out"), "k": [3], "datasets": [{"path": str(tiny)}],
+            "retrievers": [{"type": f"{HangingRetriever.__module__}:HangingRetriever", "label": "h"}]}
+    assert [o.status for o in run_bench(parse_config(data)).outcomes] == ["run"]
+    assert [o.status for o in run_bench(parse_config(data)).outcomes] == ["reused"]
+    monkeypatch.setattr(harness, "__version__", harness.__version__ + ".post1")
+    assert [o.status for o in run_bench(parse_config(data)).outcomes] == ["run"]
