@@ -32,3 +32,19 @@ def crc32(path: str | os.PathLike) -> str:
         for block in iter(lambda: handle.read(1 << 22), b""):
             value = update(block, value)
     return f"{value & 0xFFFFFFFF:08x}"
+
+
+def crc_record(path: str | os.PathLike) -> dict:
+    """``{"bytes": size, "crc32": ...}`` of a file: recorded before it is renamed into place, and
+    checked by :func:`matches_crc_record` when it is read (a damaged cache file is rebuilt)."""
+    return {"bytes": os.stat(path).st_size, "crc32": crc32(path)}
+
+
+def matches_crc_record(path: str | os.PathLike, record) -> bool:
+    """Whether the file at ``path`` has the size and CRC-32 of ``record`` (:func:`crc_record`);
+    False for a record that is no dict, or a file that cannot be read."""
+    try:
+        return (isinstance(record, dict) and os.stat(path).st_size == record.get("bytes")
+                and crc32(path) == record.get("crc32"))
+    except OSError:
+        return False

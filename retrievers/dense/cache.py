@@ -32,7 +32,7 @@ from typing import Callable
 import numpy as np
 
 from harness.atomic import atomic_open, atomic_path, remove_abandoned, write_json
-from harness.checksums import crc32
+from harness.checksums import crc_record, matches_crc_record
 
 FORMAT_VERSION = 1
 
@@ -52,13 +52,7 @@ def _intact(path: Path, meta: dict) -> bool:
     """Whether the complete matrix at ``path`` has the size and CRC-32 meta.json records for it (an
     entry completed before the record was kept has none: it is checked by its shape only)."""
     record = meta.get("complete")
-    if record is None:
-        return True
-    try:
-        return (isinstance(record, dict) and path.stat().st_size == record.get("bytes")
-                and crc32(path) == record.get("crc32"))
-    except OSError:
-        return False
+    return record is None or matches_crc_record(path, record)
 
 
 def _load(path: Path, rows: int, dim: int | None, mmap: bool = False) -> np.ndarray | None:
@@ -187,7 +181,7 @@ class EmbeddingCache:
                     out[self.chunk_rows(i)] = load_part(i, dim)
                 out.flush()
                 del out
-                meta["complete"] = {"bytes": tmp.stat().st_size, "crc32": crc32(tmp)}  # recorded before the rename
+                meta["complete"] = crc_record(tmp)  # recorded before the rename
                 write_json(self.folder / "meta.json", meta)
         except ValueError:
             # another process filling the same entry (two cells sharing a cache) joined it first and

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from harness.atomic import atomic_path, remove_abandoned, write_json
-from harness.checksums import crc32
+from harness.checksums import crc_record, matches_crc_record
 from harness.errors import HarnessError
 from retrievers.dense.exact import l2_normalize, rerank_candidates
 
@@ -44,10 +44,9 @@ def _intact(path: Path) -> bool:
     before the index is renamed into place); a damaged or unrecorded index is rebuilt, not read."""
     try:
         record = json.loads(_record_path(path).read_text(encoding="utf-8"))
-        return (isinstance(record, dict) and path.stat().st_size == record.get("bytes")
-                and crc32(path) == record.get("crc32"))
     except (OSError, ValueError):
         return False
+    return matches_crc_record(path, record)
 
 
 def _faiss():
@@ -100,7 +99,7 @@ class FaissIndex:
                 remove_abandoned(Path(cache_path).parent)  # a killed write's temporary index (Flat: every vector)
                 with atomic_path(cache_path) as tmp:
                     faiss.write_index(index, str(tmp))
-                    write_json(_record_path(Path(cache_path)), {"bytes": tmp.stat().st_size, "crc32": crc32(tmp)})
+                    write_json(_record_path(Path(cache_path)), crc_record(tmp))
         space = faiss.ParameterSpace()
         for name, value in (("nprobe", nprobe), ("efSearch", ef_search)):
             if value is not None:
