@@ -28,10 +28,9 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-import numpy as np
 
 from harness.datasets.beir import assemble
-from harness.formats.trec import _add_judgment
+from harness.formats.trec import read_beir_qrels
 from harness.datasets.corpus import Corpus, Queries
 from harness.errors import HarnessError
 from harness.qrels import Qrels
@@ -74,37 +73,39 @@ def _load_or_explain(what: str, path: str, split: str, **kwargs):
 
 
 def _load_qrels(path: str, split: str, revision: str | None, cache_dir: str | None):
+    """The split's qrels TSV as ``datasets`` reads it, each field kept verbatim as a string: no value
+    read as missing (pandas would make ids such as ``NA``, ``null``, ``None`` or ``nan`` null), no
+    quote character taken as quoting (``"Heroes"_(album)`` stays as written), as the folder loader
+    reads them; :func:`_qrels_from_table` then parses the lines with that loader's reader."""
+    import csv
+
     import datasets
 
     features = datasets.Features({"query-id": datasets.Value("string"), "corpus-id": datasets.Value("string"),
-                                  "score": datasets.Value("float64")})
+                                  "score": datasets.Value("string")})
+    options = dict(features=features, na_filter=False, quoting=csv.QUOTE_NONE)
     try:
-        return _load(path, split, revision=revision, cache_dir=cache_dir, features=features)
+        return _load(path, split, revision=revision, cache_dir=cache_dir, **options)
     except ValueError as exc:
         alias = SPLIT_ALIASES.get(split)
         if alias is None or "split" not in str(exc).lower():
             raise
-        return _load(path, alias, revision=revision, cache_dir=cache_dir, features=features)
+        return _load(path, alias, revision=revision, cache_dir=cache_dir, **options)
 
 
 def _qrels_from_table(table, source: str) -> Qrels:
-    rows: dict[tuple[str, str], float] = {}
-    lines: dict[tuple[str, str], int] = {}
-    query_ids = table.column("query-id").to_pylist()
-    doc_ids = table.column("corpus-id").to_pylist()
-    grades = table.column("score").to_pylist()
-    for number, (q, d, g) in enumerate(zip(query_ids, doc_ids, grades), 2):  # line 1 is the header
-        if q is None or d is None or g is None:
-            raise HarnessError(f"{source}: row {number - 1} has an empty field")
-        _add_judgment(rows, lines, q, d, float(g), Path(source), number)
-    if not rows:
-        raise HarnessError(f"{source}: no judgments")
-    keys = list(rows)
-    q_col = np.empty(len(keys), dtype=object)
-    d_col = np.empty(len(keys), dtype=object)
-    q_col[:] = [k[0] for k in keys]
-    d_col[:] = [k[1] for k in keys]
-    return Qrels(q_col, d_col, np.fromiter(rows.values(), dtype=np.float64, count=len(keys)))
+    """The judgments of the qrels table, read by the one BEIR qrels reader
+    (:func:`harness.formats.trec.read_beir_qrels`: header, ``#`` comments, whitespace, grades, pairs
+    judged twice, every refusal naming ``source`` and the line) from the TSV lines the table's string
+    fields make again, after the header line ``datasets`` consumed (so line numbers are the file's
+    where it has no blank line)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    columns = [pc.fill_null(table.column(name).cast(pa.string()), "") for name in ("query-id", "corpus-id", "score")]
+    lines = pc.binary_join_element_wise(*columns, "\t")
+    data = "query-id\tcorpus-id\tscore\n" + "".join(line + "\n" for line in lines.to_pylist())
+    return read_beir_qrels(Path(source), data.encode("utf-8", "surrogatepass"))
 
 
 def _check_ids(column, what: str, source: str) -> None:

@@ -137,3 +137,40 @@ def test_a_local_folder_changed_since_the_last_load_is_read_again(tmp_path):
     assert second.corpus.fingerprint != first.corpus.fingerprint
     third = load_hf_dataset(str(repo), split="test", cache_dir=cache)
     assert list(third.corpus.texts) == ["new", "new two"] and third.corpus.fingerprint == second.corpus.fingerprint
+
+
+def test_hf_qrels_ids_are_read_verbatim_as_the_folder_loader_reads_them(tmp_path):
+    # datasets reads a TSV through pandas, which made ids such as NA, null, None or nan missing (the load
+    # failed: "row 1 has an empty field") and unquoted "Heroes"_(album) (FEVER ids are Wikipedia titles);
+    # the folder loader's reader keeps each as written, skips a '#' line and splits a line on spaces
+    ids = ["NA", "null", "None", "nan", "N/A", '"Heroes"_(album)', "#d", "d1"]
+    repo = tmp_path / "BeIR" / "tiny"
+    for part, table in (("corpus", pa.table({"_id": ids, "title": [""] * len(ids), "text": ["x"] * len(ids)})),
+                        ("queries", pa.table({"_id": ["q1", "q2"], "text": ["a", "b"]}))):
+        (repo / part).mkdir(parents=True)
+        pq.write_table(table, repo / part / f"{part}.parquet")
+    (repo / "README.md").write_text(README)
+    tsv = tmp_path / "BeIR" / "tiny-qrels" / "test.tsv"
+    tsv.parent.mkdir()
+    tsv.write_text("query-id\tcorpus-id\tscore\n" + "".join(f"q1\t{d}\t1\n" for d in ids)
+                   + "# a comment line\nq2 d1 2\n")
+    expected = {"q1": {d: 1 for d in ids}, "q2": {"d1": 2}}
+    from harness.formats.trec import read_beir_qrels
+
+    assert read_beir_qrels(tsv).to_dict() == expected  # the folder loader's reader
+    assert load_hf_dataset(str(repo), cache_dir=tmp_path / "hf-cache").qrels.to_dict() == expected
+
+
+def test_hf_qrels_errors_name_the_line(tmp_path):
+    repo = tmp_path / "BeIR" / "tiny"
+    for part, table in (("corpus", pa.table({"_id": ["d1", "d2"], "title": ["", ""], "text": ["x", "y"]})),
+                        ("queries", pa.table({"_id": ["q1"], "text": ["a"]}))):
+        (repo / part).mkdir(parents=True)
+        pq.write_table(table, repo / part / f"{part}.parquet")
+    (repo / "README.md").write_text(README)
+    (tmp_path / "BeIR" / "tiny-qrels").mkdir()
+    (tmp_path / "BeIR" / "tiny-qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td1\t2\n")
+    with pytest.raises(HarnessError) as err:
+        load_hf_dataset(str(repo), cache_dir=tmp_path / "hf-cache")
+    assert str(err.value) == (f"{tmp_path}/BeIR/tiny-qrels:test:3: conflicting grade for document 'd1' "
+                              "(line 2 says 1) (id 'q1')")
