@@ -33,11 +33,34 @@ def check_reachable(address: str | None, timeout: float = CONNECT_TIMEOUT_S) -> 
         raise HarnessError(f"cannot reach the Ray cluster at {address}: {exc.strerror or exc}") from None
 
 
+_started_here = False  # whether init() started the Ray it is connected to (a local one, fixed in size)
+
+
 def init(ray, address: str | None) -> None:
     """``ray.init`` for the harness (no dashboard, workers' logs not copied to the driver) at
     ``address``, else ``$RAY_ADDRESS``, else a local Ray; a Ray already initialised is kept."""
+    global _started_here
     if ray.is_initialized():
         return
     address = address or os.environ.get("RAY_ADDRESS") or None
     check_reachable(address)
     ray.init(address=address, log_to_driver=False, include_dashboard=False)
+    _started_here = address is None
+
+
+def started_here() -> bool:
+    """Whether the Ray in use is the local one :func:`init` started: its resources never grow, where
+    a cluster joined at an address may gain nodes (an autoscaler's)."""
+    return _started_here
+
+
+def shortfall(request: dict, cluster: dict) -> str | None:
+    """What a task's ``request`` (``num_cpus``, ``num_gpus``, ``resources``: Ray's task options)
+    asks for beyond the whole of ``cluster`` (``ray.cluster_resources()``), as ``1 GPU (the cluster
+    has 0)``; None when the cluster could run it. Ray leaves such a task pending, without a word
+    while its logs are not copied to the driver, until a node that has it joins."""
+    wanted = {"CPU": request.get("num_cpus") or 0, "GPU": request.get("num_gpus") or 0,
+              **(request.get("resources") or {})}
+    short = [f"{amount:g} {name} (the cluster has {cluster.get(name, 0):g})"
+             for name, amount in wanted.items() if amount > cluster.get(name, 0)]
+    return ", ".join(short) or None

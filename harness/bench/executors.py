@@ -135,6 +135,19 @@ class RayExecutor:
         pending = {}
         for index, cell, expected in todo:
             options = {**self.resources(runner, cell, cluster), "max_retries": 1}
+            short = raycluster.shortfall(options, cluster)
+            if short is not None and raycluster.started_here():  # a local Ray never grows: it would wait forever
+                error = (f"asks Ray for {short}: the local Ray started for this bench never has it "
+                         "(lower [executor] num_cpus, run the model on cpu, or join a cluster with --address)")
+                if runner.fail_fast:
+                    raise HarnessError(f"{cell.name}: {error}")
+                yield CellResult(index, None, error, 0.0)
+                continue
+            if short is not None:
+                from harness import progress
+
+                progress.echo(f"warning: {cell.name} asks Ray for {short}; it waits until a node that has it "
+                              "joins (an autoscaler's), else stop the bench with Ctrl-C", err=True)
             pending[task.options(**options).remote(runner.config, cell, expected, cwd, cache_root)] = index, cell
         while pending:
             ready, _ = ray.wait(list(pending), num_returns=1)

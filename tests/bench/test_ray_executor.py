@@ -13,6 +13,7 @@ import pytest
 
 from harness.bench import load_config, run_bench
 from harness.bench.executors import LocalExecutor, RayExecutor, executor_for
+from harness.errors import HarnessError
 
 from .bench_helpers import write_tiny
 
@@ -207,3 +208,55 @@ def test_a_pipeline_with_a_cuda_reranker_asks_for_a_gpu(tmp_path):
                             f'reranker = "{reranker}"\nparams = {{{params}, device = "{device}"}}\n')
             cell = cells(load_config(path))[-1]
             assert executor.resources(None, cell, cluster) == expected, (reranker, device, cluster)
+
+
+def test_shortfall_names_what_no_node_of_the_cluster_has():
+    from harness.raycluster import shortfall
+
+    assert shortfall({"num_cpus": 1.0, "max_retries": 1}, {"CPU": 2.0}) is None
+    assert shortfall({"num_cpus": 2.0, "num_gpus": 1}, {"CPU": 2.0, "GPU": 1.0}) is None
+    assert shortfall({"num_cpus": 1.0, "num_gpus": 1}, {"CPU": 2.0}) == "1 GPU (the cluster has 0)"
+    assert shortfall({"num_cpus": 4.0}, {"CPU": 2.0}) == "4 CPU (the cluster has 2)"
+    assert shortfall({"num_cpus": 0.5, "resources": {"tpu": 1}}, {"CPU": 2.0}) == "1 tpu (the cluster has 0)"
+
+
+@pytest.mark.parametrize("started_here", [True, False])
+def test_a_cell_asking_more_than_the_cluster_has_fails_or_says_it_waits(ray_local, tmp_path, monkeypatch, capsys,
+                                                                        started_here):
+    """Ray keeps a task that asks for more than any node has pending, and with the workers' logs not
+    copied to the driver it says nothing: `[executor] num_cpus = 4` on a 2-CPU Ray (or a model on cuda
+    on a cluster without a GPU) hung the bench for good. On the local Ray the bench started (which never
+    grows) each such cell now fails at once with one line; on a cluster joined at an address (which an
+    autoscaler may grow) a warning names the cell and the shortfall. The ray_local fixture's Ray has 2
+    CPUs, so num_cpus = 4 is short by 2; num_cpus = 1 cells are untouched."""
+    from harness import raycluster
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(raycluster, "_started_here", started_here)
+    config = load_config(write_config(tmp_path, executor='[executor]\nkind = "ray"\nnum_cpus = 4\n'))
+    if started_here:
+        result = run_bench(config)
+        assert [o.status for o in result.outcomes] == ["failed"] * 3
+        assert result.outcomes[0].error == ("asks Ray for 4 CPU (the cluster has 2): the local Ray started for this "
+                                            "bench never has it (lower [executor] num_cpus, run the model on cpu, "
+                                            "or join a cluster with --address)")
+        with pytest.raises(HarnessError) as info:
+            run_bench(config, fail_fast=True)
+        assert str(info.value).startswith("tiny / bm25s: asks Ray for 4 CPU (the cluster has 2)")
+    else:  # the tasks wait: cancel them after the warning rather than wait for a node that never comes
+        real_wait = ray_local.wait
+
+        def wait_then_cancel(refs, num_returns=1, **kw):
+            ready, rest = real_wait(refs, num_returns=num_returns, timeout=2, **kw)
+            if ready:
+                return ready, rest
+            for ref in refs:
+                ray_local.cancel(ref)
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(ray_local, "wait", wait_then_cancel)
+        with pytest.raises(KeyboardInterrupt):
+            run_bench(config)
+        err = capsys.readouterr().err
+        assert ("warning: tiny / bm25s asks Ray for 4 CPU (the cluster has 2); it waits until a node that has it "
+                "joins (an autoscaler's), else stop the bench with Ctrl-C") in err
