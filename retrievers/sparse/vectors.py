@@ -40,10 +40,25 @@ class Vectors:
         return {d: i for i, d in enumerate(self.ids)}
 
 
-def _open(path: Path):
+def _open(path: Path, errors: str = "strict"):
     with open(path, "rb") as probe:
         gz = probe.read(2) == b"\x1f\x8b"
-    return gzip.open(path, "rt", encoding="utf-8") if gz else open(path, encoding="utf-8")
+    return (gzip.open(path, "rt", encoding="utf-8", errors=errors) if gz
+            else open(path, encoding="utf-8", errors=errors))
+
+
+def _undecodable_line(path: Path) -> int | None:
+    """The number of the first line of ``path`` that is not UTF-8 (counted as the reader counts), or
+    None: read again only once the reader has met bytes that do not decode (the decoder's error
+    gives a position in its buffer, not in the file)."""
+    try:
+        with _open(path, errors="surrogateescape") as handle:  # (undecodable bytes become lone surrogates)
+            for n, line in enumerate(handle, 1):
+                if not is_utf8_text(line):
+                    return n
+    except (OSError, EOFError, zlib.error):
+        pass
+    return None
 
 
 def read_vectors(path: str | Path, vocabulary: list[str] | None = None, what: str = "vector") -> Vectors:
@@ -66,8 +81,10 @@ def read_vectors(path: str | Path, vocabulary: list[str] | None = None, what: st
                     continue
                 try:
                     obj = json.loads(line)
-                except ValueError as exc:
-                    raise InputError(f"not a JSON object ({exc.msg})", path, n) from None
+                except ValueError as exc:  # (an integer of over 4,300 digits: a ValueError without .msg)
+                    raise InputError(f"not a JSON object ({getattr(exc, 'msg', exc)})", path, n) from None
+                except RecursionError:
+                    raise InputError("not a JSON object (nested too deeply)", path, n) from None
                 if not isinstance(obj, dict):
                     raise InputError("not a JSON object", path, n)
                 ident = obj.get("id", obj.get("_id"))
@@ -88,7 +105,9 @@ def read_vectors(path: str | Path, vocabulary: list[str] | None = None, what: st
                 counts.append(len(vector))
                 keys.extend(vector.keys())
                 values.extend(vector.values())
-    except (UnicodeDecodeError, OSError, EOFError, zlib.error) as exc:  # zlib.error: a damaged gzip stream
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text ({exc.reason})", path, _undecodable_line(path)) from None
+    except (OSError, EOFError, zlib.error) as exc:  # zlib.error: a damaged gzip stream
         raise InputError(f"cannot read {what} file: {exc}", path) from None
     weights = _weights(values, counts, path, lines, ids)
     offsets = np.concatenate([[0], np.cumsum(np.asarray(counts, dtype=np.int64))]).astype(np.int64)
@@ -112,18 +131,20 @@ def _term_ids(keys: list[str], vocabulary: list[str] | None) -> tuple[np.ndarray
 
 def _weights(values: list, counts: list[int], path: Path, lines: list[int], ids: list[str]) -> np.ndarray:
     """``values`` as float32, or an error naming the first row holding a non-number or non-finite weight.
-    Only JSON numbers are weights (Python int or float, not bool; numpy would parse a string "1.5")."""
-    limit = float(np.finfo(np.float32).max)
+    Only JSON numbers are weights (Python int or float, not bool; numpy would parse a string "1.5").
+    A weight is beyond float32's range when it rounds to infinity there: ``|w| >= FLT_MAX + 2**103``
+    (half a unit in the last place above FLT_MAX; 3.4028235e38, FLT_MAX as float32 prints, rounds to it)."""
+    limit = float(np.finfo(np.float32).max) + 2.0 ** 103  # (exact in float64)
     try:
         if not all(type(v) is float or type(v) is int for v in values):
             raise TypeError
         weights = np.asarray(values, dtype=np.float64)  # an int beyond float64: OverflowError
         if weights.ndim != 1:
             raise TypeError
-        bad = ~np.isfinite(weights) | (np.abs(weights) > limit)
+        bad = ~np.isfinite(weights) | (np.abs(weights) >= limit)
     except (TypeError, ValueError, OverflowError):
         bad = np.array([not (type(v) is float or type(v) is int) or (type(v) is float and not math.isfinite(v))
-                        or abs(v) > limit for v in values], dtype=bool)  # (int vs float compares exactly)
+                        or abs(v) >= limit for v in values], dtype=bool)  # (int vs float compares exactly)
         weights = None
     if bad.any():
         row = int(np.searchsorted(np.cumsum(counts), int(np.argmax(bad)), side="right"))
