@@ -6,8 +6,8 @@ One entry per key (model files' sha256, corpus content hash, max active dims; se
 :func:`retrievers.dense.cache.cache_key`), in ``<cache dir>/sparse/doc-<key>/``::
 
     meta.json             what the key was made of, rows, chunk size (written first)
-    part-2048-000000.npz  one chunk of rows (lengths, term ids, weights; named by chunk size and
-                          chunk number), while the encode is under way
+    part-2048-000000.npz  one chunk of rows of the encoding order (lengths, term ids, weights; named
+                          by chunk size and chunk number), while the encode is under way
     weights.npz           all rows in corpus order, once complete (the parts are then removed)
     complete.json         rows, entries and the size and sha256 of weights.npz (written last)
 
@@ -34,7 +34,11 @@ import numpy as np
 
 from harness.atomic import atomic_open, remove_abandoned, write_json
 from harness.checksums import sha256
+from harness.columns import inverse_permutation
 from retrievers.dense.cache import FORMAT_VERSION
+
+
+_TAKE_BLOCK = 1 << 16  # rows gathered at a time by SparseRows.take
 
 
 class CacheCorrupt(Exception):
@@ -62,6 +66,24 @@ class SparseRows:
             ok = int(self.term_ids.min()) >= 0
         return bool(ok)
 
+    def take(self, rows: np.ndarray) -> "SparseRows":
+        """The rows ``rows`` (indices into these rows), in that order (gathered a block of rows at a
+        time: no index array of every entry)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        lengths, offsets = self.lengths[rows], self.offsets
+        term_ids = np.empty(int(lengths.sum()), dtype=np.int32)
+        weights = np.empty(len(term_ids), dtype=np.float32)
+        done = 0
+        for b in range(0, len(rows), _TAKE_BLOCK):
+            block = lengths[b:b + _TAKE_BLOCK]
+            n = int(block.sum())
+            before = np.cumsum(block) - block  # the block's entries before each of its rows
+            entries = np.repeat(offsets[rows[b:b + _TAKE_BLOCK]] - before, block) + np.arange(n, dtype=np.int64)
+            term_ids[done:done + n] = self.term_ids[entries]
+            weights[done:done + n] = self.weights[entries]
+            done += n
+        return SparseRows(lengths, term_ids, weights)
+
     @classmethod
     def concat(cls, parts: list["SparseRows"]) -> "SparseRows":
         if not parts:
@@ -88,13 +110,18 @@ def _load(path: Path) -> SparseRows | None:
 
 
 class SparseWeightCache:
-    """Chunked, resumable storage of one (n_rows, dim) sparse matrix; chunk i holds rows
-    ``[i * chunk_size, (i + 1) * chunk_size)``."""
+    """Chunked, resumable storage of one (n_rows, dim) sparse matrix. ``order`` is the encoding
+    order (e.g. longest text first; None: the rows' own): chunk i holds the rows
+    ``order[i * chunk_size:(i + 1) * chunk_size]``, encoded by ``encode_rows(i * chunk_size, ...)``
+    (positions in that order). The complete matrix is stored in row order."""
 
-    def __init__(self, folder: Path, n_rows: int, chunk_size: int, fields: dict):
+    def __init__(self, folder: Path, n_rows: int, chunk_size: int, fields: dict, order: np.ndarray | None = None):
         if chunk_size < 1:
             raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
+        if order is not None and len(order) != n_rows:
+            raise ValueError("order must have one entry per row")
         self.folder, self.n_rows, self.chunk_size, self.fields = Path(folder), n_rows, chunk_size, fields
+        self.order = order
         self.n_chunks = -(-n_rows // chunk_size)
 
     @property
@@ -135,8 +162,9 @@ class SparseWeightCache:
 
     def build(self, encode_rows: Callable[[int, int], SparseRows],
               on_progress: Callable[[int], None] | None = None) -> tuple[SparseRows, int]:
-        """Fill the entry: load finished parts, encode the others with ``encode_rows(start, stop)``,
-        then write the complete matrix and its record. Returns (rows, rows taken from earlier parts)."""
+        """Fill the entry: load finished parts, encode the others with ``encode_rows(start, stop)``
+        (positions in the encoding order), then write the complete matrix (row order) and its record.
+        Returns (rows, rows taken from earlier parts)."""
         meta = self._json(self.folder / "meta.json")
         if meta.get("rows") != self.n_rows or meta.get("chunk_size") != self.chunk_size:
             if meta:  # another chunk size's entry: restart it (with no meta.json yet, another process
@@ -159,6 +187,8 @@ class SparseWeightCache:
                     on_progress(stop - start)
             parts.append(part)
         rows = SparseRows.concat(parts)
+        if self.order is not None:
+            rows = rows.take(inverse_permutation(self.order))
         _save(self.final_path, rows)
         write_json(self.record_path, {"rows": self.n_rows, "entries": int(len(rows.term_ids)),
                                       "bytes": self.final_path.stat().st_size, "sha256": sha256(self.final_path)})

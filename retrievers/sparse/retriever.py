@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from harness.cache import cache_dir as default_cache_dir
+from harness.columns import inverse_permutation
 from harness.datasets.corpus import Corpus, Queries
 from harness.errors import HarnessError
 from harness.retriever import Retriever
@@ -27,13 +28,25 @@ from harness.run import Run
 from retrievers.bm25.search import DocOrder
 from retrievers.dense.cache import cache_key
 from retrievers.dense.model import ModelHandle
-from retrievers.dense.texts import content_hash, document_texts
+from retrievers.dense.texts import content_hash, document_texts, length_order
 from retrievers.sparse.cache import CacheCorrupt, SparseRows, SparseWeightCache
 from retrievers.sparse.encoder import SparseModel
 from retrievers.sparse.impact_index import ImpactSearcher, build_impact_index, quantized, query_columns
 from retrievers.sparse.impacts import check_quantize, default_threads
 
 log = logging.getLogger(__name__)
+
+
+def finite_rows(rows: SparseRows, ids, what: str) -> SparseRows:
+    """``rows`` (one per id of ``ids``) when every weight is a finite number, else a HarnessError naming
+    the first text's id: a NaN weight would make every score it enters NaN (never retrieved, silently)
+    and an infinite one an infinite score, as the impacts reader refuses them in its files."""
+    bad = ~np.isfinite(rows.weights)
+    if bad.any():
+        row = int(np.searchsorted(np.cumsum(rows.lengths), int(np.argmax(bad)), side="right"))
+        raise HarnessError(f"the model gave {what} {str(ids[row])!r} a term weight that is not a finite number "
+                           f"({float(rows.weights[int(np.argmax(bad))])})")
+    return rows
 
 
 def _positive_int(label: str, value, allow_none: bool = False) -> int | None:
@@ -91,16 +104,30 @@ class SparseRetriever(Retriever):
                 **self._stats}
 
     def document_weights(self, corpus: Corpus) -> SparseRows:
-        """The corpus's term weights (corpus order): cached, resumed or encoded."""
+        """The corpus's term weights (corpus order): cached, resumed or encoded. Encoded longest text
+        first (:func:`length_order`, as the dense retriever) in chunks of ``cache_chunk_size``, cache
+        or not: with a chunk size that is a multiple of ``batch_size``, the batches are those of one
+        ``encode_document`` call on the whole corpus (sentence-transformers sorts by length too; up to
+        the order of texts of equal length), whatever the chunk size and the cache. (A text's weights
+        depend in their last float32 bits on its batch's padding.)"""
         texts = document_texts(corpus)
-        encode = lambda start, stop: self.model.encode(texts[start:stop], "document")  # noqa: E731
+        order = length_order(texts)
+        ids = corpus.ids
+
+        def encode(start: int, stop: int) -> SparseRows:
+            rows = order[start:stop].tolist()
+            return finite_rows(self.model.encode([texts[i] for i in rows], "document"), [ids[i] for i in rows],
+                               "document")
         if not self.cache_enabled:
             self.cache_status = "off"
-            return encode(0, len(texts))
+            size = self.cache_chunk_size
+            parts = [encode(start, min(start + size, len(texts))) for start in range(0, len(texts), size)]
+            return SparseRows.concat(parts).take(inverse_permutation(order))
         fields = {"kind": "sparse-documents", "model_sha256": self.model_sha256,
-                  "corpus": content_hash(list(corpus.ids), texts), "max_active_dims": self.max_active_dims}
+                  "corpus": content_hash(list(corpus.ids), texts), "max_active_dims": self.max_active_dims,
+                  "encoding_order": "longest first"}  # (parts of entries encoded in corpus order are never read)
         entry = SparseWeightCache(self.cache_dir / f"doc-{cache_key(fields)}", len(texts), self.cache_chunk_size,
-                                  fields)
+                                  fields, order)
         status = "built"
         try:
             found = entry.load_complete()
@@ -134,7 +161,7 @@ class SparseRetriever(Retriever):
         if self._searcher is None:
             raise RuntimeError("index() must be called before search()")
         started = time.perf_counter()
-        rows = self.model.encode(list(queries.texts), "query")
+        rows = finite_rows(self.model.encode(list(queries.texts), "query"), list(queries.ids), "query")
         term_ids = np.where(rows.term_ids < self._n_terms, rows.term_ids, -1)  # terms no document has
         offsets, term_ids, weights = query_columns(rows.offsets, term_ids, quantized(rows.weights, self.quantize))
         run = self._searcher(queries.ids, offsets, term_ids, weights, k)
