@@ -5,12 +5,15 @@ from __future__ import annotations
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from itertools import repeat
 from pathlib import Path
 
+import numpy as np
 
 from harness import progress
 from harness.datasets import Dataset
-from harness.datasets.corpus import Queries
+from harness.datasets.corpus import Corpus, Queries
+from harness.errors import HarnessError
 from harness.evaluation import EvaluationResult, Evaluator, default_depth, depth_warning
 from harness.evaluation.semantics import Semantics, parse_semantics, top_depth
 from harness.reports import MetricsDocument, efficiency, write_result_folder
@@ -56,8 +59,9 @@ def search_run(retriever, dataset: Dataset, depth: int, ignore_identical_ids: bo
     retriever is told it: ``Retriever.ranking_semantics``); None keeps the canonical float64 order."""
     if semantics is not None:
         retriever.ranking_semantics = parse_semantics(semantics)
-    return _finish(retriever.search(dataset.queries, _search_k(depth, ignore_identical_ids)), depth,
-                   ignore_identical_ids, semantics)
+    searched = retriever.search(dataset.queries, _search_k(depth, ignore_identical_ids))
+    return _finish(checked_run(searched, dataset.queries, retriever, dataset.corpus), depth, ignore_identical_ids,
+                   semantics)
 
 
 def _search_k(depth: int, ignore_identical_ids: bool) -> int:
@@ -71,6 +75,75 @@ def _finish(run: Run, depth: int, ignore_identical_ids: bool, semantics: Semanti
     return top_depth(run, depth, semantics)
 
 
+def _corpus_vocabulary(run: Run, corpus: Corpus | None) -> bool:
+    """Whether the run's vocabulary is ``corpus``'s own ids (its ``id_column`` or ``id_array``, as a
+    retriever over the corpus builds its runs): its codes are then distinct corpus ids."""
+    return corpus is not None and any(run.vocab_source is corpus.__dict__.get(name)
+                                      for name in ("id_column", "id_array"))
+
+
+def _entry_query(run: Run, entry: int) -> str:
+    return str(run.query_ids[int(np.searchsorted(run.offsets, entry, side="right")) - 1])
+
+
+def checked_run(run, queries: Queries, retriever, corpus: Corpus | None = None) -> Run:
+    """What ``retriever.search(queries, k)`` returned, refused (a HarnessError naming the retriever, the
+    query and the id) unless the evaluator can score it as the retriever meant it: a :class:`Run` (not
+    a dict or an array: ``Run.from_dict`` or ``retrievers.topk.run_from_topk`` build one) of only the
+    queries asked for, whose document ids are str, each found by the evaluator at its own code
+    (:meth:`Run.codes_of`) and listed at most once per query, and no score NaN. (An int id never
+    equals a judged id: every metric 0; an id at two codes, or one a wrong ``vocab_index`` places
+    elsewhere, is not seen where it is ranked; a repeat takes two ranks, which trec_eval refuses.)
+    Documents the corpus lacks are kept (see :func:`foreign_documents_warning`)."""
+    who = f"retriever {getattr(retriever, 'name', type(retriever).__name__)!r}"
+    if not isinstance(run, Run):
+        raise HarnessError(f"{who}: search() returned {type(run).__name__}, not a harness.run.Run "
+                           "(build it with Run.from_dict or retrievers.topk.run_from_topk)")
+    asked = set(queries.ids)
+    extra = next((q for q in run.query_ids.tolist() if q not in asked), None)
+    if extra is not None:
+        raise HarnessError(f"{who}: search() returned query {extra!r}, which it was not asked for")
+    if not _corpus_vocabulary(run, corpus) and len(run.doc_codes):
+        used = np.unique(run.doc_codes)
+        ids = run.doc_vocab[used].tolist()
+        strings = all(map(isinstance, ids, repeat(str)))
+        # where the evaluator looks each id up (Run.codes_of): its own code, or the entries are not that id to it
+        wrong = np.flatnonzero(run.codes_of(ids) != used) if strings else None
+        if not strings or wrong.size:
+            at = next(i for i, d in enumerate(ids) if not isinstance(d, str)) if not strings else int(wrong[0])
+            query = _entry_query(run, int(np.flatnonzero(run.doc_codes == used[at])[0]))
+            why = (f"is {type(ids[at]).__name__}, not str" if not strings else
+                   f"is code {used[at]} of the run's doc_vocab, where the evaluator looks it up at code "
+                   f"{run.codes_of([ids[at]])[0]} (an id given two codes, or a vocab_index, vocab_sorted or "
+                   "vocab_rank that does not match doc_vocab)")
+            raise HarnessError(f"{who}: search() returned document {ids[at]!r} for query {query!r}: its id {why}")
+    repeated = run.repeated_entry()
+    if repeated is not None:
+        raise HarnessError(f"{who}: search() returned document {repeated[1]!r} twice for query {repeated[0]!r} "
+                           "(a document has one rank per query)")
+    nan = np.flatnonzero(np.isnan(run.scores))
+    if nan.size:
+        raise HarnessError(f"{who}: search() returned a NaN score for query {_entry_query(run, nan[0])!r}, "
+                           f"document {str(run.doc_vocab[run.doc_codes[nan[0]]])!r} (a NaN score has no rank)")
+    return run
+
+
+def foreign_documents_warning(run: Run, corpus: Corpus, retriever_name: str) -> str | None:
+    """The warning for documents of ``run`` that ``corpus`` lacks (kept, as a run file's are by
+    ``harness evaluate``: retrieved and never relevant), naming the first; None when there are none."""
+    if _corpus_vocabulary(run, corpus) or not len(run.doc_codes):
+        return None
+    index = corpus.id_index
+    used = np.unique(run.doc_codes)
+    absent = [code for code, doc_id in zip(used.tolist(), run.doc_vocab[used].tolist()) if doc_id not in index]
+    if not absent:
+        return None
+    entry = int(np.flatnonzero(run.doc_codes == absent[0])[0])
+    return (f"{len(absent):,} document id(s) returned by {retriever_name!r} are not in the corpus (first: "
+            f"{str(run.doc_vocab[absent[0]])!r} for query {_entry_query(run, entry)!r}); they count as "
+            "retrieved and not relevant")
+
+
 @dataclass
 class TimedSearch:
     run: Run
@@ -80,10 +153,11 @@ class TimedSearch:
     warning: str | None = None  # why the retriever's own latencies were not used
 
 
-def timed_search(retriever, queries: Queries, k: int, finish=None) -> TimedSearch:
-    """Search ``queries`` and time each query; ``finish(run)`` (untimed), when given, is applied to
-    each batch's run before they are joined (a per-query step such as :func:`_finish`: the joined
-    run is then copied once, at its final size).
+def timed_search(retriever, queries: Queries, k: int, finish=None, corpus: Corpus | None = None) -> TimedSearch:
+    """Search ``queries`` and time each query; each batch's run is checked (:func:`checked_run`;
+    ``corpus``: the one indexed) and ``finish(run)`` (untimed), when given, is applied to it before
+    they are joined (a per-query step such as :func:`_finish`: the joined run is then copied once,
+    at its final size).
 
     A retriever that times its own requests (``measures_latency``; its ``stats()`` holds
     ``query_latency_ms``) searches all queries in one call and its latencies are kept ("per
@@ -96,7 +170,7 @@ def timed_search(retriever, queries: Queries, k: int, finish=None) -> TimedSearc
         started = time.perf_counter()
         run = retriever.search(queries, k)
         elapsed = time.perf_counter() - started
-        run = finish(run)
+        run = finish(checked_run(run, queries, retriever, corpus))
         stats = getattr(retriever, "stats", None)
         measured, why = efficiency.measured_latencies((stats() if callable(stats) else {}).get("query_latency_ms"),
                                                       queries.ids)
@@ -112,7 +186,7 @@ def timed_search(retriever, queries: Queries, k: int, finish=None) -> TimedSearc
         started = time.perf_counter()
         part = retriever.search(batch, k)
         batches.append((batch.ids, time.perf_counter() - started))
-        parts.append(finish(part))
+        parts.append(finish(checked_run(part, batch, retriever, corpus)))
     return TimedSearch(concat_runs(parts), efficiency.batch_shares(batches), efficiency.PER_BATCH_SHARE, batch_size)
 
 
@@ -143,11 +217,16 @@ def run_experiment(
     """Index, search, evaluate and report ``dataset``; ``timings.load_s`` is the time
     :func:`~harness.datasets.load_dataset` took to load it (``dataset.load_s``). With ``output_dir``
     (a result folder with ``run.trec``), ids the run file could not hold fail first
-    (:func:`check_run_file_ids`)."""
+    (:func:`check_run_file_ids`), and so does a retriever name its tag column could not hold."""
     from harness.fingerprint import prefetch
 
     if output_dir is not None:
         check_run_file_ids(dataset)
+        from harness.formats.trec import check_writable_ids
+
+        if not isinstance(retriever.name, str):
+            raise HarnessError(f"the retriever's name is {retriever.name!r}, not a str (run.trec's tag column)")
+        check_writable_ids([retriever.name], "run tag")  # run.trec's tag column: refused now, not after the search
 
     prefetch()  # the result's machine and software facts, read on a thread while the run goes on
     timer = Timer({"load_s": dataset.load_s})
@@ -158,7 +237,7 @@ def run_experiment(
     with timer("search_s"), progress.task(f"searching {len(dataset.queries):,} queries ({retriever.name})"):
         searched = timed_search(retriever, dataset.queries, _search_k(depth, evaluator.ignore_identical_ids),
                                 finish=lambda part: _finish(part, depth, evaluator.ignore_identical_ids,
-                                                            evaluator.semantics))
+                                                            evaluator.semantics), corpus=dataset.corpus)
         run = searched.run
     with timer("evaluate_s"), progress.task("evaluating"):
         result = evaluator.evaluate(run, dataset.qrels)
@@ -168,7 +247,12 @@ def run_experiment(
         result, dataset=dataset_info(dataset), retriever={"name": retriever.name, "params": retriever.params()},
         k_values=k_values, depth=depth, timings=timer.seconds, retriever_stats=stats,
         warnings=[*dataset.warnings, *filter(None, [depth_warning(depth, k_values, evaluator.metrics),
-                                                     searched.warning])] or None)
+                                                     searched.warning,
+                                                     foreign_documents_warning(run, dataset.corpus, retriever.name)])]
+        or None)
+    from harness.registry import plugin_versions
+
+    document.versions = {**document.versions, **plugin_versions(type(retriever))}  # a plugin's release
     document.efficiency = efficiency.efficiency_block(
         timer.seconds, len(dataset.queries), searched.latency_ms, searched.basis, searched.batch_size,
         index_bytes=(stats or {}).get("index_bytes"))

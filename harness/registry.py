@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import re
 from importlib.metadata import entry_points
 
 from harness.errors import HarnessError
@@ -50,14 +51,31 @@ def load_class(spec: str, group: str = ENTRY_POINT_GROUP) -> type:
 
 
 def component_class(name: str, group: str = ENTRY_POINT_GROUP) -> type:
-    """The class behind a registered name or a ``module:Class`` spec."""
-    known = registered(group)
-    spec = known.get(name) or (name if ":" in name else None)
+    """The class behind a registered name or a ``module:Class`` spec. A plugin's entry point names its
+    distribution, whose version metrics.json then records (:func:`plugin_versions`)."""
+    points = {ep.name: ep for ep in entry_points(group=group)}
+    point = points.get(name)
+    spec = point.value if point is not None else (name if ":" in name else None)
     if spec is None:
-        hint = (", ".join(sorted(known)) if known else
+        hint = (", ".join(sorted(points)) if points else
                 f"none registered (no {group} entry points: is retrieval-harness installed?)")
         raise HarnessError(f"unknown {_KINDS[group][0]} {name!r}; available: {hint}, or module:Class")
-    return load_class(spec, group)
+    cls = load_class(spec, group)
+    dist = getattr(point, "dist", None)
+    if dist is not None and re.sub(r"[-_.]+", "-", dist.name or "").lower() != "retrieval-harness":
+        _DISTRIBUTIONS[cls] = (dist.name, dist.version)
+    return cls
+
+
+# The installed distribution (name, version) of each plugin class loaded through its entry point.
+_DISTRIBUTIONS: dict[type, tuple[str, str]] = {}
+
+
+def plugin_versions(cls: type) -> dict[str, str]:
+    """``{distribution: version}`` of the installed plugin that registered ``cls`` (loaded by its entry
+    point), for metrics.json's ``versions`` beside the harness's own; {} for a built-in or a
+    ``module:Class`` on the import path."""
+    return dict([_DISTRIBUTIONS[cls]]) if cls in _DISTRIBUTIONS else {}
 
 
 def _create(name: str, group: str, params: dict):
@@ -72,11 +90,13 @@ def retriever_class(name: str) -> type[Retriever]:
     return component_class(name, ENTRY_POINT_GROUP)
 
 
-def create(name: str, **params) -> Retriever:
-    """Instantiate a retriever by registered name or ``module:Class``."""
+def create(name: str, /, **params) -> Retriever:
+    """Instantiate a retriever by registered name or ``module:Class`` (``name`` is positional-only: a
+    retriever may take a parameter called ``name``)."""
     return _create(name, ENTRY_POINT_GROUP, params)
 
 
-def create_reranker(name: str, **params) -> Reranker:
-    """Instantiate a reranker by registered name or ``module:Class``."""
+def create_reranker(name: str, /, **params) -> Reranker:
+    """Instantiate a reranker by registered name or ``module:Class`` (``name`` positional-only, as for
+    :func:`create`)."""
     return _create(name, RERANKER_GROUP, params)

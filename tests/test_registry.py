@@ -58,3 +58,22 @@ def test_a_plugin_that_cannot_be_loaded_is_one_clear_error(tmp_path, monkeypatch
     with pytest.raises(HarnessError, match=message):
         retriever_class("plug_mod:X")
     monkeypatch.delitem(sys.modules, "plug_mod", raising=False)
+
+
+def test_a_plugin_may_take_a_parameter_called_name(tmp_path, monkeypatch):
+    # create(name, **params) took the plugin's `name=` as its own first argument: "TypeError: create()
+    # got multiple values for argument 'name'", a traceback from `harness run -p name=...` (and from a
+    # bench config's params.name). The parameter reaches the plugin.
+    from harness.registry import create
+
+    (tmp_path / "named_param_plugin.py").write_text(
+        "from harness.retriever import Retriever\n"
+        "class P(Retriever):\n"
+        "    def __init__(self, name: str = 'p'):\n"
+        "        self.name = name\n"
+        "    def index(self, corpus): pass\n"
+        "    def search(self, queries, k): pass\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "named_param_plugin", raising=False)
+    assert create("named_param_plugin:P", name="my-system").name == "my-system"
+    monkeypatch.delitem(sys.modules, "named_param_plugin", raising=False)

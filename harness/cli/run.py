@@ -45,7 +45,7 @@ def run(
     evaluator, k_values = build_evaluator(k, metric, relevance_threshold, keep_identical_ids, semantics)
     if depth is not None and not 1 <= depth <= 2**63 - 1:  # (ranks and counts are int64, as for --k)
         raise typer.BadParameter("--depth must be >= 1 and at most 2^63 - 1")
-    if name is not None and (not Path(name).parts or ".." in Path(name).parts or Path(name).is_absolute()):
+    if name is not None and not _folder_name(name):
         # "", ".", "..", "../x", "/x": the result files would land beside or above the dataset's result folders
         raise HarnessError(f"--name names the result folder inside {output_dir}/<dataset>/; got {name!r}")
     if pipeline is not None:
@@ -53,6 +53,9 @@ def run(
             raise typer.BadParameter("--param does not apply with --pipeline (stages carry their own params)")
         return _run_pipeline(pipeline, dataset, split, evaluator, k_values, depth, output_dir, name, quiet)
     system = create(retriever, **parse_params(param))
+    if name is None and not _folder_name(system.name):  # the default folder name: the retriever's (a plugin's) name
+        raise HarnessError(f"retriever {retriever!r} is named {system.name!r}, which cannot name a result folder "
+                           f"inside {output_dir}/<dataset>/: give one with --name")
     ref = DatasetRef.parse(dataset)
     with progress.task(f"loading {ref.text}"):
         ds = load_dataset(ref, split)
@@ -63,6 +66,12 @@ def run(
             typer.echo(f"warning: {warning}", err=True)
         print_metrics(exp.result.means, title=f"{ds.name} ({ds.split}) - {system.name}: {exp.result.n_queries} queries")
     typer.echo(f"results written to {folder}")
+
+
+def _folder_name(name) -> bool:
+    """Whether ``name`` names a folder inside the dataset's result folder (not "", ".", "..", "../x", "/x")."""
+    parts = Path(name).parts if isinstance(name, str) else ()
+    return bool(parts) and ".." not in parts and not Path(name).is_absolute()
 
 
 def _run_pipeline(path: Path, dataset: str, split: str, evaluator, k_values: list[int], depth: int | None,
