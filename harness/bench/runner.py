@@ -88,6 +88,17 @@ def _one_line(exc: BaseException) -> str:
     return message if isinstance(exc, HarnessError) else f"{type(exc).__name__}: {message}"
 
 
+def _with_release(component) -> dict:
+    """A component's ``params()``, with the release of the installed plugin it comes from (its entry
+    point's distribution, :func:`harness.registry.plugin_versions`) under ``"plugin_release"``:
+    the cell's fingerprint then changes when the plugin is upgraded, as it does with the harness's
+    own version (a built-in's or a ``module:Class``'s params are left as they are)."""
+    from harness.registry import plugin_versions
+
+    params, release = component.params(), plugin_versions(type(component))
+    return {**params, "plugin_release": release} if release else params
+
+
 class _Datasets:
     """Load each dataset on first need; keep only the current one in memory. Each of its cells
     records the one load's time (``Dataset.load_s``)."""
@@ -153,7 +164,7 @@ class BenchRunner:
 
     def resolved_params(self, spec) -> dict:
         """A retriever's resolved params; a pipeline's: each stage's (see :meth:`pipeline_params`)."""
-        return self.retriever(spec).params() if isinstance(spec, RetrieverSpec) else self.pipeline_params(spec)
+        return _with_release(self.retriever(spec)) if isinstance(spec, RetrieverSpec) else self.pipeline_params(spec)
 
     def pipeline_params(self, pipeline) -> dict:
         """{stage name: what the parsed pipeline does not show of it}: a retrieve or rerank stage's
@@ -169,7 +180,7 @@ class BenchRunner:
                 try:
                     if stage.type != "fuse":
                         make = create if stage.type == "retrieve" else create_reranker
-                        resolved[stage.name] = make(stage.component, **stage.params).params()
+                        resolved[stage.name] = _with_release(make(stage.component, **stage.params))
                     elif stage.optimize is not None:
                         resolved[stage.name] = {"qrels_sha256": sha256(stage.optimize["qrels"])}
                 except Exception as exc:  # noqa: BLE001 - reported as the cell's one-line error

@@ -71,3 +71,32 @@ def test_entry_point_plugin_in_a_subprocess(tmp_path):
     # (Breaking the d1/d3 tie by ascending id instead would give q1 (2 + 1/log2 4) / (2 + 1/log2 3) = 0.950.)
     assert doc["metrics"]["NDCG@3"] == 1.0 and doc["metrics"]["P@1"] == 1.0
     assert doc["retriever"] == {"name": "idf-overlap", "params": {"min_df": 1, "lowercase": True}}
+
+
+def test_a_cell_runs_again_when_its_plugin_is_upgraded(tmp_path):
+    # A cell's fingerprint held the harness's version but not the plugin's: after `pip install -U` of a
+    # plugin whose scoring changed, `harness bench` reused the old release's numbers as the new one's.
+    # Expected: same release -> reused; upgraded release (0.1.0 -> 0.2.0) -> the cell runs again.
+    tiny = write_tiny(tmp_path / "tiny")
+    config = tmp_path / "bench.toml"
+    config.write_text(f'name = "p"\nk = [1]\noutput_dir = "{tmp_path / "results"}"\n'
+                      f'datasets = [{{path = "{tiny}", label = "tiny"}}]\n'
+                      '[[retrievers]]\ntype = "idf-overlap"\nlabel = "idf"\n')
+
+    def bench(version: str) -> str:
+        site = tmp_path / f"site-{version}"
+        dist = site / f"harness_example_plugin-{version}.dist-info"
+        dist.mkdir(parents=True, exist_ok=True)
+        (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: harness-example-plugin\nVersion: {version}\n")
+        (dist / "entry_points.txt").write_text(f"[retrieval_harness.retrievers]\nidf-overlap = {SPEC}\n")
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(PLUGIN_DIR), str(REPO)])}
+        proc = subprocess.run([sys.executable, "-m", "harness", "bench", str(config), "-q"], capture_output=True,
+                              text=True, env=env, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout
+
+    assert "1 run" in bench("0.1.0")
+    assert "1 reused" in bench("0.1.0")
+    assert "1 run" in bench("0.2.0")
+    versions = json.loads((tmp_path / "results" / "p" / "tiny" / "idf" / "metrics.json").read_text())["versions"]
+    assert versions["harness-example-plugin"] == "0.2.0"
