@@ -60,6 +60,11 @@ def _psycopg():
     return psycopg
 
 
+def _first_line(exc: Exception) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
 def _text(text: str) -> str:
     """``text`` as PostgreSQL can hold it: a NUL character (which text cannot store) becomes a space, a
     separator, as any tokenizer reads it."""
@@ -127,37 +132,47 @@ class PostgresRetriever(Retriever):
             return self._pg.connect(self.dsn, autocommit=True)
         except self._pg.Error as exc:
             raise HarnessError(f"cannot connect to PostgreSQL ({self.dsn_shown or 'libpq defaults'}): "
-                               f"{str(exc).strip().splitlines()[0]}") from None
+                               f"{_first_line(exc)}") from None
+
+    def _failed(self, doing: str, exc: Exception) -> HarnessError:
+        """A failure of the server (a right missing, the server gone, a statement refused): one line."""
+        return HarnessError(f"PostgreSQL ({self.dsn_shown or 'libpq defaults'}) failed {doing}: {_first_line(exc)}")
 
     # ----------------------------------------------------------------- index
     def index(self, corpus: Corpus) -> None:
-        sql = self._pg.sql
         started = time.perf_counter()
         self._corpus_ids, self._id_index = corpus.id_array, getattr(corpus, "id_index", None)
         with self._connect() as con:
             try:
                 con.execute("SELECT %s::regconfig", (self.config,))
             except self._pg.Error as exc:
-                raise ValueError(f"unknown text search configuration {self.config!r}: "
-                                 f"{str(exc).strip().splitlines()[0]}") from None
-            if self.table is None:
-                name = "harness_fts_" + index_key(corpus, {"format": FORMAT_VERSION, "config": self.config})[:24]
-                self._relation, self._id_col, self._vec_col = (sql.Identifier(name), sql.Identifier("id"),
-                                                               sql.Identifier("tsv"))
-                status = self._load(con, corpus, name)
-                table = name
-            else:
-                self._relation = sql.Identifier(*self.table.split("."))
-                self._id_col, self._vec_col = sql.Identifier(self.id_column), sql.Identifier(self.vector_column)
-                self._check_table(con)
-                status, table = "existing table", self.table
-            n_rows = con.execute(sql.SQL("SELECT count(*) FROM {}").format(self._relation)).fetchone()[0]
-            size = con.execute("SELECT pg_total_relation_size(%s::regclass)",
-                               (self._relation.as_string(con),)).fetchone()[0]
-            self._stats = {"engine": "postgresql", "server_version": con.execute("SHOW server_version").fetchone()[0],
-                           "psycopg_version": self._pg.__version__, "table": table, "cache": status,
-                           "n_rows": n_rows, "n_docs": len(corpus), "table_bytes": size,
-                           "index_s": round(time.perf_counter() - started, 6)}
+                raise ValueError(f"unknown text search configuration {self.config!r}: {_first_line(exc)}") from None
+            try:
+                self._index(con, corpus, started)
+            except self._pg.Error as exc:
+                raise self._failed("to load the corpus" if self.table is None else f"to read table {self.table!r}",
+                                   exc) from None
+
+    def _index(self, con, corpus: Corpus, started: float) -> None:
+        sql = self._pg.sql
+        if self.table is None:
+            name = "harness_fts_" + index_key(corpus, {"format": FORMAT_VERSION, "config": self.config})[:24]
+            self._relation, self._id_col, self._vec_col = (sql.Identifier(name), sql.Identifier("id"),
+                                                           sql.Identifier("tsv"))
+            status = self._load(con, corpus, name)
+            table = name
+        else:
+            self._relation = sql.Identifier(*self.table.split("."))
+            self._id_col, self._vec_col = sql.Identifier(self.id_column), sql.Identifier(self.vector_column)
+            self._check_table(con)
+            status, table = "existing table", self.table
+        n_rows = con.execute(sql.SQL("SELECT count(*) FROM {}").format(self._relation)).fetchone()[0]
+        size = con.execute("SELECT pg_total_relation_size(%s::regclass)",
+                           (self._relation.as_string(con),)).fetchone()[0]
+        self._stats = {"engine": "postgresql", "server_version": con.execute("SHOW server_version").fetchone()[0],
+                       "psycopg_version": self._pg.__version__, "table": table, "cache": status,
+                       "n_rows": n_rows, "n_docs": len(corpus), "table_bytes": size,
+                       "index_s": round(time.perf_counter() - started, 6)}
 
     def _load(self, con, corpus: Corpus, name: str) -> str:
         """Create and fill the table ``name`` unless a complete one is there; returns what happened."""
@@ -238,6 +253,8 @@ class PostgresRetriever(Retriever):
                 try:
                     rows = con.execute(statement, {"texts": texts[start:stop], "config": self.config,
                                                    "norm": self.normalization, "k": k}).fetchall()
+                except self._pg.Error as exc:
+                    raise self._failed("to search", exc) from None
                 finally:
                     pool.put(con)
                 ords = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
@@ -255,6 +272,9 @@ class PostgresRetriever(Retriever):
 
     def _run(self, queries: Queries, lengths: np.ndarray, ids: list[str], scores: np.ndarray) -> Run:
         """The Run over the corpus's ids; ids the corpus lacks (a user's table) are appended to the vocabulary."""
+        if any(d is None for d in ids):  # (a user's table: its id column may hold NULL)
+            raise HarnessError(f"table {self.table!r}: a row that matches a query has a NULL {self.id_column!r} "
+                               f"(id_column): every row searched needs a document id")
         index = self._id_index if self._id_index is not None else {d: i for i, d in enumerate(self._corpus_ids)}
         codes = np.fromiter((index.get(d, -1) for d in ids), dtype=np.int64, count=len(ids))
         vocab = self._corpus_ids

@@ -17,13 +17,15 @@ BM25 cache hashes it, and the settings, SQLite's version included), built in a t
 folder and renamed into place when complete; ``manifest.json`` holds the file's size and sha256,
 checked on every load; a damaged entry is rebuilt.
 
-Search: each query becomes an FTS5 query of its tokens, each one double-quoted (a quote inside is
-doubled) and joined by ``OR``, so FTS5 operators in a query (``NEAR``, ``AND``, ``*``, ``-``,
-``^``, ``:``, parentheses, quotes) are plain words or separators, never syntax; stopwords (Lucene's
-English set by default) are dropped, and a query left without tokens returns nothing. Score =
-``-bm25(...)`` (FTS5's BM25, k1 = 1.2, b = 0.75, fixed by SQLite) rounded to float32, as the
-evaluator compares scores; the top ``k`` are cut in that order (the engine is asked for a few more
-rows than ``k`` so that float32 ties at the cut are settled by document id, as the evaluator does).
+Search: each query becomes an FTS5 query of its tokens (runs of the characters the table's tokenizer
+keeps in tokens: letters and digits, each non-ASCII character of the queries classified by SQLite's
+own tokenizer, once), each one double-quoted (a quote inside is doubled) and joined by ``OR``, so
+FTS5 operators in a query (``NEAR``, ``AND``, ``*``, ``-``, ``^``, ``:``, parentheses, quotes) are
+plain words or separators, never syntax; stopwords (Lucene's English set by default) are dropped,
+and a query left without tokens returns nothing. Score = ``-bm25(...)`` (FTS5's BM25, k1 = 1.2,
+b = 0.75, fixed by SQLite) rounded to float32, as the evaluator compares scores; the top ``k`` are
+cut in that order (the engine is asked for a few more rows than ``k`` so that float32 ties at the
+cut are settled by document id, as the evaluator does).
 Queries run in batches on ``n_threads`` threads, each with its own read-only connection.
 """
 
@@ -45,6 +47,7 @@ import numpy as np
 from harness.atomic import remove_abandoned, writer_tag
 from harness.checksums import sha256
 from harness.datasets.corpus import Corpus, Queries
+from harness.errors import HarnessError
 from harness.run import Run
 from retrievers.base import Retriever
 from retrievers.bm25.analyzer import LUCENE_ENGLISH_STOPWORDS
@@ -56,7 +59,8 @@ COLUMNS = {"contents": ("contents",), "title,text": ("title", "text")}
 DB_FILE = "index.sqlite3"
 # Rows asked for beyond k: enough to settle float32 ties at the cut in one go almost always.
 MARGIN = 16
-# unicode61's token characters are letters and digits: Python's \w without the underscore.
+# Token characters: letters and digits, Python's \w without the underscore; exact for ASCII (every
+# tokenizer here), corrected per non-ASCII character by asking the tokenizer (_token_pattern).
 _TOKEN = re.compile(r"[^\W_]+")
 
 
@@ -64,11 +68,13 @@ class CacheCorrupt(Exception):
     """A cached database does not match its manifest."""
 
 
-def fts5_query(text: str, stopwords: frozenset[str] = frozenset(), min_chars: int = 1) -> str:
-    """The FTS5 query for ``text``: its tokens (runs of letters and digits, at least ``min_chars``
-    long, not in ``stopwords`` case-insensitively), each double-quoted, joined by ``OR``; "" when no
-    token is left. Quoting makes every token an FTS5 string: operators are never parsed from it."""
-    tokens = (t for t in _TOKEN.findall(text) if len(t) >= min_chars and t.lower() not in stopwords)
+def fts5_query(text: str, stopwords: frozenset[str] = frozenset(), min_chars: int = 1,
+               token: re.Pattern = _TOKEN) -> str:
+    """The FTS5 query for ``text``: its tokens (matches of ``token``, by default runs of letters and
+    digits, at least ``min_chars`` long, not in ``stopwords`` case-insensitively), each double-quoted,
+    joined by ``OR``; "" when no token is left. Quoting makes every token an FTS5 string: operators
+    are never parsed from it."""
+    tokens = (t for t in token.findall(text) if len(t) >= min_chars and t.lower() not in stopwords)
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in tokens)
 
 
@@ -111,6 +117,7 @@ class SQLiteRetriever(Retriever):
         self._tmp: tempfile.TemporaryDirectory | None = None
         self._local = threading.local()
         self._stats: dict = {}
+        self._token_char: dict[str, bool] = {}  # non-ASCII character -> the tokenizer keeps it in tokens
 
     # ----------------------------------------------------------------- description
     def settings(self) -> dict:
@@ -141,7 +148,7 @@ class SQLiteRetriever(Retriever):
             self._build(corpus, self._path)
             status = "off"
         else:
-            root = _cache_root(self.cache_dir)
+            root = _cache_root(self.cache_dir).absolute()  # (a file: URI at search time needs it absolute)
             key = index_key(corpus, self.settings())
             status = "hit"
             try:
@@ -164,17 +171,21 @@ class SQLiteRetriever(Retriever):
             rows = zip(rowids.tolist(), itertools.chain.from_iterable(corpus.iter_contents()))
         else:
             rows = zip(rowids.tolist(), corpus.titles, corpus.texts)
-        con = sqlite3.connect(path)
         try:
-            con.execute("PRAGMA journal_mode=OFF")
-            con.execute("PRAGMA synchronous=OFF")
-            # Only names from COLUMNS and TOKENIZERS (checked in __init__) reach this DDL.
-            con.execute(f"CREATE VIRTUAL TABLE docs USING fts5({', '.join(columns)}, tokenize='{self.tokenizer}')")
-            con.executemany(f"INSERT INTO docs(rowid, {', '.join(columns)}) VALUES (?{', ?' * len(columns)})", rows)
-            con.execute("INSERT INTO docs(docs) VALUES ('optimize')")
-            con.commit()
-        finally:
-            con.close()
+            con = sqlite3.connect(path)
+            try:
+                con.execute("PRAGMA journal_mode=OFF")
+                con.execute("PRAGMA synchronous=OFF")
+                # Only names from COLUMNS and TOKENIZERS (checked in __init__) reach this DDL.
+                con.execute(f"CREATE VIRTUAL TABLE docs USING fts5({', '.join(columns)}, tokenize='{self.tokenizer}')")
+                con.executemany(f"INSERT INTO docs(rowid, {', '.join(columns)}) VALUES (?{', ?' * len(columns)})",
+                                rows)
+                con.execute("INSERT INTO docs(docs) VALUES ('optimize')")
+                con.commit()
+            finally:
+                con.close()
+        except sqlite3.Error as exc:  # (a full disk is "database or disk is full" or "disk I/O error" here)
+            raise HarnessError(f"SQLite could not build the FTS5 index {path}: {exc}") from None
 
     def _save(self, corpus: Corpus, root: Path, key: str) -> Path:
         """Build the database in a temporary folder beside ``root/key`` (``.<key>.<pid>-<host>.<random>.tmp``)
@@ -216,21 +227,45 @@ class SQLiteRetriever(Retriever):
             raise ValueError(f"k must be an integer >= 1, got {k!r}")
         min_chars = 3 if self.tokenizer == "trigram" else 1  # trigram matches nothing shorter
         texts = list(queries.texts)
+        token = self._token_pattern(texts)
         weights = ", ?" * len(self.weights)
         sql = (f"SELECT rowid, bm25(docs{weights}) AS s FROM docs WHERE docs MATCH ? "
                "ORDER BY s, rowid DESC LIMIT ?")
 
         def batch(start: int, stop: int) -> list[tuple[np.ndarray, np.ndarray]]:
-            con = self._connection()
-            return [self._top_k(con, sql, fts5_query(texts[i], self.stopwords, min_chars), k)
-                    for i in range(start, stop)]
+            try:
+                con = self._connection()
+                return [self._top_k(con, sql, fts5_query(texts[i], self.stopwords, min_chars, token), k)
+                        for i in range(start, stop)]
+            except sqlite3.Error as exc:
+                raise HarnessError(f"SQLite FTS5 search failed on {self._path}: {exc}") from None
 
         hits = [h for part in in_batches(batch, len(texts), self.batch_size, self.n_threads) for h in part]
         lengths = np.array([len(rowids) for rowids, _ in hits], dtype=np.int64)
         rowids = np.concatenate([r for r, _ in hits]) if hits else np.empty(0, dtype=np.int64)
         scores = np.concatenate([s for _, s in hits]) if hits else np.empty(0)
-        self._stats["queries_without_tokens"] = sum(not fts5_query(t, self.stopwords, min_chars) for t in texts)
+        self._stats["queries_without_tokens"] = sum(not fts5_query(t, self.stopwords, min_chars, token)
+                                                    for t in texts)
         return hits_run(queries.ids, lengths, self._by_rowid[rowids], scores, self._ids, None)
+
+    def _token_pattern(self, texts: list[str]) -> re.Pattern:
+        """The tokens of ``texts`` as the table's tokenizer splits them: :data:`_TOKEN`, corrected for
+        the non-ASCII characters of ``texts`` that the tokenizer classifies otherwise (unicode61 keeps
+        combining diacritics, private-use characters and code points its Unicode 6.1 tables lack in
+        tokens; ascii keeps every non-ASCII character), each asked of SQLite once. A character split
+        on where the tokenizer keeps it lost the token ("nai\\u0308ve" was "nai" OR "ve"); one kept
+        where it splits made a phrase of the quoted token. trigram splits nothing: :data:`_TOKEN`."""
+        if self.tokenizer == "trigram":
+            return _TOKEN
+        chars = {c for c in set("".join(texts)) if c > "\x7f" and not "\ud800" <= c <= "\udfff"}
+        unknown = sorted(chars - self._token_char.keys())
+        if unknown:
+            self._token_char.update(fts5_token_chars(self.tokenizer, unknown))
+        extra = "".join(re.escape(c) for c in sorted(chars) if self._token_char[c] and not _TOKEN.match(c))
+        split = "".join(re.escape(c) for c in sorted(chars) if not self._token_char[c] and _TOKEN.match(c))
+        if not extra and not split:
+            return _TOKEN
+        return re.compile(f"(?:[^\\W_{split}]{f'|[{extra}]' if extra else ''})+")
 
     def _top_k(self, con: sqlite3.Connection, sql: str, match: str, k: int) -> tuple[np.ndarray, np.ndarray]:
         """(rowids, float32 scores) of the top ``k`` matches of ``match``: score descending, ties by
@@ -249,6 +284,20 @@ class SQLiteRetriever(Retriever):
             limit *= 4
         order = np.lexsort((-rowids, -scores))[:k]
         return rowids[order], scores[order].astype(np.float64)
+
+
+def fts5_token_chars(tokenizer: str, chars: list[str]) -> dict[str, bool]:
+    """Whether FTS5's ``tokenizer`` keeps each of ``chars`` in a token: "x" + char + "x" is one token
+    (kept) or two (a separator), as an in-memory table of that tokenizer counts them."""
+    con = sqlite3.connect(":memory:")
+    try:
+        con.execute(f"CREATE VIRTUAL TABLE t USING fts5(c, tokenize='{tokenizer}')")  # (a name from TOKENIZERS)
+        con.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
+        con.executemany("INSERT INTO t(rowid, c) VALUES (?, ?)", ((i, f"x{c}x") for i, c in enumerate(chars)))
+        single = {doc for doc, n in con.execute("SELECT doc, count(*) FROM v GROUP BY doc") if n == 1}
+    finally:
+        con.close()
+    return {c: i in single for i, c in enumerate(chars)}
 
 
 def _cache_root(cache_dir: str | os.PathLike | None) -> Path:

@@ -208,3 +208,46 @@ def test_the_cluster_fixture_skips_without_the_server(monkeypatch):
     monkeypatch.setattr(pg_cluster, "server_bindir", lambda: None)
     with pytest.raises(pytest.skip.Exception, match="needs the PostgreSQL server binaries"):
         next(pg_cluster.start_cluster())
+
+
+# ----------------------------------------------------------------- found by the engines review
+def test_a_failure_of_the_server_is_one_line(dsn):
+    """psycopg.Error is neither a HarnessError nor a ValueError: a role without the right to create
+    the table (PostgreSQL 15 grants no CREATE on schema public), a user's table it may not read, or
+    a statement refused while searching was a traceback. Expected: one HarnessError line naming the
+    server and the step, PostgreSQL's own message (exit 2 in the CLI)."""
+    with psycopg.connect(dsn, autocommit=True) as con:
+        con.execute("CREATE ROLE review_reader LOGIN")  # (the cluster is this module's own)
+        con.execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC")
+        con.execute("CREATE TABLE review_secret (id text, tsv tsvector)")
+        con.execute("INSERT INTO review_secret VALUES ('d5', to_tsvector('english', 'mango'))")
+    reader = dsn.replace("user=postgres", "user=review_reader")
+    docs = {"r1": "review reader corpus", "r2": "kiwi"}  # (a corpus no other test loads: its table is absent)
+    with pytest.raises(HarnessError, match=r"failed to load the corpus: permission denied for schema public"):
+        create("postgres", dsn=reader).index(corpus(docs))
+    with pytest.raises(HarnessError, match=r"failed to read table 'review_secret': permission denied for table"):
+        create("postgres", dsn=reader, table="review_secret").index(corpus())
+    with psycopg.connect(dsn, autocommit=True) as con:
+        con.execute("GRANT SELECT ON review_secret TO review_reader")
+    r = create("postgres", dsn=reader, table="review_secret")
+    r.index(corpus())
+    assert r.search(queries("mango"), k=1).doc_ids(0) == ["d5"]
+    with psycopg.connect(dsn, autocommit=True) as con:
+        con.execute("REVOKE SELECT ON review_secret FROM review_reader")
+    with pytest.raises(HarnessError, match=r"failed to search: permission denied for table review_secret"):
+        r.search(queries("mango"), k=1)
+
+
+def test_a_null_id_in_a_users_table_is_one_line(dsn):
+    """A matching row of a user's table whose id column is NULL reached the Run as None: TypeError
+    "run document ids must be str", a traceback. Expected: a HarnessError naming the table and column."""
+    with psycopg.connect(dsn, autocommit=True) as con:
+        con.execute("DROP TABLE IF EXISTS review_nulls")
+        con.execute("CREATE TABLE review_nulls (doc text, tsv tsvector)")
+        con.execute("INSERT INTO review_nulls VALUES (NULL, to_tsvector('english', 'mango')), "
+                    "('d5', to_tsvector('english', 'mango kiwi'))")
+    r = create("postgres", dsn=dsn, table="review_nulls", id_column="doc")
+    r.index(corpus())
+    assert r.search(queries("kiwi"), k=5).doc_ids(0) == ["d5"]
+    with pytest.raises(HarnessError, match=r"table 'review_nulls': a row that matches a query has a NULL 'doc'"):
+        r.search(queries("mango"), k=5)
