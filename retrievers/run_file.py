@@ -8,7 +8,9 @@ returns the run restricted to the requested queries, in the requested order, eac
 compared as the experiment's semantics compares them, ``ranking_semantics``: as float32 under
 trec_eval-9, so 1.00000001 and 1.0 tie; as doubles under trec_eval-10 or outside an experiment).
 Queries the run lacks come back empty and score 0. The file's sha256 is part of :meth:`params`, so
-a benchmark notices when the file changes.
+a benchmark notices when the file changes; it is the hash of the content that was read and scored
+(a file rewritten between a benchmark's fingerprint and the search is hashed again when read, and
+one rewritten while it is read is an error).
 """
 
 from __future__ import annotations
@@ -20,8 +22,15 @@ import numpy as np
 
 from harness.checksums import sha256
 from harness.datasets.corpus import Corpus, Queries
+from harness.errors import HarnessError
 from harness.run import Run
 from harness.retriever import Retriever
+
+
+def _signature(path: Path) -> tuple:
+    """What changes when a file is rewritten (in place or replaced by a rename): size, mtime, inode."""
+    st = path.stat()
+    return st.st_size, st.st_mtime_ns, st.st_ino
 
 
 class RunFileRetriever(Retriever):
@@ -35,14 +44,26 @@ class RunFileRetriever(Retriever):
         if not self.path.is_file():
             raise ValueError(f"run file not found: {self.path}")
         self._sha256: str | None = None
+        self._hashed: tuple | None = None  # the file's signature when _sha256 was computed
         self._run: Run | None = None
         self._corpus_ids: set[str] | None = None
         self._stats: dict = {}
 
     def params(self) -> dict:
-        if self._sha256 is None:
-            self._sha256 = sha256(self.path)
+        """The file's path and sha256: of the content :meth:`run` read, once it has read it (a file
+        rewritten after that keeps the hash of what was scored), else of the file as it is now."""
+        if self._sha256 is None or (self._run is None and self._hashed != _signature(self.path)):
+            self._sha256, self._hashed = self._hash()
         return {"path": str(self.path), "sha256": self._sha256}
+
+    def _hash(self) -> tuple[str, tuple]:
+        """(sha256, signature) of the file, the signature (size, mtime, inode) taken before and after
+        hashing being the same."""
+        before = _signature(self.path)
+        digest = sha256(self.path)
+        if _signature(self.path) != before:
+            raise HarnessError(f"{self.path}: the run file changed while it was read; replay it once it is written")
+        return digest, before
 
     def stats(self) -> dict:
         return dict(self._stats)
@@ -52,7 +73,16 @@ class RunFileRetriever(Retriever):
         if self._run is None:
             from harness.formats.trec import read_run
 
-            self._run = read_run(self.path)
+            before = _signature(self.path)
+            run = read_run(self.path)
+            if _signature(self.path) != before:
+                raise HarnessError(f"{self.path}: the run file changed while it was read; replay it once it is written")
+            if self._sha256 is None or self._hashed != before:  # (hashed before a rewrite: hash what was read)
+                self._sha256, self._hashed = self._hash()
+                if self._hashed != before:
+                    raise HarnessError(f"{self.path}: the run file changed while it was read; replay it once it "
+                                       "is written")
+            self._run = run
         return self._run
 
     def index(self, corpus: Corpus) -> None:

@@ -102,3 +102,22 @@ def test_perfect_run_on_scifact_scores_one(tmp_path):
     doc = json.loads((tmp_path / "out/scifact/run-file/metrics.json").read_text())
     assert doc["n_queries"] == 300 and doc["n_missing_from_run"] == 0
     assert doc["metrics"]["NDCG@10"] == 1.0 and doc["metrics"]["P@1"] == 1.0 and doc["metrics"]["Recall@100"] == 1.0
+
+
+def test_params_hash_the_content_that_was_scored(tmp_path):
+    # A benchmark computes a cell's fingerprint (params(): the file's sha256) before the search; a run
+    # file rewritten in between was scored as rewritten but recorded with the old file's sha256.
+    import hashlib
+
+    path = tmp_path / "mine.trec"
+    old, new = b"q1 Q0 d1 1 3.0 s\n", b"q1 Q0 d2 1 3.0 s\nq1 Q0 d1 2 1.0 s\n"
+    path.write_bytes(old)
+    retriever = RunFileRetriever(str(path))
+    assert retriever.params()["sha256"] == hashlib.sha256(old).hexdigest()
+    path.write_bytes(new)  # (another size: a different signature whatever the clock's resolution)
+    queries = Queries(["q1"], ["x"])
+    retriever.index(Corpus(["d1", "d2"], ["", ""], ["a", "b"]))
+    assert retriever.search(queries, 10).doc_ids(0) == ["d2", "d1"]
+    assert retriever.params()["sha256"] == hashlib.sha256(new).hexdigest()
+    path.write_bytes(old)  # rewritten after the search: the hash still describes what was scored
+    assert retriever.params()["sha256"] == hashlib.sha256(new).hexdigest()
