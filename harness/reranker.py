@@ -67,8 +67,8 @@ class Candidates:
         (the whole run is checked, not only the top ``depth``); otherwise an :class:`InputError`
         names the id (and ``source``, the run's file, with the line when it can be found).
         """
-        if not isinstance(depth, (int, np.integer)) or isinstance(depth, bool) or depth < 1:
-            raise ValueError(f"depth must be an integer >= 1, got {depth!r}")
+        if not isinstance(depth, (int, np.integer)) or isinstance(depth, bool) or not 1 <= depth <= 2**63 - 1:
+            raise ValueError(f"depth must be an integer >= 1 and at most 2^63 - 1 (ranks are int64), got {depth!r}")
         query_row = {qid: i for i, qid in enumerate(queries.ids)}
         qids = run.query_ids.tolist()
         for qid in qids:

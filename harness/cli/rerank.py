@@ -40,8 +40,8 @@ def rerank(
 
     if quiet:
         progress.disable()
-    if depth < 1:
-        raise typer.BadParameter("--depth must be >= 1")
+    if not 1 <= depth <= 2**63 - 1:  # (ranks and counts are int64, as harness run's --depth)
+        raise typer.BadParameter("--depth must be >= 1 and at most 2^63 - 1")
     evaluator, _ = build_evaluator(k, metric, relevance_threshold, keep_identical_ids, semantics)
     check_outputs(output)
     system = create_reranker(reranker, **parse_params(param))
