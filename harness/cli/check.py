@@ -53,6 +53,8 @@ def check(
         raise HarnessError("--show must be >= 0")
     if permutations < 1:
         raise HarnessError("--permutations must be >= 1")
+    if seed < 0:  # (numpy's generator refuses it with 'expected non-negative integer', naming no option)
+        raise HarnessError("--seed must be >= 0")
     if latency_tolerance is not None and latency_tolerance < 0:
         raise HarnessError("--latency-tolerance must be >= 0")
     from harness.compare.latency import STATISTICS, check_latency

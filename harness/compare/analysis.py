@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass, field
 
 from harness.compare.load import Aligned
-from harness.compare.significance import PairedComparison, compare_paired, holm_bonferroni
+from harness.compare.significance import PairedComparison, compare_paired, holm_bonferroni, significant
 from harness.evaluation.evaluator import finite_mean
 
 TESTS = {"randomization": "Fisher's randomization test", "t": "paired t-test"}
@@ -133,5 +133,5 @@ def compare(aligned: Aligned, baseline: str | None = None, settings: Settings | 
         for i, (name, s) in enumerate(zip(others, stats)):
             p = float(p_t[i] if settings.test == "t" else p_r[i])
             result.cells[(name, metric)] = Cell(name, metric, s, float(p_t[i]), float(p_r[i]), p,
-                                                p < settings.alpha and s.difference != 0)
+                                                significant(p, settings.alpha) and s.difference != 0)
     return result

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from harness.compare.load import Aligned, SystemResult
-from harness.compare.significance import paired_t_test, randomization_test
+from harness.compare.significance import paired_t_test, randomization_test, significant
 from harness.errors import HarnessError
 from harness.evaluation.evaluator import finite_mean
 
@@ -43,7 +43,10 @@ def verdict(delta: float, p_value: float, tolerance: float, alpha: float) -> str
     """The verdict for a mean difference ``delta`` with p-value ``p_value`` (rules above).
 
     ``|delta| <= tol`` is tested as ``|delta| <= tol + 1e-12``, so that rounding in the means never
-    moves a change of exactly the tolerance out of it.
+    moves a change of exactly the tolerance out of it; likewise ``p < alpha`` is
+    :func:`~harness.compare.significance.significant`, so that a p-value of exactly alpha computed a
+    few ulps low (the t-test's p = 1/2 for t = 1 with one degree of freedom comes out
+    0.4999999999999999) stays NOISE.
     """
     if not tolerance >= 0:  # (also refuses NaN, which would make every change exceed the tolerance)
         raise ValueError(f"tolerance must be >= 0, got {tolerance}")
@@ -51,7 +54,7 @@ def verdict(delta: float, p_value: float, tolerance: float, alpha: float) -> str
         raise ValueError(f"alpha must be between 0 and 1, got {alpha}")
     if abs(delta) <= tolerance + _ROUNDING:
         return OK
-    if p_value >= alpha:
+    if not significant(p_value, alpha):
         return NOISE
     return IMPROVED if delta > 0 else REGRESSED
 

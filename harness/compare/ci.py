@@ -15,12 +15,24 @@ one ``<skipped>`` case named ``latency`` when there is no latency data.
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 
 from harness.compare.check import REGRESSED, CheckResult
 
 _MARK = {"OK": "✅ OK", "IMPROVED": "🟢 IMPROVED", "NOISE": "⚪ NOISE", "REGRESSED": "❌ REGRESSED",
          "SLOWER": "⚪ SLOWER", "FASTER": "⚪ FASTER"}
+
+
+# Characters XML 1.0 does not allow (C0 controls but tab, LF and CR; lone surrogates; U+FFFE, U+FFFF):
+# ElementTree writes them as they are, and a reader then refuses the whole file as not well-formed.
+_NOT_XML = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def _xml_text(xml: str) -> str:
+    """``xml`` with each character XML 1.0 refuses (e.g. a query id holding U+0001) written as a
+    visible escape (``\\x01``, ``\\ud800``), so that the JUnit file stays well-formed."""
+    return _NOT_XML.sub(lambda m: f"\\x{ord(m[0]):02x}" if ord(m[0]) < 0x100 else f"\\u{ord(m[0]):04x}", xml)
 
 
 def _cell(text: str) -> str:
@@ -94,7 +106,7 @@ def junit_xml(result: CheckResult, baseline: str, current: str) -> str:
     root = ET.Element("testsuites", name="retrieval-harness", tests=suite.get("tests"), failures=str(failures))
     root.append(suite)
     ET.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + _xml_text(ET.tostring(root, encoding="unicode")) + "\n"
 
 
 def _latency_cases(suite: ET.Element, latency) -> None:

@@ -34,6 +34,7 @@ import numpy as np
 from harness.compare.check import IMPROVED, NOISE, OK, REGRESSED
 from harness.compare.load import SystemResult
 from harness.compare.significance import paired_bootstrap_ratio
+from harness.errors import InputError
 from harness.reports.efficiency import PER_BATCH_SHARE, latency_statistic, query_latencies
 
 SLOWER, FASTER = "SLOWER", "FASTER"
@@ -127,8 +128,13 @@ def check_latency(base: SystemResult, cur: SystemResult, statistic: str = "p95",
     bases = [_mapping(blocks[r], "latency_ms").get("basis") for r in ("baseline", "current")]
     if bases[0] != bases[1]:
         result.warnings.append(f"latencies measured on different bases: baseline {bases[0]!r}, current {bases[1]!r}")
-    search = _search_check(blocks, {"baseline": query_latencies(base.document),
-                                    "current": query_latencies(cur.document)}, result)
+    latencies = {"baseline": query_latencies(base.document), "current": query_latencies(cur.document)}
+    for role, system in (("baseline", base), ("current", cur)):
+        bad = next((q for q, ms in latencies[role].items() if not 0.0 <= ms < math.inf), None)  # (NaN too)
+        if bad is not None:
+            raise InputError(f"query_latency_ms: the search latency {latencies[role][bad]!r} ms is not a finite "
+                             "number >= 0", system.source, id=bad)
+    search = _search_check(blocks, latencies, result)
     if search is not None:
         result.checks.append(search)
     base_stages, cur_stages = _mapping(blocks["baseline"], "stages_s"), _mapping(blocks["current"], "stages_s")

@@ -30,6 +30,10 @@ two systems are interchangeable (mean difference 0).
 * :func:`holm_bonferroni` -- Holm's step-down adjustment of m p-values (sorted ascending
   ``p_(1) <= ... <= p_(m)``): ``adj_(j) = max_{i <= j} min(1, (m - i + 1) * p_(i))``. Rejecting where
   ``adj < alpha`` controls the family-wise error rate at ``alpha``.
+* :func:`significant` -- ``p < alpha``, with a p-value within a relative 1e-12 of ``alpha`` counted as
+  ``alpha`` itself (not significant): a p of exactly alpha is often computed a few ulps low (the
+  t-test's p = 1/2 for t = 1 with one degree of freedom comes out 0.4999999999999999). The one rule
+  of ``harness check``'s verdicts, ``harness compare``'s markers and the report's groups.
 * :func:`rank_groups` -- systems ranked by mean, split into groups that are not significantly
   different: each group is a maximal run of consecutive ranks in which no pair differs
   significantly (a system may belong to two overlapping groups, as in a compact letter display).
@@ -266,6 +270,12 @@ def holm_bonferroni(p_values: Sequence[float]) -> np.ndarray:
     adjusted = np.empty(m, dtype=np.float64)
     adjusted[order] = np.maximum.accumulate(scaled)
     return adjusted
+
+
+def significant(p: float, alpha: float) -> bool:
+    """Whether ``p`` is below ``alpha`` (see the module docstring: a relative 1e-12 of rounding is
+    allowed for, so a p-value of exactly alpha is never significant)."""
+    return p < alpha * (1.0 - 1e-12)
 
 
 def rank_groups(means: Sequence[float], different: np.ndarray) -> list[list[int]]:

@@ -37,7 +37,7 @@ from harness.compare.analysis import same_mean
 from harness.compare.load import find_qrels
 from harness.compare.plots import curves
 from harness.compare.significance import (bootstrap_means, holm_bonferroni, paired_bootstrap_ci, paired_t_test,
-                                          percentile_interval, randomization_test, rank_groups)
+                                          percentile_interval, randomization_test, rank_groups, significant)
 from harness.errors import HarnessError
 from harness.evaluation.evaluator import finite_mean
 
@@ -196,7 +196,7 @@ def pairwise_different(columns: list[np.ndarray], p: dict[tuple[int, int], float
     n = len(columns)
     different = np.zeros((n, n), dtype=bool)
     for (i, j), q in zip(p, holm_bonferroni(list(p.values())).tolist()):
-        different[i, j] = different[j, i] = q < alpha and finite_mean(columns[i]) != finite_mean(columns[j])
+        different[i, j] = different[j, i] = significant(q, alpha) and finite_mean(columns[i]) != finite_mean(columns[j])
     return different
 
 
@@ -279,7 +279,7 @@ def dataset_section(label: str, systems: list[SystemResult], metrics: list[str],
             d = values[i] - values[b]
             ci = paired_bootstrap_ci(values[b], values[i], settings.resamples, settings.confidence, settings.seed)
             versus.append({"system": names[i], "metric": metric, "difference": finite_mean(d), "low": ci.low,
-                           "high": ci.high, "p_holm": q, "significant": q < settings.alpha and finite_mean(d) != 0,
+                           "high": ci.high, "p_holm": q, "significant": significant(q, settings.alpha) and finite_mean(d) != 0,
                            "wins": int((d > 0).sum()), "ties": int((d == 0).sum()), "losses": int((d < 0).sum())})
             deltas[(names[i], metric)] = d
     info = result_info(systems[0])
