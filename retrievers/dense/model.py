@@ -73,12 +73,29 @@ def gpu_request(device: str, cluster: dict) -> dict:
 
 
 def resolve_device(device: str) -> str:
-    """``auto`` -> ``cuda`` when torch sees a GPU, else ``cpu``; anything else as given."""
-    if device != "auto":
-        return device
+    """``auto`` -> ``cuda`` when torch sees a GPU, else ``cpu``; anything else as given, once torch
+    has it: a name torch does not know (``gpu``), or a GPU this process does not have (``cuda`` where
+    torch sees none, ``cuda:3`` of two), is a HarnessError saying so (torch's own errors came as a
+    traceback, after the model had been read). Called where the model is loaded (a Ray worker
+    checks its own GPUs)."""
     import torch
 
-    return "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    try:
+        parsed = torch.device(device)
+    except (RuntimeError, TypeError, ValueError):
+        raise HarnessError(f"device {device!r} is not a torch device (cpu, cuda, cuda:N, mps, or auto)") from None
+    if parsed.type == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if count == 0:
+            raise HarnessError(f"device {device!r}: torch sees no CUDA GPU here (torch.cuda.is_available() is "
+                               "False); use device=cpu or auto")
+        if parsed.index is not None and parsed.index >= count:
+            raise HarnessError(f"device {device!r}: torch sees {count} CUDA GPU(s) here (cuda:0 to cuda:{count - 1})")
+    elif parsed.type == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
+        raise HarnessError(f"device {device!r}: torch has no MPS (Apple GPU) here; use device=cpu or auto")
+    return device
 
 
 def _model_files(folder: Path) -> list[Path]:

@@ -246,3 +246,23 @@ def test_unreachable_hub_model_is_a_one_line_harness_error(monkeypatch):
     monkeypatch.setattr(huggingface_hub, "snapshot_download", offline)
     with pytest.raises(HarnessError, match=r"cannot get model 'intfloat/e5-small-v2' .*OSError: offline"):
         ModelHandle.resolve("intfloat/e5-small-v2")
+
+
+@pytest.mark.parametrize("device, message", [
+    ("gpu", "error: device 'gpu' is not a torch device (cpu, cuda, cuda:N, mps, or auto)"),
+    ("cuda", "error: device 'cuda': torch sees no CUDA GPU here (torch.cuda.is_available() is False); "
+             "use device=cpu or auto"),
+])
+def test_a_device_torch_cannot_use_is_one_line(tmp_path, device, message):
+    # `-p device=gpu` crashed with torch's RuntimeError traceback (exit 1), `device=cuda` on a machine
+    # without a GPU with "AssertionError: Torch not compiled with CUDA enabled" (the cross-encoder and
+    # bi-encoder rerankers and the sparse encoder share this loader).
+    torch = pytest.importorskip("torch")
+    if device == "cuda" and torch.cuda.is_available():
+        pytest.skip("this machine has a GPU: device=cuda is valid here")
+    from tests.bench.bench_helpers import write_tiny
+
+    proc = subprocess.run([sys.executable, "-m", "harness", "run", "-d", str(write_tiny(tmp_path / "tiny")), "-r",
+                           "dense", "-p", f"device={device}", "-p", f"cache_dir={tmp_path / 'cache'}", "-q"],
+                          capture_output=True, text=True, cwd=REPO)
+    assert (proc.returncode, proc.stderr.strip().splitlines()[-1:]) == (2, [message]), proc.stderr
