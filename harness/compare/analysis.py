@@ -45,6 +45,8 @@ class Settings:
             raise ValueError("permutations and resamples must be >= 1")
         if not 0.0 < self.confidence < 1.0:
             raise ValueError(f"confidence must be between 0 and 1, got {self.confidence}")
+        if self.seed < 0:  # (numpy's generator refuses it only once it draws: 'expected non-negative integer')
+            raise ValueError(f"seed must be >= 0, got {self.seed}")
 
 
 @dataclass(frozen=True)

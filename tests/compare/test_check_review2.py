@@ -81,3 +81,12 @@ def test_compare_and_the_report_mark_a_p_value_of_exactly_alpha_as_check_does(tm
                str(write_result(tmp_path / "cur", values("NDCG@10", [0.25, 0.5])))]
     result = compare(align([load_system(f) for f in folders], ["NDCG@10"]), None, Settings(test="t", alpha=0.5))
     assert not result.cells[("cur", "NDCG@10")].significant
+
+
+def test_a_negative_seed_is_named_by_compare_and_report_too(tmp_path, monkeypatch, capsys):
+    # compare and report said 'expected non-negative integer' (numpy), naming no option, once they drew
+    base = write_result(tmp_path / "base", values("NDCG@10", [0.5] * 20))
+    cur = write_result(tmp_path / "cur", values("NDCG@10", [0.25] * 20))
+    for command in (["compare", str(base), str(cur)], ["report", str(base), str(cur), "-o", str(tmp_path / "r.html")]):
+        code, _, err = main_in_process(monkeypatch, capsys, *command, "--seed", "-1")
+        assert (code, err) == (2, "error: seed must be >= 0, got -1\n"), command
