@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import warnings
 
+import numpy as np
+
 from harness.datasets.corpus import Corpus, Queries
 from harness.run import Run
 from retrievers.base import Retriever
@@ -16,6 +18,26 @@ DEFAULT_BACKEND = "lucene"
 # Earlier name of the lucene backend (it borrowed bm25s's index layout); metrics.json files and
 # configs that say backend "bm25s" still run, as the lucene backend.
 DEPRECATED_BACKENDS = {"bm25s": "lucene"}
+
+
+def _flag(name: str, value, none_ok: bool = False) -> bool | None:
+    """A true/false parameter as given (``--param possessive=false`` is JSON's false): a string such
+    as ``"False"`` or ``"no"`` is refused, not read as true by ``bool()``."""
+    if value is None and none_ok:
+        return None
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be true or false, got {value!r}")
+    return bool(value)
+
+
+def _number(name: str, value) -> float:
+    """A number parameter (a bool is refused: ``k1=true`` is not read as 1.0)."""
+    try:
+        if isinstance(value, (bool, np.bool_)):
+            raise TypeError
+        return float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {value!r}") from None
 
 
 def backend_name(name: str) -> str:
@@ -51,8 +73,11 @@ class BM25Retriever(Retriever):
                  cache: bool = True, cache_dir: str | os.PathLike | None = None, n_threads: int | None = None):
         backend = backend_name(backend)
         self.backend_name = backend
-        self.scoring = ScoringParams(k1=float(k1), b=float(b), method=method, idf_method=idf_method,
-                                     delta=float(delta), lossy_lengths=lossy_lengths)
+        possessive, lowercase, cache = (_flag(n, v) for n, v in
+                                        (("possessive", possessive), ("lowercase", lowercase), ("cache", cache)))
+        lossy_lengths = _flag("lossy_lengths", lossy_lengths, none_ok=True)
+        self.scoring = ScoringParams(k1=_number("k1", k1), b=_number("b", b), method=method, idf_method=idf_method,
+                                     delta=_number("delta", delta), lossy_lengths=lossy_lengths)
         self.k1, self.b = self.scoring.k1, self.scoring.b
         self.analyzer = Analyzer(tokenizer=tokenizer, stopwords=stopwords, stemmer=stemmer, possessive=possessive,
                                  lowercase=lowercase)
