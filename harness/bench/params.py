@@ -70,20 +70,29 @@ def _expected_type(parameter: inspect.Parameter, hints: dict) -> Any:
     return float if kind is int else kind  # an unannotated integer default may well take 0.5: accept numbers
 
 
-def check_params(cls: type, params: dict, source: str, key: str, name: str, what: str = "retriever") -> None:
-    """Raise ConfigError (``<source>: <key>.<param>: ...``) for params ``cls(**params)`` would not take
-    (``what``: the kind of component, retriever or reranker, as the message names it)."""
+def _constructor(cls: type) -> tuple[dict[str, inspect.Parameter], dict, bool] | None:
+    """(named parameters, type hints, takes ``**kwargs``) of ``cls.__init__``; None when it has no
+    signature to read."""
     try:
         signature = inspect.signature(cls.__init__)
     except (TypeError, ValueError):
-        return
+        return None
     try:
         hints = typing.get_type_hints(cls.__init__)
     except Exception:  # unresolvable annotations: fall back to the defaults' types
         hints = {}
     accepted = {p.name: p for p in list(signature.parameters.values())[1:]
                 if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
-    open_ended = any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values())
+    return accepted, hints, any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values())
+
+
+def check_params(cls: type, params: dict, source: str, key: str, name: str, what: str = "retriever") -> None:
+    """Raise ConfigError (``<source>: <key>.<param>: ...``) for params ``cls(**params)`` would not take
+    (``what``: the kind of component, retriever or reranker, as the message names it)."""
+    constructor = _constructor(cls)
+    if constructor is None:
+        return
+    accepted, hints, open_ended = constructor
     for param, value in params.items():
         where = f"{key}.params.{param}"
         if param not in accepted:
@@ -108,3 +117,28 @@ def check_retriever(kind: str, params: dict, source: str, key: str) -> type:
         raise ConfigError(source, f"{key}.type", str(exc)) from None
     check_params(cls, params, source, key, kind)
     return cls
+
+
+def command_line_params(cls: type, params: dict, texts: dict[str, str], name: str, what: str = "retriever") -> dict:
+    """``--param key=value`` values (``params``: each value read as JSON where it is JSON, else its
+    text; ``texts``: the texts as typed) checked against ``cls``'s constructor as a config's params
+    are (:func:`check_params`), so that ``-p lossy_lengths=False`` (not JSON's ``false``: the string
+    "False", which ``bool()`` reads as true) is refused instead of silently meaning the opposite. A
+    value JSON read as a type the annotation does not take but whose text it does (``-p revision=1234567``
+    where a str is annotated) is taken as its text. Returns the params to construct with; a mismatch
+    is a HarnessError ``--param NAME: expected ..., got ...``."""
+    constructor = _constructor(cls)
+    if constructor is None:
+        return params
+    accepted, hints, _ = constructor
+    out = dict(params)
+    for param, value in params.items():
+        if param in accepted:
+            expected = _expected_type(accepted[param], hints)
+            if not _matches(value, expected)[0] and _matches(texts[param], expected)[0]:
+                out[param] = texts[param]
+    try:
+        check_params(cls, out, "--param", "", name, what)
+    except ConfigError as exc:
+        raise HarnessError(f"--param {exc.key.removeprefix('.params.')}: {exc.message}") from None
+    return out

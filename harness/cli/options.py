@@ -70,17 +70,29 @@ def parse_metrics(items: list[str] | None, k_values: list[int]) -> list:
         raise HarnessError(f"--metric: {exc}") from None
 
 
-def parse_params(items: list[str] | None) -> dict:
-    params = {}
+def parse_params(items: list[str] | None, component: str | None = None, reranker: bool = False) -> dict:
+    """``--param key=value`` items as a dict, each value read as JSON where it is JSON (``0.9``,
+    ``true``, ``null``, ``[1, 2]``), else kept as its text; with ``component`` (a retriever's, or with
+    ``reranker`` a reranker's, name or ``module:Class``), checked against its constructor's
+    annotations (:func:`harness.bench.params.command_line_params`: ``lossy_lengths=False`` is refused,
+    not read as a true string)."""
+    params, texts = {}, {}
     for item in items or []:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise HarnessError(f"--param takes key=value; got {item!r}")
+        texts[key] = value
         try:
             params[key] = json.loads(value)
         except json.JSONDecodeError:
             params[key] = value
-    return params
+    if component is None:
+        return params
+    from harness.bench.params import command_line_params
+    from harness.registry import ENTRY_POINT_GROUP, RERANKER_GROUP, component_class
+
+    cls = component_class(component, RERANKER_GROUP if reranker else ENTRY_POINT_GROUP)
+    return command_line_params(cls, params, texts, component, "reranker" if reranker else "retriever")
 
 
 # ----------------------------------------------------------------------------- evaluation options

@@ -44,7 +44,7 @@ def rerank(
         raise typer.BadParameter("--depth must be >= 1 and at most 2^63 - 1")
     evaluator, _ = build_evaluator(k, metric, relevance_threshold, keep_identical_ids, semantics)
     check_outputs(output)
-    system = create_reranker(reranker, **parse_params(param))
+    system = create_reranker(reranker, **parse_params(param, reranker, reranker=True))
     first_stage = read_run(run)
     with progress.task(f"loading {dataset}"):
         ds = load_dataset(dataset, split)

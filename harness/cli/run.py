@@ -52,7 +52,7 @@ def run(
         if param:
             raise typer.BadParameter("--param does not apply with --pipeline (stages carry their own params)")
         return _run_pipeline(pipeline, dataset, split, evaluator, k_values, depth, output_dir, name, quiet)
-    system = create(retriever, **parse_params(param))
+    system = create(retriever, **parse_params(param, retriever))
     if name is None and not _folder_name(system.name):  # the default folder name: the retriever's (a plugin's) name
         raise HarnessError(f"retriever {retriever!r} is named {system.name!r}, which cannot name a result folder "
                            f"inside {output_dir}/<dataset>/: give one with --name")

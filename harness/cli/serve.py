@@ -37,7 +37,7 @@ def serve(
     from harness.evaluation.semantics import parse_semantics
 
     order = parse_semantics(semantics)  # which hits make the cut at k: the evaluator's order
-    system = create(retriever, **parse_params(param))
+    system = create(retriever, **parse_params(param, retriever))
     sock = bind(host, port)  # first, so that a busy port is reported before the indexing
     with progress.task(f"loading {dataset}"):
         ds = load_dataset(dataset, split)

@@ -1,0 +1,35 @@
+"""``--param`` values are checked against the component's constructor annotations, as a bench config's
+params are (harness.bench.params): JSON's ``false`` is a bool, Python's ``False`` was the string
+"False", which ``bool()`` reads as true, so ``-p normalize=False`` ran with normalize on, silently."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.cli.options import parse_params
+from harness.errors import HarnessError
+
+
+@pytest.mark.parametrize("component, item, message", [
+    ("dense", "normalize=False", '--param normalize: expected true or false, got "False"'),
+    ("bm25", "lossy_lengths=no", '--param lossy_lengths: expected true or false, got "no"'),
+    ("bm25", "k1=true", "--param k1: expected a number, got true"),
+    ("sqlite", "cache=off", '--param cache: expected true or false, got "off"'),
+    ("bm25", "k2=1", '--param k2: unknown parameter for retriever "bm25" (it takes: backend, k1, b, method, '
+                     'idf_method, delta, lossy_lengths, tokenizer, stopwords, stemmer, possessive, lowercase, '
+                     'cache, cache_dir, n_threads)'),
+])
+def test_a_value_of_the_wrong_type_is_refused_naming_the_parameter(component, item, message):
+    with pytest.raises(HarnessError) as err:
+        parse_params([item], component)
+    assert str(err.value) == message
+
+
+def test_values_of_the_right_type_pass_and_a_str_parameter_keeps_its_text():
+    assert parse_params(["normalize=false", "batch_size=8", "max_seq_length=null"], "dense") == {
+        "normalize": False, "batch_size": 8, "max_seq_length": None}
+    # JSON reads 1234567 as a number; revision is a str (a commit prefix): the text as typed is kept
+    assert parse_params(["revision=1234567", "query_prompt=[x]"], "dense") == {"revision": "1234567",
+                                                                               "query_prompt": "[x]"}
+    assert parse_params(["k1=1.2", "b=0"], "bm25") == {"k1": 1.2, "b": 0}
+    assert parse_params(["anything=False"]) == {"anything": "False"}  # no component: not checked
