@@ -30,6 +30,28 @@ from retrievers.rerank.base import Candidates, Reranker
 ACTIVATIONS = ("model", "identity", "sigmoid")
 
 
+# Encoder types with a table of absolute positions, max_position_embeddings long (the roberta family's
+# ids start after the padding index, fairseq's convention: pad_token_id + 1 of them hold no token).
+_ABSOLUTE_POSITIONS = frozenset({"bert", "electra", "distilbert", "albert"})
+_OFFSET_POSITIONS = frozenset({"roberta", "xlm-roberta", "camembert"})
+
+
+def position_limit(config) -> int | None:
+    """The most tokens ``config``'s model has positions for, for the encoder types above (those
+    cross-encoders are made of): ``max_position_embeddings``, less ``pad_token_id + 1`` for the
+    roberta family; None for other types (relative or rotary positions: no such limit to read) or
+    a config without the number. A longer ``max_length`` made the model fail on the first long pair
+    with a tensor size error."""
+    kind = getattr(config, "model_type", None)
+    positions = getattr(config, "max_position_embeddings", None)
+    if kind not in _ABSOLUTE_POSITIONS | _OFFSET_POSITIONS or not isinstance(positions, int) or isinstance(
+            positions, bool) or getattr(config, "position_embedding_type", "absolute") != "absolute":
+        return None
+    if kind in _OFFSET_POSITIONS:
+        positions -= (getattr(config, "pad_token_id", None) or 0) + 1
+    return positions if positions >= 1 else None
+
+
 class CrossEncoderReranker(Reranker):
     """Rescore candidates with a cross-encoder (hub name or local folder; one output label)."""
 
@@ -67,6 +89,10 @@ class CrossEncoderReranker(Reranker):
             if model.num_labels != 1:
                 raise ValueError(f"cross-encoder {self.model_name!r} has {model.num_labels} output labels; "
                                  "a reranker needs a model with one score per pair")
+            positions = position_limit(model.model.config)
+            if self.max_length is not None and positions is not None and self.max_length > positions:
+                raise ValueError(f"max_length {self.max_length} is more than cross-encoder {self.model_name!r} "
+                                 f"has positions for ({positions}): give at most {positions}")
             self._model = model
             self._stats["model_load_seconds"] = round(time.perf_counter() - started, 3)
         return self._model

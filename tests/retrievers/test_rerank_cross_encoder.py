@@ -178,3 +178,18 @@ def test_unknown_ids_and_bad_parameters_are_one_line_errors(tiny_model, tmp_path
         CrossEncoderReranker(str(tmp_path / "empty"), device="cpu").load()
     with pytest.raises(ValueError, match="depth must be an integer >= 1"):
         reranker.rerank(FIRST, QUERIES, CORPUS, 0)
+
+
+def test_a_max_length_past_the_models_positions_is_refused(tiny_model):
+    # the tiny BERT has 64 positions: max_length 100 crashed on the first pair longer than 64 tokens
+    # ("RuntimeError: The size of tensor a (100) must match the size of tensor b (64)"), a traceback
+    from retrievers.rerank.cross_encoder import position_limit
+
+    with pytest.raises(ValueError, match=r"^max_length 100 is more than cross-encoder '.*' has positions for \(64\): "
+                                         r"give at most 64$"):
+        CrossEncoderReranker(model=str(tiny_model), max_length=100).load()
+    assert CrossEncoderReranker(model=str(tiny_model), max_length=64).load() is not None
+    roberta = transformers.RobertaConfig(max_position_embeddings=514, pad_token_id=1)
+    assert position_limit(roberta) == 512  # roberta-base: 514 positions, ids start after padding index 1
+    assert position_limit(transformers.BertConfig()) == 512
+    assert position_limit(transformers.DebertaV2Config()) is None  # relative positions: no such limit
