@@ -9,7 +9,8 @@
 ``os.cpu_count()``; ``ram_bytes`` is the physical memory (``sysconf``). ``gpu`` lists the CUDA
 devices only when torch is *already imported* (reading it never imports torch, which costs seconds).
 ``libraries`` are those of :func:`harness.versions.versions`. ``git`` is the commit of the working
-tree holding the harness source (``dirty``: tracked files modified), None outside git or without git.
+tree holding the harness source (``dirty``: tracked files modified), None outside git, without git,
+or where git does not track the harness source (installed inside another project's working tree).
 Nothing here raises: an unreadable fact is None.
 
 :func:`hardware` is the part that makes timings comparable; results whose hardware differs are
@@ -59,11 +60,17 @@ def _gpus() -> list[str] | None:
 
 
 def git_commit(folder: str | Path | None = None) -> dict | None:
-    """``{"commit", "dirty"}`` of the git working tree holding ``folder`` (default: the harness source)."""
+    """``{"commit", "dirty"}`` of the git working tree holding ``folder`` (default: the harness source);
+    None when git tracks no file of ``folder`` there (the harness installed in a virtual environment
+    inside another project's working tree: that project's commit is not the harness's)."""
     folder = Path(folder) if folder is not None else Path(__file__).resolve().parent
     try:
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=folder, capture_output=True, text=True, timeout=5)
         if head.returncode != 0:
+            return None
+        tracked = subprocess.run(["git", "ls-files", "--error-unmatch", "--", "."], cwd=folder,
+                                 capture_output=True, timeout=5)
+        if tracked.returncode != 0:
             return None
         status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=folder,
                                 capture_output=True, text=True, timeout=5)

@@ -59,7 +59,8 @@ class StageCheck:
         return self.current / self.baseline if self.baseline > 0 else float("inf")
 
     def to_dict(self) -> dict:
-        return {**asdict(self), "ratio": self.ratio}
+        """(The ratio of two finite times can still overflow, e.g. 1 s against 5e-324 s: null then.)"""
+        return {**asdict(self), "ratio": self.ratio if math.isfinite(self.ratio) else None}
 
     def line(self) -> str:
         """``VERDICT stage STAT: base -> cur (x ratio, CI [lo, hi])``."""
@@ -121,8 +122,8 @@ def check_latency(base: SystemResult, cur: SystemResult, statistic: str = "p95",
     for role, system in (("baseline", base), ("current", cur)):
         block = system.document.efficiency if system.document is not None else None
         if not block:
-            result.no_data = (f"{NO_DATA}: the {role} has no efficiency block (written before it existed, or by "
-                              "harness evaluate); not checked")
+            result.no_data = (f"{NO_DATA}: the {role} has no efficiency block (written before it existed, by "
+                              "harness evaluate, or by a pipeline); not checked")
             return result
         blocks[role] = block
     bases = [_mapping(blocks[r], "latency_ms").get("basis") for r in ("baseline", "current")]
@@ -153,7 +154,8 @@ def _mapping(block: dict, key: str) -> dict:
 
 
 def _positive(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
+    """A stage time that can be compared: a finite number > 0 (not 0, NaN, inf -- a hand-edited file's)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < math.inf
 
 
 def _search_check(blocks: dict, latencies: dict, result: LatencyResult) -> StageCheck | None:

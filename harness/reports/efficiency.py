@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
+import re
 import resource
 import sys
 from typing import Iterable, Sequence
@@ -84,19 +86,23 @@ def batch_shares(batches: Iterable[tuple[Sequence[str], float]]) -> dict[str, fl
 
 def measured_latencies(measured: object, query_ids: Sequence[str]) -> tuple[dict[str, float] | None, str | None]:
     """A retriever's own per-query latencies (``stats()["query_latency_ms"]``), checked: ``(latencies,
-    None)`` when they are a dict giving every searched query a finite number >= 0 ms (a plugin's
-    bool, NaN, inf, negative, missing or non-numeric value would put NaN or nonsense into
-    metrics.json's percentiles), else ``(None, why)``; the caller then times the queries itself."""
+    None)`` when they are a dict giving every searched query a finite number >= 0 ms (a real number:
+    Python's or numpy's, ``np.float32`` and ``np.int64`` included; a plugin's bool, NaN, inf, negative,
+    missing or non-numeric value would put NaN or nonsense into metrics.json's percentiles), else
+    ``(None, why)``; the caller then times the queries itself."""
     if not isinstance(measured, dict):
         return None, None
     out: dict[str, float] = {}
     for qid in query_ids:
         value = measured.get(qid)
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
-        if not ok:
+        try:  # (numbers.Real: numpy's scalars too, which are no int or float subclass but np.float64)
+            ms = float(value) if isinstance(value, numbers.Real) and not isinstance(value, bool) else math.nan
+        except OverflowError:  # an int past the largest double
+            ms = math.nan
+        if not (math.isfinite(ms) and ms >= 0):
             return None, (f"the retriever's query_latency_ms for query {qid!r} is {value!r}, not a finite number "
                           ">= 0 ms: its own latencies are not used; each query gets its share of the timed call")
-        out[qid] = float(value)
+        out[qid] = ms
     return out, None
 
 
@@ -141,17 +147,27 @@ def query_latencies(document) -> dict[str, float]:
 
 # ------------------------------------------------------------------------------ run.trec header
 HEADER_START, HEADER_END = "ir_metadata.start", "ir_metadata.end"
+# Characters json.dumps(ensure_ascii=False) leaves raw that would split or spoil a header line: U+0085,
+# U+2028 and U+2029 end a line for str.splitlines() and YAML 1.1, and a lone surrogate (a non-UTF-8
+# file name's byte, decoded with surrogateescape) cannot be written as UTF-8. Written as \uXXXX escapes.
+_UNSAFE = re.compile("[\x85\u2028\u2029\ud800-\udfff]")
+
+
+def _json(value) -> str:
+    """``value`` as one line of JSON (:data:`_UNSAFE` characters escaped), which ``json.loads`` reads back."""
+    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(value, ensure_ascii=False))
 
 
 def _yaml_lines(obj: dict, indent: int = 0) -> list[str]:
-    """Nested dicts as YAML block mappings; every scalar (and list) as JSON, which YAML reads as is."""
+    """Nested dicts as YAML block mappings; every scalar (and list, and empty dict) as JSON, which YAML
+    reads as is."""
     lines = []
     for key, value in obj.items():
         if isinstance(value, dict) and value:
             lines.append(f"{' ' * indent}{key}:")
             lines.extend(_yaml_lines(value, indent + 2))
         else:
-            lines.append(f"{' ' * indent}{key}: {json.dumps(value if value != {} else None, ensure_ascii=False)}")
+            lines.append(f"{' ' * indent}{key}: {_json(value)}")
     return lines
 
 
