@@ -218,8 +218,6 @@ def run_experiment(
     :func:`~harness.datasets.load_dataset` took to load it (``dataset.load_s``). With ``output_dir``
     (a result folder with ``run.trec``), ids the run file could not hold fail first
     (:func:`check_run_file_ids`), and so does a retriever name its tag column could not hold."""
-    from harness.fingerprint import prefetch
-
     if output_dir is not None:
         check_run_file_ids(dataset)
         from harness.formats.trec import check_writable_ids
@@ -228,7 +226,6 @@ def run_experiment(
             raise HarnessError(f"the retriever's name is {retriever.name!r}, not a str (run.trec's tag column)")
         check_writable_ids([retriever.name], "run tag")  # run.trec's tag column: refused now, not after the search
 
-    prefetch()  # the result's machine and software facts, read on a thread while the run goes on
     timer = Timer({"load_s": dataset.load_s})
     depth = depth or default_depth(k_values, evaluator.metrics)
     retriever.ranking_semantics = evaluator.semantics  # a run-file cuts its ranking in the evaluator's order
