@@ -191,13 +191,18 @@ def timed_search(retriever, queries: Queries, k: int, finish=None, corpus: Corpu
 
 
 def check_run_file_ids(dataset: Dataset) -> None:
-    """Fail before indexing when the run file of a result folder would be refused: every document id of
+    """Fail before indexing when the run file of a result folder would be refused: the dataset's name
+    (written in metrics.json and run.trec's header) must be UTF-8 text; every document id of
     the corpus and every query id is checked with the TREC writer's own rule
     (:func:`harness.formats.trec.check_writable_ids`: empty, ASCII whitespace, NUL; ``#`` leading a
     query id) and its message (ValueError, one line from the CLI). Vectorized over the corpus's Arrow
     ``_id`` column (1M ids: milliseconds), so a bad id costs seconds, not the whole index and search."""
+    from harness.columns import is_utf8_text
     from harness.formats.trec import check_writable_ids, unwritable_ids, unwritable_message
 
+    if not is_utf8_text(dataset.name):  # (a folder name holding bytes that are not UTF-8, surrogate-escaped)
+        raise HarnessError(f"the dataset's name {dataset.name!r} is not UTF-8 text (its folder name holds bytes "
+                           "that are not): metrics.json and run.trec could not hold it; rename the folder")
     bad = unwritable_ids(dataset.corpus.id_column)
     if len(bad):  # where it is: the corpus's document number (its line, when the file has no blank line)
         position = int(bad[0])

@@ -184,3 +184,23 @@ def test_a_depth_below_a_cutoff_is_warned_about(files, monkeypatch, capsys):
     code, err = harness(monkeypatch, capsys, "run", "--dataset", "ds", "--k", "1", "-m", "Recall@2", "-o", "out")
     assert code == 0 and "warning" not in err
     assert "warnings" not in json.loads((files / "out" / "ds" / "bm25" / "metrics.json").read_text())
+
+
+def test_a_dataset_folder_name_that_is_not_utf8_is_refused_before_indexing(tmp_path):
+    # `harness run --dataset $'bad\xff'` indexed and searched, then failed writing metrics.json / run.trec
+    # ("'utf-8' codec can't encode character '\udcff'") and left an empty result folder (efficiency review)
+    import os
+    import subprocess
+    import sys
+
+    from tests.bench.bench_helpers import write_tiny
+
+    from pathlib import Path
+
+    folder = write_tiny(Path(os.fsdecode(os.fsencode(str(tmp_path)) + b"/bad\xff")))
+    proc = subprocess.run([sys.executable, "-m", "harness", "run", "-d", str(folder), "-o", str(tmp_path / "out"), "-q"],
+                          capture_output=True, text=True, errors="backslashreplace")
+    assert (proc.returncode, proc.stderr.splitlines()) == (2, [
+        "error: the dataset's name 'bad\\udcff' is not UTF-8 text (its folder name holds bytes that are not): "
+        "metrics.json and run.trec could not hold it; rename the folder"])
+    assert not (tmp_path / "out").exists()
