@@ -55,8 +55,8 @@ def check(
         raise HarnessError("--permutations must be >= 1")
     if seed < 0:  # (numpy's generator refuses it with 'expected non-negative integer', naming no option)
         raise HarnessError("--seed must be >= 0")
-    if latency_tolerance is not None and not latency_tolerance >= 0:  # (NaN too: it is named here)
-        raise HarnessError(f"--latency-tolerance must be >= 0, got {latency_tolerance}")
+    if latency_tolerance is not None and not 0 <= latency_tolerance < float("inf"):  # (NaN, inf: named here)
+        raise HarnessError(f"--latency-tolerance must be >= 0 and finite, got {latency_tolerance}")
     from harness.compare.latency import STATISTICS, check_latency
 
     if latency_metric not in STATISTICS:

@@ -48,8 +48,8 @@ def verdict(delta: float, p_value: float, tolerance: float, alpha: float) -> str
     few ulps low (the t-test's p = 1/2 for t = 1 with one degree of freedom comes out
     0.4999999999999999) stays NOISE.
     """
-    if not tolerance >= 0:  # (also refuses NaN, which would make every change exceed the tolerance)
-        raise ValueError(f"tolerance must be >= 0, got {tolerance}")
+    if not 0 <= tolerance < float("inf"):  # (NaN would make every change exceed it; inf none: Infinity in JSON)
+        raise ValueError(f"tolerance must be >= 0 and finite, got {tolerance}")
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must be between 0 and 1, got {alpha}")
     if abs(delta) <= tolerance + _ROUNDING:

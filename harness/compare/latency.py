@@ -115,8 +115,8 @@ def check_latency(base: SystemResult, cur: SystemResult, statistic: str = "p95",
     """Latency verdicts of ``cur`` against ``base`` (see the module docstring)."""
     if statistic not in STATISTICS:
         raise ValueError(f"latency metric must be one of {', '.join(STATISTICS)}, got {statistic!r}")
-    if not tolerance >= 0:  # (also refuses NaN, under which no ratio is ever beyond the tolerance)
-        raise ValueError(f"latency tolerance must be >= 0, got {tolerance}")
+    if not 0 <= tolerance < float("inf"):  # (NaN: no ratio is ever beyond it; inf: Infinity in the JSON)
+        raise ValueError(f"latency tolerance must be >= 0 and finite, got {tolerance}")
     result = LatencyResult(statistic, tolerance, 1.0 - alpha, resamples, seed)
     blocks = {}
     for role, system in (("baseline", base), ("current", cur)):

@@ -63,4 +63,19 @@ def test_a_nan_latency_tolerance_is_named_as_the_option(harness, tmp_path):
     quality = values("NDCG@10", [0.5, 0.6, 0.7])
     base = write_result(tmp_path / "base", quality, efficiency={"stages_s": {"load": 1.0}}, query_latency_ms=LATENCIES)
     proc = harness("check", "--baseline", base, "--current", base, "--latency-tolerance", "nan")
-    assert proc.returncode == 2 and proc.stderr.strip() == "error: --latency-tolerance must be >= 0, got nan"
+    assert proc.returncode == 2 and proc.stderr.strip() == "error: --latency-tolerance must be >= 0 and finite, got nan"
+
+
+@pytest.mark.parametrize("option, message", [
+    ("--latency-tolerance", "error: --latency-tolerance must be >= 0 and finite, got inf"),
+    ("--tolerance", "error: tolerance must be >= 0 and finite, got inf"),
+])
+def test_an_infinite_tolerance_is_refused(harness, tmp_path, option, message):
+    # inf was accepted and written to --json as "tolerance": Infinity, which is not JSON (efficiency review)
+    from tests.compare.helpers import values, write_result
+
+    base = write_result(tmp_path / "base", values("NDCG@10", [0.5, 0.6, 0.7]), efficiency={"stages_s": {"load": 1.0}},
+                        query_latency_ms=LATENCIES)
+    proc = harness("check", "--baseline", base, "--current", base, option, "inf", "--json", str(tmp_path / "c.json"))
+    assert (proc.returncode, proc.stderr.strip()) == (2, message)
+    assert not (tmp_path / "c.json").exists()
