@@ -13,7 +13,8 @@ leading UTF-8 byte-order mark is dropped (trec_eval would read it as part of the
 Stricter than trec_eval, so that nothing is silently misread: a score or grade must be a whole
 number token (``1_0`` is refused where Python's float reads 10 and C's atof 1; NaN is refused), a
 carriage return inside a line (not part of a CRLF line end) is refused, as are ids that are not
-UTF-8 and a (query, document) pair given twice. Every refusal names the file, the line and the id.
+UTF-8, a NUL byte (trec_eval stops reading at it) and a (query, document) pair given twice. Every
+refusal names the file, the line and the id.
 
 Runs are read in one compiled pass (:mod:`harness.formats.native`; column-wise by pyarrow.csv,
 :mod:`harness.formats.columnar`, where it is not built); a file that reader does not take exactly is
@@ -39,7 +40,7 @@ import mmap
 import re
 import zlib
 from array import array
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import IO, Iterator
 
@@ -70,15 +71,39 @@ def _lines(path: Path, what: str) -> Iterator[tuple[int, str]]:
         raise InputError(f"cannot read {what} file: {exc}", path) from None
 
 
-def _read_bytes(path: Path, what: str) -> bytes:
-    """The whole file (decompressed when ``.gz``)."""
+def _read_bytes(path: Path, what: str, raw: bytes | None = None) -> bytes:
+    """The whole file (decompressed when ``.gz``); from ``raw``, its bytes as stored, when already
+    read (:func:`read_once`)."""
     try:
         if path.suffix == ".gz":
+            if raw is not None:
+                return gzip.decompress(raw)
             with gzip.open(path, "rb") as handle:
                 return handle.read()
-        return path.read_bytes()
+        return path.read_bytes() if raw is None else raw
     except (OSError, EOFError, zlib.error) as exc:  # (zlib.error: a corrupt .gz)
         raise InputError(f"cannot read {what} file: {getattr(exc, 'strerror', None) or exc}", path) from None
+
+
+def read_once(path: str | Path, what: str) -> bytes | None:
+    """The bytes, as stored, of an input that can be read only once (a pipe: ``--run <(zcat r.gz)``),
+    read now so that one reading both hashes and parses them (pass them to :func:`read_run` or
+    :func:`read_qrels` as ``raw``: a second reader of a pipe, such as a checksum taken beside the
+    parse, would take part of its bytes and leave the parse the rest); None for a regular file or a
+    folder (read where it lies) and for a path that cannot be looked at (the reader names it)."""
+    import stat
+
+    path = Path(path)
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read {what} file: {exc.strerror}", path) from None
 
 
 def _bodies(data: bytes, path: Path) -> Iterator[tuple[int, bytes]]:
@@ -100,6 +125,19 @@ def _fields(data: bytes, path: Path) -> Iterator[tuple[int, list[bytes]]]:
         parts = body.split()
         if parts and not parts[0].startswith(b"#"):
             yield number, parts
+
+
+def _refuse_nul(data: bytes, path: Path) -> None:
+    """Refuse a NUL byte anywhere in a TREC run or qrels file, naming its line and column. trec_eval
+    reads the file as C text, which a NUL ends: 9.x and 10.x stop reading the file at a NUL that starts
+    a line (the lines after it are lost) and crash on one inside a line, and an id holding one would be
+    read cut there (the writer refuses such ids). A NUL in a text file is damage (a block of zero bytes
+    left by an interrupted write), never an id."""
+    at = data.find(b"\x00")
+    if at >= 0:
+        column = len(data[data.rfind(b"\n", 0, at) + 1:at].decode("utf-8", "replace")) + 1
+        raise InputError(f"NUL byte at column {column}: not text (trec_eval stops reading at a NUL; "
+                         "a damaged file?)", path, data.count(b"\n", 0, at) + 1)
 
 
 def _text(token: bytes, path: Path, number: int) -> str:
@@ -334,8 +372,9 @@ def _run_lines(run: Run, first: int, last: int, tag: str) -> memoryview:
     return memoryview(lines.buffers()[2])[bounds[0]:bounds[-1]]
 
 
-def read_run(path: str | Path) -> Run:
+def read_run(path: str | Path, raw: bytes | None = None) -> Run:
     """Read a TREC run into a canonical :class:`Run`; errors name the file and line (see the module doc).
+    ``raw``: the file's bytes as stored, when already read (a pipe: :func:`read_once`).
 
     The one place that picks the reader: the compiled one-pass reader when it is built
     (:mod:`harness.formats.native`), else pyarrow.csv (:mod:`harness.formats.columnar`); a file the
@@ -351,7 +390,7 @@ def read_run(path: str | Path) -> Run:
     from harness.formats.columnar import read_run_columns
 
     path = Path(path)
-    with _mapped(path, "run") as data:
+    with _mapped(path, "run") if raw is None else nullcontext(_read_bytes(path, "run", raw)) as data:
         data = _without_bom(data)
         run = native.read_run_native(data) if native.available() else read_run_columns(lambda: bytes(data))
         return run if run is not None else read_run_lines(bytes(data), path)
@@ -394,6 +433,7 @@ def read_run_lines(data: bytes, path: Path) -> Run:
     codes = array("q")
     line_numbers = array("q")
     scores = array("d")
+    _refuse_nul(data, path)
     for number, parts in _fields(data, path):
         if len(parts) < 6:
             raise InputError(f"expected 6 columns (qid Q0 docid rank score tag), got {len(parts)}", path, number)
@@ -447,10 +487,11 @@ def _refuse_duplicates(entry_q: np.ndarray, codes: np.ndarray, lines: np.ndarray
 
 
 # --------------------------------------------------------------------------- qrels
-def read_qrels(path: str | Path) -> Qrels:
-    """Read TREC (``qid iter docid grade``) or BEIR tsv (``query-id corpus-id score``) qrels."""
+def read_qrels(path: str | Path, raw: bytes | None = None) -> Qrels:
+    """Read TREC (``qid iter docid grade``) or BEIR tsv (``query-id corpus-id score``) qrels; ``raw``:
+    the file's bytes as stored, when already read (a pipe: :func:`read_once`)."""
     path = Path(path)
-    data = _without_bom(_read_bytes(path, "qrels"))
+    data = _without_bom(_read_bytes(path, "qrels", raw))
     first = next((parts for _, parts in _fields(data, path)), [])
     if len(first) == 3:
         return read_beir_qrels(path, data)
@@ -639,6 +680,7 @@ def read_trec_qrels(path: str | Path, data: bytes | None = None) -> Qrels:
     data = _without_bom(_read_bytes(path, "qrels") if data is None else data)
     rows: dict[tuple[str, str], float] = {}
     lines: dict[tuple[str, str], int] = {}
+    _refuse_nul(data, path)
     for number, parts in _fields(data, path):
         if len(parts) != 4:
             raise InputError(f"expected 4 columns (qid iter docid grade), got {len(parts)}", path, number)
