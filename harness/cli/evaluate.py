@@ -34,19 +34,24 @@ def evaluate(
     semantics: str = SEMANTICS_OPTION,
 ) -> None:
     """Evaluate TREC run files and print the metric table."""
-    from harness.formats.trec import read_qrels, read_run
+    from harness.formats.trec import read_once, read_qrels, read_run
 
     evaluator, k_values = build_evaluator(k, metric, relevance_threshold, keep_identical_ids, semantics)
     outputs = _json_paths(run, json_out)
     check_outputs(*outputs, markdown_out)
-    digest = _digests_meanwhile([qrels, *run]) if outputs else None
+    _check_not_inputs([*(("--json", out) for out in outputs), ("--markdown", markdown_out)], [qrels, *run])
+    once: dict[Path, bytes] = {}  # pipes (--run <(zcat run.gz)) can be read once: hashed and parsed from here
+    for path, what in [(qrels, "qrels"), *((r, "run") for r in run)] if outputs else []:
+        if path not in once and (data := read_once(path, what)) is not None:
+            once[path] = data
+    digest = _digests_meanwhile([qrels, *run], once) if outputs else None
     start = time.perf_counter()
-    judgments = read_qrels(qrels)
+    judgments = read_qrels(qrels, once.get(qrels))
     qrels_s = time.perf_counter() - start
     results = []
     for path in run:
         start = time.perf_counter()
-        ranking = read_run(path)
+        ranking = read_run(path, once.get(path))
         loaded = time.perf_counter()
         result = evaluator.evaluate(ranking, judgments)
         del ranking
@@ -78,6 +83,23 @@ def _json_paths(runs: list[Path], json_out: Path | None) -> list[Path]:
             raise HarnessError(f"--json: runs {seen[out]} and {run} would both write {out} (rename one)")
         seen[out] = run
     return paths
+
+
+def _check_not_inputs(outputs: list[tuple[str, Path | None]], inputs: list[Path]) -> None:
+    """Refuse, before any work, an output that is one of the input files (``--json run.trec`` given for
+    ``--run run.trec``): writing it would replace the user's run or qrels."""
+    import os
+
+    for option, out in outputs:
+        if out is None or not out.exists():
+            continue
+        for source in inputs:
+            try:
+                same = os.path.samefile(out, source)
+            except OSError:  # (an input that cannot be looked at is named by its reader)
+                continue
+            if same:
+                raise HarnessError(f"{option} {out}: is the input file {source}; writing there would replace it")
 
 
 def _labels(results: list) -> list[str]:
@@ -123,9 +145,11 @@ def _markdown(results: list) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _digests_meanwhile(paths: list[Path]):
+def _digests_meanwhile(paths: list[Path], once: dict[Path, bytes]):
     """The files' sha256 (recorded in metrics.json), computed in a thread while the runs are read and
-    evaluated (hashlib and file reads release the GIL); returns ``digest(path)``, which waits for it."""
+    evaluated (hashlib and file reads release the GIL); returns ``digest(path)``, which waits for it.
+    ``once``: the bytes of the inputs already read (pipes), hashed from memory, never read again."""
+    import hashlib
     import threading
 
     from harness.checksums import sha256
@@ -135,7 +159,7 @@ def _digests_meanwhile(paths: list[Path]):
     def work() -> None:
         for path in paths:
             try:
-                digests[path] = sha256(path)
+                digests[path] = hashlib.sha256(once[path]).hexdigest() if path in once else sha256(path)
             except OSError as exc:  # (reported when asked for; the readers name unreadable files first)
                 digests[path] = exc
 
