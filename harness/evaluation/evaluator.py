@@ -150,6 +150,8 @@ class Evaluator:
             shown = relevance_threshold if number else repr(relevance_threshold)
             raise ValueError(f"relevance threshold must be a positive number, got {shown}")
         self.relevance_threshold = float(relevance_threshold)
+        if not isinstance(ignore_identical_ids, (bool, np.bool_)):  # (bool(): "false" dropped them, None kept them)
+            raise TypeError(f"ignore_identical_ids must be True or False, got {ignore_identical_ids!r}")
         self.ignore_identical_ids = bool(ignore_identical_ids)
         self.semantics = parse_semantics(semantics)
 

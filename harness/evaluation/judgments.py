@@ -83,9 +83,23 @@ def _query_positions(values: list[str]) -> tuple[list[str], np.ndarray]:
     return list(index), positions
 
 
+def _not_run_and_qrels(run, qrels) -> str:
+    """The TypeError for arguments that are not (Run, Qrels): BEIR's dicts, or the two swapped (pytrec_eval,
+    ir_measures and ranx take the qrels first). Dicts are not converted: swapped, they would be read as
+    each other (grades as scores, scores as float grades) and give a number, a wrong one."""
+    got = f"got {type(run).__name__} and {type(qrels).__name__}"
+    if isinstance(run, Qrels) and isinstance(qrels, Run):
+        hint = "the run comes first here (pytrec_eval, ir_measures and ranx take the qrels first)"
+    else:
+        hint = "build them from BEIR's dicts with Run.from_dict(results) and Qrels.from_dict(qrels)"
+    return f"evaluate(run, qrels) takes a harness Run and a Qrels, in that order; {got}: {hint}"
+
+
 def judge(run: Run, qrels: Qrels, threshold: float = 1.0, ignore_identical_ids: bool = True,
           semantics: Semantics | str | None = None) -> Judgments:
     """Rank the run by the contract and look up the grade of every judged retrieved document."""
+    if not isinstance(run, Run) or not isinstance(qrels, Qrels):
+        raise TypeError(_not_run_and_qrels(run, qrels))
     semantics = parse_semantics(semantics)
     run.refuse_nan()  # (before the scores are re-ranked below, whatever order they are in)
     repeated = run.repeated_entry()

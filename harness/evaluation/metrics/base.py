@@ -82,6 +82,7 @@ def safe_divide(numerator: np.ndarray, denominator: np.ndarray | float) -> np.nd
 
 # ASCII only: a cutoff in other digits (``P@５``) or a Unicode blank is refused, as ``--k`` refuses it.
 _NAME = re.compile(r"^\s*([A-Za-z][A-Za-z_\-]*?)(?:\s*(?:@|_cut_|_cut\.|\.|_)\s*(\d+))?\s*$", re.ASCII)
+_RANX_LEVEL = re.compile(r"-l(\d+)\s*$", re.ASCII)  # ranx's relevance level: ndcg@10-l2, map-l2
 
 
 def parse_metric(text: str) -> Metric:
@@ -92,7 +93,15 @@ def parse_metric(text: str) -> Metric:
             raise ValueError(f"cannot parse metric name {text!r}: metric parameters are not supported; binary "
                              "metrics take their relevance level from the relevance threshold "
                              "(--relevance-threshold; relevance_threshold in a bench config)")
-        raise ValueError(f"cannot parse metric name {text!r} (expected e.g. NDCG@10)")
+        level = _RANX_LEVEL.search(text)
+        if level and _NAME.match(text[:level.start()]):  # ranx's ndcg@10-l2: relevance level 2
+            n = level.group(1)
+            raise ValueError(f"cannot parse metric name {text!r}: ranx's relevance level suffix -l{n} is not "
+                             f"supported; binary metrics take their relevance level from the relevance threshold "
+                             f"(--relevance-threshold {n}; relevance_threshold={n} in Python or a bench config), "
+                             f"and nDCG and DCG keep every grade as its gain (ranx's -l{n} drops grades below {n})")
+        raise ValueError(f"cannot parse metric name {text!r} (expected e.g. NDCG@10); known: "
+                         f"{', '.join(sorted(REGISTRY))}")
     family_text, k_text = match.group(1), match.group(2)
     family, variant = _family_and_variant(family_text.lower())
     if family is None:
