@@ -59,23 +59,37 @@ def metrics_for(families: Iterable[str] = DEFAULT_FAMILIES, k_values: Iterable[i
     return list(dict.fromkeys(out))
 
 
+# The depth a whole-ranking metric (AP, R-Prec, bpref: no cutoff) is searched to by default: trec_eval
+# scores what the run holds, and BEIR's and trec_eval's runs hold 1000 per query (this project's deepest
+# default cutoff too).
+WHOLE_RANKING_DEPTH = 1000
+
+
 def default_depth(k_values: Iterable[int], metrics: Iterable[Metric]) -> int:
     """The depth a run is searched to when none is given: the largest cutoff, of ``k_values`` and of
-    every metric that has one. ``--k 1,10 -m Recall@30`` searches 30 deep: cut at 10, the run's
-    Recall@30 would be its Recall@10 under the name Recall@30."""
-    return max([*k_values, *(m.k for m in metrics if getattr(m, "k", None))])
+    every metric that has one, and at least :data:`WHOLE_RANKING_DEPTH` when a metric has none (AP,
+    R-Prec, bpref). ``--k 1,10 -m Recall@30`` searches 30 deep: cut at 10, the run's Recall@30 would
+    be its Recall@10 under the name Recall@30; ``--k 1,10 -m AP`` searches 1000 deep: cut at 10, AP
+    would be the AP of a 10-document run."""
+    metrics = list(metrics)
+    whole = [WHOLE_RANKING_DEPTH] if any(not getattr(m, "k", None) for m in metrics) else []
+    return max([*k_values, *(m.k for m in metrics if getattr(m, "k", None)), *whole])
 
 
 def depth_warning(depth: int, k_values: Iterable[int], metrics: Iterable[Metric]) -> str | None:
-    """The warning for a run searched (``--depth``) less deep than a cutoff it is evaluated at: values at
+    """The warning for a run searched (``--depth``) less deep than :func:`default_depth`: values at
     cutoffs past the depth are computed on the top ``depth`` documents only (``--depth 10 -m
-    Recall@100`` reports what is Recall@10 of a deeper run); None when the depth covers every cutoff."""
+    Recall@100`` reports what is Recall@10 of a deeper run), and so are whole-ranking metrics (AP,
+    R-Prec, bpref) below :data:`WHOLE_RANKING_DEPTH`; None when the depth covers them all."""
     metrics = list(metrics)
     deepest = default_depth(k_values, metrics)
     if depth >= deepest:
         return None
-    beyond = [m.name for m in metrics if (getattr(m, "k", None) or 0) > depth]
+    beyond = [m.name for m in metrics if (getattr(m, "k", None) or WHOLE_RANKING_DEPTH) > depth]
     shown = ", ".join(beyond[:4]) + (", ..." if len(beyond) > 4 else "")
+    if any(not getattr(m, "k", None) for m in metrics):
+        return (f"depth {depth} is below {deepest} (the largest cutoff, or {WHOLE_RANKING_DEPTH} for a metric of "
+                f"the whole ranking): {shown} computed on the top {depth} documents only")
     return (f"depth {depth} is below the largest cutoff {deepest}: values at cutoffs past {depth} ({shown}) "
             f"are computed on the top {depth} documents only")
 
