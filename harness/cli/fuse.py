@@ -21,6 +21,26 @@ def _numbers(text: str | None, option: str, kind: type) -> list | None:
         raise HarnessError(f"{option} takes comma-separated numbers, e.g. 0.7,0.3; got {text!r}") from None
 
 
+def _check_outputs_apart(output: Path, json_out: Path | None, inputs: list[Path]) -> None:
+    """Refuse, before any work, ``--json`` naming the ``-o`` file (the settings replaced the fused run,
+    exit 0) and an output that is one of the input files (writing it would replace the user's run or
+    qrels, whose recorded sha256 would then name a file that is gone)."""
+    import os
+
+    if json_out is not None and json_out.resolve() == output.resolve():
+        raise HarnessError(f"--json {json_out}: is the --output file; the settings would replace the fused run")
+    for option, out in (("--output", output), ("--json", json_out)):
+        if out is None or not out.exists():
+            continue
+        for source in inputs:
+            try:
+                same = os.path.samefile(out, source)
+            except OSError:  # (an input that cannot be looked at is named by its reader)
+                continue
+            if same:
+                raise HarnessError(f"{option} {out}: is the input file {source}; writing there would replace it")
+
+
 def _file_entry(path: Path) -> dict:
     from harness.checksums import sha256
 
@@ -89,7 +109,9 @@ def fuse(
             raise HarnessError(f"--k-grid values must be >= 0; got {k_grid!r}")
     elif qrels is not None:
         raise HarnessError("--qrels is used only with --optimize")
-    check_outputs(output, json_out or (output.with_name(output.name + ".json") if optimize else None))
+    json_target = json_out or (output.with_name(output.name + ".json") if optimize else None)
+    check_outputs(output, json_target)
+    _check_outputs_apart(output, json_target, [*run, *([qrels] if qrels is not None else [])])
     runs = [read_run(path) for path in run]
     if not keep_identical_ids:  # the runs as the evaluator sees them (as a pipeline's retrieve stages give
         runs = [r.without_identical_ids() for r in runs]  # them): the --depth slots go to documents it counts

@@ -113,17 +113,20 @@ def fuse_aligned(aligned: AlignedRuns, spec: FusionSpec, weights: Sequence[float
     """Combine aligned runs (``parts``: their :func:`contributions`, when the caller has them), cut
     at ``spec.depth`` in the order of ``semantics`` (:func:`~harness.evaluation.semantics.top_depth`).
 
-    Infinite input scores (a TREC run may hold ``inf``) can make a fused score NaN (``inf - inf`` in
-    min-max, ``inf + -inf`` in a sum): that is refused with a ValueError naming the cause.
+    Infinite input scores (a TREC run may hold ``inf``), or finite ones that overflow to infinity in
+    the normalisation (``max - min`` of 1e308 and -1e308), can make a fused score NaN (``inf - inf``
+    in min-max, ``inf + -inf`` in a sum): that is refused with a ValueError naming the cause. A score
+    that only overflows to ±inf is kept (as in ranx), without a numpy warning.
     """
     combine = COMBINERS[spec.method]
     extra = {"k": spec.k} if spec.method == "rrf" else {}
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore", over="ignore"):
         parts = contributions(aligned, spec) if parts is None else parts
         scores = combine(aligned.n_pairs, parts, weights, **extra)
     if np.isnan(scores).any():
         raise ValueError(f"fusion ({spec.method}, norm {spec.norm}) gives NaN scores: an input run has an infinite "
-                         "score that this normalisation or method cannot combine (norm rank or method rrf can)")
+                         "score, or scores so large that they overflow to infinity in this normalisation or method "
+                         "(beyond about 1e308), which it cannot combine (norm rank or method rrf can)")
     counts = np.bincount(aligned.pair_query, minlength=len(aligned.query_ids))
     fused = Run(aligned.query_ids, np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
                 aligned.pair_doc, scores, aligned.doc_vocab)

@@ -40,8 +40,13 @@ def _weighted_sum(n_pairs: int, contributions: Sequence[Contribution], weights: 
 
 
 def rrf(n_pairs: int, contributions: Sequence[Contribution], weights: Sequence[float], k: int = 60) -> np.ndarray:
-    """``sum_{r in R(d)} w_r / (k + rank_r(d))``; ``values`` are the 0-based positions (rank - 1)."""
-    reciprocal = [(pairs, 1.0 / (k + positions + 1)) for pairs, positions in contributions]
+    """``sum_{r in R(d)} w_r / (k + rank_r(d))``; ``values`` are the 0-based positions (rank - 1).
+
+    ``k + rank`` is added exactly in uint64, then divided (as ranx adds integers): k may be up to
+    2^63 - 1, where int64 ``k + rank`` wrapped to a negative number (negative scores, ranking reversed).
+    """
+    reciprocal = [(pairs, 1.0 / (np.uint64(k) + (positions + 1).astype(np.uint64)))
+                  for pairs, positions in contributions]
     return _weighted_sum(n_pairs, reciprocal, weights)
 
 

@@ -8,7 +8,10 @@
 
 Each trial fuses the runs (aligned and normalised once), cuts to the spec's depth and is scored
 with the project's evaluator on one metric (e.g. ``NDCG@10``). The best score wins; among equal
-scores the later trial in grid order wins, as in ranx (``score >= best``).
+scores the later trial in grid order wins, as in ranx (``score >= best``). When the evaluator
+ignores hits whose document id is the query id (its default), they are dropped from the runs
+first, as ``harness fuse`` and :func:`~harness.fusion.fuse` drop them: each trial is the fused run
+those give (kept, they shifted RRF's ranks and took depth slots of documents the evaluator counts).
 
 Tuning on the test split is refused unless ``allow_test_split=True``: parameters chosen on the
 queries they are then evaluated on make the reported score optimistic.
@@ -19,6 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Iterable, Iterator, Sequence
+
+import numpy as np
 
 from harness.errors import HarnessError
 from harness.evaluation import Evaluator
@@ -103,7 +108,8 @@ def optimize(runs: Sequence[Run], qrels: Qrels, spec: FusionSpec, metric: str = 
 
     ``split`` names the qrels' split (refused when ``test`` unless ``allow_test_split``);
     ``evaluator_options`` go to :class:`~harness.evaluation.Evaluator` (relevance_threshold,
-    ignore_identical_ids, semantics: also the order each trial's depth cut follows).
+    ignore_identical_ids: also whether such hits are dropped from ``runs`` before fusing, semantics:
+    also the order each trial's depth cut follows).
     """
     check_split(split, allow_test_split)
     parameter = tuned_parameter(spec)
@@ -114,8 +120,11 @@ def optimize(runs: Sequence[Run], qrels: Qrels, spec: FusionSpec, metric: str = 
     grid: list = [int(k) for k in k_values] if parameter == "k" else weight_grid(len(runs), step)
     if not grid:
         raise ValueError("the optimisation grid is empty")
+    if evaluator.ignore_identical_ids:  # as harness fuse / fuse(): else they shift RRF's ranks and take
+        runs = [run.without_identical_ids() for run in runs]  # depth slots of documents the evaluator counts
     aligned = align(runs)
-    parts = contributions(aligned, spec)  # normalised once; only k or the weights change per trial
+    with np.errstate(invalid="ignore", over="ignore"):  # (NaN from infinite scores: fuse_aligned names it)
+        parts = contributions(aligned, spec)  # normalised once; only k or the weights change per trial
     trials, best, best_score = [], None, 0.0
     for value in grid:
         trial = spec.replace(**{parameter: value})
