@@ -41,10 +41,14 @@ def _check_outputs_apart(output: Path, json_out: Path | None, inputs: list[Path]
                 raise HarnessError(f"{option} {out}: is the input file {source}; writing there would replace it")
 
 
-def _file_entry(path: Path) -> dict:
+def _file_entry(path: Path, once: dict[Path, bytes]) -> dict:
+    """The input's path and sha256: of the bytes read from it when it is a pipe (``once``), which
+    cannot be read a second time (its checksum was that of nothing: e3b0c442...)."""
+    import hashlib
+
     from harness.checksums import sha256
 
-    return {"path": str(path), "sha256": sha256(path)}
+    return {"path": str(path), "sha256": hashlib.sha256(once[path]).hexdigest() if path in once else sha256(path)}
 
 
 @app.command()
@@ -80,7 +84,7 @@ def fuse(
 ) -> None:
     """Fuse two or more TREC runs into OUTPUT (canonical order: score desc, ties by doc id desc)."""
     from harness.atomic import write_json
-    from harness.formats.trec import read_qrels, read_run, write_run
+    from harness.formats.trec import read_once, read_qrels, read_run, write_run
     from harness.fusion import FusionSpec, fuse_runs
     from harness.fusion.spec import INT64_MAX
     from harness.fusion.optimize import (RRF_K_GRID, check_split, optimize as run_optimize, single_metric_evaluator,
@@ -112,13 +116,17 @@ def fuse(
     json_target = json_out or (output.with_name(output.name + ".json") if optimize else None)
     check_outputs(output, json_target)
     _check_outputs_apart(output, json_target, [*run, *([qrels] if qrels is not None else [])])
-    runs = [read_run(path) for path in run]
+    once: dict[Path, bytes] = {}  # pipes (--run <(zcat r.gz)) are read once: parsed and hashed from here
+    for path, what in [*((r, "run") for r in run), *([(qrels, "qrels")] if qrels is not None else [])]:
+        if path not in once and (data := read_once(path, what)) is not None:
+            once[path] = data
+    runs = [read_run(path, once.get(path)) for path in run]
     if not keep_identical_ids:  # the runs as the evaluator sees them (as a pipeline's retrieve stages give
         runs = [r.without_identical_ids() for r in runs]  # them): the --depth slots go to documents it counts
     document = {"fusion": spec.to_dict(), "semantics": order.name, "identical_ids": "kept" if keep_identical_ids
-                else "dropped", "runs": [_file_entry(path) for path in run]}
+                else "dropped", "runs": [_file_entry(path, once) for path in run]}
     if optimize:
-        result = run_optimize(runs, read_qrels(qrels), spec, metric, split=split or qrels.stem,
+        result = run_optimize(runs, read_qrels(qrels, once.get(qrels)), spec, metric, split=split or qrels.stem,
                               allow_test_split=allow_test_split, step=step, k_values=k_values,
                               relevance_threshold=relevance_threshold, ignore_identical_ids=not keep_identical_ids,
                               semantics=order)
@@ -128,7 +136,7 @@ def fuse(
                    f"({len(result.trials)} trials)")
         document = {"fusion": spec.to_dict(), "semantics": order.name, "identical_ids": document["identical_ids"],
                     "runs": document["runs"],
-                    "optimization": {**result.to_dict(), "qrels": _file_entry(qrels)}}
+                    "optimization": {**result.to_dict(), "qrels": _file_entry(qrels, once)}}
         json_out = json_out or output.with_name(output.name + ".json")
     fused = fuse_runs(runs, spec, order)
     write_run(fused, output, tag=tag or spec.method)

@@ -183,3 +183,23 @@ def test_python_fuse_has_the_cli_defaults(tmp_path):
         api = fuse(runs, method, norm, depth=depth).to_dict()
         assert api == cli
         assert {q: list(docs) for q, docs in api.items()} == expected
+
+
+@pytest.mark.skipif(__import__("shutil").which("bash") is None, reason="process substitution needs bash")
+def test_a_piped_run_is_hashed_from_the_bytes_read(tmp_path):
+    # `harness fuse --run <(zcat a.gz)` recorded the sha256 of nothing (e3b0c442...): the checksum read the
+    # pipe after the parse had emptied it (found by the second formats review). Expected: the file's own hash.
+    import hashlib
+    import json as json_module
+    import subprocess
+    import sys
+
+    a, b = tmp_path / "a.trec", tmp_path / "b.trec"
+    a.write_text("q1 Q0 x 1 2.0 s\nq1 Q0 y 2 1.0 s\n")
+    b.write_text("q1 Q0 y 1 2.0 s\nq1 Q0 x 2 1.0 s\n")
+    command = (f"{sys.executable} -m harness fuse --run <(cat {a}) --run {b} -o {tmp_path / 'f.trec'} "
+               f"--json {tmp_path / 'f.json'}")
+    proc = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    runs = json_module.loads((tmp_path / "f.json").read_text())["runs"]
+    assert [r["sha256"] for r in runs] == [hashlib.sha256(p.read_bytes()).hexdigest() for p in (a, b)]
