@@ -76,21 +76,32 @@ def _load_qrels(path: str, split: str, revision: str | None, cache_dir: str | No
     """The split's qrels TSV as ``datasets`` reads it, each field kept verbatim as a string: no value
     read as missing (pandas would make ids such as ``NA``, ``null``, ``None`` or ``nan`` null), no
     quote character taken as quoting (``"Heroes"_(album)`` stays as written), as the folder loader
-    reads them; :func:`_qrels_from_table` then parses the lines with that loader's reader."""
+    reads them; :func:`_qrels_from_table` then parses the lines with that loader's reader. A repo whose
+    qrels are no CSV/TSV (parquet, JSON lines: typed columns, no text for pandas to misread) is read
+    with the string features only (its builder refuses the CSV options)."""
     import csv
 
     import datasets
 
     features = datasets.Features({"query-id": datasets.Value("string"), "corpus-id": datasets.Value("string"),
                                   "score": datasets.Value("string")})
-    options = dict(features=features, na_filter=False, quoting=csv.QUOTE_NONE)
+
+    def load(name: str):
+        try:
+            return _load(path, name, revision=revision, cache_dir=cache_dir, features=features, na_filter=False,
+                         quoting=csv.QUOTE_NONE)
+        except ValueError as exc:
+            if "doesn't have a 'na_filter' key" not in str(exc):
+                raise
+        return _load(path, name, revision=revision, cache_dir=cache_dir, features=features)
+
     try:
-        return _load(path, split, revision=revision, cache_dir=cache_dir, **options)
+        return load(split)
     except ValueError as exc:
         alias = SPLIT_ALIASES.get(split)
         if alias is None or "split" not in str(exc).lower():
             raise
-        return _load(path, alias, revision=revision, cache_dir=cache_dir, **options)
+        return load(alias)
 
 
 def _qrels_from_table(table, source: str) -> Qrels:
