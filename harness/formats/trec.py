@@ -134,6 +134,9 @@ def _refuse_nul(data: bytes, path: Path) -> None:
     read cut there (the writer refuses such ids). A NUL in a text file is damage (a block of zero bytes
     left by an interrupted write), never an id."""
     at = data.find(b"\x00")
+    if at >= 0 and data[:2] == b"\x1f\x8b":  # (gzip's magic: a .gz read through a pipe, or renamed)
+        raise InputError("gzip-compressed data, not text: only a file named .gz is decompressed (through a "
+                         "pipe, decompress it: <(zcat FILE.gz))", path, 1)
     if at >= 0:
         column = len(data[data.rfind(b"\n", 0, at) + 1:at].decode("utf-8", "replace")) + 1
         raise InputError(f"NUL byte at column {column}: not text (trec_eval stops reading at a NUL; "
