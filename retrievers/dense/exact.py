@@ -11,6 +11,14 @@ Ranking is score descending, then document id descending (string order), selecte
 ``argpartition`` alone on the one int64 key per (score, id) of retrievers/topk.py
 (:func:`retrievers.topk.sort_keys`); keys are unique, so the top k of the union of blocks is the
 top k of the per-block top k's: the result does not depend on the block sizes.
+
+Every document block is scored as ``width`` columns, ``width = min(doc_block, n_docs)`` rounded up to a
+multiple of :data:`PAD` (a short block, the last one, padded with zero rows that are then dropped):
+BLAS picks its kernel by the product's shape and computes the trailing ``width mod unroll`` columns
+(and a short last block) with other code, whose float32 result can differ in the last bit, so
+without it equal embeddings scored unequally and duplicated documents were ordered by that bit
+instead of by id. With it all of a query's scores come from one kernel, in the same column class:
+equal embeddings score equal wherever they lie in the corpus.
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ from retrievers.topk import largest_keys, sort_keys
 __all__ = ["exact_search", "l2_normalize", "rerank_candidates", "sort_keys"]
 
 EPS = 1e-12
+PAD = 64  # a document block's width is a multiple of this (OpenBLAS unrolls by 4 to 16: divides it)
 
 
 def l2_normalize(x: np.ndarray) -> np.ndarray:
@@ -81,16 +90,18 @@ def exact_search(queries: np.ndarray, docs: np.ndarray, k: int, id_rank: np.ndar
     run_keys = np.empty((n_q, 0), dtype=np.int64)
     run_idx = np.empty((n_q, 0), dtype=np.int64)
     run_scores = np.empty((n_q, 0), dtype=np.float32)
+    width = -(-min(doc_block, n_docs) // PAD) * PAD  # one product shape for every block (module docstring)
     for d0 in range(0, n_docs, doc_block):
         d1 = min(d0 + doc_block, n_docs)
-        block = np.array(docs[d0:d1], dtype=np.float32)  # a copy: the mapped pages can go at once
+        block = np.zeros((width, docs.shape[1]), dtype=np.float32)  # a copy: the mapped pages can go at once
+        block[:d1 - d0] = docs[d0:d1]
         _release(docs, d0, d1)
         if cosine:
             block = l2_normalize(block)
         merged = []
         for q0 in range(0, n_q, query_block):
             q1 = min(q0 + query_block, n_q)
-            scores = queries[q0:q1] @ block.T
+            scores = (queries[q0:q1] @ block.T)[:, :d1 - d0]
             keys = sort_keys(scores, id_rank[d0:d1])
             top = largest_keys(keys, k)
             keys = np.concatenate([run_keys[q0:q1], np.take_along_axis(keys, top, 1)], axis=1)

@@ -121,7 +121,10 @@ class FaissIndex:
             ivf = faiss.try_extract_index_ivf(index)
             size = min(n, max(256 * (ivf.nlist if ivf is not None else 0), 65536))
             sample = np.sort(np.random.default_rng(0).choice(n, size=size, replace=False)) if size < n else slice(None)
-            index.train(_rows(docs, sample, cosine))
+            try:
+                index.train(_rows(docs, sample, cosine))
+            except RuntimeError as exc:  # e.g. IVF with more lists than documents: a bad parameter, not a crash
+                raise HarnessError(f"faiss index {factory!r} cannot be trained on {n} documents: {exc}") from None
         for start in range(0, n, ADD_BLOCK):
             index.add(_rows(docs, slice(start, start + ADD_BLOCK), cosine))
         return index
