@@ -12,6 +12,20 @@ from harness.datasets.corpus import Corpus, Queries
 from harness.run import Run
 
 
+def flag(name: str, value, none_ok: bool = False) -> bool | None:
+    """A true/false parameter of a component, as given: ``True``/``False`` (numpy's bool too), or None
+    with ``none_ok``; anything else is a ValueError naming it. ``bool()`` would read the string
+    ``"False"`` (Python's spelling typed as ``--param normalize=False``, or a config's ``"false"``)
+    as true, silently doing the opposite of what was asked."""
+    import numpy as np
+
+    if value is None and none_ok:
+        return None
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be true or false, got {value!r}")
+    return bool(value)
+
+
 class Retriever(ABC):
     """A search system under test.
 

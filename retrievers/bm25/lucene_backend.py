@@ -16,6 +16,7 @@ from functools import partial
 from pathlib import Path
 
 from harness.datasets.corpus import Corpus, Queries
+from harness.retriever import flag
 from harness.run import Run
 from retrievers.bm25 import cache as index_cache
 from retrievers.bm25 import loader
@@ -40,7 +41,7 @@ class LuceneBackend:
                  cache_dir: str | os.PathLike | None = None, n_threads: int | None = None,
                  chunk_docs: int = CHUNK_DOCS):
         self.scoring, self.analyzer = scoring, analyzer
-        self.use_cache, self.cache_dir = bool(cache), cache_dir
+        self.use_cache, self.cache_dir = flag("cache", cache), cache_dir
         self.n_threads = default_threads() if n_threads is None else int(n_threads)
         if self.n_threads < 1:
             raise ValueError(f"n_threads must be >= 1, got {n_threads}")

@@ -9,6 +9,7 @@ import numpy as np
 
 from harness.datasets.corpus import Corpus, Queries
 from harness.run import Run
+from harness.retriever import flag
 from retrievers.base import Retriever
 from retrievers.bm25.analyzer import Analyzer
 from retrievers.bm25.scoring import ScoringParams
@@ -18,16 +19,6 @@ DEFAULT_BACKEND = "lucene"
 # Earlier name of the lucene backend (it borrowed bm25s's index layout); metrics.json files and
 # configs that say backend "bm25s" still run, as the lucene backend.
 DEPRECATED_BACKENDS = {"bm25s": "lucene"}
-
-
-def _flag(name: str, value, none_ok: bool = False) -> bool | None:
-    """A true/false parameter as given (``--param possessive=false`` is JSON's false): a string such
-    as ``"False"`` or ``"no"`` is refused, not read as true by ``bool()``."""
-    if value is None and none_ok:
-        return None
-    if not isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name} must be true or false, got {value!r}")
-    return bool(value)
 
 
 def _number(name: str, value) -> float:
@@ -73,9 +64,9 @@ class BM25Retriever(Retriever):
                  cache: bool = True, cache_dir: str | os.PathLike | None = None, n_threads: int | None = None):
         backend = backend_name(backend)
         self.backend_name = backend
-        possessive, lowercase, cache = (_flag(n, v) for n, v in
+        possessive, lowercase, cache = (flag(n, v) for n, v in
                                         (("possessive", possessive), ("lowercase", lowercase), ("cache", cache)))
-        lossy_lengths = _flag("lossy_lengths", lossy_lengths, none_ok=True)
+        lossy_lengths = flag("lossy_lengths", lossy_lengths, none_ok=True)
         self.scoring = ScoringParams(k1=_number("k1", k1), b=_number("b", b), method=method, idf_method=idf_method,
                                      delta=_number("delta", delta), lossy_lengths=lossy_lengths)
         self.k1, self.b = self.scoring.k1, self.scoring.b

@@ -14,7 +14,7 @@ from harness import progress as progress_bars
 from harness.cache import cache_dir as default_cache_dir
 from harness.datasets.corpus import Corpus, Queries
 from harness.run import Run
-from harness.retriever import Retriever
+from harness.retriever import Retriever, flag
 from retrievers.dense.cache import EmbeddingCache, cache_key
 from retrievers.dense.exact import exact_search
 from retrievers.dense.model import ModelHandle, gpu_request
@@ -84,17 +84,17 @@ class DenseRetriever(Retriever):
                                         or ray_workers < 1):
             raise ValueError(f"ray_workers must be an integer >= 1, got {ray_workers!r}")
         self.encoder, self.ray_workers, self.ray_address = encoder, ray_workers, ray_address
-        self.cache_enabled = bool(cache)
+        self.cache_enabled = flag("cache", cache)
         self._cache_dir = Path(os.path.expanduser(cache_dir)) if cache_dir else None
         self.model = model if isinstance(model, ModelHandle) else ModelHandle.resolve(model, revision, device)
         self.query_prompt = self.model.prompt(query_prompt, query_prompt_name, "query")
         self.document_prompt = self.model.prompt(document_prompt, document_prompt_name, "document")
         self.max_seq_length_override = max_seq_length
-        self.normalize, self.score, self.batch_size = bool(normalize), score, batch_size
+        self.normalize, self.score, self.batch_size = flag("normalize", normalize), score, batch_size
         self.cache_chunk_size, self.index_kind, self.faiss_factory = cache_chunk_size, index, faiss_factory
         self.faiss_nprobe, self.faiss_ef_search = faiss_nprobe, faiss_ef_search
         self._docs_entry: Path | None = None
-        self.query_block, self.doc_block, self.progress = query_block, doc_block, bool(progress)
+        self.query_block, self.doc_block, self.progress = query_block, doc_block, flag("progress", progress)
         self._docs: np.ndarray | None = None
         self._faiss = None
         self._stats: dict = {}

@@ -40,6 +40,7 @@ import numpy as np
 
 from harness.datasets.corpus import Corpus, Queries
 from harness.errors import HarnessError
+from harness.retriever import flag
 from harness.run import Run
 from retrievers.base import Retriever
 from retrievers.engines.common import hits_run, in_batches, index_key
@@ -107,7 +108,7 @@ class PostgresRetriever(Retriever):
         self.table, self.id_column, self.vector_column = table, str(id_column), str(vector_column)
         self.config, self.rank, self.normalization = str(config), rank, normalization
         self.parser, self.operator = parser, operator
-        self.use_cache = bool(cache)
+        self.use_cache = flag("cache", cache)
         self.connections, self.batch_size = int(connections), int(batch_size)
         if self.connections < 1 or self.batch_size < 1:
             raise ValueError("connections and batch_size must be >= 1")

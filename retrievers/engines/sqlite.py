@@ -48,6 +48,7 @@ from harness.atomic import remove_abandoned, writer_tag
 from harness.checksums import sha256
 from harness.datasets.corpus import Corpus, Queries
 from harness.errors import HarnessError
+from harness.retriever import flag
 from harness.run import Run
 from retrievers.base import Retriever
 from retrievers.bm25.analyzer import LUCENE_ENGLISH_STOPWORDS
@@ -108,7 +109,7 @@ class SQLiteRetriever(Retriever):
         self.tokenizer, self.columns = tokenizer, columns
         self.weights = weights if columns == "title,text" else (1.0,)
         self.stopwords = LUCENE_ENGLISH_STOPWORDS if stopwords == "lucene" else frozenset()
-        self.use_cache, self.cache_dir = bool(cache), cache_dir
+        self.use_cache, self.cache_dir = flag("cache", cache), cache_dir
         self.n_threads = default_threads() if n_threads is None else int(n_threads)
         self.batch_size = int(batch_size)
         if self.n_threads < 1 or self.batch_size < 1:

@@ -23,7 +23,7 @@ from harness.cache import cache_dir as default_cache_dir
 from harness.columns import inverse_permutation
 from harness.datasets.corpus import Corpus, Queries
 from harness.errors import HarnessError
-from harness.retriever import Retriever
+from harness.retriever import Retriever, flag
 from harness.run import Run
 from retrievers.bm25.search import DocOrder
 from retrievers.dense.cache import cache_key
@@ -77,7 +77,7 @@ class SparseRetriever(Retriever):
         self.cache_chunk_size = _positive_int("cache_chunk_size", cache_chunk_size)
         self.quantize = check_quantize(quantize)
         self.n_threads = default_threads() if n_threads is None else _positive_int("n_threads", n_threads)
-        self.cache_enabled = bool(cache)
+        self.cache_enabled = flag("cache", cache)
         self._cache_dir = Path(os.path.expanduser(cache_dir)) if cache_dir else None
         self.handle = ModelHandle.resolve(str(model), revision, device)
         self.model = SparseModel(self.handle, self.batch_size, self.max_active_dims)

@@ -33,3 +33,19 @@ def test_values_of_the_right_type_pass_and_a_str_parameter_keeps_its_text():
                                                                                "query_prompt": "[x]"}
     assert parse_params(["k1=1.2", "b=0"], "bm25") == {"k1": 1.2, "b": 0}
     assert parse_params(["anything=False"]) == {"anything": "False"}  # no component: not checked
+
+
+@pytest.mark.parametrize("component, params", [
+    ("bi-encoder", {"normalize": "False"}),  # forwarded to the dense retriever through **kwargs: not annotated
+    ("bi-encoder", {"cache": "no"}),
+])
+def test_components_refuse_a_flag_that_is_no_bool_themselves(component, params):
+    # the bi-encoder reranker passes its dense params on as **kwargs, which parse_params cannot check
+    # against annotations: DenseRetriever read bool("False") as True (session review). Each component
+    # now checks its true/false parameters itself (harness.retriever.flag).
+    from harness.registry import create_reranker
+
+    name, value = next(iter(params.items()))
+    assert parse_params([f"{name}={value}"], component, reranker=True) == params  # passed through unchecked
+    with pytest.raises(ValueError, match=rf"^{name} must be true or false, got '{value}'$"):
+        create_reranker(component, **params)
