@@ -44,7 +44,9 @@ def init(ray, address: str | None) -> None:
         return
     address = address or os.environ.get("RAY_ADDRESS") or None
     check_reachable(address)
-    ray.init(address=address, log_to_driver=False, include_dashboard=False)
+    # "local": a new local Ray, as documented; ray.init(address=None) would join the cluster last started
+    # with `ray start` on this machine instead (its /tmp/ray/ray_current_cluster), which may grow
+    ray.init(address=address or "local", log_to_driver=False, include_dashboard=False)
     _started_here = address is None
 
 

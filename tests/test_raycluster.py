@@ -52,3 +52,28 @@ def test_bench_on_an_unreachable_ray_address_is_one_line(tmp_path):
     assert result.stderr.strip().splitlines()[-1] == (
         f"error: cannot reach the Ray cluster at {address}: Connection refused")
     assert not (tmp_path / "results").exists()  # no cell ran
+
+
+def test_without_an_address_a_new_local_ray_is_started_not_the_last_one_joined(monkeypatch):
+    # docs/ray.md: no address and no $RAY_ADDRESS -> "a local Ray started for the run". ray.init(address=None)
+    # joins the cluster last started with `ray start` on the machine instead, which may gain GPU nodes:
+    # started_here() (a cell asking for more than the cluster has fails at once) would then be wrong.
+    from harness import raycluster
+
+    calls = []
+
+    class FakeRay:
+        @staticmethod
+        def is_initialized():
+            return False
+
+        @staticmethod
+        def init(**kwargs):
+            calls.append(kwargs["address"])
+
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.setattr(raycluster, "_started_here", False)
+    raycluster.init(FakeRay, None)
+    assert calls == ["local"] and raycluster.started_here()
+    raycluster.init(FakeRay, "auto")
+    assert calls == ["local", "auto"] and not raycluster.started_here()
