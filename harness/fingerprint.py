@@ -23,7 +23,6 @@ import os
 import platform
 import subprocess
 import sys
-import threading
 from functools import lru_cache
 from pathlib import Path
 
@@ -87,9 +86,6 @@ def _static() -> dict:
     return {"cpu": {"model": _cpu_model(), "cores": os.cpu_count(), "machine": platform.machine() or None},
             "ram_bytes": _ram_bytes(), "os": platform.platform(), "python": platform.python_version(),
             "libraries": versions(), "git": git_commit()}
-
-
-_early: threading.Thread | None = None
 
 
 def fingerprint() -> dict:

@@ -130,7 +130,8 @@ class BenchConfig:
 
     @property
     def search_depth(self) -> int:
-        """``depth``, else the largest cutoff of ``k`` and of ``metrics`` (``default_depth``)."""
+        """``depth``, else the largest cutoff of ``k`` and of ``metrics``, at least 1000 with a metric of
+        the whole ranking (``default_depth``)."""
         from harness.evaluation import default_depth, metrics_for
 
         return self.depth or default_depth(self.k, metrics_for(self.metrics, self.k))
