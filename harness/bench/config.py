@@ -38,7 +38,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from harness.bench.params import check_retriever
+from harness.params import check_retriever
 from harness.errors import ConfigError, render
 from harness.evaluation.metrics import DEFAULT_K
 
@@ -386,7 +386,7 @@ def load_config(path: str | Path, check_retrievers: bool = True) -> BenchConfig:
     """Read and validate a config file.
 
     With ``check_retrievers`` (the default) each retriever type is also resolved to its class and
-    its params are checked against the constructor's signature (see :mod:`harness.bench.params`),
+    its params are checked against the constructor's signature (see :mod:`harness.params`),
     so a typo fails before anything runs.
     """
     config = parse_config(read_toml(path), source=str(path))

@@ -74,7 +74,7 @@ def parse_params(items: list[str] | None, component: str | None = None, reranker
     """``--param key=value`` items as a dict, each value read as JSON where it is JSON (``0.9``,
     ``true``, ``null``, ``[1, 2]``), else kept as its text; with ``component`` (a retriever's, or with
     ``reranker`` a reranker's, name or ``module:Class``), checked against its constructor's
-    annotations (:func:`harness.bench.params.command_line_params`: ``lossy_lengths=False`` is refused,
+    annotations (:func:`harness.params.command_line_params`: ``lossy_lengths=False`` is refused,
     not read as a true string)."""
     params, texts = {}, {}
     for item in items or []:
@@ -88,7 +88,7 @@ def parse_params(items: list[str] | None, component: str | None = None, reranker
             params[key] = value
     if component is None:
         return params
-    from harness.bench.params import command_line_params
+    from harness.params import command_line_params
     from harness.registry import ENTRY_POINT_GROUP, RERANKER_GROUP, component_class
 
     cls = component_class(component, RERANKER_GROUP if reranker else ENTRY_POINT_GROUP)

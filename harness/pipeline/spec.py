@@ -231,7 +231,7 @@ def _stage(c: _Checker, value: Any, key: str, earlier: list[str], check_componen
 
 def _check_component(c: _Checker, kind: str, component: str, params: dict, key: str) -> None:
     """Resolve the retriever / reranker class and check ``params`` against its constructor."""
-    from harness.bench.params import check_params
+    from harness.params import check_params
     from harness.errors import HarnessError
     from harness.registry import ENTRY_POINT_GROUP, RERANKER_GROUP, component_class
 

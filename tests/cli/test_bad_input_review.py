@@ -119,7 +119,7 @@ def test_impacts_quantize_overflow_and_surrogate_terms(files, monkeypatch, capsy
     base = ["run", "--dataset", "ds", "-r", "impacts", "-p", "documents=docs.jsonl", "-p", "queries=qv.jsonl",
             "-o", "out", "-q"]
     # JSON reads 1e400 as inf, which quantize's annotation (int | str | None) does not take: the text
-    # as typed is passed on (harness.bench.params.command_line_params), and refused as no scale
+    # as typed is passed on (harness.params.command_line_params), and refused as no scale
     code, err = harness(monkeypatch, capsys, *base, "-p", "quantize=1e400")
     assert (code, err.splitlines()) == (2, ["error: quantize must be a positive integer scale (e.g. 100) or none, "
                                             "got '1e400'"])

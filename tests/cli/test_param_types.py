@@ -1,5 +1,5 @@
 """``--param`` values are checked against the component's constructor annotations, as a bench config's
-params are (harness.bench.params): JSON's ``false`` is a bool, Python's ``False`` was the string
+params are (harness.params): JSON's ``false`` is a bool, Python's ``False`` was the string
 "False", which ``bool()`` reads as true, so ``-p normalize=False`` ran with normalize on, silently."""
 
 from __future__ import annotations

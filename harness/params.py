@@ -1,4 +1,6 @@
-"""Check a config's retriever params against the retriever constructor's signature.
+"""Check a component's params against its constructor's signature: a bench or pipeline config's (TOML),
+and the CLI's --param values (:func:`command_line_params`). In the core, not in harness.bench: `harness
+run` checks its --param values without importing the benchmark package.
 
 A parameter the constructor does not take is refused (unless it takes ``**kwargs``); a required
 one that is missing is reported; a value whose type contradicts the annotation (or, without one,
