@@ -47,7 +47,7 @@ def init(ray, address: str | None) -> None:
     # "local": a new local Ray, as documented; ray.init(address=None) would join the cluster last started
     # with `ray start` on this machine instead (its /tmp/ray/ray_current_cluster), which may grow
     ray.init(address=address or "local", log_to_driver=False, include_dashboard=False)
-    _started_here = address is None
+    _started_here = address in (None, "local")  # ("local" given, as Ray spells it: also a new local Ray)
 
 
 def started_here() -> bool:

@@ -77,3 +77,30 @@ def test_without_an_address_a_new_local_ray_is_started_not_the_last_one_joined(m
     assert calls == ["local"] and raycluster.started_here()
     raycluster.init(FakeRay, "auto")
     assert calls == ["local", "auto"] and not raycluster.started_here()
+
+
+def test_address_local_is_a_local_ray_started_here(monkeypatch):
+    # Ray's own spelling of "a new local Ray", as --address local or RAY_ADDRESS=local: ray.init(address="local")
+    # starts one here, fixed in size, so started_here() must say so (it said False: a cell asking for a GPU
+    # the local Ray lacks was only warned about, and then waited in Ray's queue for good; docs/ray.md).
+    from harness import raycluster
+
+    calls = []
+
+    class FakeRay:
+        @staticmethod
+        def is_initialized():
+            return False
+
+        @staticmethod
+        def init(**kwargs):
+            calls.append(kwargs["address"])
+
+    monkeypatch.setattr(raycluster, "_started_here", False)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    raycluster.init(FakeRay, "local")
+    assert calls == ["local"] and raycluster.started_here()
+    monkeypatch.setattr(raycluster, "_started_here", False)
+    monkeypatch.setenv("RAY_ADDRESS", "local")
+    raycluster.init(FakeRay, None)
+    assert calls == ["local", "local"] and raycluster.started_here()
