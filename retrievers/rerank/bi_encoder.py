@@ -27,7 +27,7 @@ import numpy as np
 
 from harness.datasets.corpus import Corpus, Queries
 from retrievers.dense import DenseRetriever
-from retrievers.dense.exact import l2_normalize
+from retrievers.dense.exact import PAD, l2_normalize
 from retrievers.dense.texts import document_texts
 from retrievers.rerank.base import Candidates, Reranker
 
@@ -51,7 +51,10 @@ def candidate_scores(queries: np.ndarray, docs: np.ndarray, candidates: Candidat
     for block in np.unique(block_of_entry).tolist():
         entries = np.flatnonzero(block_of_entry == block)
         union, column = np.unique(doc_rows[entries], return_inverse=True)
-        block_docs = np.asarray(docs[union], dtype=np.float32)
+        # a width that is a multiple of PAD (zero rows added): BLAS computes trailing columns with other
+        # code, so equal documents scored unequally in the last bit (retrievers/dense/exact.py's rule)
+        block_docs = np.zeros((-(-len(union) // PAD) * PAD, docs.shape[1]), dtype=np.float32)
+        block_docs[:len(union)] = docs[union]
         if cosine:
             block_docs = l2_normalize(block_docs)
         q0 = block * query_block
