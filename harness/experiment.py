@@ -174,7 +174,8 @@ def foreign_documents_warning(run: Run, corpus: Corpus, retriever_name: str) -> 
 
     used = _used_codes(run)
     ids = run.doc_vocab[used].tolist()  # (str: checked_run ran first)
-    found = pc.is_in(pa.array(ids, pa.large_string()), value_set=corpus.id_column.array.cast(pa.large_string()))
+    column = corpus.id_column.array  # (the used ids typed as it is: no cast, no copy of the corpus's ids)
+    found = pc.is_in(pa.array(ids, column.type), value_set=column)
     absent = used[~found.to_numpy(zero_copy_only=False)].tolist()  # (an Arrow hash set, not a dict of the corpus)
     if not absent:
         return None
