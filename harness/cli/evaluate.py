@@ -16,7 +16,8 @@ import typer
 
 from harness.cli import app
 from harness.cli.options import (K_OPTION, KEEP_IDENTICAL_IDS_OPTION, METRIC_OPTION, RELEVANCE_THRESHOLD_OPTION,
-                                  SEMANTICS_OPTION, build_evaluator, check_outputs)
+                                  SEMANTICS_OPTION, build_evaluator, check_outputs, read_pipes,
+                                  refuse_outputs_over_inputs)
 from harness.errors import HarnessError
 
 
@@ -34,16 +35,14 @@ def evaluate(
     semantics: str = SEMANTICS_OPTION,
 ) -> None:
     """Evaluate TREC run files and print the metric table."""
-    from harness.formats.trec import read_once, read_qrels, read_run
+    from harness.formats.trec import read_qrels, read_run
 
     evaluator, k_values = build_evaluator(k, metric, relevance_threshold, keep_identical_ids, semantics)
     outputs = _json_paths(run, json_out)
     check_outputs(*outputs, markdown_out)
-    _check_not_inputs([*(("--json", out) for out in outputs), ("--markdown", markdown_out)], [qrels, *run])
-    once: dict[Path, bytes] = {}  # pipes (--run <(zcat run.gz)) can be read once: hashed and parsed from here
-    for path, what in [(qrels, "qrels"), *((r, "run") for r in run)] if outputs else []:
-        if path not in once and (data := read_once(path, what)) is not None:
-            once[path] = data
+    refuse_outputs_over_inputs([*(("--json", out) for out in outputs), ("--markdown", markdown_out)], [qrels, *run])
+    # pipes (--run <(zcat run.gz)) can be read once: hashed and parsed from these bytes
+    once = read_pipes([(qrels, "qrels"), *((r, "run") for r in run)]) if outputs else {}
     digest = _digests_meanwhile([qrels, *run], once) if outputs else None
     start = time.perf_counter()
     judgments = read_qrels(qrels, once.get(qrels))
@@ -83,23 +82,6 @@ def _json_paths(runs: list[Path], json_out: Path | None) -> list[Path]:
             raise HarnessError(f"--json: runs {seen[out]} and {run} would both write {out} (rename one)")
         seen[out] = run
     return paths
-
-
-def _check_not_inputs(outputs: list[tuple[str, Path | None]], inputs: list[Path]) -> None:
-    """Refuse, before any work, an output that is one of the input files (``--json run.trec`` given for
-    ``--run run.trec``): writing it would replace the user's run or qrels."""
-    import os
-
-    for option, out in outputs:
-        if out is None or not out.exists():
-            continue
-        for source in inputs:
-            try:
-                same = os.path.samefile(out, source)
-            except OSError:  # (an input that cannot be looked at is named by its reader)
-                continue
-            if same:
-                raise HarnessError(f"{option} {out}: is the input file {source}; writing there would replace it")
 
 
 def _labels(results: list) -> list[str]:

@@ -8,7 +8,8 @@ from typing import List, Optional
 import typer
 
 from harness.cli import app
-from harness.cli.options import KEEP_IDENTICAL_IDS_OPTION, RELEVANCE_THRESHOLD_OPTION, SEMANTICS_OPTION, check_outputs
+from harness.cli.options import (KEEP_IDENTICAL_IDS_OPTION, RELEVANCE_THRESHOLD_OPTION, SEMANTICS_OPTION, check_outputs,
+                                  read_pipes, refuse_outputs_over_inputs)
 from harness.errors import HarnessError
 
 
@@ -25,20 +26,9 @@ def _check_outputs_apart(output: Path, json_out: Path | None, inputs: list[Path]
     """Refuse, before any work, ``--json`` naming the ``-o`` file (the settings replaced the fused run,
     exit 0) and an output that is one of the input files (writing it would replace the user's run or
     qrels, whose recorded sha256 would then name a file that is gone)."""
-    import os
-
     if json_out is not None and json_out.resolve() == output.resolve():
         raise HarnessError(f"--json {json_out}: is the --output file; the settings would replace the fused run")
-    for option, out in (("--output", output), ("--json", json_out)):
-        if out is None or not out.exists():
-            continue
-        for source in inputs:
-            try:
-                same = os.path.samefile(out, source)
-            except OSError:  # (an input that cannot be looked at is named by its reader)
-                continue
-            if same:
-                raise HarnessError(f"{option} {out}: is the input file {source}; writing there would replace it")
+    refuse_outputs_over_inputs([("--output", output), ("--json", json_out)], inputs)
 
 
 def _file_entry(path: Path, once: dict[Path, bytes]) -> dict:
@@ -84,7 +74,7 @@ def fuse(
 ) -> None:
     """Fuse two or more TREC runs into OUTPUT (canonical order: score desc, ties by doc id desc)."""
     from harness.atomic import write_json
-    from harness.formats.trec import read_once, read_qrels, read_run, write_run
+    from harness.formats.trec import read_qrels, read_run, write_run
     from harness.fusion import FusionSpec, fuse_runs
     from harness.fusion.spec import INT64_MAX
     from harness.fusion.optimize import (RRF_K_GRID, check_split, optimize as run_optimize, single_metric_evaluator,
@@ -116,10 +106,8 @@ def fuse(
     json_target = json_out or (output.with_name(output.name + ".json") if optimize else None)
     check_outputs(output, json_target)
     _check_outputs_apart(output, json_target, [*run, *([qrels] if qrels is not None else [])])
-    once: dict[Path, bytes] = {}  # pipes (--run <(zcat r.gz)) are read once: parsed and hashed from here
-    for path, what in [*((r, "run") for r in run), *([(qrels, "qrels")] if qrels is not None else [])]:
-        if path not in once and (data := read_once(path, what)) is not None:
-            once[path] = data
+    # pipes (--run <(zcat r.gz)) can be read once: parsed and hashed from these bytes
+    once = read_pipes([*((r, "run") for r in run), *([(qrels, "qrels")] if qrels is not None else [])])
     runs = [read_run(path, once.get(path)) for path in run]
     if not keep_identical_ids:  # the runs as the evaluator sees them (as a pipeline's retrieve stages give
         runs = [r.without_identical_ids() for r in runs]  # them): the --depth slots go to documents it counts

@@ -35,6 +35,37 @@ def _bounded_int(digits: str) -> int:
     return sign * (int(magnitude) if len(magnitude) <= 20 else 2**63)
 
 
+def refuse_outputs_over_inputs(outputs: list[tuple[str, Path | None]], inputs: list[Path]) -> None:
+    """Refuse, before any work, an output (``(option, path)``) that is one of the input files
+    (``--json run.trec`` given for ``--run run.trec``): writing it would replace the user's run or
+    qrels, whose recorded sha256 would then name a file that is gone."""
+    import os
+
+    for option, out in outputs:
+        if out is None or not out.exists():
+            continue
+        for source in inputs:
+            try:
+                same = os.path.samefile(out, source)
+            except OSError:  # (an input that cannot be looked at is named by its reader)
+                continue
+            if same:
+                raise HarnessError(f"{option} {out}: is the input file {source}; writing there would replace it")
+
+
+def read_pipes(inputs: list[tuple[Path, str]]) -> dict[Path, bytes]:
+    """The bytes of the inputs (``(path, "run" or "qrels")``) that can be read only once (pipes:
+    ``--run <(zcat r.gz)``), read now, so that one reading is both parsed and hashed
+    (:func:`harness.formats.trec.read_once`); regular files are not in it."""
+    from harness.formats.trec import read_once
+
+    once: dict[Path, bytes] = {}
+    for path, what in inputs:
+        if path not in once and (data := read_once(path, what)) is not None:
+            once[path] = data
+    return once
+
+
 def check_outputs(*paths) -> None:
     """Refuse, before any work, an output path that cannot be written: an existing folder, or a path
     under a file (so that a command writing several outputs fails before the first, not after it)."""
