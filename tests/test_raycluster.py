@@ -60,16 +60,7 @@ def test_without_an_address_a_new_local_ray_is_started_not_the_last_one_joined(m
     # started_here() (a cell asking for more than the cluster has fails at once) would then be wrong.
     from harness import raycluster
 
-    calls = []
-
-    class FakeRay:
-        @staticmethod
-        def is_initialized():
-            return False
-
-        @staticmethod
-        def init(**kwargs):
-            calls.append(kwargs["address"])
+    calls, FakeRay = _fake_ray()
 
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     monkeypatch.setattr(raycluster, "_started_here", False)
@@ -85,6 +76,20 @@ def test_address_local_is_a_local_ray_started_here(monkeypatch):
     # the local Ray lacks was only warned about, and then waited in Ray's queue for good; docs/ray.md).
     from harness import raycluster
 
+    calls, FakeRay = _fake_ray()
+
+    monkeypatch.setattr(raycluster, "_started_here", False)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    raycluster.init(FakeRay, "local")
+    assert calls == ["local"] and raycluster.started_here()
+    monkeypatch.setattr(raycluster, "_started_here", False)
+    monkeypatch.setenv("RAY_ADDRESS", "local")
+    raycluster.init(FakeRay, None)
+    assert calls == ["local", "local"] and raycluster.started_here()
+
+
+def _fake_ray():
+    """(addresses ray.init was called with, a stand-in for the ray module that records them)."""
     calls = []
 
     class FakeRay:
@@ -96,11 +101,4 @@ def test_address_local_is_a_local_ray_started_here(monkeypatch):
         def init(**kwargs):
             calls.append(kwargs["address"])
 
-    monkeypatch.setattr(raycluster, "_started_here", False)
-    monkeypatch.delenv("RAY_ADDRESS", raising=False)
-    raycluster.init(FakeRay, "local")
-    assert calls == ["local"] and raycluster.started_here()
-    monkeypatch.setattr(raycluster, "_started_here", False)
-    monkeypatch.setenv("RAY_ADDRESS", "local")
-    raycluster.init(FakeRay, None)
-    assert calls == ["local", "local"] and raycluster.started_here()
+    return calls, FakeRay
