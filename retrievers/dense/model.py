@@ -303,6 +303,28 @@ def configured_max_seq_length(folder: Path) -> int | None:
     return None if configs is None else _capped_tokenizer_limit(*configs)
 
 
+# Encoder types with a table of absolute positions, max_position_embeddings long (the roberta family's
+# ids start after the padding index, fairseq's convention: pad_token_id + 1 of them hold no token).
+_ABSOLUTE_POSITIONS = frozenset({"bert", "electra", "distilbert", "albert"})
+_OFFSET_POSITIONS = frozenset({"roberta", "xlm-roberta", "camembert"})
+
+
+def position_limit(config) -> int | None:
+    """The most tokens ``config``'s model has positions for, for the encoder types above (those
+    cross-encoders are made of): ``max_position_embeddings``, less ``pad_token_id + 1`` for the
+    roberta family; None for other types (relative or rotary positions: no such limit to read) or
+    a config without the number. A longer ``max_length`` made the model fail on the first long pair
+    with a tensor size error."""
+    kind = getattr(config, "model_type", None)
+    positions = getattr(config, "max_position_embeddings", None)
+    if kind not in _ABSOLUTE_POSITIONS | _OFFSET_POSITIONS or not isinstance(positions, int) or isinstance(
+            positions, bool) or getattr(config, "position_embedding_type", "absolute") != "absolute":
+        return None
+    if kind in _OFFSET_POSITIONS:
+        positions -= (getattr(config, "pad_token_id", None) or 0) + 1
+    return positions if positions >= 1 else None
+
+
 class ModelHandle:
     """A sentence-transformers model folder: its identity and settings now, the model on demand."""
 
@@ -386,6 +408,11 @@ class ModelHandle:
                max_seq_length: int) -> np.ndarray:
         """Embeddings of ``texts`` as a float32 (n, dim) array, in the order given."""
         model = self.load()
+        config = getattr(getattr(model[0], "auto_model", None), "config", None) if len(model) else None
+        positions = position_limit(config)
+        if positions is not None and max_seq_length > positions:  # (the first long text crashed the model)
+            raise HarnessError(f"max_seq_length {max_seq_length} is more than model {self.name!r} has positions "
+                               f"for ({positions}): give at most {positions}")
         model.max_seq_length = max_seq_length
         kwargs = {"prompt": prompt} if prompt else {}
         out = model.encode(list(texts), batch_size=batch_size, normalize_embeddings=normalize,

@@ -23,33 +23,11 @@ import numpy as np
 
 from harness import progress
 from harness.datasets.corpus import Corpus, Queries
-from retrievers.dense.model import gpu_request
+from retrievers.dense.model import gpu_request, position_limit
 from retrievers.dense.texts import document_texts
 from retrievers.rerank.base import Candidates, Reranker
 
 ACTIVATIONS = ("model", "identity", "sigmoid")
-
-
-# Encoder types with a table of absolute positions, max_position_embeddings long (the roberta family's
-# ids start after the padding index, fairseq's convention: pad_token_id + 1 of them hold no token).
-_ABSOLUTE_POSITIONS = frozenset({"bert", "electra", "distilbert", "albert"})
-_OFFSET_POSITIONS = frozenset({"roberta", "xlm-roberta", "camembert"})
-
-
-def position_limit(config) -> int | None:
-    """The most tokens ``config``'s model has positions for, for the encoder types above (those
-    cross-encoders are made of): ``max_position_embeddings``, less ``pad_token_id + 1`` for the
-    roberta family; None for other types (relative or rotary positions: no such limit to read) or
-    a config without the number. A longer ``max_length`` made the model fail on the first long pair
-    with a tensor size error."""
-    kind = getattr(config, "model_type", None)
-    positions = getattr(config, "max_position_embeddings", None)
-    if kind not in _ABSOLUTE_POSITIONS | _OFFSET_POSITIONS or not isinstance(positions, int) or isinstance(
-            positions, bool) or getattr(config, "position_embedding_type", "absolute") != "absolute":
-        return None
-    if kind in _OFFSET_POSITIONS:
-        positions -= (getattr(config, "pad_token_id", None) or 0) + 1
-    return positions if positions >= 1 else None
 
 
 class CrossEncoderReranker(Reranker):

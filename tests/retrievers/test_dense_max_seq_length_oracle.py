@@ -181,3 +181,16 @@ def test_fully_cached_run_of_a_6x_save_does_not_load_the_model(bases, tmp_path, 
     assert again.params() == first.params() and again.params()["max_seq_length"] == 40
     assert run2.to_dict() == run1.to_dict()
     np.testing.assert_array_equal(run2.scores, run1.scores)
+
+
+def test_a_max_seq_length_past_the_models_positions_is_refused(bases):
+    # a BERT with 40 positions given max_seq_length=64: the first text longer than 40 tokens crashed the
+    # model with a tensor size RuntimeError traceback (as the cross-encoder's max_length did, 817a238)
+    from harness.errors import HarnessError
+
+    model = ModelHandle("st6", bases["st6"])
+    long_text = " ".join("abcdefghij" * 8)  # 80 one-letter tokens
+    with pytest.raises(HarnessError, match=r"^max_seq_length 64 is more than model 'st6' has positions for \(40\): "
+                                           r"give at most 40$"):
+        model.encode([long_text], prompt=None, batch_size=2, normalize=False, max_seq_length=64)
+    assert model.encode([long_text], prompt=None, batch_size=2, normalize=False, max_seq_length=40).shape == (1, 8)
