@@ -164,20 +164,27 @@ def checked_run(run, queries: Queries, retriever, corpus: Corpus | None = None) 
     return run
 
 
-def foreign_documents_warning(run: Run, corpus: Corpus, retriever_name: str) -> str | None:
-    """The warning for documents of ``run`` that ``corpus`` lacks (kept, as a run file's are by
-    ``harness evaluate``: retrieved and never relevant), naming the first; None when there are none."""
+def absent_documents(run: Run, corpus: Corpus) -> np.ndarray:
+    """The codes (ascending) of the documents ``run`` retrieves that ``corpus`` lacks: its used ids
+    looked up in an Arrow hash set of the corpus's id column (typed as the column: no copy of the
+    corpus's ids, no dict of them); none at once for a run over the corpus's own ids. The ids must
+    be str (:func:`checked_run`)."""
     if _corpus_vocabulary(run, corpus) or not len(run.doc_codes):
-        return None
+        return np.zeros(0, dtype=np.int64)
     import pyarrow as pa
     import pyarrow.compute as pc
 
     used = _used_codes(run)
-    ids = run.doc_vocab[used].tolist()  # (str: checked_run ran first)
-    column = corpus.id_column.array  # (the used ids typed as it is: no cast, no copy of the corpus's ids)
-    found = pc.is_in(pa.array(ids, column.type), value_set=column)
-    absent = used[~found.to_numpy(zero_copy_only=False)].tolist()  # (an Arrow hash set, not a dict of the corpus)
-    if not absent:
+    column = corpus.id_column.array
+    found = pc.is_in(pa.array(run.doc_vocab[used].tolist(), column.type), value_set=column)
+    return used[~found.to_numpy(zero_copy_only=False)]
+
+
+def foreign_documents_warning(run: Run, corpus: Corpus, retriever_name: str) -> str | None:
+    """The warning for documents of ``run`` that ``corpus`` lacks (kept, as a run file's are by
+    ``harness evaluate``: retrieved and never relevant), naming the first; None when there are none."""
+    absent = absent_documents(run, corpus)
+    if not len(absent):
         return None
     entry = int(np.flatnonzero(run.doc_codes == absent[0])[0])
     return (f"{len(absent):,} document id(s) returned by {retriever_name!r} are not in the corpus (first: "

@@ -46,24 +46,24 @@ class RunFileRetriever(Retriever):
         self._sha256: str | None = None
         self._hashed: tuple | None = None  # the file's signature when _sha256 was computed
         self._run: Run | None = None
-        self._corpus_ids: set[str] | None = None
+        self._corpus: Corpus | None = None
         self._stats: dict = {}
 
     def params(self) -> dict:
         """The file's path and sha256: of the content :meth:`run` read, once it has read it (a file
         rewritten after that keeps the hash of what was scored), else of the file as it is now."""
         if self._sha256 is None or (self._run is None and self._hashed != _signature(self.path)):
-            self._sha256, self._hashed = self._hash()
+            self._sha256, self._hashed = self._unchanged(sha256)
         return {"path": str(self.path), "sha256": self._sha256}
 
-    def _hash(self) -> tuple[str, tuple]:
-        """(sha256, signature) of the file, the signature (size, mtime, inode) taken before and after
-        hashing being the same."""
+    def _unchanged(self, read, since: tuple | None = None):
+        """(``read(path)``, the file's signature), refused when the file changed while it was read
+        (or since the signature ``since``): what was read must be what is hashed and scored."""
         before = _signature(self.path)
-        digest = sha256(self.path)
-        if _signature(self.path) != before:
+        out = read(self.path)
+        if _signature(self.path) != before or since not in (None, before):
             raise HarnessError(f"{self.path}: the run file changed while it was read; replay it once it is written")
-        return digest, before
+        return out, before
 
     def stats(self) -> dict:
         return dict(self._stats)
@@ -73,20 +73,14 @@ class RunFileRetriever(Retriever):
         if self._run is None:
             from harness.formats.trec import read_run
 
-            before = _signature(self.path)
-            run = read_run(self.path)
-            if _signature(self.path) != before:
-                raise HarnessError(f"{self.path}: the run file changed while it was read; replay it once it is written")
-            if self._sha256 is None or self._hashed != before:  # (hashed before a rewrite: hash what was read)
-                self._sha256, self._hashed = self._hash()
-                if self._hashed != before:
-                    raise HarnessError(f"{self.path}: the run file changed while it was read; replay it once it "
-                                       "is written")
+            run, read = self._unchanged(read_run)
+            if self._sha256 is None or self._hashed != read:  # (hashed before a rewrite: hash what was read)
+                self._sha256, self._hashed = self._unchanged(sha256, since=read)
             self._run = run
         return self._run
 
     def index(self, corpus: Corpus) -> None:
-        self._corpus_ids = set(corpus.ids)
+        self._corpus = corpus
 
     def search(self, queries: Queries, k: int) -> Run:
         if not isinstance(k, int) or isinstance(k, bool) or k < 1:
@@ -111,7 +105,8 @@ class RunFileRetriever(Retriever):
             out = top_depth(out, k, self.ranking_semantics)
         self._stats = {"run_queries": run.n_queries, "requested_queries": len(queries),
                        "requested_missing_from_run": int((rows < 0).sum())}
-        if self._corpus_ids is not None:
-            returned = out.doc_vocab[np.unique(out.doc_codes)].tolist()
-            self._stats["returned_docs_not_in_corpus"] = sum(1 for d in returned if d not in self._corpus_ids)
+        if self._corpus is not None:
+            from harness.experiment import absent_documents
+
+            self._stats["returned_docs_not_in_corpus"] = len(absent_documents(out, self._corpus))
         return out
