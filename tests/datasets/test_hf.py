@@ -38,6 +38,21 @@ configs:
 """
 
 
+def write_hub_repo(root: Path, doc_ids: list[str], query_ids: list[str]) -> tuple[Path, Path]:
+    """A tiny hub-layout repo ``root/BeIR/tiny`` (parquet corpus and queries, README configs) and its
+    empty qrels folder ``root/BeIR/tiny-qrels``: (repo, qrels folder)."""
+    repo = root / "BeIR" / "tiny"
+    for part, table in (("corpus", pa.table({"_id": doc_ids, "title": [""] * len(doc_ids),
+                                              "text": ["x"] * len(doc_ids)})),
+                        ("queries", pa.table({"_id": query_ids, "text": ["a"] * len(query_ids)}))):
+        (repo / part).mkdir(parents=True)
+        pq.write_table(table, repo / part / f"{part}.parquet")
+    (repo / "README.md").write_text(README)
+    qrels = root / "BeIR" / "tiny-qrels"
+    qrels.mkdir()
+    return repo, qrels
+
+
 def _jsonl_table(path: Path, columns: list[str]):
     rows = [json.loads(line) for line in gzip.open(path, "rt", encoding="utf-8")]
     return pa.table({c: [str(r.get(c) or "") for r in rows] for c in columns})
@@ -144,14 +159,8 @@ def test_hf_qrels_ids_are_read_verbatim_as_the_folder_loader_reads_them(tmp_path
     # failed: "row 1 has an empty field") and unquoted "Heroes"_(album) (FEVER ids are Wikipedia titles);
     # the folder loader's reader keeps each as written, skips a '#' line and splits a line on spaces
     ids = ["NA", "null", "None", "nan", "N/A", '"Heroes"_(album)', "#d", "d1"]
-    repo = tmp_path / "BeIR" / "tiny"
-    for part, table in (("corpus", pa.table({"_id": ids, "title": [""] * len(ids), "text": ["x"] * len(ids)})),
-                        ("queries", pa.table({"_id": ["q1", "q2"], "text": ["a", "b"]}))):
-        (repo / part).mkdir(parents=True)
-        pq.write_table(table, repo / part / f"{part}.parquet")
-    (repo / "README.md").write_text(README)
-    tsv = tmp_path / "BeIR" / "tiny-qrels" / "test.tsv"
-    tsv.parent.mkdir()
+    repo, qrels = write_hub_repo(tmp_path, ids, ["q1", "q2"])
+    tsv = qrels / "test.tsv"
     tsv.write_text("query-id\tcorpus-id\tscore\n" + "".join(f"q1\t{d}\t1\n" for d in ids)
                    + "# a comment line\nq2 d1 2\n")
     expected = {"q1": {d: 1 for d in ids}, "q2": {"d1": 2}}
@@ -162,14 +171,8 @@ def test_hf_qrels_ids_are_read_verbatim_as_the_folder_loader_reads_them(tmp_path
 
 
 def test_hf_qrels_errors_name_the_line(tmp_path):
-    repo = tmp_path / "BeIR" / "tiny"
-    for part, table in (("corpus", pa.table({"_id": ["d1", "d2"], "title": ["", ""], "text": ["x", "y"]})),
-                        ("queries", pa.table({"_id": ["q1"], "text": ["a"]}))):
-        (repo / part).mkdir(parents=True)
-        pq.write_table(table, repo / part / f"{part}.parquet")
-    (repo / "README.md").write_text(README)
-    (tmp_path / "BeIR" / "tiny-qrels").mkdir()
-    (tmp_path / "BeIR" / "tiny-qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td1\t2\n")
+    repo, qrels = write_hub_repo(tmp_path, ["d1", "d2"], ["q1"])
+    (qrels / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td1\t2\n")
     with pytest.raises(HarnessError) as err:
         load_hf_dataset(str(repo), cache_dir=tmp_path / "hf-cache")
     assert str(err.value) == (f"{tmp_path}/BeIR/tiny-qrels:test:3: conflicting grade for document 'd1' "

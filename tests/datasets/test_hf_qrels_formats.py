@@ -18,31 +18,11 @@ pq = pytest.importorskip("pyarrow.parquet")
 datasets = pytest.importorskip("datasets")
 
 from harness.datasets.hf import load_hf_dataset  # noqa: E402
-
-README = """---
-configs:
-- config_name: corpus
-  data_files:
-  - split: corpus
-    path: corpus/*.parquet
-- config_name: queries
-  data_files:
-  - split: queries
-    path: queries/*.parquet
----
-"""
-
+from tests.datasets.test_hf import write_hub_repo  # noqa: E402
 
 @pytest.mark.parametrize("fmt", ["parquet", "jsonl"])
 def test_hf_qrels_in_parquet_or_json_lines_load(tmp_path, fmt):
-    repo = tmp_path / "BeIR" / "tiny"
-    for part, table in (("corpus", pa.table({"_id": ["d1", "NA"], "title": ["", ""], "text": ["x", "y"]})),
-                        ("queries", pa.table({"_id": ["q1"], "text": ["a"]}))):
-        (repo / part).mkdir(parents=True)
-        pq.write_table(table, repo / part / f"{part}.parquet")
-    (repo / "README.md").write_text(README)
-    qrels = tmp_path / "BeIR" / "tiny-qrels"
-    qrels.mkdir()
+    repo, qrels = write_hub_repo(tmp_path, ["d1", "NA"], ["q1"])
     rows = {"query-id": ["q1", "q1"], "corpus-id": ["d1", "NA"], "score": [1, 2]}
     if fmt == "parquet":
         pq.write_table(pa.table(rows), qrels / "test.parquet")
