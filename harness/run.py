@@ -269,7 +269,8 @@ class Run:
     def _codes_by_rank(self, ids: list[str]) -> np.ndarray | None:
         """``codes_of`` by binary search in the vocabulary put in string order by ``vocab_rank`` (built
         once per vocabulary: numpy work over the vocabulary, instead of a Python lookup per id of it),
-        or None when that does not apply (see :meth:`_code_of_rank`)."""
+        or None when that does not apply (see :meth:`_code_of_rank`; or an entry of the vocabulary is no
+        str, which cannot be compared with one)."""
         code_of_rank = self._code_of_rank()
         if code_of_rank is None:
             return None
@@ -285,7 +286,10 @@ class Run:
             if not open_.any():
                 break
             mid = (lo + hi) >> 1
-            below = vocab[code_of_rank[np.minimum(mid, n - 1)]] < probe
+            try:
+                below = vocab[code_of_rank[np.minimum(mid, n - 1)]] < probe
+            except TypeError:  # a vocabulary entry that is no str (a plugin's): the dict lookup compares none
+                return None
             lo = np.where(open_ & below, mid + 1, lo)
             hi = np.where(open_ & ~below, mid, hi)
         at = code_of_rank[np.minimum(lo, n - 1)]

@@ -61,3 +61,23 @@ def test_a_claimed_order_that_is_not_string_order_is_refused(order):
                                            r"\(query 'q1'\) in a run whose vocab_sorted or vocab_rank puts 'd9' "
                                            r"before 'd1', where string order does not"):
         p_at_1(order)
+
+
+class Padded(Tied):
+    """Tied's d9 and d1, in a vocabulary with nine unused str entries and one unused int (7), whose
+    ranks put the int in the middle: looking d9 and d1 up by binary search over the ranks meets it."""
+
+    def search(self, queries, k):
+        n = len(queries.ids)
+        vocab = ["d9", "d1"] + [f"e{i}" for i in range(9)] + [7]
+        rank = np.array([11, 0, 1, 2, 3, 4, 5, 7, 8, 9, 10, 6])  # d1 < e0..e8 < d9 as strings; the int at rank 6
+        return Run.from_arrays(list(queries.ids), np.arange(n + 1) * 2, np.tile([0, 1], n), np.ones(2 * n),
+                               vocab, vocab_rank=rank)
+
+
+def test_an_unused_non_str_entry_beside_vocab_rank_is_no_traceback():
+    # (was: TypeError "'<' not supported between instances of 'int' and 'str'" from Run.codes_of's binary
+    # search over the ranks; the int is in no entry, so the run is scored: P@1 = 1.0 as trec_eval, above)
+    dataset = Dataset("tiny", "test", Corpus(["d1", "d9"], ["", ""], ["x", "y"]), Queries(["q1"], ["x"]),
+                      Qrels.from_rows([("q1", "d9", 1)]))
+    assert run_experiment(dataset, Padded({}), Evaluator(["P@1"], [1]), [1]).result.means["P@1"] == 1.0
