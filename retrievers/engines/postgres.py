@@ -287,4 +287,13 @@ class PostgresRetriever(Retriever):
             vocab = np.concatenate([vocab, np.array(extra, dtype=object)])
             index = None
         self._stats["returned_docs_not_in_corpus"] = int(len(vocab) - len(self._corpus_ids))
+        if self.table is not None and len(codes):  # a user's id column need not be unique
+            entry_query = np.repeat(np.arange(len(lengths)), lengths)
+            pairs = np.stack([entry_query, codes], axis=1)
+            first = np.unique(pairs, axis=0, return_index=True)[1]
+            if len(first) < len(codes):
+                again = int(np.setdiff1d(np.arange(len(codes)), first)[0])
+                raise HarnessError(f"table {self.table!r}: document id {str(vocab[codes[again]])!r} is on more than one "
+                                   f"row that matches query {queries.ids[entry_query[again]]!r}: its "
+                                   f"{self.id_column!r} (id_column) must be unique, one row per document")
         return hits_run(queries.ids, lengths, codes, scores, vocab, index)

@@ -251,3 +251,20 @@ def test_a_null_id_in_a_users_table_is_one_line(dsn):
     assert r.search(queries("kiwi"), k=5).doc_ids(0) == ["d5"]
     with pytest.raises(HarnessError, match=r"table 'review_nulls': a row that matches a query has a NULL 'doc'"):
         r.search(queries("mango"), k=5)
+
+
+def test_an_id_on_two_rows_of_a_users_table_is_one_line_naming_the_table(dsn):
+    """A user's id column that is not unique gave a run listing one document twice for a query, which
+    trec_eval refuses ("duplicate docs"); it was refused by the generic search() check, whose line named
+    neither the table nor the column. Expected: a HarnessError naming both, the id and the query."""
+    with psycopg.connect(dsn, autocommit=True) as con:
+        con.execute("DROP TABLE IF EXISTS review_repeats")
+        con.execute("CREATE TABLE review_repeats (doc text, tsv tsvector)")
+        con.execute("INSERT INTO review_repeats VALUES ('d7', to_tsvector('english', 'mango')), "
+                    "('d5', to_tsvector('english', 'mango kiwi')), ('d7', to_tsvector('english', 'mango mango'))")
+    r = create("postgres", dsn=dsn, table="review_repeats", id_column="doc")
+    r.index(corpus())
+    assert r.search(queries("kiwi"), k=5).doc_ids(0) == ["d5"]  # the repeated id matches no query: searched
+    with pytest.raises(HarnessError, match=r"table 'review_repeats': document id 'd7' is on more than one row that "
+                                           r"matches query 'q1': its 'doc' \(id_column\) must be unique"):
+        r.search(queries("kiwi", "mango"), k=5)
