@@ -6,7 +6,8 @@ and verifies the files itself, into ``$IR_DATASETS_HOME`` (default ``~/.ir_datas
 the documents, queries and qrels together (the split is part of the id), as ir_datasets models them.
 
 * Documents stream from ``docs_iter()`` (ir_datasets' docstore or file iterator) into Arrow record
-  batches of :data:`BATCH_DOCS` rows, so the corpus is the same Arrow-backed
+  batches of :data:`BATCH_DOCS` rows (fewer when their text reaches :data:`BATCH_CHARS` characters,
+  under Arrow's 2 GiB per string column), so the corpus is the same Arrow-backed
   :class:`~harness.datasets.corpus.Corpus` as a BEIR folder's; no list of document objects is held.
   ``title`` is the document's ``title`` field ('' when its type has none), ``text`` its ``text``
   field; a type without a ``text`` field gives ``default_text()``, less the title it starts with when
@@ -19,10 +20,17 @@ the documents, queries and qrels together (the split is part of the id), as ir_d
   error); an id that names none is ``<id>/<split>`` where ir_datasets has that id (``beir/scifact``
   with split ``train`` is ``beir/scifact/train``), else the id itself, recorded as ``split``.
 * Duplicate document or query ids, and conflicting grades, are errors naming the id, as for a folder.
+* ``files`` records the id loaded with the ir_datasets version, and the sha256 of the content loaded:
+  ``irds:<id>/docs`` (each batch's id, title and text columns: value lengths and UTF-8 bytes),
+  ``irds:<id>/queries`` and ``irds:<id>/qrels`` (the JSON of the ids and texts, of the judgments), so
+  that a benchmark cell or a pipeline stage keyed on ``files`` is not reused for other content under
+  the same id (a changed local registration, user-supplied collection files).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from pathlib import Path
 
@@ -33,6 +41,9 @@ from harness.errors import HarnessError
 from harness.qrels import Qrels
 
 BATCH_DOCS = 50_000
+BATCH_CHARS = 2**28  # a batch ends at this many title and text characters (<= 1 GiB of UTF-8) or sooner:
+# an Arrow string column holds at most 2 GiB (int32 offsets), and 50,000 long documents (PMC or CORD-19
+# full texts, web pages: 43 KB each) pass that
 
 
 SPLIT_PART = re.compile(r"train|training|dev\d*|test|val|valid|validation|eval")  # a path part naming a split
@@ -51,7 +62,8 @@ def _as_str(value) -> str:
 def _title_and_text(cls):
     """(title, text) of a document of type ``cls``: its ``title`` and ``text`` fields; without a
     ``text`` field, ``default_text()`` (ir_datasets: ``f"{title} {body}"`` and the like) less the
-    title and the one separator it starts with, or all of it (title '') when it does not start so."""
+    title and the one separator it starts with, or all of it (title '') when it does not start so. A
+    None title is '' and not read as text: ``f"{None} {body}"`` starts with ``"None"``, which is taken off."""
     fields = getattr(cls, "_fields", ())
     has_title = "title" in fields
     if "text" in fields:
@@ -61,16 +73,29 @@ def _title_and_text(cls):
 
     def split(doc):
         title, full = _as_str(doc.title), _as_str(doc.default_text())
-        if full.startswith(title):
-            rest = full[len(title):]
-            if not rest or rest[0].isspace():
-                return title, rest[1:]
+        for shown in dict.fromkeys((str(doc.title), title)):  # a None title: f"{None} {body}" is "None body"
+            if full.startswith(shown):
+                rest = full[len(shown):]
+                if not rest or rest[0].isspace():
+                    return title, rest[1:]
         return "", full
 
     return split
 
 
-def _docs_table(ds, source: str):
+def _digest_strings(digest, array) -> None:
+    """Feed an Arrow string array to ``digest``: its length (int64), its values' byte lengths (int32)
+    and their bytes."""
+    import numpy as np
+
+    digest.update(np.int64(len(array)).tobytes())
+    offsets = np.frombuffer(array.buffers()[1], np.int32, len(array) + 1, array.offset * 4)
+    digest.update(np.diff(offsets).tobytes())
+    if array.buffers()[2] is not None:
+        digest.update(memoryview(array.buffers()[2])[offsets[0]:offsets[-1]])
+
+
+def _docs_table(ds, source: str, digest):
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -85,15 +110,20 @@ def _docs_table(ds, source: str):
         if ids:
             batches.append(pa.record_batch([pa.array(ids, pa.string()), pa.array(titles, pa.string()),
                                             pa.array(texts, pa.string())], schema=schema))
+            for column in batches[-1].columns:
+                _digest_strings(digest, column)
             ids.clear(), titles.clear(), texts.clear()
 
+    chars = 0
     for doc in ds.docs_iter():
         ids.append(_as_str(doc.doc_id))
         title, text = title_and_text(doc)
         titles.append(title)
         texts.append(text)
-        if len(ids) == BATCH_DOCS:
+        chars += len(title) + len(text)
+        if len(ids) == BATCH_DOCS or chars >= BATCH_CHARS:
             flush()
+            chars = 0
     flush()
     table = pa.Table.from_batches(batches, schema=schema)
     if not len(table):
@@ -160,20 +190,32 @@ def load_irds_dataset(dataset_id: str, split: str = "test"):
                 if splits and load_id == dataset_id else
                 "; name one with documents, queries and qrels (e.g. beir/scifact/test)")
         raise HarnessError(f"{source}: this ir_datasets id has no {', '.join(missing)}" + hint)
+    docs_digest = hashlib.sha256()
     try:
-        corpus = Corpus.from_table(_docs_table(ds, source))
+        corpus = Corpus.from_table(_docs_table(ds, source, docs_digest))
         queries = _queries(ds, source)
         qrels = _qrels(ds, source)
     except HarnessError:
         raise
     except Exception as exc:  # downloads and parsers inside ir_datasets raise many types
         raise HarnessError(f"{source}: ir_datasets could not provide it: {type(exc).__name__}: {exc}") from None
-    # no file checksums to record: ir_datasets verifies its downloads; record the package version
-    dataset = assemble(dataset_id, named or split, corpus, queries, qrels,
-                       {f"irds:{load_id}": f"ir_datasets {getattr(ir_datasets, '__version__', '?')}"})
+    # ir_datasets verifies its downloads; the version and the content's sha256 identify what was loaded
+    # (a benchmark's cells and pipeline stage caches are keyed on them; the id alone may name other content)
+    rows = [[q, d, g] for q, d, g in zip(qrels.query_ids.tolist(), qrels.doc_ids.tolist(), qrels.grades.tolist())]
+    files = {f"irds:{load_id}": f"ir_datasets {getattr(ir_datasets, '__version__', '?')}",
+             f"irds:{load_id}/docs": docs_digest.hexdigest(),
+             f"irds:{load_id}/queries": _json_sha256([queries.ids, queries.texts]),
+             f"irds:{load_id}/qrels": _json_sha256(rows)}
+    # the documents' sha256 is the corpus fingerprint too: an index or embedding cache need not hash them again
+    corpus.fingerprint = hashlib.sha256(f"irds-docs v1 {files[f'irds:{load_id}/docs']}".encode()).hexdigest()
+    dataset = assemble(dataset_id, named or split, corpus, queries, qrels, files)
     if named is not None and named != split:
         dataset.warnings.append(f"the split is {named!r}, named by the id {dataset_id!r} (not {split!r})")
     return dataset
+
+
+def _json_sha256(value) -> str:
+    return hashlib.sha256(json.dumps(value).encode("ascii")).hexdigest()  # (ASCII: lone surrogates escaped)
 
 
 def _named_split(dataset_id: str) -> str | None:

@@ -164,7 +164,7 @@ def test_split_selects_the_sub_id():
     assert (test.split, test.qrels.to_dict(), test.queries.as_dict()) == ("test", {"q2": {"d2": 2}}, {"q2": "beta"})
     train = load_dataset(f"irds:{base}", split="train")
     assert (train.split, train.qrels.to_dict(), train.name) == ("train", {"q1": {"d1": 1}}, base)
-    assert train.files == {f"irds:{base}/train": f"ir_datasets {ir_datasets.__version__}"}
+    assert train.files[f"irds:{base}/train"] == f"ir_datasets {ir_datasets.__version__}"
     with pytest.raises(HarnessError, match="has no qrels; ir_datasets has split.s. train, test of it"):
         load_dataset(f"irds:{base}", split="dev")
 
