@@ -135,12 +135,14 @@ class PostingScorer:
             self.idf32 = self.idf.astype(np.float32)
             avgdl32 = np.float32(total / n_with_terms) if n_with_terms else np.float32(1)
             k1f, bf = np.float32(params.k1), np.float32(params.b)
-            if params.lossy:  # per-document 1/(k1 (1 - b + b dl/avgdl)) through the 256-entry cache
-                cache = np.float32(1) / (k1f * ((np.float32(1) - bf) + bf * LENGTH_TABLE / avgdl32))
-                self.inv = cache[int_to_byte4(doc_lengths)]
-            else:
-                dl = doc_lengths.astype(np.float32)
-                self.inv = np.float32(1) / (k1f * ((np.float32(1) - bf) + bf * dl / avgdl32))
+            # (k1 = 0: inv is +inf, as Java's float division gives Lucene, and w - w / (1 + tf inf) = w)
+            with np.errstate(divide="ignore"):
+                if params.lossy:  # per-document 1/(k1 (1 - b + b dl/avgdl)) through the 256-entry cache
+                    cache = np.float32(1) / (k1f * ((np.float32(1) - bf) + bf * LENGTH_TABLE / avgdl32))
+                    self.inv = cache[int_to_byte4(doc_lengths)]
+                else:
+                    dl = doc_lengths.astype(np.float32)
+                    self.inv = np.float32(1) / (k1f * ((np.float32(1) - bf) + bf * dl / avgdl32))
             return
         self.lengths = (quantize_lengths(doc_lengths) if params.lossy else doc_lengths).astype(np.float64)
         self.avgdl = total / n_with_terms if n_with_terms else 1.0
