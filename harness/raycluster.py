@@ -4,7 +4,9 @@
 ``address``: ``auto`` (the cluster this node belongs to), ``host:port`` (a head node's GCS),
 ``ray://host:port`` (Ray Client), else ``$RAY_ADDRESS``, else a local Ray started for the run.
 A ``host:port`` or ``ray://host:port`` that does not accept a TCP connection within
-:data:`CONNECT_TIMEOUT_S` is one clear error: Ray itself retries such an address for minutes.
+:data:`CONNECT_TIMEOUT_S` is one clear error: Ray itself retries such an address for minutes. So is
+the address ``auto`` stands for, when it names one (``$RAY_ADDRESS``, else the cluster last started
+on this machine with ``ray start``, remembered until ``ray stop``: a head that died without it).
 """
 
 from __future__ import annotations
@@ -44,10 +46,33 @@ def init(ray, address: str | None) -> None:
         return
     address = address or os.environ.get("RAY_ADDRESS") or None
     check_reachable(address)
+    if address == "auto":  # a cluster killed without `ray stop` leaves its address behind: Ray retries it for minutes
+        current = _auto_target()
+        if current is not None:
+            try:
+                check_reachable(current)
+            except HarnessError as exc:
+                raise HarnessError(f"{exc} (the address auto names $RAY_ADDRESS, else the cluster last "
+                                   "started on this machine with `ray start`; `ray stop` forgets it)") from None
     # "local": a new local Ray, as documented; ray.init(address=None) would join the cluster last started
     # with `ray start` on this machine instead (its /tmp/ray/ray_current_cluster), which may grow
     ray.init(address=address or "local", log_to_driver=False, include_dashboard=False)
     _started_here = address in (None, "local")  # ("local" given, as Ray spells it: also a new local Ray)
+
+
+def _auto_target() -> str | None:
+    """The address ``ray.init(address="auto")`` connects to when it names one: ``$RAY_ADDRESS``, else
+    the cluster last started here with ``ray start`` (its ``ray_current_cluster`` file, which only
+    ``ray stop`` removes); None when neither (Ray then looks for a running Ray itself)."""
+    env = os.environ.get("RAY_ADDRESS")
+    if env and env != "auto":
+        return env
+    try:
+        from ray._private.utils import read_ray_address  # (Ray's own lookup; private, hence the guard)
+
+        return read_ray_address() or None
+    except Exception:  # noqa: BLE001 - another Ray version: leave "auto" to Ray
+        return None
 
 
 def started_here() -> bool:

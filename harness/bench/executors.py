@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import socket
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,28 +66,46 @@ class LocalExecutor:
 @contextlib.contextmanager
 def _working_dir(path: str) -> Iterator[None]:
     old = os.getcwd()
-    os.chdir(path)
+    try:
+        os.chdir(path)
+    except OSError as exc:  # the driver's folder is not on this node: a user's setup, named in one line
+        raise HarnessError(f"cannot enter the working directory {path} on the Ray node {socket.gethostname()} "
+                           f"({exc.strerror}): run the bench from a folder every node mounts at the same "
+                           "path (docs/ray.md)") from None
     try:
         yield
     finally:
         os.chdir(old)
 
 
-def _run_cell_remote(config, cell: Cell, expected: str, cwd: str,
-                     cache_root: str | None) -> tuple[MetricsDocument | None, str | None, float]:
+def _run_cell_remote(config, cell: Cell, expected: str, cwd: str, cache_root: str | None,
+                     started_here: bool = False) -> tuple[MetricsDocument | None, str | None, float]:
     """The body of one Ray task: a fresh runner for ``config`` runs ``cell`` in ``cwd``, with the
-    driver's cache root."""
+    driver's cache root; ``started_here``: whether the Ray is the local one the driver started
+    (:func:`harness.raycluster.started_here`, which the cell's Ray encoder consults)."""
     from harness import progress
     from harness.bench.runner import BenchRunner, _cache_env, _Datasets, _one_line
 
     progress.disable()
+    raycluster._started_here = started_here  # (this worker process never called raycluster.init)
     started = time.perf_counter()
-    with _working_dir(cwd), _cache_env(cache_root):
-        try:
+    try:
+        with _working_dir(cwd), _cache_env(cache_root):
             document, error = BenchRunner(config).run_cell(cell, expected, _Datasets()), None
-        except Exception as exc:
-            document, error = None, _one_line(exc)
+    except Exception as exc:
+        document, error = None, _one_line(exc)
     return document, error, time.perf_counter() - started
+
+
+def _task_error(exc: BaseException) -> str:
+    """One line for a task that failed outside :func:`_run_cell_remote`'s own handling (its worker
+    died, it could not be unpickled on the node, it raised before the cell ran): Ray's own message
+    spans lines (a traceback, terminal colour codes), so: the cause's first line, else Ray's."""
+    from harness.bench.runner import _one_line
+
+    while isinstance(getattr(exc, "cause", None), BaseException) and exc.cause is not exc:
+        exc = exc.cause  # a RayTaskError's cause: the exception the task raised
+    return f"Ray task failed: {_one_line(exc)}"
 
 
 class RayExecutor:
@@ -122,7 +141,13 @@ class RayExecutor:
         for component in components:
             hook: Callable[[dict], dict] | None = getattr(component, "resources", None)
             for key, value in (hook(cluster) if hook is not None else {}).items():
-                asked[key] = max(asked.get(key, value), value)
+                if isinstance(value, dict):  # Ray's custom resources, {"resources": {"TPU": 1}}: per name
+                    merged = dict(asked.get(key, {}))
+                    for name, amount in value.items():
+                        merged[name] = max(merged.get(name, amount), amount)
+                    asked[key] = merged
+                else:
+                    asked[key] = max(asked.get(key, value), value)
         return {"num_cpus": self.num_cpus, **asked}
 
     def run(self, runner: "BenchRunner", todo: list[tuple[int, Cell, str]]) -> Iterator[CellResult]:
@@ -148,14 +173,15 @@ class RayExecutor:
 
                 progress.echo(f"warning: {cell.name} asks Ray for {short}; it waits until a node that has it "
                               "joins (an autoscaler's), else stop the bench with Ctrl-C", err=True)
-            pending[task.options(**options).remote(runner.config, cell, expected, cwd, cache_root)] = index, cell
+            pending[task.options(**options).remote(runner.config, cell, expected, cwd, cache_root,
+                                                   raycluster.started_here())] = index, cell
         while pending:
             ready, _ = ray.wait(list(pending), num_returns=1)
             index, cell = pending.pop(ready[0])
             try:
                 document, error, seconds = ray.get(ready[0])
             except Exception as exc:  # the task itself died (node lost, out of memory) after its retry
-                document, error, seconds = None, f"Ray task failed: {type(exc).__name__}: {str(exc).strip()[:200]}", 0.0
+                document, error, seconds = None, _task_error(exc), 0.0
             if error is not None and runner.fail_fast:
                 for ref in pending:
                     ray.cancel(ref)

@@ -117,14 +117,31 @@ class ChunkEncoder:
         return {"chunk": np.asarray(chunks, dtype=np.int64), "error": np.asarray(errors, dtype=object)}
 
 
+def _held_gpus(ray) -> float:
+    """The GPUs the Ray task this runs in holds (a benchmark cell's: a pipeline whose reranker runs
+    on a GPU); 0 outside a task (the driver)."""
+    try:
+        return float(ray.get_runtime_context().get_assigned_resources().get("GPU", 0))
+    except Exception:  # noqa: BLE001 - the driver (Ray asserts it is a worker), or no runtime context
+        return 0.0
+
+
 def plan_workers(ray, device: str, workers: int | None) -> tuple[int, float, str]:
     """(actors, GPUs per actor, actor device). ``cuda`` (or ``auto`` on a cluster with GPUs): one
-    actor per GPU; otherwise ``workers`` CPU actors (default: one per CPU of the cluster)."""
+    actor per GPU; otherwise ``workers`` CPU actors (default: one per CPU of the cluster). Where the
+    task encoding holds every GPU of a local Ray (which never grows), no actor could ever start:
+    an error, not a wait without end."""
     resources = ray.cluster_resources()
     gpus = int(resources.get("GPU", 0))
     if wants_gpu(device, resources):
         if gpus < 1:
             raise HarnessError(f"device {device!r} asks for GPUs but the Ray cluster has none")
+        held = _held_gpus(ray)
+        if gpus - held < 1 and raycluster.started_here():
+            raise HarnessError(f"device {device!r}: the Ray encoder's actors need a GPU each and the task encoding "
+                               f"holds {held:g} of the cluster's {gpus} (another stage of its pipeline runs on one): "
+                               "the local Ray started for this bench never has another (use encoder = \"local\" "
+                               "there, or join a cluster with --address)")
         return workers or gpus, 1.0, "cuda"
     return workers or max(1, int(resources.get("CPU", 1))), 0.0, "cpu" if device == "auto" else device
 
