@@ -99,6 +99,18 @@ def _with_release(component) -> dict:
     return {**params, "plugin_release": release} if release else params
 
 
+def _stages_as_run(planned: dict, outcomes) -> dict:
+    """A pipeline's resolved params (:meth:`BenchRunner.pipeline_params`) with each stage's component
+    params as the stage reported them once its run was made (or as its cache entry recorded them)."""
+    resolved = dict(planned)
+    for outcome in outcomes:
+        params = outcome.info.get("resolved_params")
+        if isinstance(params, dict) and outcome.stage.name in resolved:
+            release = resolved[outcome.stage.name].get("plugin_release")
+            resolved[outcome.stage.name] = {**params, "plugin_release": release} if release else params
+    return resolved
+
+
 class _Datasets:
     """Load each dataset on first need; keep only the current one in memory. Each of its cells
     records the one load's time (``Dataset.load_s``)."""
@@ -210,10 +222,16 @@ class BenchRunner:
         if isinstance(cell.retriever, RetrieverSpec):
             exp = run_experiment(ds, self.retriever(cell.retriever), evaluator, list(self.config.k),
                                  depth=self.config.search_depth)
+            resolved = self.resolved_params(cell.retriever)
         else:
             from harness.pipeline import run_pipeline
 
-            exp, _ = run_pipeline(ds, cell.retriever, evaluator, list(self.config.k), depth=self.config.search_depth)
+            exp, outcomes = run_pipeline(ds, cell.retriever, evaluator, list(self.config.k),
+                                         depth=self.config.search_depth)
+            resolved = _stages_as_run(self.pipeline_params(cell.retriever), outcomes)
+        # the fingerprint of what the numbers were computed from: params() now describe what was read (a run
+        # file rewritten since the plan: its new sha256), so that the cell is never reused for the old content
+        expected = fingerprint(ds.files, cell.dataset.split, cell.retriever, resolved, self.evaluation)
         document = exp.document
         document.throughput = leaderboard.throughput(document)
         document.bench = {"name": self.config.name, "config_path": self.config.source, "config": self.config.to_dict(),

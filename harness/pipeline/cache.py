@@ -1,7 +1,10 @@
 """The per-stage run cache: ``<cache root>/pipelines/<key[:2]>/<key>.trec`` and ``<key>.json``.
 
 A stage's key is the sha256 of what determines its run: the stage's type, component, config and
-resolved parameters, depth, fusion settings (and optimisation qrels' checksum), the keys of its
+resolved parameters (a computed run is stored under its component's parameters as reported once the
+run is made, e.g. the sha256 of the run file ``run-file`` read, so that a file rewritten between the
+lookup and the read is not stored under the old content's key), depth, fusion settings (and
+optimisation qrels' checksum), the keys of its
 input stages (so a changed first stage changes every later key), the dataset's split and file
 checksums, and the identical-id rule. The stage's name is not part of it (renaming a stage reuses
 its run). Both files are written atomically, the run first and the JSON (timings, stats, and the

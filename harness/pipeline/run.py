@@ -161,6 +161,8 @@ class PipelineRunner:
         else:
             with progress.task(label):
                 run, timings, info = self.compute(stage, system)
+            if system is not None:  # keyed by what the run was computed from: params() now describe what was read
+                key = stage_key(self.key_blob(stage, system))  # (a run file rewritten since the lookup: its new sha256)
             # the run its file holds, as a cache hit (or the manual CLI chain) reads it: an empty query kept in
             # memory went ahead of queries a later input adds in a fusion's first-seen order (run.trec's query
             # order depended on the cache)

@@ -15,9 +15,12 @@ from harness.run import Run
 
 def write_result_folder(folder: str | Path, document: MetricsDocument, query_texts: dict[str, str] | None = None,
                         run: Run | None = None, tag: str = "harness") -> Path:
-    """Write every file atomically (metrics.json last); returns the folder."""
+    """Write every file atomically (metrics.json last); returns the folder. An earlier result's
+    metrics.json is removed first: its presence means the files beside it are its own, and a write
+    killed midway would otherwise leave it beside the new run.trec and per_query.jsonl."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
+    (folder / "metrics.json").unlink(missing_ok=True)
     remove_abandoned(folder)  # a killed earlier write's temporary run.trec (45 MB at 1,000 queries x 1,000)
     if run is not None:
         header = None

@@ -17,7 +17,8 @@ renamed into place) is not the recorded one: a damaged entry is encoded again, n
 (Parts are checked by shape only: a part is read once, to be joined.) The chunk size only matters while
 parts exist: a complete entry serves any chunk size. A part's name holds its chunk size, so that a
 process filling the same entry with another chunk size at the same time (which restarts the entry)
-never takes the other's part i, whose rows differ, for its own.
+never takes the other's part i, whose rows differ, for its own; a part of its own that the other
+removed is encoded again when it joins (so both finish).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import contextlib
 import hashlib
 import json
 import shutil
+import tokenize
 from pathlib import Path
 from typing import Callable
 
@@ -58,8 +60,8 @@ def _intact(path: Path, meta: dict) -> bool:
 def _load(path: Path, rows: int, dim: int | None, mmap: bool = False) -> np.ndarray | None:
     try:
         array = np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
-    except (OSError, ValueError, EOFError):
-        return None
+    except (OSError, ValueError, EOFError, SyntaxError, tokenize.TokenError):
+        return None  # (TokenError, SyntaxError: a damaged .npy header, which numpy tokenizes, e.g. an unclosed brace)
     if array.ndim != 2 or array.shape[0] != rows or (dim is not None and array.shape[1] != dim):
         return None
     return array
@@ -169,6 +171,11 @@ class EmbeddingCache:
         # part's map open at once fails past the open-files limit (ulimit -n; 1024 chunks = 524,288 rows)
         def load_part(i: int, dim: int | None) -> np.ndarray:
             part = _load(self.part_path(i), len(self.chunk_rows(i)), dim, mmap=True)
+            if part is None and not self.final_path.is_file():
+                # removed by a process that restarted the entry with another chunk size (prepare) since it was
+                # written: encoded again (with no complete matrix to take instead, this build could not finish)
+                self.write_part(i, encode_rows(self.chunk_rows(i)))
+                part = _load(self.part_path(i), len(self.chunk_rows(i)), dim, mmap=True)
             if part is None:
                 raise ValueError(f"cache part {self.part_path(i)} vanished or changed while joining")
             return part

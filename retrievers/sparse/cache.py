@@ -102,8 +102,8 @@ def _load(path: Path) -> SparseRows | None:
     try:
         with np.load(path, allow_pickle=False) as z:
             rows = SparseRows(z["lengths"], z["term_ids"], z["weights"])
-    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile):
-        return None
+    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, NotImplementedError, RuntimeError):
+        return None  # (NotImplementedError, RuntimeError: a damaged member header's compression method, encryption bit)
     if rows.lengths.dtype != np.int64 or rows.term_ids.dtype != np.int32 or rows.weights.dtype != np.float32:
         return None
     return rows
@@ -143,7 +143,10 @@ class SparseWeightCache:
 
     def load_complete(self) -> SparseRows | None:
         """The rows when the entry is complete and intact; None when there is no complete
-        entry; raises :class:`CacheCorrupt` when there is one that does not check out."""
+        entry; raises :class:`CacheCorrupt` when there is one that does not check out. Parts still
+        lying beside an intact complete entry (its builder was killed between complete.json and
+        their removal, or a slower concurrent builder wrote one since) are removed: nothing reads
+        them now (where they can be: on a read-only cache the entry is still served)."""
         record = self._json(self.record_path)
         if not record:
             return None
@@ -154,6 +157,9 @@ class SparseWeightCache:
         rows = _load(self.final_path)
         if rows is None or not rows.check(self.n_rows) or len(rows.term_ids) != record.get("entries"):
             raise CacheCorrupt("weights.npz does not hold consistent rows")
+        for part in self.folder.glob("part-*.npz"):
+            with contextlib.suppress(OSError):  # gone already, or a read-only cache: it still serves the hit
+                part.unlink()
         return rows
 
     def discard(self) -> None:
