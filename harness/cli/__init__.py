@@ -23,8 +23,17 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
 COMMANDS = ("datasets", "evaluate", "run", "check", "compare", "bench", "serve", "report", "fuse", "rerank")
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from harness import __version__
+
+        typer.echo(f"retrieval-harness {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _group() -> None:
+def _group(version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+                                        help="Print the version and exit.")) -> None:
     """(Keeps ``harness`` a group of commands when just one command module is imported.)"""
 
 
@@ -91,9 +100,24 @@ def sigterm_exits() -> Iterator[None]:
 def os_error_line(exc: OSError) -> str:
     """``<file>: <reason>`` for an OSError (the file the system call named, the system's reason). Of a
     rename's two files the target is named (an atomic write renames its temporary file onto the
-    output: ``out.json: Is a directory``, not the temporary file), unless the source is missing."""
+    output: ``out.json: Is a directory``, not the temporary file), unless the source is missing. A
+    temporary file that could not be created is named as the output it was for (``/sys/x.json:
+    Permission denied``, not ``/sys/.x.json.<pid>-<host>.<random>.tmp``, a name the user never gave)."""
     if exc.filename is None or exc.strerror is None:
         return str(exc)
     if exc.filename2 is not None and exc.errno != errno.ENOENT:
-        return f"{exc.filename2}: {exc.strerror}"
-    return f"{exc.filename}: {exc.strerror}"
+        return f"{_output_of(exc.filename2)}: {exc.strerror}"
+    return f"{_output_of(exc.filename)}: {exc.strerror}"
+
+
+def _output_of(filename) -> str:
+    """The output that ``filename`` is this process's temporary file for (``harness.atomic``'s
+    ``.<name>.<pid>-<host>.<random>.tmp`` beside it); any other name as it is."""
+    folder, base = os.path.split(os.fsdecode(filename))
+    if base.startswith(".") and base.endswith(".tmp"):
+        from harness.atomic import writer_tag
+
+        parts = base[1:-len(".tmp")].rsplit(".", 2)  # name, writer, random
+        if len(parts) == 3 and parts[0] and parts[1] == writer_tag():
+            return os.path.join(folder, parts[0])
+    return os.fsdecode(filename)

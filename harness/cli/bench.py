@@ -30,6 +30,7 @@ def bench(
     from harness import progress
     from harness.bench import load_config, run_bench
     from harness.cli.display import print_leaderboard
+    from harness.cli.options import check_output_folder
 
     if quiet:
         progress.disable()
@@ -38,6 +39,15 @@ def bench(
         cfg = cfg.with_output_dir(output_dir)
     if executor is not None or address is not None:
         cfg = cfg.with_executor(executor, address)
+    check_output_folder(cfg.folder, "--output-dir" if output_dir is not None else f"{config}: output_dir")
+    if address is not None and cfg.executor.kind != "ray":  # (the cells ran here, on no cluster, silently)
+        from harness.errors import HarnessError
+
+        raise HarnessError(f"--address {address}: used only with --executor ray (the executor is {cfg.executor.kind})")
+    if not dry_run:  # the temporary leaderboard, report.html, bench.json... of a benchmark killed while writing them
+        from harness.atomic import remove_abandoned
+
+        remove_abandoned(cfg.folder)
     result = run_bench(cfg, force=force, fail_fast=fail_fast, dry_run=dry_run,
                        echo=None if quiet else progress.echo)
     if dry_run:

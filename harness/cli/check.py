@@ -8,11 +8,13 @@ from typing import List, Optional
 import typer
 
 from harness.cli import app
-from harness.cli.options import INTERSECTION_OPTION, check_outputs
+from harness.cli.options import (INTERSECTION_OPTION, check_outputs, given, refuse_outputs_over_inputs,
+                                 result_files)
 
 
 @app.command()
 def check(
+    ctx: typer.Context,
     baseline: str = typer.Option(..., "--baseline", help="Baseline metrics.json (or its result folder)."),
     current: str = typer.Option(..., "--current", help="Current metrics.json (or its result folder)."),
     metric: Optional[List[str]] = typer.Option(None, "--metric", "-m", help="Metric to gate (repeatable; "
@@ -27,7 +29,8 @@ def check(
     show: int = typer.Option(5, "--show", help="Queries that lost most, listed per regressed or noisy metric."),
     qrels: Optional[Path] = typer.Option(None, "--qrels", help="Qrels to mark judged documents in the listing "
                                                                "(default: the qrels the metrics name, if unchanged)."),
-    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the verdicts as JSON here."),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the verdicts as JSON here (-: to stdout, "
+                                                                  "the report then goes to stderr)."),
     github_summary: bool = typer.Option(False, "--github-summary",
                                         help="Append the verdict table (Markdown) to $GITHUB_STEP_SUMMARY."),
     junit: Optional[Path] = typer.Option(None, "--junit", help="Write JUnit XML here (one test case per metric)."),
@@ -61,6 +64,12 @@ def check(
 
     if latency_metric not in STATISTICS:
         raise HarnessError(f"--latency-metric must be one of {', '.join(STATISTICS)}, got {latency_metric!r}")
+    if latency_tolerance is None and given(ctx, "latency_metric"):
+        # (without the tolerance no latency is gated: a gate on p99 that the user believed in would pass silently)
+        raise HarnessError("--latency-metric applies only with --latency-tolerance (the latency gate)")
+    to_stdout = json_out == Path("-")
+    if to_stdout:
+        json_out = None
     check_outputs(json_out, junit)
     metrics = list(dict.fromkeys(metric or ["NDCG@10"]))
     for role, argument in (("baseline", baseline), ("current", current)):
@@ -69,13 +78,19 @@ def check(
             raise HarnessError(f"--{role} takes a metrics.json or a result folder, got {argument}")
     base = load_system(f"baseline={baseline}")
     cur = load_system(f"current={current}")
+    refuse_outputs_over_inputs([("--json", json_out), ("--junit", junit)],
+                               [*result_files([base, cur]), *([qrels] if qrels is not None else [])])
     aligned = align([base, cur], metrics, intersection=intersection)
     judgments = _judgments(qrels, cur, base) if show else None
     result = run_check(aligned, metrics, tolerance=tolerance, alpha=alpha, test=test, permutations=permutations,
                        seed=seed, show=show, qrels=judgments)
     if latency_tolerance is not None:
         result.latency = check_latency(base, cur, latency_metric, latency_tolerance, alpha=alpha, seed=seed)
-    typer.echo(format_report(result, baseline, current), nl=False)
+    typer.echo(format_report(result, baseline, current), nl=False, err=to_stdout)
+    if to_stdout:
+        from harness.atomic import indented_json
+
+        typer.echo(indented_json(result.to_dict()))
     if json_out:
         write_json(json_out, result.to_dict())
     _ci_reports(result, baseline, current, github_summary, junit)

@@ -9,7 +9,7 @@ import typer
 
 from harness.cli import app
 from harness.cli.options import (ALPHA_OPTION, INTERSECTION_OPTION, PERMUTATIONS_OPTION, RESAMPLES_OPTION,
-                                 SEED_OPTION, TEST_OPTION, check_outputs)
+                                 SEED_OPTION, TEST_OPTION, check_outputs, refuse_outputs_over_inputs, result_files)
 
 DEFAULT_METRICS = ("NDCG@10", "Recall@100", "MRR@10")
 
@@ -29,7 +29,8 @@ def compare(
     resamples: int = RESAMPLES_OPTION,
     seed: int = SEED_OPTION,
     intersection: bool = INTERSECTION_OPTION,
-    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the comparison as JSON here."),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the comparison as JSON here (-: to stdout, "
+                                                                  "the table then goes to stderr)."),
     markdown_out: Optional[Path] = typer.Option(None, "--markdown", help="Write the Markdown here."),
     plots: bool = typer.Option(False, "--plots", help="Write PNG plots beside the --json file."),
 ) -> None:
@@ -42,13 +43,16 @@ def compare(
 
     if len(results) < 2:
         raise HarnessError("compare needs at least two results")
-    if plots and json_out is None:
+    if plots and (json_out is None or json_out == Path("-")):
         raise HarnessError("--plots writes beside the JSON: give --json PATH too")
-    check_outputs(markdown_out, json_out)
+    to_stdout = json_out == Path("-")
+    check_outputs(markdown_out, None if to_stdout else json_out)
     settings = Settings(test=test, alpha=alpha, permutations=permutations, resamples=resamples, seed=seed)
     wanted = list(metric or DEFAULT_METRICS)
     systems = [load_system(r, qrels=qrels, metrics=wanted) for r in results]
     unique_names(systems)
+    refuse_outputs_over_inputs([("--json", None if to_stdout else json_out), ("--markdown", markdown_out)],
+                               [*result_files(systems), *([qrels] if qrels is not None else [])])
     if not metric:  # the defaults that every result has
         wanted = [m for m in DEFAULT_METRICS if all(m in s.values for s in systems)]
         if not wanted:
@@ -59,7 +63,7 @@ def compare(
         typer.echo(f"warning: {warning}", err=True)
     comparison = run_compare(aligned, baseline, settings)
     markdown = comparison_markdown(comparison)
-    typer.echo(valid_text(markdown), nl=False)
+    typer.echo(valid_text(markdown), nl=False, err=to_stdout)
     if markdown_out:
         write_text(markdown_out, valid_text(markdown))
     if json_out:
@@ -70,7 +74,10 @@ def compare(
         speed = {s.name: plain_json(summary(s.document.efficiency))
                  for s in systems if s.document and s.document.efficiency}
         document = {**comparison.to_dict(), **({"efficiency": speed} if speed else {})}
-        write_text(json_out, valid_json_text(indented_json(document)) + "\n")  # write_json's text
+        if to_stdout:
+            typer.echo(valid_json_text(indented_json(document)))
+        else:
+            write_text(json_out, valid_json_text(indented_json(document)) + "\n")  # write_json's text
         if plots:
             _plots(comparison, json_out.parent, json_out.stem)
 
@@ -84,5 +91,8 @@ def _plots(comparison, folder: Path, prefix: str) -> None:
     for (system, metric) in comparison.cells:
         d = comparison.aligned.of(system, metric) - comparison.aligned.of(base, metric)
         written.append(plot_query_differences(base, system, metric, d, folder, prefix, names))
+    from harness.atomic import remove_abandoned
+
     for path in written:
+        remove_abandoned(path.parent, path.name)  # the temporary file of a write of it that was killed (SIGKILL)
         typer.echo(f"plot written to {path}", err=True)

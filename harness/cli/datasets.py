@@ -19,9 +19,9 @@ def _count(n: int | None) -> str:
 @app.command("list")
 def list_datasets() -> None:
     """The registered BEIR datasets, their sizes and whether they are downloaded."""
-    from rich.console import Console
     from rich.table import Table
 
+    from harness.cli.display import print_table
     from harness.datasets import bundled_names
     from harness.datasets import download as dl
     from harness.datasets import registry
@@ -37,7 +37,7 @@ def list_datasets() -> None:
         for forum, sizes in info.subsets.items():
             table.add_row(f"  {info.name}/{forum}", _count(sizes.get("corpus_docs")), _count(sizes.get("queries")),
                           "", "", "")
-    Console().print(table)
+    print_table(table)
 
 
 @app.command()
@@ -54,7 +54,10 @@ def download(
     """Download NAME's zip (checksum-verified, resumable) and unpack it into the cache."""
     from harness.datasets import DatasetRef
     from harness.datasets import download as dl
+    from harness.errors import HarnessError
 
+    if url is not None and mirror is not None:  # (the zip came from --url; the mirror was ignored)
+        raise HarnessError("--mirror does not apply with --url (the zip is fetched from the --url given)")
     folder = dl.download(DatasetRef.parse(name), mirror=mirror, url=url, sha256=sha256, force=force, keep_zip=keep_zip,
                          progressbar=progress)
     typer.echo(f"{name}: {folder}")

@@ -11,8 +11,21 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 
-def print_metrics(means: dict[str, float], title: str = "", console: Console | None = None) -> None:
+def print_table(table, console: Console | None = None) -> None:
+    """Print a rich table; to a file or a pipe (CI logs, ``> out.txt``, ``| grep``) at its natural width,
+    never squeezed into the 80 columns rich assumes there, where it cut the numbers (``0.70…``)."""
     from rich.console import Console
+    from rich.measure import Measurement
+
+    console = console or Console()
+    if not console.is_terminal:
+        width = Measurement.get(console, console.options.update_width(1 << 20), table).maximum
+        if width > console.width:
+            console = Console(width=width, file=console.file)
+    console.print(table)
+
+
+def print_metrics(means: dict[str, float], title: str = "", console: Console | None = None) -> None:
     from rich.table import Table
 
     families, labels, cells = table_cells(means)
@@ -22,12 +35,11 @@ def print_metrics(means: dict[str, float], title: str = "", console: Console | N
         table.add_column(label, justify="right")
     for family in families:
         table.add_row(family, *[f"{cells[(family, c)]:.4f}" if (family, c) in cells else "" for c in labels])
-    (console or Console()).print(table)
+    print_table(table, console)
 
 
 def print_leaderboard(board: dict, metric: str, console: Console | None = None) -> None:
     """One leaderboard table: datasets as rows, retrievers as columns, an average row."""
-    from rich.console import Console
     from rich.table import Table
 
     table = Table(title=f"{board['bench']}: {metric}")
@@ -40,4 +52,4 @@ def print_leaderboard(board: dict, metric: str, console: Console | None = None) 
     table.add_section()
     table.add_row("average", *["-" if data["average"][r] is None else f"{data['average'][r]:.4f}"
                                for r in board["retrievers"]])
-    (console or Console()).print(table)
+    print_table(table, console)

@@ -8,6 +8,7 @@ before anything is written, so a bad input leaves nothing behind.
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 from typing import List, Optional
@@ -20,6 +21,8 @@ from harness.cli.options import (K_OPTION, KEEP_IDENTICAL_IDS_OPTION, METRIC_OPT
                                   refuse_outputs_over_inputs)
 from harness.errors import HarnessError
 
+STDOUT = Path("-")  # --json -: metrics.json on stdout
+
 
 @app.command()
 def evaluate(
@@ -27,7 +30,8 @@ def evaluate(
     run: List[Path] = typer.Option(..., "--run", help="TREC run (qid Q0 docid rank score tag); repeat for several."),
     k: Optional[str] = K_OPTION,
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write metrics.json here (several runs: a folder "
-                                                                  "receiving <run file name>.json each)."),
+                                                                  "receiving <run file name>.json each); - writes "
+                                                                  "it to stdout (the table goes to stderr)."),
     markdown_out: Optional[Path] = typer.Option(None, "--markdown", help="Write the Markdown table here."),
     keep_identical_ids: bool = KEEP_IDENTICAL_IDS_OPTION,
     relevance_threshold: float = RELEVANCE_THRESHOLD_OPTION,
@@ -39,8 +43,9 @@ def evaluate(
 
     evaluator, k_values = build_evaluator(k, metric, relevance_threshold, keep_identical_ids, semantics)
     outputs = _json_paths(run, json_out)
-    check_outputs(*outputs, markdown_out)
-    refuse_outputs_over_inputs([*(("--json", out) for out in outputs), ("--markdown", markdown_out)], [qrels, *run])
+    files = [out for out in outputs if out != STDOUT]
+    check_outputs(*files, markdown_out)
+    refuse_outputs_over_inputs([*(("--json", out) for out in files), ("--markdown", markdown_out)], [qrels, *run])
     # pipes (--run <(zcat run.gz)) can be read once: hashed and parsed from these bytes
     once = read_pipes([(qrels, "qrels"), *((r, "run") for r in run)]) if outputs else {}
     digest = _digests_meanwhile([qrels, *run], once) if outputs else None
@@ -56,7 +61,7 @@ def evaluate(
         del ranking
         results.append((path, result, {"load_s": qrels_s + loaded - start, "evaluate_s": time.perf_counter() - loaded}))
 
-    _print(results)
+    _print(results, to_stderr=outputs == [STDOUT])  # (stdout carries the metrics.json)
     for path, result, _ in results:
         if result.n_missing_from_run:
             typer.echo(f"note: {path.name}: {result.n_missing_from_run} judged queries are missing from the run "
@@ -75,6 +80,8 @@ def _json_paths(runs: list[Path], json_out: Path | None) -> list[Path]:
         return []
     if len(runs) == 1:
         return [json_out]
+    if json_out == STDOUT:
+        raise HarnessError("--json -: several runs write one metrics.json each; give a folder")
     paths = [json_out / f"{path.name}.json" for path in runs]
     seen: dict[Path, Path] = {}
     for run, out in zip(runs, paths):
@@ -90,14 +97,16 @@ def _labels(results: list) -> list[str]:
     return names if len(set(names)) == len(names) else [str(path) for path, _, _ in results]
 
 
-def _print(results: list) -> None:
-    from harness.cli.display import print_metrics
+def _print(results: list, to_stderr: bool = False) -> None:
+    from harness.cli.display import print_metrics, print_table
 
     if len(results) == 1:
+        from rich.console import Console
+
         path, result, _ = results[0]
-        print_metrics(result.means, title=f"{path.name}: {result.n_queries} queries")
+        print_metrics(result.means, title=f"{path.name}: {result.n_queries} queries",
+                      console=Console(stderr=True) if to_stderr else None)
         return
-    from rich.console import Console
     from rich.table import Table
 
     names = list(results[0][1].means)
@@ -107,11 +116,7 @@ def _print(results: list) -> None:
         table.add_column(name, justify="right", no_wrap=True)
     for label, (_, result, _) in zip(_labels(results), results):
         table.add_row(label, *[f"{result.means[n]:.4f}" for n in names])
-    console = Console()
-    if not console.is_terminal:  # a file or a pipe: as wide as the table, never truncated
-        width = 4 + max(map(len, _labels(results))) + sum(3 + max(len(n), 6) for n in names)
-        console = Console(width=width)
-    console.print(table)
+    print_table(table)  # (a file or a pipe: as wide as the table, never truncated)
 
 
 def _markdown(results: list) -> str:
@@ -184,4 +189,9 @@ def _write_json(path: Path, document: dict) -> None:
     per_query = document.pop("per_query")
     head = json.dumps(document, indent=2, ensure_ascii=False)
     rows = ",\n".join(f"    {json.dumps(q, ensure_ascii=False)}: {json.dumps(v)}" for q, v in per_query.items())
-    write_text(path, head[:-2] + ',\n  "per_query": {\n' + rows + "\n  }\n}\n")
+    text = head[:-2] + ',\n  "per_query": {\n' + rows + "\n  }\n}\n"
+    if path == STDOUT:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    else:
+        write_text(path, text)

@@ -9,7 +9,7 @@ import typer
 
 from harness.cli import app
 from harness.cli.options import (KEEP_IDENTICAL_IDS_OPTION, RELEVANCE_THRESHOLD_OPTION, SEMANTICS_OPTION, check_outputs,
-                                  read_pipes, refuse_outputs_over_inputs)
+                                  given, read_pipes, refuse_outputs_over_inputs)
 from harness.errors import HarnessError
 
 
@@ -41,8 +41,14 @@ def _file_entry(path: Path, once: dict[Path, bytes]) -> dict:
     return {"path": str(path), "sha256": hashlib.sha256(once[path]).hexdigest() if path in once else sha256(path)}
 
 
+# (parameter, option) of the settings only --optimize reads: given without it they would change nothing
+OPTIMIZE_ONLY = (("metric", "--metric"), ("split", "--split"), ("allow_test_split", "--allow-test-split"),
+                 ("step", "--step"), ("k_grid", "--k-grid"), ("relevance_threshold", "--relevance-threshold"))
+
+
 @app.command()
 def fuse(
+    ctx: typer.Context,
     run: List[Path] = typer.Option(..., "--run", help="TREC run to fuse (repeat for each run, at least two)."),
     output: Path = typer.Option(..., "--output", "-o", help="Fused TREC run to write."),
     method: str = typer.Option("rrf", "--method",
@@ -74,7 +80,7 @@ def fuse(
 ) -> None:
     """Fuse two or more TREC runs into OUTPUT (canonical order: score desc, ties by doc id desc)."""
     from harness.atomic import write_json
-    from harness.formats.trec import read_qrels, read_run, write_run
+    from harness.formats.trec import check_writable_ids, read_qrels, read_run, write_run
     from harness.fusion import FusionSpec, fuse_runs
     from harness.fusion.spec import INT64_MAX
     from harness.fusion.optimize import (RRF_K_GRID, check_split, optimize as run_optimize, single_metric_evaluator,
@@ -89,13 +95,19 @@ def fuse(
         raise HarnessError(f"fusion needs at least two --run files, got {len(run)}")
     spec.weights_for(len(run))
     k_values = _numbers(k_grid, "--k-grid", int) or list(RRF_K_GRID)
+    if k_grid is not None and not _numbers(k_grid, "--k-grid", int):  # ("" tried the default grid, silently)
+        raise HarnessError(f"--k-grid takes comma-separated integers, e.g. 10,20,50; got {k_grid!r}")
     if max(k_values) > INT64_MAX:  # (--k and --depth: FusionSpec.create checks them)
         raise HarnessError(f"--k-grid takes values up to 2^63 - 1, got {max(k_values)}")
     if optimize:
         if qrels is None:
             raise HarnessError("--optimize needs --qrels (training or dev judgments)")
-        if tuned_parameter(spec) == "weights":
+        tuned = tuned_parameter(spec)
+        if tuned == "weights":
             weight_grid(len(run), step)
+        unused = "--k-grid" if tuned == "weights" else "--step"  # (wsum tunes weights, rrf its k)
+        if given(ctx, unused.lstrip("-").replace("-", "_")):
+            raise HarnessError(f"{unused} does not apply to --optimize of {spec.method}, which tunes its {tuned}")
         single_metric_evaluator(metric)
         for name in dict.fromkeys([split or qrels.stem, qrels.stem]):
             check_split(name, allow_test_split)
@@ -103,6 +115,8 @@ def fuse(
             raise HarnessError(f"--k-grid values must be >= 0; got {k_grid!r}")
     elif qrels is not None:
         raise HarnessError("--qrels is used only with --optimize")
+    elif unused := [option for name, option in OPTIMIZE_ONLY if given(ctx, name)]:
+        raise HarnessError(f"{', '.join(unused)}: used only with --optimize (which is not given)")
     json_target = json_out or (output.with_name(output.name + ".json") if optimize else None)
     check_outputs(output, json_target)
     _check_outputs_apart(output, json_target, [*run, *([qrels] if qrels is not None else [])])
@@ -127,6 +141,9 @@ def fuse(
                     "optimization": {**result.to_dict(), "qrels": _file_entry(qrels, once)}}
         json_out = json_out or output.with_name(output.name + ".json")
     fused = fuse_runs(runs, spec, order)
+    if json_out:  # an earlier fusion's settings must not outlive a write of this run killed before its own
+        check_writable_ids([tag or spec.method], "run tag")  # (what write_run refuses: refused before the unlink)
+        json_out.unlink(missing_ok=True)
     write_run(fused, output, tag=tag or spec.method)
     if json_out:
         write_json(json_out, {**document, "output": str(output), "n_queries": fused.n_queries})

@@ -38,9 +38,15 @@ def _bounded_int(digits: str) -> int:
 def refuse_outputs_over_inputs(outputs: list[tuple[str, Path | None]], inputs: list[Path]) -> None:
     """Refuse, before any work, an output (``(option, path)``) that is one of the input files
     (``--json run.trec`` given for ``--run run.trec``): writing it would replace the user's run or
-    qrels, whose recorded sha256 would then name a file that is gone."""
+    qrels, whose recorded sha256 would then name a file that is gone; and two outputs naming one file
+    (``--json m.json --markdown m.json``: the Markdown replaced the JSON, exit 0)."""
     import os
 
+    named = [(option, out) for option, out in outputs if out is not None]
+    for i, (option, out) in enumerate(named):  # (the second write would replace the first)
+        for other, path in named[:i]:
+            if path.resolve() == out.resolve():
+                raise HarnessError(f"{other} {path} and {option} {out} name the same file; one would replace the other")
     for option, out in outputs:
         if out is None or not out.exists():
             continue
@@ -51,6 +57,18 @@ def refuse_outputs_over_inputs(outputs: list[tuple[str, Path | None]], inputs: l
                 continue
             if same:
                 raise HarnessError(f"{option} {out}: is the input file {source}; writing there would replace it")
+
+
+def given(ctx: typer.Context, name: str) -> bool:
+    """Whether the option ``name`` (its parameter's name) was given, not left at its default."""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP")
+
+
+def result_files(systems) -> list[Path]:
+    """The files loaded results (:class:`harness.compare.load.SystemResult`) were read from: each one's
+    metrics.json or run file, per_query.jsonl and run.trec (inputs that no output may replace)."""
+    return [path for s in systems for path in (s.source, s.per_query_path, s.run_path) if path is not None]
 
 
 def read_pipes(inputs: list[tuple[Path, str]]) -> dict[Path, bytes]:
@@ -68,7 +86,11 @@ def read_pipes(inputs: list[tuple[Path, str]]) -> dict[Path, bytes]:
 
 def check_outputs(*paths) -> None:
     """Refuse, before any work, an output path that cannot be written: an existing folder, or a path
-    under a file (so that a command writing several outputs fails before the first, not after it)."""
+    under a file (so that a command writing several outputs fails before the first, not after it).
+    The temporary files of these outputs left by earlier writes that were killed (SIGKILL: see
+    harness.atomic) are removed, so that they do not pile up beside the output one per kill."""
+    from harness.atomic import remove_abandoned
+
     for path in paths:
         if path is None:
             continue
@@ -80,6 +102,17 @@ def check_outputs(*paths) -> None:
                 if not parent.is_dir():
                     raise HarnessError(f"{parent}: Not a directory")
                 break
+        remove_abandoned(path.parent, path.name)
+
+
+def check_output_folder(path: Path, option: str) -> None:
+    """Refuse, before any work, an output folder that is a file or lies under one (``-o results.txt``:
+    the results were computed, then could not be written)."""
+    for folder in (path, *path.parents):
+        if folder.exists():
+            if not folder.is_dir():
+                raise HarnessError(f"{option} {path}: {folder} is not a folder")
+            return
 
 
 METRIC_HELP = ("Metric to add to BEIR's six (repeatable or comma-separated), e.g. bpref, R-Prec, AP, "

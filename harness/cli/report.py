@@ -9,7 +9,7 @@ import typer
 
 from harness.cli import app
 from harness.cli.options import (ALPHA_OPTION, INTERSECTION_OPTION, PERMUTATIONS_OPTION, RESAMPLES_OPTION,
-                                 SEED_OPTION, TEST_OPTION, check_outputs)
+                                 SEED_OPTION, TEST_OPTION, check_outputs, refuse_outputs_over_inputs, result_files)
 
 
 @app.command()
@@ -42,6 +42,7 @@ def report(
 
     check_outputs(output)
     groups = load_results(results)
+    refuse_outputs_over_inputs([("--output", output)], result_files(s for group in groups.values() for s in group))
     sources = {}
     for item in dataset or []:
         label, source = split_name(item)  # a folder whose path holds '=' is a plain folder, as for RESULTS

@@ -10,12 +10,14 @@ import typer
 from harness.cli import app
 from harness.cli.display import print_metrics
 from harness.cli.options import (K_OPTION, KEEP_IDENTICAL_IDS_OPTION, METRIC_OPTION, RELEVANCE_THRESHOLD_OPTION,
-                                  SEMANTICS_OPTION, build_evaluator, check_outputs, parse_params)
+                                  SEMANTICS_OPTION, build_evaluator, check_outputs, given, parse_params,
+                                  refuse_outputs_over_inputs)
 from harness.datasets import DEFAULT_DATASET
 
 
 @app.command()
 def rerank(
+    ctx: typer.Context,
     run: Path = typer.Option(..., "--run", help="First-stage TREC run (qid Q0 docid rank score tag)."),
     output: Path = typer.Option(..., "--output", "-o", help="Where the reranked TREC run goes (written atomically)."),
     dataset: str = typer.Option(DEFAULT_DATASET, "--dataset", "-d", help="Dataset name or BEIR folder path."),
@@ -30,7 +32,8 @@ def rerank(
     relevance_threshold: float = RELEVANCE_THRESHOLD_OPTION,
     metric: Optional[List[str]] = METRIC_OPTION,
     semantics: str = SEMANTICS_OPTION,
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars or table; print only the output path."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars; print only the line 'reranked run "
+                                                            "written to FILE'."),
 ) -> None:
     """Rerank the top DEPTH documents of each query of RUN with RERANKER and write the new run."""
     from harness import progress
@@ -43,7 +46,14 @@ def rerank(
     if not 1 <= depth <= 2**63 - 1:  # (ranks and counts are int64, as harness run's --depth)
         raise typer.BadParameter("--depth must be >= 1 and at most 2^63 - 1")
     evaluator, _ = build_evaluator(k, metric, relevance_threshold, keep_identical_ids, semantics)
+    if evaluate and quiet:  # (the table --evaluate prints is what --quiet silences: nothing was evaluated)
+        raise typer.BadParameter("--evaluate prints a table and --quiet prints only the output path; give one")
+    unused = [option for name, option in (("k", "--k"), ("metric", "--metric"),
+                                          ("relevance_threshold", "--relevance-threshold")) if given(ctx, name)]
+    if unused and not evaluate:
+        raise typer.BadParameter(f"{', '.join(unused)}: used only with --evaluate (which is not given)")
     check_outputs(output)
+    refuse_outputs_over_inputs([("--output", output)], [run])
     system = create_reranker(reranker, **parse_params(param, reranker, reranker=True))
     first_stage = read_run(run)
     with progress.task(f"loading {dataset}"):

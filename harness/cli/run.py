@@ -10,26 +10,33 @@ import typer
 from harness.cli import app
 from harness.cli.display import print_metrics
 from harness.cli.options import (K_OPTION, KEEP_IDENTICAL_IDS_OPTION, METRIC_OPTION, RELEVANCE_THRESHOLD_OPTION,
-                                  SEMANTICS_OPTION, build_evaluator, parse_params)
+                                  SEMANTICS_OPTION, build_evaluator, check_output_folder, given, parse_params,
+                                  refuse_outputs_over_inputs)
 from harness.datasets import DEFAULT_DATASET
 from harness.errors import HarnessError
+
+RESULT_FILES = ("run.trec", "per_query.jsonl", "metrics.md", "metrics.json")  # what a result folder holds
 
 
 @app.command()
 def run(
+    ctx: typer.Context,
     dataset: str = typer.Option(DEFAULT_DATASET, "--dataset", "-d", help="Dataset name or BEIR folder path."),
     retriever: str = typer.Option("bm25", "--retriever", "-r", help="Retriever name or module:Class."),
     param: Optional[List[str]] = typer.Option(None, "--param", "-p", help="Retriever parameter key=value."),
     k: Optional[str] = K_OPTION,
     split: str = typer.Option("test", "--split", help="Qrels split."),
-    depth: Optional[int] = typer.Option(None, "--depth", help="Documents retrieved per query (default: the largest cutoff of --k and -m)."),
+    depth: Optional[int] = typer.Option(None, "--depth", help="Documents retrieved per query (default: the largest "
+                                                              "cutoff of --k and -m; at least 1000 with AP, R-Prec "
+                                                              "or bpref)."),
     output_dir: Path = typer.Option(Path("results"), "--output-dir", "-o", help="Where result folders go."),
     name: Optional[str] = typer.Option(None, "--name", help="Result folder name (default: retriever name)."),
     keep_identical_ids: bool = KEEP_IDENTICAL_IDS_OPTION,
     relevance_threshold: float = RELEVANCE_THRESHOLD_OPTION,
     semantics: str = SEMANTICS_OPTION,
     metric: Optional[List[str]] = METRIC_OPTION,
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars or table; print only the output path."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars, warnings or table; print only the "
+                                                            "line 'results written to FOLDER'."),
     pipeline: Optional[Path] = typer.Option(None, "--pipeline",
                                             help="Pipeline TOML (retrieve / fuse / rerank stages) to run instead "
                                                  "of --retriever; see docs/pipelines.md."),
@@ -45,14 +52,18 @@ def run(
     evaluator, k_values = build_evaluator(k, metric, relevance_threshold, keep_identical_ids, semantics)
     if depth is not None and not 1 <= depth <= 2**63 - 1:  # (ranks and counts are int64, as for --k)
         raise typer.BadParameter("--depth must be >= 1 and at most 2^63 - 1")
+    check_output_folder(output_dir, "--output-dir")
     if name is not None and not _folder_name(name):
         # "", ".", "..", "../x", "/x": the result files would land beside or above the dataset's result folders
         raise HarnessError(f"--name names the result folder inside {output_dir}/<dataset>/; got {name!r}")
     if pipeline is not None:
         if param:
             raise typer.BadParameter("--param does not apply with --pipeline (stages carry their own params)")
+        if given(ctx, "retriever"):  # (the pipeline ran, not the retriever asked for)
+            raise typer.BadParameter("--retriever does not apply with --pipeline (stages name their retrievers)")
         return _run_pipeline(pipeline, dataset, split, evaluator, k_values, depth, output_dir, name, quiet)
-    system = create(retriever, **parse_params(param, retriever))
+    params = parse_params(param, retriever)
+    system = create(retriever, **params)
     if name is None and not _folder_name(system.name):  # the default folder name: the retriever's (a plugin's) name
         raise HarnessError(f"retriever {retriever!r} is named {system.name!r}, which cannot name a result folder "
                            f"inside {output_dir}/<dataset>/: give one with --name")
@@ -60,6 +71,9 @@ def run(
     with progress.task(f"loading {ref.text}"):
         ds = load_dataset(ref, split)
     folder = output_dir / ds.name / (name or system.name)
+    # (-r run-file -p path=results/x/bm25/run.trec --name bm25: the user's run was replaced by its top --depth)
+    refuse_outputs_over_inputs([("--output-dir", folder / file) for file in RESULT_FILES],
+                               [Path(value) for value in params.values() if isinstance(value, str) and value])
     exp = run_experiment(ds, system, evaluator, k_values, depth=depth, output_dir=folder)
     if not quiet:
         for warning in exp.document.warnings or ():
@@ -85,6 +99,9 @@ def _run_pipeline(path: Path, dataset: str, split: str, evaluator, k_values: lis
     with progress.task(f"loading {ref.text}"):
         ds = load_dataset(ref, split)
     folder = output_dir / ds.name / (name or spec.name)
+    refuse_outputs_over_inputs([("--output-dir", folder / file) for file in RESULT_FILES],
+                               [Path(value) for stage in spec.stages for value in stage.params.values()
+                                if isinstance(value, str) and value])
     exp, outcomes = run_pipeline(ds, spec, evaluator, k_values, depth=depth, output_dir=folder)
     if not quiet:
         for warning in exp.document.warnings or ():

@@ -34,6 +34,10 @@ def serve(
         raise typer.BadParameter("--port must be from 0 to 65535")
     if max_k < 1:
         raise typer.BadParameter("--max-k must be >= 1")
+    from uvicorn.config import LOG_LEVELS
+
+    if log_level.lower() not in LOG_LEVELS:  # (uvicorn's KeyError came after the indexing, as a traceback)
+        raise typer.BadParameter(f"--log-level must be one of {', '.join(LOG_LEVELS)}, got {log_level!r}")
     from harness.evaluation.semantics import parse_semantics
 
     order = parse_semantics(semantics)  # which hits make the cut at k: the evaluator's order
