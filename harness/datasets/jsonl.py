@@ -56,50 +56,135 @@ class _ObjectBlocks:
     pyarrow.json reads ``block_size`` bytes per ``read`` and cuts each block after the last line end
     (LF or CR) of what it read; a block whose first value is a top-level ``null`` crashes it. So the
     file's start (after a byte-order mark) and the bytes after each read's last line end, blanks
-    skipped (into the next read when need be), must begin with ``{``: anything else raises
-    :class:`_NotAnObject` before pyarrow gets those bytes (such a line is a fault anyway: the line
-    scan names it). One ``rfind`` per 16 MiB read.
+    skipped (into the next read when need be), must begin with ``{``: anything else refuses the file
+    (:attr:`refused`) before pyarrow gets those bytes (such a line is a fault anyway: the line scan
+    names it). One ``rfind`` per 16 MiB read.
+
+    A refusal is never raised to pyarrow: an exception from ``read`` on one of its reader threads
+    (any read after the first) aborted the process now and then ("terminate called without an
+    active exception", SIGABRT; or it hung), seen at 16 MiB blocks with a ``null`` line right after
+    the second block's start. The read that finds the fault and every later one return ``b""``
+    (the end of the file) instead; the callers check :attr:`refused` once pyarrow is done.
 
     It also counts the lines up to the last one that is not blank (:attr:`lines`): pyarrow.json parses
     a block as a stream of JSON values, so an object printed over several lines (pretty-printed JSON)
     or two objects on one line were read as rows where the line scan (as BEIR's loader, ``json.loads``
     per line) refuses the line; whether a file loaded then hung on where its 16 MiB blocks were cut.
     A table of other than :attr:`lines` rows is refused (the line scan names the line, or reads a file
-    with blank lines between its objects as it always did). One vectorized LF count per read."""
+    with blank lines between its objects as it always did). One vectorized LF search per read.
+
+    Counting alone let faults cancel out: two objects on one line and a blank line (or a
+    pretty-printed object) elsewhere gave as many rows as lines, and the file loaded where the line
+    scan refuses it. So each line is checked too (:meth:`_check_lines`): a line that is not blank must
+    start with ``{`` and end with ``}`` (blanks aside), and no blank line may come before it; else
+    a refusal (the line scan decides). A JSON string holds no raw line end, so every line
+    end then lies between two top-level values: each line holds one object or more, and with as many
+    rows as lines, exactly one. Only lines whose first or last byte is not the brace are looked at
+    one by one."""
 
     def __init__(self, raw):
         self._raw = raw
+        self.refused = False  # a fault was found: the fast parse must not be used (see read)
         self._pending = True  # a block may start at the next byte that is not blank
         self._first = True
         self._line_ends = 0  # LF bytes read
         self._after_last = 0  # LF bytes after the last byte that is not blank
         self._any = False  # a byte that is not blank was read
+        self._open = False  # the current line holds a byte that is not blank (its last: _last)
+        self._last = 0
+        self._blank = False  # a blank line was read (no line that is not blank may follow)
 
     @property
     def lines(self) -> int:
-        """The lines read, up to and including the last that is not blank (blank lines among them counted)."""
+        """The lines read, up to and including the last that is not blank (blank lines among them counted);
+        -1 when the last line that is not blank does not end with ``}`` (no table has -1 rows)."""
+        if self._open and self._last != 0x7D:
+            return -1
         return self._line_ends - self._after_last + self._any
 
     def read(self, size: int = -1) -> bytes:
+        if self.refused:
+            return b""
         data = self._raw.read(size)
-        ends = _count_line_ends(data)
+        try:
+            self._check(data)
+        except _NotAnObject:
+            self.refused = True
+            return b""
+        return data
+
+    def _check(self, data: bytes) -> None:
+        """The checks of ``data``, the next bytes read (:class:`_NotAnObject` when one fails)."""
+        start = 0
+        if self._first and data:
+            self._first = False
+            if data.startswith(b"\xef\xbb\xbf"):
+                start = 3
+        ends = self._check_lines(data, start)
         self._line_ends += ends
         body = len(data.rstrip(b" \t\r\n"))
         if body:
             self._any, self._after_last = True, data.count(b"\n", body)
         else:
             self._after_last += ends
-        start = 0
-        if self._first and data:
-            self._first = False
-            if data.startswith(b"\xef\xbb\xbf"):
-                start = 3
         if self._pending:
             self._pending = self._starts_object(data, start)
         cut = max(data.rfind(b"\n"), data.rfind(b"\r"))
         if cut >= start:
             self._pending = self._starts_object(data, cut + 1)
-        return data
+
+    def _check_lines(self, data: bytes, start: int) -> int:
+        """Check the lines of ``data[start:]`` (the first continues the line the last read ended in),
+        as the class docstring says; returns the LF bytes in ``data``."""
+        import numpy as np
+
+        array = np.frombuffer(data, dtype=np.uint8)
+        ends = np.flatnonzero(array == 10)
+        if not len(ends):
+            self._line_piece(data[start:])
+            return 0
+        self._line_piece(data[start:int(ends[0])])
+        self._end_line()
+        begin, end = ends[:-1] + 1, ends[1:]  # the whole lines between two LFs
+        if len(begin):
+            last = end - 1
+            last -= array[last] == 13  # (a CR before the LF)
+            plain = (array[begin] == 0x7B) & (array[last] == 0x7D)  # (the others looked at one by one)
+            blank = [] if plain.all() else [i for i in np.flatnonzero(~plain).tolist()
+                                            if not self._span(data[begin[i]:end[i]])]
+            if (self._blank and len(blank) < len(begin)) or (blank and len(blank) != len(begin) - blank[0]):
+                raise _NotAnObject  # a line that is not blank after a blank one
+            self._blank = self._blank or bool(blank)
+        self._line_piece(data[int(ends[-1]) + 1:])
+        return len(ends)
+
+    @staticmethod
+    def _span(line: bytes) -> bool:
+        """Whether ``line`` (no LF) holds anything but blanks; raises :class:`_NotAnObject` when it does
+        and its first byte other than blanks is not ``{`` or its last not ``}``."""
+        body = line.strip(b" \t\r")
+        if body and (body[0] != 0x7B or body[-1] != 0x7D):
+            raise _NotAnObject
+        return bool(body)
+
+    def _line_piece(self, piece: bytes) -> None:
+        """More of the current line (no LF)."""
+        body = piece.strip(b" \t\r")
+        if body:
+            if not self._open:
+                if self._blank or body[0] != 0x7B:  # a line after a blank one, or not an object's start
+                    raise _NotAnObject
+                self._open = True
+            self._last = body[-1]
+
+    def _end_line(self) -> None:
+        """The current line ends (an LF)."""
+        if self._open:
+            if self._last != 0x7D:
+                raise _NotAnObject
+            self._open = False
+        else:
+            self._blank = True
 
     @staticmethod
     def _starts_object(data: bytes, at: int) -> bool:
@@ -118,13 +203,6 @@ class _ObjectBlocks:
     @property
     def closed(self) -> bool:
         return self._raw.closed
-
-
-def _count_line_ends(data: bytes) -> int:
-    """The LF bytes in ``data`` (numpy: ~3x ``bytes.count`` on 16 MiB)."""
-    import numpy as np
-
-    return int(np.count_nonzero(np.frombuffer(data, dtype=np.uint8) == 10))
 
 
 def _parse_options(fields: tuple[str, ...]):
@@ -147,11 +225,11 @@ def read_string_columns(path: Path, fields: tuple[str, ...]):
         with open_binary(path) as stream:
             blocks = _ObjectBlocks(stream)
             table = pj.read_json(blocks, read_options=pj.ReadOptions(block_size=BLOCK_BYTES), parse_options=parse)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, _NotAnObject):
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
         return None
     except (OSError, EOFError) as exc:
         raise InputError(f"cannot read file: {exc}", path) from None
-    if table.num_rows != blocks.lines:  # not one object per line (see _ObjectBlocks)
+    if blocks.refused or table.num_rows != blocks.lines:  # not one object per line (see _ObjectBlocks)
         return None
     chunks = [chunk for column in table.columns for chunk in column.chunks]
     try:  # pyarrow.json does not check UTF-8 (the line scan names the line); checked on threads (GIL released)
@@ -173,7 +251,7 @@ def stream_string_columns(path: Path, fields: tuple[str, ...], take) -> bool:
     import pyarrow.json as pj
 
     parse = _parse_options(fields)
-    refused = (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, _NotAnObject)
+    refused = (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError)
     try:
         stream = open_binary(path)
     except OSError as exc:
@@ -192,7 +270,7 @@ def stream_string_columns(path: Path, fields: tuple[str, ...], take) -> bool:
                 for column in batch.columns:
                     column.validate(full=True)  # pyarrow.json does not check UTF-8
             except StopIteration:
-                return rows == blocks.lines  # else not one object per line (see _ObjectBlocks)
+                return not blocks.refused and rows == blocks.lines  # else not one object per line (see _ObjectBlocks)
             except refused:
                 return False
             except (OSError, EOFError) as exc:
