@@ -17,8 +17,9 @@ file line by line, which accepts it or reports the bad line. The steps:
    columns ignored), else give up.
 3. Document ids and query ids are interned in string order, so that ties can be broken by comparing
    codes. Ids must be ASCII for that (else give up). Each id's bytes are NUL-padded to the longest
-   id; when the ids pack into 64 bits together with their positions (each character as its rank
-   among the characters used: ids of digits up to ~10 characters for millions of rows), a single
+   id (give up when that takes more than 64 MiB and 4 times the ids' bytes: :data:`PADDED_AT`); when
+   the ids pack into 64 bits together with their positions (each character as its rank among the
+   characters used: ids of digits up to ~10 characters for millions of rows), a single
    integer sort orders them; otherwise the padded bytes are sorted as big-endian 64-bit words.
 4. A NaN score or a (query, document) pair given twice -> give up (the line reader names the line).
 """
@@ -33,6 +34,10 @@ from harness.columns import arrow_int64
 from harness.run import Run
 
 _SPACES = bytes.maketrans(b"\t\x0b\x0c", b"   ")
+# Padded ids past this many bytes, and past 4 times the ids' own bytes, are left to the line reader:
+# one id of 1,000 characters among 100,000 short ones (a 2.5 MB run) padded them all to 95 MB and
+# made a 381 MiB fixed-width vocabulary; a longer id or run, a MemoryError on a valid file.
+PADDED_AT = 1 << 26
 
 
 def _normalized(data: bytes, collapse: bool) -> bytes | None:
@@ -92,9 +97,12 @@ def _padded_bytes(column) -> np.ndarray | None:
 
     if len(column) == 0 or not pc.all(pc.string_is_ascii(column)).as_py():
         return None
-    width = int(pc.max(pc.binary_length(column)).as_py())
+    lengths = pc.binary_length(column)
+    width = int(pc.max(lengths).as_py())
     if width == 0:
         return None
+    if len(column) * width > max(PADDED_AT, 4 * int(pc.sum(lengths).as_py())):
+        return None  # one long id pads every id to its length (the line reader keeps each id's own)
     raw = np.empty((len(column), width), dtype=np.uint8)
     at = 0
     for chunk in getattr(column, "chunks", [column]):

@@ -16,7 +16,7 @@ import os
 
 import numpy as np
 
-from harness.columns import IdColumn
+from harness.columns import IdColumn, object_array
 from harness.run import Run
 
 try:
@@ -82,9 +82,10 @@ def read_run_native(data, threads: int | None = None) -> Run | None:
     if parsed is None:
         return None
     query_ids, offsets, codes, scores, vocab, width = parsed
+    # (a list of str when fixed-width ids would take far more than the file: one long id among many)
+    vocab = object_array(vocab) if isinstance(vocab, list) else np.frombuffer(vocab, dtype=f"U{width}")
     return Run.from_arrays(query_ids, np.frombuffer(offsets, dtype=np.int64), np.frombuffer(codes, dtype=np.int64),
-                           np.frombuffer(scores, dtype=np.float64), np.frombuffer(vocab, dtype=f"U{width}"),
-                           vocab_sorted=True).canonical()
+                           np.frombuffer(scores, dtype=np.float64), vocab, vocab_sorted=True).canonical()
 
 
 def run_lines_function(run: Run):

@@ -19,7 +19,8 @@
  * Output: queries in first-seen order, each query's entries together in file order (offsets, CSR),
  * every document id interned into `vocab` in string order (code order = id order: the order of
  * Python's str, which is UTF-8 byte order): doc_codes (int64), scores (float64), and vocab as
- * fixed-width UCS4 (numpy's "U<width>" layout, NUL-padded).
+ * fixed-width UCS4 (numpy's "U<width>" layout, NUL-padded), or, when that would take more than 64 MiB
+ * and 4 times the file (one long id makes every entry that wide), as a list of str with width 0.
  *
  * Steps: (1) the file is cut into `threads` parts at line ends; each part's lines are counted, then
  * parsed, in parallel (GIL released), into one set of arrays (a slot per line). (2) With the GIL:
@@ -42,6 +43,8 @@
 #include <sys/mman.h>
 
 #define MAX_THREADS 16
+#define VOCAB_OBJECTS_AT (64.0 * 1024 * 1024) /* bytes of a fixed-width vocabulary past which (and past */
+#define VOCAB_OBJECTS_RATIO 4.0                /* this many times the file) it is a list of str (read_run) */
 
 enum { NORMAL = 0, SPACE = 1, BAD = 2, NEWLINE = 3, CR = 4 };
 static unsigned char byte_class[256];
@@ -1009,21 +1012,42 @@ static PyObject *read_run(PyObject *self, PyObject *args)
     if (repeated)
         goto give_up;
     int64_t id0 = e.off[0];
-    if (interned.complete && e.ascii) { /* the vocabulary comes from the keys: the ids' places are done */
+    Py_ssize_t width = e.longest_cp > 0 ? e.longest_cp : 1;
+    /* Fixed-width UCS4 makes every id as wide as the longest: one long id among millions of short
+     * ones (a 1,000-character id in a run of 100k distinct ids: 381 MiB for a 2.5 MB file) would cost
+     * distinct x width x 4 bytes. Past VOCAB_OBJECTS_AT bytes and VOCAB_OBJECTS_RATIO times the file,
+     * the vocabulary is a list of str instead (width 0), in the same (string) order. */
+    double fixed_bytes = (double)interned.distinct * (double)width * 4.0;
+    int as_objects = fixed_bytes > VOCAB_OBJECTS_AT && fixed_bytes > VOCAB_OBJECTS_RATIO * (double)view.len;
+    if (interned.complete && e.ascii && !as_objects) { /* the vocabulary comes from the keys: the ids' places are done */
         PyMem_RawFree(e.off);
         PyMem_RawFree(e.len);
         e.off = NULL;
         e.len = NULL;
     }
-    Py_ssize_t width = e.longest_cp > 0 ? e.longest_cp : 1;
-    if ((size_t)interned.distinct > (size_t)PY_SSIZE_T_MAX / 4 / (size_t)width)
-        goto no_memory;
-    vocab_obj = PyByteArray_FromStringAndSize(NULL, interned.distinct * width * 4);
-    if (!vocab_obj)
-        goto done;
-    uint32_t *vocab = huge(PyByteArray_AS_STRING(vocab_obj), (size_t)interned.distinct * (size_t)width * 4);
-    memset(vocab, 0, (size_t)interned.distinct * (size_t)width * 4);
-    fill_vocab(buf, &e, id0, &interned, vocab, width);
+    if (as_objects) {
+        vocab_obj = PyList_New(interned.distinct);
+        if (!vocab_obj)
+            goto done;
+        uint64_t pos_mask = (1ULL << interned.pos_bits) - 1;
+        for (Py_ssize_t c = 0; c < interned.distinct; c++) {
+            Py_ssize_t i = (Py_ssize_t)(interned.keys[interned.first[c]] & pos_mask);
+            PyObject *s = PyUnicode_DecodeUTF8((const char *)buf + e.off[i], e.len[i], "strict");
+            if (!s)
+                goto done;
+            PyList_SET_ITEM(vocab_obj, c, s);
+        }
+        width = 0;
+    } else {
+        if ((size_t)interned.distinct > (size_t)PY_SSIZE_T_MAX / 4 / (size_t)width)
+            goto no_memory;
+        vocab_obj = PyByteArray_FromStringAndSize(NULL, interned.distinct * width * 4);
+        if (!vocab_obj)
+            goto done;
+        uint32_t *vocab = huge(PyByteArray_AS_STRING(vocab_obj), (size_t)interned.distinct * (size_t)width * 4);
+        memset(vocab, 0, (size_t)interned.distinct * (size_t)width * 4);
+        fill_vocab(buf, &e, id0, &interned, vocab, width);
+    }
     if (PyByteArray_Resize(scores_obj, n * (Py_ssize_t)sizeof(double)) < 0)
         goto done;
     qids = PyList_New(n_queries);
