@@ -220,6 +220,8 @@ def fetch(url: str, dest: Path, known_hash: str | None, progressbar: bool = Fals
         os.replace(fetched, dest)
         return dest
     except ValueError as exc:  # pooch: hash mismatch (temp file already deleted)
+        if isinstance(exc, OSError):  # requests' InvalidURL, MissingSchema...: ValueErrors too, but no download
+            raise HarnessError(f"cannot download {url}: {exc}".replace("\n", " ")) from None
         part.unlink(missing_ok=True)
         raise HarnessError(f"checksum mismatch for {url}: {exc}".replace("\n", " ")) from None
     finally:

@@ -234,3 +234,13 @@ def test_killed_download_leaves_no_dataset_and_the_next_call_completes_it(cache,
     assert ("ok", "nfcorpus.zip", f"bytes={received}-") in server.log
     assert json.loads((folder / "DOWNLOAD.json").read_text())["md5"] == _md5(nfcorpus_zip)
     assert not part.exists()
+
+
+@pytest.mark.parametrize("mirror", ["not a url", "/no/such/folder"])
+def test_a_mirror_that_is_no_url_is_named_as_such_not_as_a_checksum_mismatch(cache, registry_md5, mirror):
+    # requests' InvalidURL / MissingSchema are ValueErrors, which pooch's hash mismatch also is: the line
+    # read "checksum mismatch for not a url/nfcorpus.zip: Invalid URL ..." (cli review)
+    with pytest.raises(HarnessError) as caught:
+        dl.download("nfcorpus", mirror=mirror, retries=0, backoff=0)
+    assert str(caught.value).startswith(f"cannot download {mirror}/nfcorpus.zip: ")
+    assert "checksum" not in str(caught.value)
