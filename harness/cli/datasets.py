@@ -16,6 +16,21 @@ def _count(n: int | None) -> str:
     return f"{n:,}" if n is not None else "?"
 
 
+def _refuse_remote(ref, command: str) -> None:
+    """An ``irds:`` or ``hf:`` source has no BEIR zip to download or registry entry to describe: one line
+    saying where it comes from (each load fetches it), not "unknown dataset" or a folder-name rule."""
+    from harness.errors import HarnessError
+
+    if ref.remote == "irds":
+        raise HarnessError(f"{ref.text}: an ir_datasets id, fetched by ir_datasets into $IR_DATASETS_HOME when it is "
+                           f"first loaded (`harness run -d {ref.text}`); `harness datasets {command}` covers "
+                           "BEIR's registered datasets (docs/datasets.md)")
+    if ref.remote == "hf":
+        raise HarnessError(f"{ref.text}: a Hugging Face dataset, fetched by the datasets library into its cache when "
+                           f"it is first loaded (`harness run -d {ref.text}`); `harness datasets {command}` covers "
+                           "BEIR's registered datasets (docs/datasets.md)")
+
+
 @app.command("list")
 def list_datasets() -> None:
     """The registered BEIR datasets, their sizes and whether they are downloaded."""
@@ -58,6 +73,7 @@ def download(
 
     if url is not None and mirror is not None:  # (the zip came from --url; the mirror was ignored)
         raise HarnessError("--mirror does not apply with --url (the zip is fetched from the --url given)")
+    _refuse_remote(DatasetRef.parse(name), "download")
     folder = dl.download(DatasetRef.parse(name), mirror=mirror, url=url, sha256=sha256, force=force, keep_zip=keep_zip,
                          progressbar=progress)
     typer.echo(f"{name}: {folder}")
@@ -71,6 +87,7 @@ def info(name: str = typer.Argument(..., help="A registered dataset name.")) -> 
     from harness.errors import HarnessError
 
     ref = DatasetRef.parse(name)
+    _refuse_remote(ref, "info")
     entry = ref.info
     downloaded = dl.is_downloaded(ref)
     if entry is None and not downloaded:

@@ -63,3 +63,15 @@ def test_registered_on_the_main_command(cache):
     _register()
     result = runner.invoke(main_app, ["datasets", "info", "scifact"])
     assert result.exit_code == 0 and "5,183" in result.output  # BEIR paper Table 1: SciFact corpus size
+
+
+@pytest.mark.parametrize("command", ["info", "download"])
+@pytest.mark.parametrize("name, source", [("irds:beir/scifact", "an ir_datasets id"),
+                                          ("hf:BeIR/scifact", "a Hugging Face dataset")])
+def test_irds_and_hf_sources_are_named_as_such(cache, command, name, source):
+    # (was: info said "unknown dataset 'irds:beir/scifact' (see `harness datasets list`)", download that the
+    # name "cannot name a downloaded dataset ... use letters, digits"; both are fetched when first loaded)
+    result = runner.invoke(app, [command, name])
+    assert isinstance(result.exception, HarnessError)
+    assert str(result.exception).startswith(f"{name}: {source}, fetched by ")
+    assert f"`harness run -d {name}`" in str(result.exception)
