@@ -10,7 +10,12 @@ top k per query.
 Ranking is score descending, then document id descending (string order), selected with
 ``argpartition`` alone on the one int64 key per (score, id) of retrievers/topk.py
 (:func:`retrievers.topk.sort_keys`); keys are unique, so the top k of the union of blocks is the
-top k of the per-block top k's: the result does not depend on the block sizes.
+top k of the per-block top k's: for given scores the result does not depend on the block sizes. The
+scores themselves can, in the last float32 bit: BLAS picks its kernels by the product's shape, so
+another ``doc_block`` or ``query_block`` (how many queries share one product) can give a score one ulp
+apart, and rarely another order of two near-equal documents (a scale review saw 5 of 160 random
+comparisons of non-default block sizes rank two documents otherwise). The block sizes are operation
+settings, not in the retriever's recorded ``params()``: keep the defaults where runs are compared.
 
 Every document block is scored as ``width`` columns, ``width = min(doc_block, n_docs)`` rounded up to a
 multiple of :data:`PAD` (a short block, the last one, padded with zero rows that are then dropped):
