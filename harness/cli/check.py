@@ -9,7 +9,7 @@ import typer
 
 from harness.cli import app
 from harness.cli.options import (INTERSECTION_OPTION, check_outputs, given, refuse_outputs_over_inputs,
-                                 result_files)
+                                 result_files, write_stdout_json)
 
 
 @app.command()
@@ -90,7 +90,7 @@ def check(
     if to_stdout:
         from harness.atomic import indented_json
 
-        typer.echo(indented_json(result.to_dict()))
+        write_stdout_json(indented_json(result.to_dict()) + "\n")
     if json_out:
         write_json(json_out, result.to_dict())
     _ci_reports(result, baseline, current, github_summary, junit)

@@ -9,7 +9,8 @@ import typer
 
 from harness.cli import app
 from harness.cli.options import (ALPHA_OPTION, INTERSECTION_OPTION, PERMUTATIONS_OPTION, RESAMPLES_OPTION,
-                                 SEED_OPTION, TEST_OPTION, check_outputs, refuse_outputs_over_inputs, result_files)
+                                 SEED_OPTION, TEST_OPTION, check_outputs, refuse_outputs_over_inputs, result_files,
+                                 write_stdout_json)
 
 DEFAULT_METRICS = ("NDCG@10", "Recall@100", "MRR@10")
 
@@ -75,7 +76,7 @@ def compare(
                  for s in systems if s.document and s.document.efficiency}
         document = {**comparison.to_dict(), **({"efficiency": speed} if speed else {})}
         if to_stdout:
-            typer.echo(valid_json_text(indented_json(document)))
+            write_stdout_json(valid_json_text(indented_json(document)) + "\n")
         else:
             write_text(json_out, valid_json_text(indented_json(document)) + "\n")  # write_json's text
         if plots:

@@ -8,7 +8,6 @@ before anything is written, so a bad input leaves nothing behind.
 
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
 from typing import List, Optional
@@ -191,7 +190,8 @@ def _write_json(path: Path, document: dict) -> None:
     rows = ",\n".join(f"    {json.dumps(q, ensure_ascii=False)}: {json.dumps(v)}" for q, v in per_query.items())
     text = head[:-2] + ',\n  "per_query": {\n' + rows + "\n  }\n}\n"
     if path == STDOUT:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        from harness.cli.options import write_stdout_json
+
+        write_stdout_json(text)
     else:
         write_text(path, text)

@@ -59,6 +59,23 @@ def refuse_outputs_over_inputs(outputs: list[tuple[str, Path | None]], inputs: l
                 raise HarnessError(f"{option} {out}: is the input file {source}; writing there would replace it")
 
 
+def write_stdout_json(text: str) -> None:
+    """JSON text (``--json -``) on stdout as UTF-8, as ``--json FILE`` writes it (RFC 8259), whatever
+    stdout's encoding: under a non-UTF-8 locale (``PYTHONIOENCODING=latin-1``, a Windows pipe's code
+    page) a text write turned ``qé`` into byte 0xe9, a file that ``harness compare`` cannot read back,
+    or failed on a character the encoding lacks, after the work was done."""
+    import sys
+
+    sys.stdout.flush()  # (what was written as text goes first)
+    raw = getattr(sys.stdout, "buffer", None)
+    if raw is None:  # (a text-only stream: it takes str)
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    raw.write(text.encode("utf-8"))
+    raw.flush()
+
+
 def given(ctx: typer.Context, name: str) -> bool:
     """Whether the option ``name`` (its parameter's name) was given, not left at its default."""
     source = ctx.get_parameter_source(name)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import List, Optional
 
@@ -73,13 +74,19 @@ def run(
     folder = output_dir / ds.name / (name or system.name)
     # (-r run-file -p path=results/x/bm25/run.trec --name bm25: the user's run was replaced by its top --depth)
     refuse_outputs_over_inputs([("--output-dir", folder / file) for file in RESULT_FILES],
-                               [Path(value) for value in params.values() if isinstance(value, str) and value])
+                               _param_paths(params.values()))
     exp = run_experiment(ds, system, evaluator, k_values, depth=depth, output_dir=folder)
     if not quiet:
         for warning in exp.document.warnings or ():
             typer.echo(f"warning: {warning}", err=True)
         print_metrics(exp.result.means, title=f"{ds.name} ({ds.split}) - {system.name}: {exp.result.n_queries} queries")
     typer.echo(f"results written to {folder}")
+
+
+def _param_paths(values) -> list[Path]:
+    """The string parameters as the files they may name, ``~`` expanded as the run-file retriever
+    expands its ``path`` (``path=~/results/x/rf/run.trec`` is that result folder's run.trec)."""
+    return [Path(os.path.expanduser(value)) for value in values if isinstance(value, str) and value]
 
 
 def _folder_name(name) -> bool:
@@ -100,8 +107,7 @@ def _run_pipeline(path: Path, dataset: str, split: str, evaluator, k_values: lis
         ds = load_dataset(ref, split)
     folder = output_dir / ds.name / (name or spec.name)
     refuse_outputs_over_inputs([("--output-dir", folder / file) for file in RESULT_FILES],
-                               [Path(value) for stage in spec.stages for value in stage.params.values()
-                                if isinstance(value, str) and value])
+                               _param_paths(value for stage in spec.stages for value in stage.params.values()))
     exp, outcomes = run_pipeline(ds, spec, evaluator, k_values, depth=depth, output_dir=folder)
     if not quiet:
         for warning in exp.document.warnings or ():
