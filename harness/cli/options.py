@@ -112,6 +112,9 @@ def check_outputs(*paths) -> None:
         if path is None:
             continue
         path = Path(path)
+        if path == Path("-"):  # (--markdown -, fuse -o -: a file named "-" was written, where --json - is stdout)
+            raise HarnessError("an output named - would be a file named '-': only --json of evaluate, check and "
+                               "compare writes to stdout; give a file name")
         if path.is_dir():
             raise HarnessError(f"{path}: Is a directory")
         for parent in path.parents:

@@ -8,6 +8,9 @@ recognised, and the user's run was replaced by its top --depth documents, exit 0
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from tests.cli.test_cli_review2 import files, harness, snapshot  # noqa: F401  (the fixture)
@@ -58,3 +61,24 @@ def test_json_dash_is_utf8_whatever_the_encoding_of_stdout(files, monkeypatch, c
     assert "é".encode() in data
     if command == "evaluate":
         assert document["per_query"]["qé"]["NDCG@10"] == 1.0  # qé's d1 judged 1 ranked first
+
+
+@pytest.mark.parametrize("args", [
+    ["evaluate", "--qrels", "{qrels}", "--run", "{run}", "--markdown", "-"],
+    ["fuse", "--run", "{run}", "--run", "{run2}", "-o", "-"],
+    ["fuse", "--run", "{run}", "--run", "{run2}", "-o", "{out}", "--json", "-"],
+], ids=["evaluate --markdown", "fuse -o", "fuse --json"])
+def test_a_dash_output_where_it_is_no_stdout_is_refused(tmp_path, args):
+    # (was: a file literally named "-" written in the working folder, exit 0, where --json - of
+    # evaluate, check and compare writes to stdout)
+    (tmp_path / "qrels.tsv").write_text("q1\t0\td1\t1\n")
+    (tmp_path / "r.trec").write_text("q1 Q0 d1 1 2.0 a\nq1 Q0 d2 2 1.0 a\n")
+    (tmp_path / "r2.trec").write_text("q1 Q0 d2 1 2.0 b\nq1 Q0 d1 2 1.0 b\n")
+    names = {"qrels": tmp_path / "qrels.tsv", "run": tmp_path / "r.trec", "run2": tmp_path / "r2.trec",
+             "out": tmp_path / "f.trec"}
+    proc = subprocess.run([sys.executable, "-m", "harness", *[a.format(**names) for a in args]], capture_output=True,
+                          text=True, cwd=tmp_path)
+    assert (proc.returncode, proc.stderr.strip().splitlines()[-1]) == (
+        2, "error: an output named - would be a file named '-': only --json of evaluate, check and compare writes "
+           "to stdout; give a file name"), proc.stderr
+    assert not (tmp_path / "-").exists()
