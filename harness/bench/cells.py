@@ -48,17 +48,36 @@ def evaluation_settings(config: BenchConfig, metric_names: list[str]) -> dict:
 
 
 def fingerprint(dataset_files: dict[str, str], split: str, spec: RetrieverSpec, resolved_params: dict,
-                evaluation: dict) -> str:
+                evaluation: dict, as_written: bool = False) -> str:
     """A retriever cell's fingerprint (a pipeline cell's: its ``to_dict()`` instead of type and params,
     and its stages' resolved params), with the harness's version: a cell finished by another release
-    is run again (retriever code is not in its params)."""
+    is run again (retriever code is not in its params). Equal numbers give one fingerprint
+    (``k1 = 1`` and ``k1 = 1.0``: :func:`equal_numbers`), and so do the same metrics in another order
+    (the leaderboard's ``metrics`` reordered); ``as_written``: the fingerprint that earlier runs
+    recorded, numbers and metrics as written (see :func:`is_finished`)."""
     system = {"type": spec.type, "params": spec.params, "resolved": resolved_params} \
         if isinstance(spec, RetrieverSpec) else {"pipeline": spec.to_dict(), "resolved": resolved_params}
     blob = {"dataset": {"split": split, "files": dict(sorted(dataset_files.items()))},
             "retriever": system, "evaluation": evaluation,
             "harness": harness.__version__}  # another release may compute other numbers: its cells run again
+    if not as_written:
+        if "metrics" in evaluation:  # (the metrics computed, in any order: one set of numbers)
+            blob["evaluation"] = {**evaluation, "metrics": sorted(evaluation["metrics"])}
+        blob = equal_numbers(blob)
     text = json.dumps(blob, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def equal_numbers(value):
+    """``value`` with each integral float as the int it equals (1.0 -> 1, -0.0 -> 0), in dicts and lists:
+    JSON writes 1 and 1.0 apart, so a config's ``k1 = 1.0`` ran the cell of ``k1 = 1`` again."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {key: equal_numbers(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [equal_numbers(item) for item in value]
+    return value
 
 
 def read_metrics(folder: Path) -> MetricsDocument | None:
@@ -69,9 +88,13 @@ def read_metrics(folder: Path) -> MetricsDocument | None:
         return None
 
 
-def is_finished(folder: Path, expected_fingerprint: str, metric_names: list[str]) -> bool:
+def is_finished(folder: Path, expected_fingerprint: str, metric_names: list[str],
+                as_written: str | None = None) -> bool:
+    """Whether the folder holds a complete cell of ``expected_fingerprint`` (or of ``as_written``: the
+    same cell's fingerprint with its numbers as written, which earlier runs recorded: such a cell is
+    not run again for the change of its fingerprint's form)."""
     doc = read_metrics(folder)
-    if doc is None or (doc.bench or {}).get("fingerprint") != expected_fingerprint:
+    if doc is None or (doc.bench or {}).get("fingerprint") not in (expected_fingerprint, as_written):
         return False
     if not all(name in doc.metrics for name in metric_names):
         return False

@@ -31,6 +31,7 @@ filled in), which is what results record.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import sys
@@ -48,6 +49,8 @@ else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
 DEFAULT_METRICS = ("NDCG@10",)
+INT64_MAX = 2**63 - 1  # the largest integer TOML has (and the evaluator takes as a cutoff)
+RAY_UNITS = 10_000  # Ray's resource quantities are fixed point with 4 decimals
 LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+=-]*$")
 LABEL_RULE = "letters, digits and . _ + = - (starting with a letter or digit)"
 # the files harness bench writes in <output_dir>/<name>/ beside the dataset folders (runner.py)
@@ -202,12 +205,17 @@ class _Reader:
             raise self.error(key, f"expected an integer, got {render(value)}")
         if value < minimum:
             raise self.error(key, f"expected an integer >= {minimum}, got {value}")
+        if value > INT64_MAX:  # (TOML's integers are 64-bit; a larger depth failed every cell with OverflowError)
+            raise self.error(key, f"expected an integer <= {INT64_MAX}, got a larger one")
         return value
 
     def number(self, value: Any, key: str) -> float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise self.error(key, f"expected a number, got {render(value)}")
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:  # (an int past 1.8e308: was a traceback)
+            raise self.error(key, "expected a finite number, got an integer past 1.8e308") from None
 
     def boolean(self, value: Any, key: str) -> bool:
         if not isinstance(value, bool):
@@ -278,6 +286,12 @@ def _executor(r: _Reader, value: Any, key: str) -> ExecutorSpec:
     num_cpus = r.number(table["num_cpus"], _join(key, "num_cpus")) if "num_cpus" in table else 1.0
     if not num_cpus > 0:
         raise r.error(_join(key, "num_cpus"), f"expected a positive number, got {render(num_cpus)}")
+    if num_cpus == math.inf:  # (passed "> 0"; Ray then failed naming neither file nor key)
+        raise r.error(_join(key, "num_cpus"), f"expected a finite number, got {render(num_cpus)}")
+    units = num_cpus * RAY_UNITS  # Ray counts resources in units of 0.0001 (int64): refuses finer, fails past
+    if abs(units - round(units)) > 1e-6 * max(1.0, units) or units > INT64_MAX:
+        raise r.error(_join(key, "num_cpus"), f"expected a multiple of 0.0001 (Ray's precision) up to "
+                                              f"{INT64_MAX // RAY_UNITS}, got {render(num_cpus)}")
     return ExecutorSpec(kind=kind, address=address, num_cpus=num_cpus)
 
 
@@ -378,7 +392,7 @@ def read_toml(path: str | Path) -> dict:
                                          f"column {column})") from None
     try:
         return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+    except ValueError as exc:  # TOMLDecodeError; and an integer of over 4,300 digits (Python's int() limit)
         raise ConfigError(str(path), "", f"invalid TOML: {exc}") from None
 
 

@@ -26,8 +26,8 @@ from typing import Callable
 from harness import progress
 from harness.atomic import write_json, write_text
 from harness.bench import leaderboard
-from harness.bench.cells import (Cell, cells, dataset_checksums, evaluation_settings, fingerprint, is_finished,
-                                 read_metrics)
+from harness.bench.cells import (RESULT_FILES, Cell, cells, dataset_checksums, evaluation_settings, fingerprint,
+                                 is_finished, read_metrics)
 from harness.bench.config import BenchConfig, DatasetSpec, RetrieverSpec
 from harness.bench.leaderboard import CellOutcome
 from harness.cache import ENV_VAR
@@ -82,6 +82,28 @@ def _cache_env(cache_dir: str | None):
             os.environ[ENV_VAR] = old
 
 
+CELL_LOCK = ".lock"  # in a cell's folder: held while the cell's files are written (_cell_lock)
+
+
+@contextlib.contextmanager
+def _cell_lock(folder: Path):
+    """An exclusive advisory lock (POSIX ``flock`` on ``<cell folder>/.lock``) while a cell's files are
+    written: two benches writing one cell (configs sharing output_dir, name and labels, run at the same
+    time) each write the whole folder in turn, never one's metrics.json beside the other's run.trec."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / CELL_LOCK, "a+") as handle:
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - non-POSIX
+            yield
+            return
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
 def _one_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     message = text[0] if text else ""
@@ -113,19 +135,28 @@ def _stages_as_run(planned: dict, outcomes) -> dict:
 
 class _Datasets:
     """Load each dataset on first need; keep only the current one in memory. Each of its cells
-    records the one load's time (``Dataset.load_s``)."""
+    records the one load's time (``Dataset.load_s``). A load that failed fails each of the dataset's
+    cells with its error, without loading it again for each (a corpus broken at its end was parsed
+    once per retriever)."""
 
     def __init__(self):
         self.spec: DatasetSpec | None = None
         self.dataset = None
+        self.failed: tuple[DatasetSpec, str] | None = None  # the spec whose load failed, and its error
 
     def get(self, spec: DatasetSpec):
+        if self.failed is not None and self.failed[0] == spec:
+            raise HarnessError(self.failed[1])
         if self.spec != spec:
             from harness.datasets import load_dataset
 
-            self.spec, self.dataset = None, None  # set once loaded: a failed load fails each of its cells alike
-            with progress.task(f"loading {spec.label}"):
-                dataset = load_dataset(spec.source, spec.split)
+            self.spec, self.dataset, self.failed = None, None, None  # set once loaded
+            try:
+                with progress.task(f"loading {spec.label}"):
+                    dataset = load_dataset(spec.source, spec.split)
+            except Exception as exc:  # (its one line only: the traceback would keep a partial corpus alive)
+                self.failed = spec, _one_line(exc)
+                raise
             self.spec, self.dataset = spec, dataset
         return self.dataset
 
@@ -141,6 +172,7 @@ class BenchRunner:
         self._retriever_errors: dict[str, str] = {}
         self._pipeline_params: dict[str, dict] = {}
         self._checksums: dict[DatasetSpec, dict | None] = {}
+        self._planned: _Datasets | None = None  # the datasets loaded while planning (run())
         self._memo_path = config.folder / CHECKSUM_MEMO
         self._memo = self._read_memo()
 
@@ -200,18 +232,43 @@ class BenchRunner:
             self._pipeline_params[pipeline.label] = resolved
         return self._pipeline_params[pipeline.label]
 
-    def cell_fingerprint(self, cell: Cell, datasets: _Datasets) -> str:
+    def refuse_outputs_over_inputs(self, cell: Cell) -> None:
+        """Refuse a cell whose folder's files (run.trec, ...) include one of its inputs: a run-file
+        retriever's (or pipeline stage's) ``path``, an optimised fusion's qrels. Writing the cell would
+        replace the user's file (``path = "results/b/scifact/rf/run.trec"``, to evaluate a run again
+        with other cutoffs, cut it to the depth), as ``harness run`` refuses it too."""
+        spec = cell.retriever
+        if isinstance(spec, RetrieverSpec):
+            named = [(f"retriever {spec.label!r}: params.{key}", value) for key, value in spec.params.items()]
+        else:
+            named = [(f"pipeline {spec.label!r}, stage {stage.name!r}: params.{key}", value) for stage in spec.stages
+                     for key, value in stage.params.items()]
+            named += [(f"pipeline {spec.label!r}, stage {stage.name!r}: optimize.qrels", stage.optimize.get("qrels"))
+                      for stage in spec.stages if isinstance(stage.optimize, dict)]
+        for key, value in named:
+            if not isinstance(value, str) or not value:
+                continue
+            for name in RESULT_FILES:
+                with contextlib.suppress(OSError, ValueError):  # (no such output yet; a string that names no file)
+                    if os.path.samefile(cell.folder / name, os.path.expanduser(value)):
+                        raise HarnessError(f"{key} {value}: is this cell's own {name}, which running the cell "
+                                           "would replace; copy it elsewhere and name the copy")
+
+    def cell_fingerprint(self, cell: Cell, datasets: _Datasets, as_written: bool = False) -> str:
         return fingerprint(self.checksums(cell.dataset, datasets), cell.dataset.split, cell.retriever,
-                           self.resolved_params(cell.retriever), self.evaluation)
+                           self.resolved_params(cell.retriever), self.evaluation, as_written=as_written)
 
     def run_cell(self, cell: Cell, expected: str, datasets: _Datasets) -> MetricsDocument:
         from harness.evaluation import Evaluator
         from harness.experiment import check_run_file_ids, run_experiment
         from harness.reports import write_result_folder
 
+        self.refuse_outputs_over_inputs(cell)  # (before anything of the folder is removed)
         stale = cell.folder / "metrics.json"
         if stale.exists():
             stale.unlink()  # the folder is being redone: never leave an old metrics.json beside new files
+        if self._planned is not None and self._planned.spec == cell.dataset:
+            datasets = self._planned  # loaded by the plan (for its checksums): not loaded a second time
         ds = datasets.get(cell.dataset)
         check_run_file_ids(ds)  # the cell writes run.trec: refuse ids it could not hold before indexing
         if ds.files != self._checksums.get(cell.dataset):  # checksums known only after loading
@@ -237,7 +294,8 @@ class BenchRunner:
         document.bench = {"name": self.config.name, "config_path": self.config.source, "config": self.config.to_dict(),
                           "dataset": cell.dataset.to_dict(), "retriever": cell.retriever.to_dict(),
                           "evaluation": self.evaluation, "fingerprint": expected}
-        write_result_folder(cell.folder, document, ds.queries.as_dict(), exp.run, tag=cell.retriever.label)
+        with _cell_lock(cell.folder):
+            write_result_folder(cell.folder, document, ds.queries.as_dict(), exp.run, tag=cell.retriever.label)
         return document
 
     # ----------------------------------------------------------------- the matrix
@@ -249,8 +307,15 @@ class BenchRunner:
         started = time.perf_counter()
         plan = cells(self.config)
         outcomes: dict[int, CellOutcome] = {}
-        todo: list[tuple[int, Cell, str]] = []
-        datasets = _Datasets()
+        executor = executor_for(self.config.executor)
+        # Here, each dataset's cells run right after they are planned, with the dataset the plan loaded (one
+        # not in a local folder, irds:/hf:, is loaded to learn its files' checksums; was loaded again to run
+        # its cells): one load per dataset, one in memory at a time. Ray gets every cell at once.
+        groups: list[list[int]] = [list(range(len(plan)))]
+        if executor.kind == "local":
+            groups = [[i for i, cell in enumerate(plan) if cell.dataset == spec]
+                      for spec in dict.fromkeys(cell.dataset for cell in plan)]
+        datasets = self._planned = _Datasets()
         with _cache_env(self.config.cache_dir), progress.task(f"bench {self.config.name}", total=len(plan),
                                                               unit="cells") as bar:
             def record(index: int, outcome: CellOutcome) -> None:
@@ -258,30 +323,39 @@ class BenchRunner:
                 self.echo(self.describe(index + 1, len(plan), outcome))
                 bar.advance(1)
 
-            for index, cell in enumerate(plan):
-                cell_started = time.perf_counter()
-                bar.update(description=f"bench {self.config.name}: {cell.name}")
-                try:
-                    expected = self.cell_fingerprint(cell, datasets)
-                    if not self.force and is_finished(cell.folder, expected, self.metrics):
-                        outcome = CellOutcome(cell, "reused", read_metrics(cell.folder))
-                    elif dry_run:
-                        outcome = CellOutcome(cell, "pending")
-                    else:
-                        todo.append((index, cell, expected))
-                        continue
-                except Exception as exc:  # one cell's failure (bad file, retriever bug) must not end the matrix
-                    if self.fail_fast:
-                        raise
-                    outcome = CellOutcome(cell, "failed", error=_one_line(exc))
-                outcome.seconds = time.perf_counter() - cell_started
-                record(index, outcome)
-            for done in executor_for(self.config.executor).run(self, todo):
-                cell = plan[done.index]
-                outcome = CellOutcome(cell, "failed", error=done.error) if done.error is not None else \
-                    CellOutcome(cell, "run", done.document)
-                outcome.seconds = done.seconds
-                record(done.index, outcome)
+            for group in groups:
+                todo: list[tuple[int, Cell, str]] = []
+                for index in group:
+                    cell = plan[index]
+                    cell_started = time.perf_counter()
+                    bar.update(description=f"bench {self.config.name}: {cell.name}")
+                    try:
+                        expected = self.cell_fingerprint(cell, datasets)
+                        if not self.force and is_finished(cell.folder, expected, self.metrics,
+                                                          self.cell_fingerprint(cell, datasets, as_written=True)):
+                            outcome = CellOutcome(cell, "reused", read_metrics(cell.folder))
+                        else:
+                            self.refuse_outputs_over_inputs(cell)  # before any cell runs: it would replace an input
+                            if not dry_run:
+                                todo.append((index, cell, expected))
+                                continue
+                            outcome = CellOutcome(cell, "pending")
+                    except Exception as exc:  # one cell's failure (bad file, retriever bug) must not end the matrix
+                        if self.fail_fast:
+                            raise
+                        outcome = CellOutcome(cell, "failed", error=_one_line(exc))
+                    outcome.seconds = time.perf_counter() - cell_started
+                    record(index, outcome)
+                if executor.kind != "local":
+                    datasets.spec, datasets.dataset = None, None  # (not needed on the driver while Ray runs)
+                for done in executor.run(self, todo):
+                    cell = plan[done.index]
+                    outcome = CellOutcome(cell, "failed", error=done.error) if done.error is not None else \
+                        CellOutcome(cell, "run", done.document)
+                    outcome.seconds = done.seconds
+                    record(done.index, outcome)
+                datasets.spec, datasets.dataset = None, None  # before the next dataset is loaded
+        self._planned = None
         ordered = [outcomes[i] for i in range(len(plan))]
         board = leaderboard.build(self.config, ordered)
         counts = {status: sum(1 for o in ordered if o.status == status)
