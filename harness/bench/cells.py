@@ -20,8 +20,7 @@ import harness
 from harness.bench.config import BenchConfig, DatasetSpec, RetrieverSpec
 from harness.errors import HarnessError, InputError
 from harness.reports.document import MetricsDocument
-
-RESULT_FILES = ("metrics.json", "metrics.md", "per_query.jsonl", "run.trec")
+from harness.reports.writer import RESULT_FILES
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,6 @@ from harness.cli.options import (K_OPTION, KEEP_IDENTICAL_IDS_OPTION, METRIC_OPT
 from harness.datasets import DEFAULT_DATASET
 from harness.errors import HarnessError
 
-RESULT_FILES = ("run.trec", "per_query.jsonl", "metrics.md", "metrics.json")  # what a result folder holds
-
 
 @app.command()
 def run(
@@ -72,6 +70,8 @@ def run(
     with progress.task(f"loading {ref.text}"):
         ds = load_dataset(ref, split)
     folder = output_dir / ds.name / (name or system.name)
+    from harness.reports.writer import RESULT_FILES
+
     # (-r run-file -p path=results/x/bm25/run.trec --name bm25: the user's run was replaced by its top --depth)
     refuse_outputs_over_inputs([("--output-dir", folder / file) for file in RESULT_FILES],
                                _param_paths(params.values()))
@@ -106,6 +106,8 @@ def _run_pipeline(path: Path, dataset: str, split: str, evaluator, k_values: lis
     with progress.task(f"loading {ref.text}"):
         ds = load_dataset(ref, split)
     folder = output_dir / ds.name / (name or spec.name)
+    from harness.reports.writer import RESULT_FILES
+
     refuse_outputs_over_inputs([("--output-dir", folder / file) for file in RESULT_FILES],
                                _param_paths(value for stage in spec.stages for value in stage.params.values()))
     exp, outcomes = run_pipeline(ds, spec, evaluator, k_values, depth=depth, output_dir=folder)

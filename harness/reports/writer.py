@@ -12,6 +12,8 @@ from harness.reports.efficiency import header_facts, run_header
 from harness.reports.markdown import metrics_table
 from harness.run import Run
 
+RESULT_FILES = ("metrics.json", "metrics.md", "per_query.jsonl", "run.trec")  # what a result folder holds
+
 
 def write_result_folder(folder: str | Path, document: MetricsDocument, query_texts: dict[str, str] | None = None,
                         run: Run | None = None, tag: str = "harness") -> Path:
