@@ -53,7 +53,7 @@ def refuse_outputs_over_inputs(outputs: list[tuple[str, Path | None]], inputs: l
         for source in inputs:
             try:
                 same = os.path.samefile(out, source)
-            except OSError:  # (an input that cannot be looked at is named by its reader)
+            except (OSError, ValueError):  # (an input that cannot be looked at is named by its reader; NUL: no path)
                 continue
             if same:
                 raise HarnessError(f"{option} {out}: is the input file {source}; writing there would replace it")

@@ -127,8 +127,9 @@ class _Checker(_Reader):
         if "depth" not in table:
             return None
         value = table["depth"]
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise self.error(_join(key, "depth"), f"expected an integer >= 1, got {render(value)}")
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 2**63 - 1:
+            # (ranks and counts are int64: a larger depth failed every cell with an OverflowError)
+            raise self.error(_join(key, "depth"), f"expected an integer from 1 to 2^63 - 1, got {render(value)}")
         return value
 
     def params(self, table: dict, key: str) -> dict:

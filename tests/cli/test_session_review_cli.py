@@ -82,3 +82,15 @@ def test_a_dash_output_where_it_is_no_stdout_is_refused(tmp_path, args):
         2, "error: an output named - would be a file named '-': only --json of evaluate, check and compare writes "
            "to stdout; give a file name"), proc.stderr
     assert not (tmp_path / "-").exists()
+
+
+def test_an_input_that_names_no_path_is_no_error_when_outputs_are_checked(tmp_path):
+    # a string param holding NUL (a pipeline TOML's "a\u0000b") made os.path.samefile raise ValueError, a
+    # traceback, once the result files existed (bench review): such a string is no file, so nothing to refuse
+    from pathlib import Path
+
+    from harness.cli.options import refuse_outputs_over_inputs
+
+    out = tmp_path / "run.trec"
+    out.write_text("")
+    refuse_outputs_over_inputs([("--output-dir", out)], [Path("a\0b")])

@@ -34,7 +34,9 @@ def test_parses_stages_with_defaults():
     ([{"name": "x", "type": "retrieve"}], "stages[0].retriever: missing required key"),
     ([BM25, {**BM25, "retriever": "dense"}], 'stages[1].name: duplicate stage name "bm25"'),
     ([{**BM25, "name": "a b"}], 'stages[0].name: "a b" is not allowed here'),
-    ([{**BM25, "depth": 0}], "stages[0].depth: expected an integer >= 1, got 0"),
+    ([{**BM25, "depth": 0}], "stages[0].depth: expected an integer from 1 to 2^63 - 1, got 0"),
+    # (was accepted, then every cell failed with "OverflowError: Python int too large to convert to C long")
+    ([{**BM25, "depth": 2**63}], "stages[0].depth: expected an integer from 1 to 2^63 - 1, got 9223372036854775808"),
     ([{**BM25, "inputs": ["x"]}], "stages[0].inputs: unknown key (expected one of: depth, name, params, retriever, type)"),
     ([BM25, {"name": "f", "type": "fuse", "inputs": ["bm25"]}],
      'stages[1].inputs: expected a list of two or more stage names, got ["bm25"]'),
