@@ -116,6 +116,26 @@ def remove_abandoned(folder: Path, name: str | None = None) -> None:
                     os.unlink(folder / entry)
 
 
+@contextlib.contextmanager
+def file_lock(path: str | os.PathLike) -> Iterator[None]:
+    """An exclusive advisory lock (POSIX ``flock``) on the file ``path`` (created, with its folder, if
+    need be) for the ``with`` block: processes that take it write in turn (a no-op where there is no
+    ``fcntl``)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+") as handle:
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - non-POSIX
+            yield
+            return
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)

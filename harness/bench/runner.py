@@ -85,23 +85,13 @@ def _cache_env(cache_dir: str | None):
 CELL_LOCK = ".lock"  # in a cell's folder: held while the cell's files are written (_cell_lock)
 
 
-@contextlib.contextmanager
 def _cell_lock(folder: Path):
     """An exclusive advisory lock (POSIX ``flock`` on ``<cell folder>/.lock``) while a cell's files are
     written: two benches writing one cell (configs sharing output_dir, name and labels, run at the same
     time) each write the whole folder in turn, never one's metrics.json beside the other's run.trec."""
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / CELL_LOCK, "a+") as handle:
-        try:
-            import fcntl
-        except ImportError:  # pragma: no cover - non-POSIX
-            yield
-            return
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+    from harness.atomic import file_lock
+
+    return file_lock(folder / CELL_LOCK)
 
 
 def _one_line(exc: BaseException) -> str:

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
+from harness.atomic import file_lock as _lock  # (two processes do not write the same .part)
 from harness.atomic import remove_abandoned, writer_tag
 from harness.cache import ENV_VAR as CACHE_ENV  # noqa: F401  (re-exported: tests and docs name it here)
 from harness.cache import cache_dir
@@ -226,23 +227,6 @@ def fetch(url: str, dest: Path, known_hash: str | None, progressbar: bool = Fals
         raise HarnessError(f"checksum mismatch for {url}: {exc}".replace("\n", " ")) from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-
-
-@contextlib.contextmanager
-def _lock(path: Path) -> Iterator[None]:
-    """An exclusive advisory lock (POSIX) so that two processes do not write the same ``.part``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+") as handle:
-        try:
-            import fcntl
-        except ImportError:  # pragma: no cover - non-POSIX
-            yield
-            return
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 # --------------------------------------------------------------------------- unpack
