@@ -19,19 +19,11 @@ import pytest
 
 from harness.datasets import beir, jsonl
 from harness.errors import InputError
+from tests.datasets.test_scale_review import _fast  # the fast parse's _id column, or None
 
 DOCS = [json.dumps({"_id": f"d{i}", "title": "", "text": f"word {i}"}) for i in range(8)]
 
 
-def _fast(path, stream: bool):
-    """The fast parse's ``_id`` column, or None when it refuses the file."""
-    if stream:
-        batches = []
-        if not jsonl.stream_string_columns(path, beir.COLUMNS, batches.append):
-            return None
-        return [i for batch in batches for i in batch.column(0).to_pylist()]
-    table = jsonl.read_string_columns(path, beir.COLUMNS)
-    return None if table is None else table.column("_id").to_pylist()
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["table", "stream"])
