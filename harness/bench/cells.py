@@ -91,9 +91,11 @@ def is_finished(folder: Path, expected_fingerprint: str, metric_names: list[str]
                 as_written: str | None = None) -> bool:
     """Whether the folder holds a complete cell of ``expected_fingerprint`` (or of ``as_written``: the
     same cell's fingerprint with its numbers as written, which earlier runs recorded: such a cell is
-    not run again for the change of its fingerprint's form)."""
+    not run again for the change of its fingerprint's form). A metrics.json that records no fingerprint
+    (``harness run``'s) is no finished cell, whether ``as_written`` is given or not."""
     doc = read_metrics(folder)
-    if doc is None or (doc.bench or {}).get("fingerprint") not in (expected_fingerprint, as_written):
+    accepted = (expected_fingerprint,) if as_written is None else (expected_fingerprint, as_written)
+    if doc is None or (doc.bench or {}).get("fingerprint") not in accepted:
         return False
     if not all(name in doc.metrics for name in metric_names):
         return False
