@@ -13,6 +13,7 @@ once per write.
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import hashlib
 import json
@@ -120,7 +121,8 @@ def remove_abandoned(folder: Path, name: str | None = None) -> None:
 def file_lock(path: str | os.PathLike) -> Iterator[None]:
     """An exclusive advisory lock (POSIX ``flock``) on the file ``path`` (created, with its folder, if
     need be) for the ``with`` block: processes that take it write in turn (a no-op where there is no
-    ``fcntl``)."""
+    ``fcntl``, or where the file system refuses locks: some NFS and FUSE mounts answer ENOLCK or
+    EOPNOTSUPP, and the writes, each atomic, then go ahead unlocked as they did before the lock)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a+") as handle:
@@ -129,11 +131,18 @@ def file_lock(path: str | os.PathLike) -> Iterator[None]:
         except ImportError:  # pragma: no cover - non-POSIX
             yield
             return
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            locked = True
+        except OSError as exc:
+            if exc.errno not in (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL):
+                raise
+            locked = False
         try:
             yield
         finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+            if locked:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 def _umask() -> int:
