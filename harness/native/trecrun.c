@@ -2080,6 +2080,72 @@ done:
     return out;
 }
 
+/* jsonl_lines(buffer, open, last, blank, cr) -> (open, last, blank, cr, line_ends), or None: the checks
+ * harness/datasets/jsonl.py's _ObjectBlocks makes of the next bytes read of a JSON Lines file, in one
+ * pass (memchr for each LF and CR) where numpy made a mask and an index array per read. A line that
+ * is not blank (blanks: space, tab, CR) must start with '{' and end with '}', and come before any
+ * blank line; every CR must be followed by an LF. The state carries a line across reads: `open`
+ * (the current line holds a byte that is not blank), `last` (its last such byte), `blank` (a blank
+ * line was read), `cr` (the last read ended with a CR). None: a check failed. */
+static inline int jsonl_blank(unsigned char c) { return c == ' ' || c == '\t' || c == '\r'; }
+
+static PyObject *jsonl_lines(PyObject *self, PyObject *args)
+{
+    Py_buffer view;
+    int open, last, blank, cr;
+    if (!PyArg_ParseTuple(args, "y*iiii", &view, &open, &last, &blank, &cr))
+        return NULL;
+    const unsigned char *p = view.buf, *end = p + view.len;
+    long long line_ends = 0;
+    int fault = 0;
+    Py_BEGIN_ALLOW_THREADS
+    if (view.len > 0 && cr && p[0] != '\n')
+        fault = 1;
+    cr = view.len > 0 && end[-1] == '\r';
+    if (view.len > 0) {
+        for (const unsigned char *c = p; !fault && (c = memchr(c, '\r', (size_t)(end - 1 - c))) != NULL; c++)
+            if (c[1] != '\n')
+                fault = 1;
+    }
+    while (!fault && p < end) {
+        const unsigned char *nl = memchr(p, '\n', (size_t)(end - p));
+        const unsigned char *stop = nl ? nl : end, *a = p;
+        while (a < stop && jsonl_blank(*a))
+            a++;
+        if (a < stop) {
+            if (!open) {
+                if (blank || *a != '{') {
+                    fault = 1;
+                    break;
+                }
+                open = 1;
+            }
+            const unsigned char *b = stop - 1;
+            while (jsonl_blank(*b))
+                b--;
+            last = *b;
+        }
+        if (!nl)
+            break;
+        line_ends++;
+        if (open) {
+            if (last != '}') {
+                fault = 1;
+                break;
+            }
+            open = 0;
+        } else {
+            blank = 1;
+        }
+        p = nl + 1;
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&view);
+    if (fault)
+        Py_RETURN_NONE;
+    return Py_BuildValue("(iiiiL)", open, last, blank, cr, line_ends);
+}
+
 static PyMethodDef methods[] = {
     {"string_order", string_order, METH_VARARGS,
      "string_order(offsets, data) -> bytes: the int64 positions of an Arrow string array's values (offsets: "
@@ -2099,6 +2165,9 @@ static PyMethodDef methods[] = {
     {"repeated_entry", repeated_entry, METH_VARARGS,
      "repeated_entry(offsets, codes, n_vocab) -> int: the first entry whose document its query already listed, "
      "or -1 (int64 offsets and codes)."},
+    {"jsonl_lines", jsonl_lines, METH_VARARGS,
+     "jsonl_lines(buffer, open, last, blank, cr) -> (open, last, blank, cr, line_ends) or None: the per-line "
+     "checks of a JSON Lines read (see harness/datasets/jsonl.py _ObjectBlocks); None when one fails."},
     {"format_scores", format_scores, METH_VARARGS,
      "format_scores(scores, threads=1) -> bytes: repr of each float64 of the buffer, one a line."},
     {NULL, NULL, 0, NULL},
