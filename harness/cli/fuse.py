@@ -31,6 +31,20 @@ def _check_outputs_apart(output: Path, json_out: Path | None, inputs: list[Path]
     refuse_outputs_over_inputs([("--output", output), ("--json", json_out)], inputs)
 
 
+def _settings_of_an_earlier_fusion(output: Path) -> Path | None:
+    """``<output>.json`` when it is the settings file an earlier ``harness fuse --optimize`` wrote beside
+    ``output`` (its keys ``fusion``, ``runs`` and ``output``): a fusion written without settings then
+    leaves no file describing another run beside it (an rrf k=10 optimisation's, beside a combsum run)."""
+    import json
+
+    path = output.with_name(output.name + ".json")
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return path if isinstance(document, dict) and {"fusion", "runs", "output"} <= document.keys() else None
+
+
 def _file_entry(path: Path, once: dict[Path, bytes]) -> dict:
     """The input's path and sha256: of the bytes read from it when it is a pipe (``once``), which
     cannot be read a second time (its checksum was that of nothing: e3b0c442...)."""
@@ -141,9 +155,12 @@ def fuse(
                     "optimization": {**result.to_dict(), "qrels": _file_entry(qrels, once)}}
         json_out = json_out or output.with_name(output.name + ".json")
     fused = fuse_runs(runs, spec, order)
-    if json_out:  # an earlier fusion's settings must not outlive a write of this run killed before its own
+    stale = json_out or _settings_of_an_earlier_fusion(output)
+    if stale:  # an earlier fusion's settings must not outlive (or sit beside) a write of this run
         check_writable_ids([tag or spec.method], "run tag")  # (what write_run refuses: refused before the unlink)
-        json_out.unlink(missing_ok=True)
+        stale.unlink(missing_ok=True)
+        if not json_out:
+            typer.echo(f"removed {stale}: the settings of an earlier fusion into {output}", err=True)
     write_run(fused, output, tag=tag or spec.method)
     if json_out:
         write_json(json_out, {**document, "output": str(output), "n_queries": fused.n_queries})

@@ -203,3 +203,19 @@ def test_a_piped_run_is_hashed_from_the_bytes_read(tmp_path):
     assert proc.returncode == 0, proc.stderr
     runs = json_module.loads((tmp_path / "f.json").read_text())["runs"]
     assert [r["sha256"] for r in runs] == [hashlib.sha256(p.read_bytes()).hexdigest() for p in (a, b)]
+
+
+def test_a_plain_fusion_removes_an_earlier_optimisations_settings_beside_its_output(runs):
+    # `fuse --optimize` writes OUT.json; a later plain `fuse -o OUT` replaced OUT and left that file beside it,
+    # describing another run (an rrf k optimisation's settings beside a combsum run; session review)
+    (runs / "dev.tsv").write_text("query-id\tcorpus-id\tscore\nq\td4\t1\nq\td1\t0\n")
+    out, side = runs / "fused.trec", runs / "fused.trec.json"
+    pair = ["--run", str(runs / "a.trec"), "--run", str(runs / "b.trec"), "-o", str(out)]
+    assert harness("fuse", *pair, "--optimize", "--qrels", str(runs / "dev.tsv")).returncode == 0
+    assert json.loads(side.read_text())["fusion"]["method"] == "rrf"
+    proc = harness("fuse", "--method", "combsum", *pair)
+    assert proc.returncode == 0, proc.stderr
+    assert not side.exists() and f"removed {side}: the settings of an earlier fusion into {out}" in proc.stderr
+    assert {line.split()[5] for line in out.read_text().splitlines()} == {"combsum"}
+    side.write_text('{"a user\'s": "file"}')  # a file of another shape is the user's: kept
+    assert harness("fuse", "--method", "combsum", *pair).returncode == 0 and side.exists()
