@@ -51,6 +51,9 @@ def compare(
     settings = Settings(test=test, alpha=alpha, permutations=permutations, resamples=resamples, seed=seed)
     wanted = list(metric or DEFAULT_METRICS)
     systems = [load_system(r, qrels=qrels, metrics=wanted) for r in results]
+    if qrels is not None and all(s.document is not None for s in systems):  # (it evaluated nothing, silently)
+        raise HarnessError("--qrels applies to run files only; every result given is evaluated already "
+                           "(a result folder or metrics.json)")
     unique_names(systems)
     refuse_outputs_over_inputs([("--json", None if to_stdout else json_out), ("--markdown", markdown_out)],
                                [*result_files(systems), *([qrels] if qrels is not None else [])])

@@ -158,3 +158,13 @@ def test_check_github_summary_and_junit(harness, pair, tmp_path, monkeypatch):
     monkeypatch.delenv("GITHUB_STEP_SUMMARY")
     outside = harness("check", "--baseline", pair["baseline"], "--current", pair["same"], "--github-summary")
     assert outside.returncode == 0 and "GITHUB_STEP_SUMMARY is not set" in outside.stderr
+
+
+def test_qrels_with_no_run_file_to_evaluate_is_a_usage_error(harness, pair, tmp_path):
+    # (was: accepted and unused, exit 0: a user who meant the results to be evaluated on these qrels saw
+    # numbers computed on others; docs review)
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\n")
+    proc = harness("compare", pair["baseline"], pair["same"], "--qrels", tmp_path / "qrels.txt")
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines()[-1] == ("error: --qrels applies to run files only; every result given "
+                                                    "is evaluated already (a result folder or metrics.json)")
