@@ -20,7 +20,8 @@ configs, not by its files, so a rewritten parquet file was served from the old c
 with the same name and README shared one): a local folder's files are therefore digested
 (:func:`_local_identity`; sha256 per file, remembered by stat as the corpus cache does), and the digest
 picks the ``datasets`` cache folder and goes into the corpus fingerprint (which keys the BM25 index
-cache). Hub repos are keyed by their revision, as before.
+cache) and into ``Dataset.files`` (which keys pipeline stages and bench cells). Hub repos are keyed by
+their revision (``datasets``' fingerprint names the commit), as before.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from pathlib import Path
 
 from harness.datasets.beir import assemble
 from harness.formats.trec import read_beir_qrels
-from harness.datasets.corpus import Corpus, Queries
+from harness.datasets.corpus import COLUMNS, Corpus, Queries
 from harness.errors import HarnessError
 from harness.qrels import Qrels
 
@@ -62,6 +63,14 @@ def _load(path: str, split: str, name: str | None = None, revision: str | None =
                                      data_files={name: f"{name}/**/*.parquet"}, **kwargs)
 
 
+def _describe(exc: BaseException) -> str:
+    """``Type: message`` of ``exc``, and of its cause where ``datasets`` wraps one (its
+    ``DatasetGenerationError`` says only "An error occurred while generating the dataset")."""
+    cause = exc.__cause__
+    detail = f" ({type(cause).__name__}: {str(cause).strip()})" if cause is not None else ""
+    return f"{type(exc).__name__}: {exc}{detail}".replace("\n", " ")
+
+
 def _load_or_explain(what: str, path: str, split: str, **kwargs):
     try:
         return _load(path, split, **kwargs)
@@ -69,16 +78,20 @@ def _load_or_explain(what: str, path: str, split: str, **kwargs):
         raise
     except Exception as exc:  # datasets raises many types: ConnectionError, FileNotFoundError, ValueError
         raise HarnessError(f"cannot load the {what} of {path!r} from the Hugging Face hub: "
-                           f"{type(exc).__name__}: {exc}".rstrip(".") + _offline_hint()) from None
+                           f"{_describe(exc)}".rstrip(".") + _offline_hint()) from None
 
 
 def _load_qrels(path: str, split: str, revision: str | None, cache_dir: str | None):
-    """The split's qrels TSV as ``datasets`` reads it, each field kept verbatim as a string: no value
-    read as missing (pandas would make ids such as ``NA``, ``null``, ``None`` or ``nan`` null), no
-    quote character taken as quoting (``"Heroes"_(album)`` stays as written), as the folder loader
-    reads them; :func:`_qrels_from_table` then parses the lines with that loader's reader. A repo whose
-    qrels are no CSV/TSV (parquet, JSON lines: typed columns, no text for pandas to misread) is read
-    with the string features only (its builder refuses the CSV options)."""
+    """The split's qrels TSV as ``datasets`` reads it: each line verbatim as one string (column
+    ``line``; separator NUL, no header taken), no value read as missing (pandas would make ids such as
+    ``NA``, ``null``, ``None`` or ``nan`` null), no quote character taken as quoting (``"Heroes"_(album)``
+    stays as written), blank lines kept, so that :func:`_qrels_from_table` parses the file's own lines
+    with the folder loader's reader (its header rule, a headerless file, a line of 4 columns refused,
+    line numbers). A local folder's ``<split>.tsv``, when it has one, is the split's only file (as
+    ``qrels/<split>.tsv`` is a BEIR folder's): ``datasets``' split patterns would also read
+    ``test.tsv.bak`` or ``test2.tsv`` into ``test``. A repo whose qrels are no CSV/TSV (parquet, JSON
+    lines: typed columns, no text for pandas to misread) is read with the string features only (its
+    builder refuses the CSV options)."""
     import csv
 
     import datasets
@@ -87,13 +100,16 @@ def _load_qrels(path: str, split: str, revision: str | None, cache_dir: str | No
                                   "score": datasets.Value("string")})
 
     def load(name: str):
+        # a local folder's <split>.tsv alone: datasets' split patterns would add test.tsv.bak, test2.tsv, ...
+        files = {"data_files": {name: f"{name}.tsv"}} if (Path(path) / f"{name}.tsv").is_file() else {}
         try:
-            return _load(path, name, revision=revision, cache_dir=cache_dir, features=features, na_filter=False,
-                         quoting=csv.QUOTE_NONE)
+            return _load(path, name, revision=revision, cache_dir=cache_dir, na_filter=False,
+                         features=datasets.Features({"line": datasets.Value("string")}), names=["line"], sep="\0",
+                         quoting=csv.QUOTE_NONE, skip_blank_lines=False, **files)
         except ValueError as exc:
             if "doesn't have a 'na_filter' key" not in str(exc):
                 raise
-        return _load(path, name, revision=revision, cache_dir=cache_dir, features=features)
+        return _load(path, name, revision=revision, cache_dir=cache_dir, features=features, **files)
 
     try:
         return load(split)
@@ -107,16 +123,43 @@ def _load_qrels(path: str, split: str, revision: str | None, cache_dir: str | No
 def _qrels_from_table(table, source: str) -> Qrels:
     """The judgments of the qrels table, read by the one BEIR qrels reader
     (:func:`harness.formats.trec.read_beir_qrels`: header, ``#`` comments, whitespace, grades, pairs
-    judged twice, every refusal naming ``source`` and the line) from the TSV lines the table's string
-    fields make again, after the header line ``datasets`` consumed (so line numbers are the file's
-    where it has no blank line)."""
+    judged twice, every refusal naming ``source`` and the line): a TSV's lines as read (column
+    ``line``), or the TSV lines the string fields of a parquet or JSON table make again, after a
+    header line (so that a first row is never taken as one)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    if "line" in table.column_names:
+        data = "".join(line + "\n" for line in pc.fill_null(table.column("line"), "").to_pylist())
+        return read_beir_qrels(Path(source), data.encode("utf-8", "surrogatepass"))
     columns = [pc.fill_null(table.column(name).cast(pa.string()), "") for name in ("query-id", "corpus-id", "score")]
     lines = pc.binary_join_element_wise(*columns, "\t")
     data = "query-id\tcorpus-id\tscore\n" + "".join(line + "\n" for line in lines.to_pylist())
     return read_beir_qrels(Path(source), data.encode("utf-8", "surrogatepass"))
+
+
+def _string_columns(table, names, source: str):
+    """``table``'s ``names`` columns as Arrow strings (nulls kept; the text is not copied), the corpus's
+    and the queries' by one rule: a number or boolean as Arrow writes it (``5``, ``0``, ``true``), an
+    absent ``title`` or ``text`` all "" (as the folder loader reads an absent field); an absent ``_id``,
+    or a column no text can be made of (a list, a struct), is a one-line error naming it."""
+    import pyarrow as pa
+
+    if "_id" not in table.column_names:
+        raise HarnessError(f"{source}: no '_id' column (columns: {', '.join(table.column_names) or 'none'})")
+    columns = {}
+    for name in names:
+        if name not in table.column_names:
+            columns[name] = pa.repeat(pa.scalar("", pa.string()), table.num_rows)
+            continue
+        column = table.column(name)
+        if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+            try:
+                column = column.cast(pa.string())
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                raise HarnessError(f"{source}: column {name!r} holds {column.type}, not text") from None
+        columns[name] = column
+    return pa.table(columns)
 
 
 def _check_ids(column, what: str, source: str) -> None:
@@ -167,18 +210,23 @@ def load_hf_dataset(repo: str, split: str = "test", revision: str | None = None,
     except HarnessError:
         raise
     except Exception as exc:
-        raise HarnessError(f"cannot load the {split!r} qrels from {qrels_repo!r}: {type(exc).__name__}: {exc}"
+        raise HarnessError(f"cannot load the {split!r} qrels from {qrels_repo!r}: {_describe(exc)}"
                            + _offline_hint()) from None
-    _check_ids(corpus_ds.data.table.column("_id"), "document", f"{repo}:corpus")
-    corpus = Corpus.from_table(corpus_ds.data.table)
+    corpus_table = _string_columns(corpus_ds.data.table, COLUMNS, f"{repo}:corpus")
+    _check_ids(corpus_table.column("_id"), "document", f"{repo}:corpus")
+    corpus = Corpus.from_table(corpus_table)
     corpus.fingerprint = hashlib.sha256(f"hf-datasets {corpus_ds._fingerprint}{' ' + local if local else ''}"
                                         .encode()).hexdigest()
-    query_table = queries_ds.data.table
+    query_table = _string_columns(queries_ds.data.table, ("_id", "text"), f"{repo}:queries")
     _check_ids(query_table.column("_id"), "query", f"{repo}:queries")
-    queries = Queries([str(x) for x in query_table.column("_id").to_pylist()],
-                      [x or "" for x in query_table.column("text").to_pylist()])
+    queries = Queries(query_table.column("_id").to_pylist(), query_table.column("text").fill_null("").to_pylist())
     qrels = _qrels_from_table(qrels_ds.data.table, f"{qrels_repo}:{split}")
+    # ``datasets``' fingerprint names a hub repo's revision but a local folder by its README alone: the
+    # folders' digest goes with it, so that a pipeline stage or bench cell keyed on ``files`` is not reused
+    # for other content under the same path
     files = {f"hf:{repo}/corpus": corpus_ds._fingerprint, f"hf:{repo}/queries": queries_ds._fingerprint,
              f"hf:{qrels_repo}/{split}": qrels_ds._fingerprint}
+    if local is not None:
+        files = {key: f"{value} local {local}" for key, value in files.items()}
     name = Path(repo.rstrip("/")).name
     return assemble(name, split, corpus, queries, qrels, files)
