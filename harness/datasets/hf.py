@@ -27,6 +27,7 @@ their revision (``datasets``' fingerprint names the commit), as before.
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 
@@ -53,6 +54,7 @@ def _load(path: str, split: str, name: str | None = None, revision: str | None =
           cache_dir: str | None = None, **kwargs):
     import datasets
 
+    path = os.path.expanduser(path)  # (hf:~/repo: a local folder, as its digest reads it; datasets does not expand ~)
     try:
         return datasets.load_dataset(path, name, split=split, revision=revision, cache_dir=cache_dir, **kwargs)
     except RuntimeError as exc:
@@ -101,7 +103,7 @@ def _load_qrels(path: str, split: str, revision: str | None, cache_dir: str | No
 
     def load(name: str):
         # a local folder's <split>.tsv alone: datasets' split patterns would add test.tsv.bak, test2.tsv, ...
-        files = {"data_files": {name: f"{name}.tsv"}} if (Path(path) / f"{name}.tsv").is_file() else {}
+        files = {"data_files": {name: f"{name}.tsv"}} if (Path(path).expanduser() / f"{name}.tsv").is_file() else {}
         try:
             return _load(path, name, revision=revision, cache_dir=cache_dir, na_filter=False,
                          features=datasets.Features({"line": datasets.Value("string")}), names=["line"], sep="\0",

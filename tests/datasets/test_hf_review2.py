@@ -164,3 +164,16 @@ def test_an_error_datasets_wraps_is_one_line_with_its_cause(tmp_path):
     message = str(err.value)
     assert message.startswith(f"cannot load the 'test' qrels from {str(qrels)!r}: DatasetGenerationError: ")
     assert "(UnicodeDecodeError: 'utf-8' codec can't decode byte 0xe9 in position 4" in message and "\n" not in message
+
+
+def test_a_local_repo_named_with_a_tilde_loads(tmp_path, monkeypatch):
+    """``hf:~/repos/BeIR/tiny``: the harness expanded ``~`` for the folder's digest but ``datasets`` did
+    not, so the load failed ("FileNotFoundError: Couldn't find any data file at /root/..."). Expected: the
+    same dataset as the folder named without it."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    repo, qrels = write_hub_repo(tmp_path / "repos", ["d1", "d2"], ["q1"])
+    (qrels / "test.tsv").write_text(HEADER + "q1\td1\t1\n")
+    ds = load_hf_dataset("~/repos/BeIR/tiny", cache_dir=tmp_path / "hf-cache")
+    plain = load_hf_dataset(str(repo), cache_dir=tmp_path / "hf-cache")
+    assert (ds.corpus.ids, ds.queries.ids, ds.qrels.to_dict()) == (["d1", "d2"], ["q1"], {"q1": {"d1": 1}})
+    assert list(ds.corpus.texts) == list(plain.corpus.texts) and ds.queries.texts == plain.queries.texts
