@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+import weakref
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import repeat
@@ -83,6 +84,37 @@ def _corpus_vocabulary(run: Run, corpus: Corpus | None) -> bool:
                                       for name in ("id_column", "id_array"))
 
 
+# The lookup arrays (a run's vocab_rank, the code at each rank) found equal to a corpus's own
+# (id(array) -> (the array, the corpus), weakly): a retriever passes the same ones to every batch's run.
+_CORPUS_LOOKUPS: dict[int, tuple[weakref.ref, weakref.ref]] = {}
+
+
+def _corpus_lookups(run: Run, corpus: Corpus) -> bool:
+    """Whether ``run``, over ``corpus``'s vocabulary (:func:`_corpus_vocabulary`), finds and orders its
+    ids as the corpus does: it gives no lookup of its own (``vocab_index``, ``vocab_sorted``,
+    ``vocab_rank`` and the code at each rank) or gives the corpus's own (``id_index``; ``id_rank`` and
+    ``id_order``, the same arrays or equal ones). A retriever's ``run_from_topk(..., corpus.id_array,
+    id_rank=ranks)`` with ranks that are not the ids' (``np.argsort(ids)``, ``np.arange(n)``: a
+    corpus taken as sorted) broke ties, and found judged ids, in that wrong order."""
+    index = run._vocab_index
+    if run.vocab_sorted or (index is not None and index is not corpus.__dict__.get("id_index")):
+        return False
+    view = run._rank_view
+    claims = [(run.vocab_rank, "id_rank")]
+    if view is not None and view[0] is run.vocab_source:
+        claims.append((view[2], "id_order"))
+    for array, name in claims:
+        if array is None or array is corpus.__dict__.get(name):
+            continue
+        known = _CORPUS_LOOKUPS.get(id(array))
+        if known is not None and known[0]() is array and known[1]() is corpus:
+            continue
+        if not np.array_equal(array, getattr(corpus, name)):
+            return False
+        _CORPUS_LOOKUPS[id(array)] = (weakref.ref(array), weakref.ref(corpus))
+    return True
+
+
 def _used_codes(run: Run) -> np.ndarray:
     """The distinct codes of the run's entries, ascending (a mask over the vocabulary: 1M entries in
     milliseconds, where ``np.unique``'s hash took ~0.65 s)."""
@@ -132,7 +164,7 @@ def checked_run(run, queries: Queries, retriever, corpus: Corpus | None = None) 
     extra = next((q for q in run.query_ids.tolist() if q not in asked), None)
     if extra is not None:
         raise HarnessError(f"{who}: search() returned query {extra!r}, which it was not asked for")
-    if not _corpus_vocabulary(run, corpus) and len(run.doc_codes):
+    if len(run.doc_codes) and not (_corpus_vocabulary(run, corpus) and _corpus_lookups(run, corpus)):
         used = _used_codes(run)
         ids = run.doc_vocab[used].tolist()
         strings = all(map(isinstance, ids, repeat(str)))
@@ -220,8 +252,9 @@ def timed_search(retriever, queries: Queries, k: int, finish=None, corpus: Corpu
         elapsed = time.perf_counter() - started
         run = finish(checked_run(run, queries, retriever, corpus))
         stats = getattr(retriever, "stats", None)
-        measured, why = efficiency.measured_latencies((stats() if callable(stats) else {}).get("query_latency_ms"),
-                                                      queries.ids)
+        stats = stats() if callable(stats) else {}
+        own = stats.get("query_latency_ms") if isinstance(stats, dict) else None  # (a plugin's stats() may be no dict)
+        measured, why = efficiency.measured_latencies(own, queries.ids)
         if measured is not None:
             return TimedSearch(run, measured, efficiency.PER_REQUEST)
         return TimedSearch(run, efficiency.batch_shares([(queries.ids, elapsed)]), efficiency.PER_BATCH_SHARE,
@@ -293,11 +326,19 @@ def run_experiment(
         result = evaluator.evaluate(run, dataset.qrels)
     stats = getattr(retriever, "stats", None)
     stats = plain_json(stats()) if callable(stats) else None  # (a plugin's: may hold NaN, numpy values)
+    stats_warning = None
+    if not isinstance(stats, (dict, type(None))):  # (metrics.json's retriever_stats is an object, or none)
+        stats_warning = (f"retriever {retriever.name!r}: stats() returned {type(stats).__name__}, not a dict: "
+                         "not recorded")
+        stats = None
+    # (a plugin's params() too: a numpy scalar, a Path or a set failed json.dumps after the whole search,
+    # once the earlier result's metrics.json was removed; a NaN was written as NaN, which is no JSON)
+    params = plain_json(retriever.params())
     document = MetricsDocument.build(
-        result, dataset=dataset_info(dataset), retriever={"name": retriever.name, "params": retriever.params()},
+        result, dataset=dataset_info(dataset), retriever={"name": retriever.name, "params": params},
         k_values=k_values, depth=depth, timings=timer.seconds, retriever_stats=stats,
         warnings=[*dataset.warnings, *filter(None, [depth_warning(depth, k_values, evaluator.metrics),
-                                                     searched.warning,
+                                                     searched.warning, stats_warning,
                                                      foreign_documents_warning(run, dataset.corpus, retriever.name)])]
         or None)
     from harness.registry import plugin_versions

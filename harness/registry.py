@@ -8,10 +8,11 @@ package: a component's module is imported only when it is asked for (BM25 never 
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 import re
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 
 from harness.errors import HarnessError
 from harness.reranker import Reranker
@@ -33,11 +34,18 @@ def available(group: str = ENTRY_POINT_GROUP) -> list[str]:
 
 
 def load_class(spec: str, group: str = ENTRY_POINT_GROUP) -> type:
+    """The class ``spec`` names: ``module:Class``, read as an entry point's object reference is
+    (``EntryPoint.pattern``: ``module:Outer.Inner``, spaces around the colon and ``[extras]`` allowed),
+    refused with one line when it cannot be imported or is no usable component class."""
     kind, base, base_name = _KINDS[group]
-    module_name, _, attr = spec.partition(":")
+    reference = EntryPoint.pattern.match(spec)
+    if reference is not None and reference.group("attr"):
+        module_name, attr = reference.group("module"), reference.group("attr")
+    else:  # (not an object reference: imported as it is written, for the error it gives)
+        module_name, _, attr = spec.partition(":")
     try:
         module = importlib.import_module(module_name)
-        cls = getattr(module, attr)
+        cls = functools.reduce(getattr, attr.split("."), module)  # (Outer.Inner: attribute by attribute)
     except (ImportError, AttributeError) as exc:
         raise HarnessError(f"cannot load {kind} {spec!r}: {exc}") from None
     except Exception as exc:  # the module itself fails to import (a SyntaxError, a raise at import time, "")
@@ -53,7 +61,13 @@ def load_class(spec: str, group: str = ENTRY_POINT_GROUP) -> type:
 def component_class(name: str, group: str = ENTRY_POINT_GROUP) -> type:
     """The class behind a registered name or a ``module:Class`` spec. A plugin's entry point names its
     distribution, whose version metrics.json then records (:func:`plugin_versions`)."""
-    points = {ep.name: ep for ep in entry_points(group=group)}
+    found = entry_points(group=group)
+    points = {ep.name: ep for ep in found}
+    claims = {ep.value: ep for ep in found if ep.name == name}
+    if len(claims) > 1:  # (which one the dict kept follows sys.path: `harness` and `python -c` differed)
+        owners = ", ".join(sorted(f"{getattr(ep.dist, 'name', None)} ({value})" for value, ep in claims.items()))
+        raise HarnessError(f"{_KINDS[group][0]} {name!r} is registered by more than one installed distribution: "
+                           f"{owners}; name the one to run as module:Class")
     point = points.get(name)
     spec = point.value if point is not None else (name if ":" in name else None)
     if spec is None:
