@@ -72,6 +72,20 @@ def _expected_type(parameter: inspect.Parameter, hints: dict) -> Any:
     return float if kind is int else kind  # an unannotated integer default may well take 0.5: accept numbers
 
 
+def _hints_one_by_one(function) -> dict:
+    """The annotations of ``function`` that resolve, each on its own (``typing.get_type_hints`` fails
+    for all when one names what its module imports only under ``TYPE_CHECKING``, and every parameter's
+    check was dropped); one that does not resolve is left out (its default's type is checked instead)."""
+    hints = {}
+    for name, annotation in getattr(function, "__annotations__", {}).items():
+        stub = types.SimpleNamespace(__annotations__={name: annotation})
+        try:
+            hints.update(typing.get_type_hints(stub, globalns=getattr(function, "__globals__", {})))
+        except Exception:  # noqa: BLE001 - not resolvable here
+            continue
+    return hints
+
+
 def _constructor(cls: type) -> tuple[dict[str, inspect.Parameter], dict, bool] | None:
     """(named parameters, type hints, takes ``**kwargs``) of ``cls.__init__``; None when it has no
     signature to read."""
@@ -81,8 +95,8 @@ def _constructor(cls: type) -> tuple[dict[str, inspect.Parameter], dict, bool] |
         return None
     try:
         hints = typing.get_type_hints(cls.__init__)
-    except Exception:  # unresolvable annotations: fall back to the defaults' types
-        hints = {}
+    except Exception:  # one unresolvable annotation (a name imported under TYPE_CHECKING): the others, one by one
+        hints = _hints_one_by_one(cls.__init__)
     accepted = {p.name: p for p in list(signature.parameters.values())[1:]
                 if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
     return accepted, hints, any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values())

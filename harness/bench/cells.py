@@ -19,7 +19,7 @@ from pathlib import Path
 import harness
 from harness.bench.config import BenchConfig, DatasetSpec, RetrieverSpec
 from harness.errors import HarnessError, InputError
-from harness.reports.document import MetricsDocument
+from harness.reports.document import MetricsDocument, plain_json
 from harness.reports.writer import RESULT_FILES
 
 
@@ -62,7 +62,7 @@ def fingerprint(dataset_files: dict[str, str], split: str, spec: RetrieverSpec, 
     if not as_written:
         if "metrics" in evaluation:  # (the metrics computed, in any order: one set of numbers)
             blob["evaluation"] = {**evaluation, "metrics": sorted(evaluation["metrics"])}
-        blob = equal_numbers(blob)
+        blob = equal_numbers(plain_json(blob))  # (a plugin's params(): a set in one order, whatever the hash seed)
     text = json.dumps(blob, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

@@ -168,7 +168,7 @@ class PipelineRunner:
             # order depended on the cache)
             run = run.without_empty_queries()
             if system is not None:
-                info = {"resolved_params": system.params(), **info}
+                info = {"resolved_params": plain_json(system.params()), **info}  # (a plugin's: numpy values, sets)
             self.cache.store(key, run, {"stage": stage.to_dict(), "timings": timings, "info": info})
             status = "miss"
         started = time.perf_counter()

@@ -45,10 +45,18 @@ def plain_json(value: object) -> object:
     """``value`` (a retriever's ``stats()``: any plugin's) as strict JSON holds it: dicts (keys as
     str), lists (from tuples, sets and numpy arrays), str, bool, None, int, and finite floats; a NaN
     or infinite float becomes None (JSON has no such number: Python would write ``NaN``, which jq,
-    JavaScript and Go refuse), a numpy scalar its Python value, anything else its ``str``."""
+    JavaScript and Go refuse), a numpy scalar its Python value, anything else its ``str``. A set's
+    items are sorted (by their JSON text where they do not compare): a set of str iterates in an order
+    that changes with the process's hash seed, and its list would too."""
     if isinstance(value, dict):
         return {str(k): plain_json(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set, frozenset)):
+    if isinstance(value, (set, frozenset)):
+        items = [plain_json(v) for v in value]
+        try:
+            return sorted(items)
+        except TypeError:
+            return sorted(items, key=lambda item: json.dumps(item, sort_keys=True))
+    if isinstance(value, (list, tuple)):
         return [plain_json(v) for v in value]
     if hasattr(value, "tolist") and hasattr(value, "dtype"):  # a numpy array or scalar
         return plain_json(value.tolist())
