@@ -47,13 +47,14 @@ def evaluation_settings(config: BenchConfig, metric_names: list[str]) -> dict:
 
 
 def fingerprint(dataset_files: dict[str, str], split: str, spec: RetrieverSpec, resolved_params: dict,
-                evaluation: dict, as_written: bool = False) -> str:
+                evaluation: dict, as_written: bool = False) -> str | None:
     """A retriever cell's fingerprint (a pipeline cell's: its ``to_dict()`` instead of type and params,
     and its stages' resolved params), with the harness's version: a cell finished by another release
     is run again (retriever code is not in its params). Equal numbers give one fingerprint
     (``k1 = 1`` and ``k1 = 1.0``: :func:`equal_numbers`), and so do the same metrics in another order
     (the leaderboard's ``metrics`` reordered); ``as_written``: the fingerprint that earlier runs
-    recorded, numbers and metrics as written (see :func:`is_finished`)."""
+    recorded, numbers and metrics as written (see :func:`is_finished`); None where JSON cannot write
+    them (a plugin's params() with numpy or tuple keys: no earlier run recorded a fingerprint of them)."""
     system = {"type": spec.type, "params": spec.params, "resolved": resolved_params} \
         if isinstance(spec, RetrieverSpec) else {"pipeline": spec.to_dict(), "resolved": resolved_params}
     blob = {"dataset": {"split": split, "files": dict(sorted(dataset_files.items()))},
@@ -62,8 +63,14 @@ def fingerprint(dataset_files: dict[str, str], split: str, spec: RetrieverSpec, 
     if not as_written:
         if "metrics" in evaluation:  # (the metrics computed, in any order: one set of numbers)
             blob["evaluation"] = {**evaluation, "metrics": sorted(evaluation["metrics"])}
-        blob = equal_numbers(plain_json(blob))  # (a plugin's params(): a set in one order, whatever the hash seed)
-    text = json.dumps(blob, sort_keys=True, ensure_ascii=False, default=str)
+        # (a plugin's params(): a set in one order, whatever the hash seed; inf, -inf and NaN apart, not all None)
+        blob = equal_numbers(plain_json(blob, finite=False))
+    try:
+        text = json.dumps(blob, sort_keys=True, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):  # (as written only: plain_json makes the normalised blob JSON)
+        if not as_written:
+            raise
+        return None  # (it failed every cell that --force did not run: TypeError, keys must be str, ...)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 

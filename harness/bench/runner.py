@@ -244,7 +244,7 @@ class BenchRunner:
                         raise HarnessError(f"{key} {value}: is this cell's own {name}, which running the cell "
                                            "would replace; copy it elsewhere and name the copy")
 
-    def cell_fingerprint(self, cell: Cell, datasets: _Datasets, as_written: bool = False) -> str:
+    def cell_fingerprint(self, cell: Cell, datasets: _Datasets, as_written: bool = False) -> str | None:
         return fingerprint(self.checksums(cell.dataset, datasets), cell.dataset.split, cell.retriever,
                            self.resolved_params(cell.retriever), self.evaluation, as_written=as_written)
 

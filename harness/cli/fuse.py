@@ -34,15 +34,27 @@ def _check_outputs_apart(output: Path, json_out: Path | None, inputs: list[Path]
 def _settings_of_an_earlier_fusion(output: Path) -> Path | None:
     """``<output>.json`` when it is the settings file an earlier ``harness fuse --optimize`` wrote beside
     ``output`` (its keys ``fusion``, ``runs`` and ``output``): a fusion written without settings then
-    leaves no file describing another run beside it (an rrf k=10 optimisation's, beside a combsum run)."""
+    leaves no file describing another run beside it (an rrf k=10 optimisation's, beside a combsum run).
+    Settings whose ``output`` is another file that exists (``-o other --json <output>.json``) describe
+    that file: they are left alone."""
     import json
+    import os
 
     path = output.with_name(output.name + ".json")
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    return path if isinstance(document, dict) and {"fusion", "runs", "output"} <= document.keys() else None
+    if not (isinstance(document, dict) and {"fusion", "runs", "output"} <= document.keys()):
+        return None
+    named = document["output"]
+    try:
+        if isinstance(named, str) and os.path.exists(named) and not (output.exists()
+                                                                     and os.path.samefile(named, output)):
+            return None  # (another run's settings, which --json put here)
+    except (OSError, ValueError):  # (a name that is no path: not this output's settings either)
+        return None
+    return path
 
 
 def _file_entry(path: Path, once: dict[Path, bytes]) -> dict:

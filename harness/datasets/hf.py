@@ -85,7 +85,8 @@ def _load_or_explain(what: str, path: str, split: str, **kwargs):
 
 def _load_qrels(path: str, split: str, revision: str | None, cache_dir: str | None):
     """The split's qrels TSV as ``datasets`` reads it: each line verbatim as one string (column
-    ``line``; separator NUL, no header taken), no value read as missing (pandas would make ids such as
+    ``line``; separator NUL, no header taken; a line ends at LF only: a lone CR stays in its line, which
+    the folder reader refuses as in a folder), no value read as missing (pandas would make ids such as
     ``NA``, ``null``, ``None`` or ``nan`` null), no quote character taken as quoting (``"Heroes"_(album)``
     stays as written), blank lines kept, so that :func:`_qrels_from_table` parses the file's own lines
     with the folder loader's reader (its header rule, a headerless file, a line of 4 columns refused,
@@ -107,7 +108,7 @@ def _load_qrels(path: str, split: str, revision: str | None, cache_dir: str | No
         try:
             return _load(path, name, revision=revision, cache_dir=cache_dir, na_filter=False,
                          features=datasets.Features({"line": datasets.Value("string")}), names=["line"], sep="\0",
-                         quoting=csv.QUOTE_NONE, skip_blank_lines=False, **files)
+                         quoting=csv.QUOTE_NONE, skip_blank_lines=False, lineterminator="\n", **files)
         except ValueError as exc:
             if "doesn't have a 'na_filter' key" not in str(exc):
                 raise

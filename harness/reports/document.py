@@ -41,31 +41,33 @@ _OPTIONAL = ("retriever_stats", "warnings", "throughput", "bench", "efficiency",
 _JSON_NAMES = {dict: "an object", list: "an array", int: "an integer", str: "a string"}
 
 
-def plain_json(value: object) -> object:
+def plain_json(value: object, finite: bool = True) -> object:
     """``value`` (a retriever's ``stats()``: any plugin's) as strict JSON holds it: dicts (keys as
     str), lists (from tuples, sets and numpy arrays), str, bool, None, int, and finite floats; a NaN
     or infinite float becomes None (JSON has no such number: Python would write ``NaN``, which jq,
     JavaScript and Go refuse), a numpy scalar its Python value, anything else its ``str``. A set's
     items are sorted (by their JSON text where they do not compare): a set of str iterates in an order
-    that changes with the process's hash seed, and its list would too."""
+    that changes with the process's hash seed, and its list would too. ``finite=False`` keeps a NaN or
+    infinite float as it is (a fingerprint's JSON text: ``NaN``, ``Infinity`` and ``-Infinity`` stay
+    apart from each other and from None)."""
     if isinstance(value, dict):
-        return {str(k): plain_json(v) for k, v in value.items()}
+        return {str(k): plain_json(v, finite) for k, v in value.items()}
     if isinstance(value, (set, frozenset)):
-        items = [plain_json(v) for v in value]
+        items = [plain_json(v, finite) for v in value]
         try:
             return sorted(items)
         except TypeError:
             return sorted(items, key=lambda item: json.dumps(item, sort_keys=True))
     if isinstance(value, (list, tuple)):
-        return [plain_json(v) for v in value]
+        return [plain_json(v, finite) for v in value]
     if hasattr(value, "tolist") and hasattr(value, "dtype"):  # a numpy array or scalar
-        return plain_json(value.tolist())
+        return plain_json(value.tolist(), finite)
     if value is None or isinstance(value, (str, bool)):
         return value
     if isinstance(value, int):
         return int(value)
     if isinstance(value, float):
-        return float(value) if math.isfinite(value) else None
+        return float(value) if math.isfinite(value) or not finite else None
     return str(value)
 
 
