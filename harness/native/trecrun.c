@@ -2017,7 +2017,9 @@ done:
  * (int64 code in [0, n_vocab)) was already listed for its query (offsets: int64, n_queries + 1, rising
  * from 0 to len(codes)), or -1. One pass: last[code] holds the last query (+ 1) that listed the code (a
  * query's entries are contiguous), so a repeat within a query is found where it occurs; O(n) and an
- * int32 per vocabulary entry (calloc: only the pages the codes touch are zeroed). */
+ * int32 per vocabulary entry (calloc: only the pages the codes touch are zeroed), or, for a vocabulary
+ * over 16 times the entries, a hash table of the query's codes (twice its length, Fibonacci hashing,
+ * linear probing) whose slots are stamped with the query. */
 static PyObject *repeated_entry(PyObject *self, PyObject *args)
 {
     PyObject *ob, *cb;
@@ -2042,8 +2044,30 @@ static PyObject *repeated_entry(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "repeated_entry: at most 2^31 - 2 queries");
         goto done;
     }
-    int32_t *last = calloc((size_t)(n_vocab ? n_vocab : 1), sizeof(int32_t)); /* query + 1; 0: none (zero pages) */
-    if (!last) {
+    Py_ssize_t longest = 0; /* the most entries of one query */
+    for (Py_ssize_t q = 0; q + 1 < n_off; q++) {
+        if (offsets[q + 1] < offsets[q] || offsets[q + 1] > n) {
+            PyErr_SetString(PyExc_ValueError, "repeated_entry: offsets must rise");
+            goto done;
+        }
+        if (offsets[q + 1] - offsets[q] > longest)
+            longest = (Py_ssize_t)(offsets[q + 1] - offsets[q]);
+    }
+    /* A vocabulary far larger than the entries (a batch of 32 queries x 1,000 over 1M documents): a
+     * table per query of at least twice its entries, stamped with the query (no clearing between
+     * queries), where an int32 per vocabulary entry cost a page fault per page the codes touch. */
+    int hashed = (size_t)n * 16 < (size_t)n_vocab;
+    size_t m = 16;
+    while (hashed && m < 2 * (size_t)longest)
+        m <<= 1;
+    int shift = 64;
+    for (size_t b = m; b > 1; b >>= 1)
+        shift--;
+    int32_t *last = hashed ? calloc(m, sizeof(int32_t)) : calloc((size_t)(n_vocab ? n_vocab : 1), sizeof(int32_t));
+    int64_t *key = hashed ? malloc(m * sizeof(int64_t)) : NULL;
+    if (!last || (hashed && !key)) {
+        free(last);
+        free(key);
         PyErr_NoMemory();
         goto done;
     }
@@ -2051,15 +2075,23 @@ static PyObject *repeated_entry(PyObject *self, PyObject *args)
     const char *bad = NULL;
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t q = 0; q + 1 < n_off && found < 0 && !bad; q++) {
-        if (offsets[q + 1] < offsets[q] || offsets[q + 1] > n) {
-            bad = "repeated_entry: offsets must rise";
-            break;
-        }
         for (int64_t i = offsets[q]; i < offsets[q + 1]; i++) {
             int64_t c = codes[i];
             if (c < 0 || c >= n_vocab) {
                 bad = "repeated_entry: a code is out of the vocabulary";
                 break;
+            }
+            if (hashed) { /* last[h]: the query (+ 1) whose code key[h] is; another query's: free */
+                size_t h = (size_t)(((uint64_t)c * 0x9E3779B97F4A7C15ULL) >> shift);
+                while (last[h] == (int32_t)(q + 1) && key[h] != c)
+                    h = (h + 1) & (m - 1);
+                if (last[h] == (int32_t)(q + 1)) {
+                    found = i;
+                    break;
+                }
+                last[h] = (int32_t)(q + 1);
+                key[h] = c;
+                continue;
             }
             if (last[c] == (int32_t)(q + 1)) {
                 found = i;
@@ -2070,6 +2102,7 @@ static PyObject *repeated_entry(PyObject *self, PyObject *args)
     }
     Py_END_ALLOW_THREADS
     free(last);
+    free(key);
     if (bad)
         PyErr_SetString(PyExc_ValueError, bad);
     else

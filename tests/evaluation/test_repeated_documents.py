@@ -58,3 +58,42 @@ def test_repeated_entry_of_a_skewed_run():
     assert Run.from_arrays(ids, offsets, codes, np.ones(38), vocab).repeated_entry() is None
     codes[29] = 7  # d7 twice in q0
     assert Run.from_arrays(ids, offsets, codes, np.ones(38), vocab).repeated_entry() == ("q0", "d7")
+
+
+def test_the_compiled_check_equals_a_plain_reference_in_both_of_its_ways():
+    # The compiled check keeps an int32 per vocabulary entry, or, for a vocabulary over 16 times the entries
+    # (a batch of queries over a large corpus: a page fault per page the codes touched, 1 ms per batch of
+    # 31k entries over 1M documents), a hash table per query stamped with the query; both against a plain
+    # Python reference on random runs (repeats planted or not, codes near 0 and near the vocabulary's end).
+    from harness.formats import native
+
+    if not native.available():
+        pytest.skip("the compiled module is not built")
+    rng = np.random.default_rng(41)
+    hashed = 0
+    for case in range(3000):
+        n_vocab = int(rng.choice([5, 40, 1000, 100_000, 2**40]))
+        lengths = rng.integers(0, 60, size=int(rng.integers(1, 6)))
+        offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        codes = np.concatenate([rng.choice(min(n_vocab, 10**6), size=int(n), replace=n > min(n_vocab, 10**6))
+                                for n in lengths] or [np.zeros(0)]).astype(np.int64)
+        if n_vocab > 10**6:
+            codes = codes * (n_vocab // 10**6)  # (codes spread over a vocabulary too large to allocate per entry)
+        if len(codes) and rng.random() < 0.5:  # plant a repeat inside one query
+            q = int(rng.integers(0, len(lengths)))
+            if lengths[q] >= 2:
+                a, b = sorted(rng.choice(int(lengths[q]), size=2, replace=False))
+                codes[offsets[q] + b] = codes[offsets[q] + a]
+        expected = -1
+        for q in range(len(lengths)):
+            seen = set()
+            for i in range(offsets[q], offsets[q + 1]):
+                if codes[i] in seen:
+                    expected = i
+                    break
+                seen.add(codes[i])
+            if expected >= 0:
+                break
+        hashed += len(codes) * 16 < n_vocab
+        assert native._built.repeated_entry(offsets, codes, n_vocab) == expected, case
+    assert hashed > 1000  # both ways were exercised
