@@ -9,10 +9,11 @@ Index (no ``table``): the corpus is loaded with ``COPY`` into ``harness_fts_<key
 primary key, ``contents`` = title + " " + text as BM25 indexes it, ``tsv tsvector`` generated as
 ``to_tsvector(config, contents)``) with a GIN index on ``tsv``, all in one transaction (the table
 exists complete or not at all), under an advisory lock (concurrent runs build it once). ``key``
-hashes the corpus (as the BM25 cache does) and ``config``, so a later run reuses the table; one whose
-row count is not the corpus's is rebuilt; ``cache=false`` always rebuilds. With ``table``, an
-existing table is searched as it is: ``id_column`` (any type, read as text) and ``vector_column``
-(a ``tsvector``); documents it returns that the corpus lacks are counted in the stats.
+hashes the corpus (as the BM25 cache does), ``config`` and its definition on the server (see
+``_config_definition``), so a later run reuses the table; one whose row count is not the corpus's is
+rebuilt; ``cache=false`` always rebuilds. With ``table``, an existing table is searched as it is:
+``id_column`` (any type, read as text) and ``vector_column`` (a ``tsvector``); documents it returns
+that the corpus lacks are counted in the stats.
 
 Search: ``parser`` ``websearch`` (``websearch_to_tsquery``, default) or ``plain``
 (``plainto_tsquery``) parses each query with ``config`` (default ``english``). Both AND every term;
@@ -50,6 +51,8 @@ RANKS = ("ts_rank", "ts_rank_cd")
 PARSERS = {"websearch": "websearch_to_tsquery", "plain": "plainto_tsquery"}
 OPERATORS = ("or", "and")
 INSTALL_HINT = "pip install 'retrieval-harness[postgres]'"
+# libpq connection parameters that are secrets: never recorded (params) nor shown (errors).
+SECRETS = ("password", "sslpassword")
 
 
 def _psycopg():
@@ -104,7 +107,7 @@ class PostgresRetriever(Retriever):
         except self._pg.ProgrammingError as exc:
             raise ValueError(f"bad dsn: {exc}") from None
         self.dsn = str(dsn)
-        self.dsn_shown = self._pg.conninfo.make_conninfo(**{k: v for k, v in conninfo.items() if k != "password"})
+        self.dsn_shown = self._pg.conninfo.make_conninfo(**{k: v for k, v in conninfo.items() if k not in SECRETS})
         self.table, self.id_column, self.vector_column = table, str(id_column), str(vector_column)
         self.config, self.rank, self.normalization = str(config), rank, normalization
         self.parser, self.operator = parser, operator
@@ -157,7 +160,8 @@ class PostgresRetriever(Retriever):
     def _index(self, con, corpus: Corpus, started: float) -> None:
         sql = self._pg.sql
         if self.table is None:
-            name = "harness_fts_" + index_key(corpus, {"format": FORMAT_VERSION, "config": self.config})[:24]
+            settings = {"format": FORMAT_VERSION, "config": self.config, "definition": self._config_definition(con)}
+            name = "harness_fts_" + index_key(corpus, settings)[:24]
             self._relation, self._id_col, self._vec_col = (sql.Identifier(name), sql.Identifier("id"),
                                                            sql.Identifier("tsv"))
             status = self._load(con, corpus, name)
@@ -174,6 +178,21 @@ class PostgresRetriever(Retriever):
                        "psycopg_version": self._pg.__version__, "table": table, "cache": status,
                        "n_rows": n_rows, "n_docs": len(corpus), "table_bytes": size,
                        "index_s": round(time.perf_counter() - started, 6)}
+
+    def _config_definition(self, con) -> list:
+        """What ``to_tsvector(config, ...)`` depends on as the server defines it, which the loaded table's
+        key holds (a table whose ``tsv`` another definition computed is stale): the server's major version
+        (its parsers and stemmers), the configuration's parser, and each token type's dictionaries in
+        order, with their templates and options (``ALTER TEXT SEARCH CONFIGURATION`` / ``DICTIONARY``).
+        The files a dictionary reads (stopwords, synonyms) are not."""
+        return list(con.execute(
+            "SELECT current_setting('server_version_num')::int / 10000, p.prsname, array("
+            " SELECT concat_ws(':', m.maptokentype, m.mapseqno, d.dictname, t.tmplname, d.dictinitoption)"
+            " FROM pg_ts_config_map AS m JOIN pg_ts_dict AS d ON d.oid = m.mapdict"
+            " JOIN pg_ts_template AS t ON t.oid = d.dicttemplate"
+            " WHERE m.mapcfg = c.oid ORDER BY m.maptokentype, m.mapseqno) "
+            "FROM pg_ts_config AS c JOIN pg_ts_parser AS p ON p.oid = c.cfgparser WHERE c.oid = %s::regconfig",
+            (self.config,)).fetchone())
 
     def _load(self, con, corpus: Corpus, name: str) -> str:
         """Create and fill the table ``name`` unless a complete one is there; returns what happened."""

@@ -60,6 +60,7 @@ COLUMNS = {"contents": ("contents",), "title,text": ("title", "text")}
 DB_FILE = "index.sqlite3"
 # Rows asked for beyond k: enough to settle float32 ties at the cut in one go almost always.
 MARGIN = 16
+LIMIT_MAX = 2**63 - 1  # SQLite's largest integer: a LIMIT beyond it is an OverflowError (a depth of 2^63 - 1)
 # Token characters: letters and digits, Python's \w without the underscore; exact for ASCII (every
 # tokenizer here), corrected per non-ASCII character by asking the tokenizer (_token_pattern).
 _TOKEN = re.compile(r"[^\W_]+")
@@ -273,7 +274,7 @@ class SQLiteRetriever(Retriever):
         rowid (= document id) descending, with scores compared as float32."""
         if not match:
             return np.empty(0, dtype=np.int64), np.empty(0)
-        limit = k + MARGIN
+        limit = min(k + MARGIN, LIMIT_MAX)
         while True:
             rows = con.execute(sql, (*self.weights, match, limit)).fetchall()
             rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
@@ -282,7 +283,7 @@ class SQLiteRetriever(Retriever):
             # below the k-th's, none of them can tie into the top k.
             if len(rows) < limit or scores[-1] < scores[k - 1]:
                 break
-            limit *= 4
+            limit = min(limit * 4, LIMIT_MAX)
         order = np.lexsort((-rowids, -scores))[:k]
         return rowids[order], scores[order].astype(np.float64)
 

@@ -268,3 +268,39 @@ def test_an_id_on_two_rows_of_a_users_table_is_one_line_naming_the_table(dsn):
     with pytest.raises(HarnessError, match=r"table 'review_repeats': document id 'd7' is on more than one row that "
                                            r"matches query 'q1': its 'doc' \(id_column\) must be unique"):
         r.search(queries("kiwi", "mango"), k=5)
+
+
+# ----------------------------------------------------------------- found by the second engines review
+def test_a_changed_text_search_configuration_loads_a_new_table(dsn):
+    """The loaded table's key held the configuration's name only: after ALTER TEXT SEARCH CONFIGURATION
+    (or a server upgrade, new stemmers) the table whose tsv the old definition computed was a "hit",
+    and a query parsed with the new one missed: "running" (now mapped to the simple dictionary:
+    'running') found nothing in a tsv holding 'run'. Expected, worked from the definitions: before,
+    "running" -> 'run' matches d1; after, the fresh table holds 'running' for d1: d1 again, from a
+    new table (cache "built"), as cache=false gives."""
+    with psycopg.connect(dsn, autocommit=True) as con:
+        con.execute("DROP TEXT SEARCH CONFIGURATION IF EXISTS review_cfg")
+        con.execute("CREATE TEXT SEARCH CONFIGURATION review_cfg (COPY = english)")
+    docs = {"d1": "running shoes", "d2": "the runner"}
+    first = create("postgres", dsn=dsn, config="review_cfg")
+    first.index(corpus(docs))
+    assert first.search(queries("running"), k=5).doc_ids(0) == ["d1"]
+    with psycopg.connect(dsn, autocommit=True) as con:
+        con.execute("ALTER TEXT SEARCH CONFIGURATION review_cfg ALTER MAPPING FOR asciiword WITH simple")
+    second = create("postgres", dsn=dsn, config="review_cfg")
+    second.index(corpus(docs))
+    assert second.stats()["cache"] == "built" and second.stats()["table"] != first.stats()["table"]
+    assert second.search(queries("running"), k=5).doc_ids(0) == ["d1"]
+    third = create("postgres", dsn=dsn, config="review_cfg")
+    third.index(corpus(docs))
+    assert third.stats()["cache"] == "hit" and third.stats()["table"] == second.stats()["table"]
+
+
+def test_the_ssl_key_password_is_not_recorded():
+    """libpq's sslpassword (the client key's passphrase) was kept in params()["dsn"], written to
+    metrics.json, and in every error line; only "password" was removed. Expected: neither secret."""
+    r = create("postgres", dsn="host=h dbname=d password=hunter2 sslpassword=s3cret sslmode=require")
+    assert sorted(r.params()["dsn"].split()) == ["dbname=d", "host=h", "sslmode=require"]
+    assert "s3cret" not in r.dsn_shown and "hunter2" not in r.dsn_shown
+    uri = create("postgres", dsn="postgresql://me:hunter2@h/d?sslpassword=s3cret")
+    assert "s3cret" not in json.dumps(uri.params()) and "hunter2" not in json.dumps(uri.params())
