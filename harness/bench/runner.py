@@ -33,6 +33,7 @@ from harness.bench.leaderboard import CellOutcome
 from harness.cache import ENV_VAR
 from harness.errors import HarnessError
 from harness.reports import MetricsDocument
+from harness.reports.document import without_secrets
 
 MANIFEST_SCHEMA = "retrieval-harness/bench/v1"
 CHECKSUM_MEMO = ".checksums.json"  # file sha256s by path, size and mtime (see cells.file_sha256)
@@ -281,8 +282,9 @@ class BenchRunner:
         expected = fingerprint(ds.files, cell.dataset.split, cell.retriever, resolved, self.evaluation)
         document = exp.document
         document.throughput = leaderboard.throughput(document)
-        document.bench = {"name": self.config.name, "config_path": self.config.source, "config": self.config.to_dict(),
-                          "dataset": cell.dataset.to_dict(), "retriever": cell.retriever.to_dict(),
+        document.bench = {"name": self.config.name, "config_path": self.config.source,
+                          "config": without_secrets(self.config.to_dict()),
+                          "dataset": cell.dataset.to_dict(), "retriever": without_secrets(cell.retriever.to_dict()),
                           "evaluation": self.evaluation, "fingerprint": expected}
         with _cell_lock(cell.folder):
             write_result_folder(cell.folder, document, ds.queries.as_dict(), exp.run, tag=cell.retriever.label)
@@ -383,7 +385,7 @@ class BenchRunner:
         from harness.versions import versions
 
         write_json(folder / "bench.json", {
-            "schema": MANIFEST_SCHEMA, "config_path": self.config.source, "config": self.config.to_dict(),
+            "schema": MANIFEST_SCHEMA, "config_path": self.config.source, "config": without_secrets(self.config.to_dict()),
             "evaluation": self.evaluation, "cells": result.board["cells"], "counts": result.counts,
             "seconds": round(result.seconds, 3), "versions": versions(), "created": result.board["created"]})
 

@@ -25,7 +25,7 @@ from harness.errors import HarnessError
 from harness.evaluation import EvaluationResult, Evaluator, default_depth, depth_warning
 from harness.experiment import Experiment, check_run_file_ids, dataset_info, search_run
 from harness.pipeline.cache import StageCache, stage_key
-from harness.reports.document import plain_json
+from harness.reports.document import plain_json, without_secrets
 from harness.pipeline.spec import Pipeline, Stage
 from harness.reports import MetricsDocument, write_result_folder
 from harness.run import Run
@@ -63,7 +63,7 @@ class StageOutcome:
 
     def record(self) -> dict:
         """The stage's entry in metrics.json ``stages``."""
-        return {**self.stage.to_dict(), "inputs": list(self.stage.inputs), **self.info, "cache": self.status, "key": self.key,
+        return {**without_secrets(self.stage.to_dict()), "inputs": list(self.stage.inputs), **self.info, "cache": self.status, "key": self.key,
                 "timings": {k: round(v, 6) for k, v in self.timings.items()}, "n_queries": self.result.n_queries,
                 "metrics": self.result.means}
 
@@ -169,7 +169,7 @@ class PipelineRunner:
             run = run.without_empty_queries()
             if system is not None:
                 info = {"resolved_params": plain_json(system.params()), **info}  # (a plugin's: numpy values, sets)
-            self.cache.store(key, run, {"stage": stage.to_dict(), "timings": timings, "info": info})
+            self.cache.store(key, run, {"stage": without_secrets(stage.to_dict()), "timings": timings, "info": info})
             status = "miss"
         started = time.perf_counter()
         with progress.task(f"evaluating {stage.name}"):
@@ -203,7 +203,7 @@ def run_pipeline(dataset: Dataset, pipeline: Pipeline, evaluator: Evaluator, k_v
                "evaluate_s": sum(o.timings.get("evaluate_s", 0.0) for o in outcomes)}
     document = MetricsDocument.build(
         final.result, dataset=dataset_info(dataset),
-        retriever={"name": pipeline.name, "params": {"pipeline": pipeline.to_dict()}},
+        retriever={"name": pipeline.name, "params": {"pipeline": without_secrets(pipeline.to_dict())}},
         k_values=k_values, depth=depth, timings=timings,
         warnings=[*dataset.warnings, *filter(None, [depth_warning(depth, k_values, evaluator.metrics)])] or None,
         stages=[o.record() for o in outcomes])

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
 from pathlib import Path
@@ -69,6 +70,27 @@ def plain_json(value: object, finite: bool = True) -> object:
     if isinstance(value, float):
         return float(value) if math.isfinite(value) or not finite else None
     return str(value)
+
+
+# libpq's secret connection parameters in a connection string (``password=...``, quoted or not) or a
+# URI's user info (``postgresql://user:secret@host``): never written into a result (docs/engines.md)
+_SECRET_PARAMETER = re.compile(r"\b((?:ssl)?password)\s*=\s*('(?:[^'\\]|\\.)*'|\S+)")
+_SECRET_USERINFO = re.compile(r"(://[^/@:\s]*):[^@/\s]*@")
+
+
+def without_secrets(value):
+    """``value`` (a config as recorded in results: dicts, lists, str) with connection secrets masked
+    (``password=***``; ``user:***@host``): a bench config's postgres ``dsn`` was written whole into
+    every cell's metrics.json and bench.json, and a pipeline stage's into metrics.json, where a
+    retriever's own params() leave them out."""
+    if isinstance(value, str):
+        return _SECRET_USERINFO.sub(r"\1:***@", _SECRET_PARAMETER.sub(r"\1=***", value))
+    if isinstance(value, dict):
+        return {key: without_secrets(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [without_secrets(item) for item in value]
+    return value
+
 
 
 @dataclass
