@@ -22,7 +22,7 @@ def path(request, monkeypatch):
     from harness.formats import native
 
     if request.param == "compiled" and not native.available():
-        pytest.skip("the compiled module is not built")
+        pytest.skip("the compiled module is not built, or turned off by this parametrization (HARNESS_TREC_COMPILED=0)")
     if request.param == "python":
         monkeypatch.setenv(native.SWITCH, "0")
     return request.param
@@ -68,7 +68,7 @@ def test_the_compiled_check_equals_a_plain_reference_in_both_of_its_ways():
     from harness.formats import native
 
     if not native.available():
-        pytest.skip("the compiled module is not built")
+        pytest.skip("the compiled module is not built, or turned off by this parametrization (HARNESS_TREC_COMPILED=0)")
     rng = np.random.default_rng(41)
     hashed = 0
     for case in range(3000):
