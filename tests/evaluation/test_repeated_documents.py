@@ -22,7 +22,7 @@ def path(request, monkeypatch):
     from harness.formats import native
 
     if request.param == "compiled" and not native.available():
-        pytest.skip("the compiled module is not built, or turned off by this parametrization (HARNESS_TREC_COMPILED=0)")
+        pytest.skip("the compiled module is not built")
     if request.param == "python":
         monkeypatch.setenv(native.SWITCH, "0")
     return request.param
