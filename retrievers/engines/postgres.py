@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import itertools
 import queue
+import re
 import time
 
 import numpy as np
@@ -104,8 +105,13 @@ class PostgresRetriever(Retriever):
             raise ValueError(f"table must be a name or schema.name, got {table!r}")
         try:
             conninfo = self._pg.conninfo.conninfo_to_dict(str(dsn))
-        except self._pg.ProgrammingError as exc:
-            raise ValueError(f"bad dsn: {exc}") from None
+        except self._pg.ProgrammingError as exc:  # libpq names the fragment it could not read: in a dsn
+            # with a password (or a URI's user info), that may be (part of) it ('invalid percent-encoded
+            # token: "p%zz..."'): not shown
+            reason = _first_line(exc)
+            if re.search(r"password|@", str(dsn)):
+                reason = re.sub(r'"[^"]*"', lambda m: m[0] if m[0] == '"="' else '"***"', reason)
+            raise ValueError(f"bad dsn: {reason}") from None
         self.dsn = str(dsn)
         self.dsn_shown = self._pg.conninfo.make_conninfo(**{k: v for k, v in conninfo.items() if k not in SECRETS})
         self.table, self.id_column, self.vector_column = table, str(id_column), str(vector_column)
