@@ -184,7 +184,11 @@ def test_ctrl_c_stops_cleanly_and_writes_nothing(tmp_path):
                                  "--param", f"url={engine.url}", "--param", "preset=harness", "--param", "timeout=600",
                                  "-o", str(tmp_path)],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                env={**os.environ, "HARNESS_PROGRESS": "0"})
+                                env={**os.environ, "HARNESS_PROGRESS": "0"},
+                                # a user's Ctrl-C reaches a process whose SIGINT is not ignored; the tests may run
+                                # where it is (a background job of a non-interactive shell: `bash .ci/run &`), and
+                                # the child would inherit that and never see the signal sent below
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         try:
             deadline = time.monotonic() + 60
             while len(engine.received) < 8 and time.monotonic() < deadline:  # every worker is waiting
