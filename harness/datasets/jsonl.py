@@ -14,15 +14,14 @@ always did. Error paths may be slow; the common path is not.
 pyarrow.json (26.0) dereferences a null pointer (SIGSEGV: the process dies) when a block it parses
 starts with a top-level ``null`` (a file whose first line is ``null``, or such a line right after a
 16 MiB block boundary; arrow issue 47409). The stream it reads is therefore wrapped
-(:class:`_ObjectBlocks`): where a block can start, the first byte other than blanks must be ``{``,
-else the fast parse is refused before that block reaches the parser, and the line scan names the line.
+(:class:`_ObjectBlocks`): every line's first byte other than blanks must be ``{`` (one object per
+line), else the fast parse is refused before that line reaches the parser, and the line scan names it.
 """
 
 from __future__ import annotations
 
 import gzip
 import json
-import re
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import IO, Iterator
@@ -43,56 +42,37 @@ def open_binary(path: Path) -> IO[bytes]:
     return igzip.open(path, "rb")
 
 
-_NOT_BLANK = re.compile(rb"[^ \t\r\n]")
-
-
 class _NotAnObject(Exception):
     """A pyarrow.json block would start with something other than a JSON object (see :class:`_ObjectBlocks`)."""
 
 
 class _ObjectBlocks:
-    """The byte stream handed to pyarrow.json, checked where a parse block can start.
+    """The byte stream handed to pyarrow.json, checked read by read before pyarrow gets the bytes.
 
-    pyarrow.json reads ``block_size`` bytes per ``read`` and cuts each block after the last line end
-    (LF or CR) of what it read; a block whose first value is a top-level ``null`` crashes it. So the
-    file's start (after a byte-order mark) and the bytes after each read's last line end, blanks
-    skipped (into the next read when need be), must begin with ``{``: anything else refuses the file
-    (:attr:`refused`) before pyarrow gets those bytes (such a line is a fault anyway: the line scan
-    names it). One ``rfind`` per 16 MiB read.
+    The files are JSON Lines, one object per line, as the line scan (and BEIR's loader, ``json.loads``
+    per line) reads them; pyarrow.json parses a block as a stream of values, so an object printed
+    over several lines, two objects on one line, or an object broken by a lone CR (a line end to the
+    line scan, blank to pyarrow) were rows to it, and whether such a file loaded hung on where its
+    16 MiB blocks were cut. So each line is checked (:meth:`_check_lines`, or the same checks in C):
+    a line that is not blank (blanks: space, tab, CR) starts with ``{`` and ends with ``}``, no blank
+    line comes before it, and every CR is followed by an LF. A JSON string holds no raw line end, so
+    every line end then lies between two top-level values: each line holds one object or more, and a
+    table of as many rows as :attr:`lines` holds exactly one per line (else the line scan decides: it
+    names the faulty line, or reads a file with blank lines between its objects as it always did).
+
+    The same checks keep pyarrow.json (26.0) from a null pointer (SIGSEGV: the process dies) where a
+    block it parses starts with a top-level ``null`` (arrow issue 47409): pyarrow cuts each block after
+    the last line end of a read, and every line's first byte other than blanks is a ``{``, checked
+    in the read that holds it, before pyarrow gets that read.
 
     A refusal is never raised to pyarrow: an exception from ``read`` on one of its reader threads
     (any read after the first) aborted the process now and then ("terminate called without an
-    active exception", SIGABRT; or it hung), seen at 16 MiB blocks with a ``null`` line right after
-    the second block's start. The read that finds the fault and every later one return ``b""``
-    (the end of the file) instead; the callers check :attr:`refused` once pyarrow is done.
-
-    It also counts the lines up to the last one that is not blank (:attr:`lines`): pyarrow.json parses
-    a block as a stream of JSON values, so an object printed over several lines (pretty-printed JSON)
-    or two objects on one line were read as rows where the line scan (as BEIR's loader, ``json.loads``
-    per line) refuses the line; whether a file loaded then hung on where its 16 MiB blocks were cut.
-    A table of other than :attr:`lines` rows is refused (the line scan names the line, or reads a file
-    with blank lines between its objects as it always did). One vectorized LF search per read.
-
-    Counting alone let faults cancel out: two objects on one line and a blank line (or a
-    pretty-printed object) elsewhere gave as many rows as lines, and the file loaded where the line
-    scan refuses it. So each line is checked too (:meth:`_check_lines`): a line that is not blank must
-    start with ``{`` and end with ``}`` (blanks aside), and no blank line may come before it; else
-    a refusal (the line scan decides). A JSON string holds no raw line end, so every line
-    end then lies between two top-level values: each line holds one object or more, and with as many
-    rows as lines, exactly one. Only lines whose first or last byte is not the brace are looked at
-    one by one.
-
-    A CR ends a line only as CR LF here: a lone CR (``{"_id": "a",<CR>"text": "x"}``) is a line end
-    to the line scan (universal newlines, as BEIR's loader) but blank to pyarrow.json, so such a file
-    passed the checks above as one line and loaded where the line scan refuses its first piece (and
-    was refused where a block happened to be cut at that CR). A read holding a CR that no LF
-    follows (a ``find`` per read; in a read holding a CR, one vectorized check of the byte after each)
-    refuses the file; the line scan decides."""
+    active exception", SIGABRT; or it hung). The read that finds the fault and every later one return
+    ``b""`` (the end of the file) instead; the callers check :attr:`refused` once pyarrow is done."""
 
     def __init__(self, raw):
         self._raw = raw
         self.refused = False  # a fault was found: the fast parse must not be used (see read)
-        self._pending = True  # a block may start at the next byte that is not blank
         self._first = True
         self._line_ends = 0  # LF bytes read
         self._after_last = 0  # LF bytes after the last byte that is not blank
@@ -144,11 +124,6 @@ class _ObjectBlocks:
             self._any, self._after_last = True, data.count(b"\n", body)
         else:
             self._after_last += ends
-        if self._pending:
-            self._pending = self._starts_object(data, start)
-        cut = max(data.rfind(b"\n"), data.rfind(b"\r"))
-        if cut >= start:
-            self._pending = self._starts_object(data, cut + 1)
 
     def _check_carriage_returns(self, data: bytes) -> None:
         """Every CR in ``data`` is followed by an LF (in the next read for a CR that ends this one; the
@@ -215,17 +190,6 @@ class _ObjectBlocks:
             self._open = False
         else:
             self._blank = True
-
-    @staticmethod
-    def _starts_object(data: bytes, at: int) -> bool:
-        """Whether the next block's start is still to be seen (only blanks after ``at``); raises
-        :class:`_NotAnObject` when its first byte other than blanks is not ``{``."""
-        found = _NOT_BLANK.search(data, at)
-        if found is None:
-            return True
-        if found.group() != b"{":
-            raise _NotAnObject
-        return False
 
     def close(self) -> None:
         self._raw.close()
