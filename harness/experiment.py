@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-import weakref
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import repeat
@@ -84,11 +83,6 @@ def _corpus_vocabulary(run: Run, corpus: Corpus | None) -> bool:
                                       for name in ("id_column", "id_array"))
 
 
-# The lookup arrays (a run's vocab_rank, the code at each rank) found equal to a corpus's own
-# (id(array) -> (the array, the corpus), weakly): a retriever passes the same ones to every batch's run.
-_CORPUS_LOOKUPS: dict[int, tuple[weakref.ref, weakref.ref]] = {}
-
-
 def _corpus_lookups(run: Run, corpus: Corpus) -> bool:
     """Whether ``run``, over ``corpus``'s vocabulary (:func:`_corpus_vocabulary`), finds and orders its
     ids as the corpus does: it gives no lookup of its own (``vocab_index``, ``vocab_sorted``,
@@ -103,16 +97,9 @@ def _corpus_lookups(run: Run, corpus: Corpus) -> bool:
     claims = [(run.vocab_rank, "id_rank")]
     if view is not None and view[0] is run.vocab_source:
         claims.append((view[2], "id_order"))
-    for array, name in claims:
-        if array is None or array is corpus.__dict__.get(name):
-            continue
-        known = _CORPUS_LOOKUPS.get(id(array))
-        if known is not None and known[0]() is array and known[1]() is corpus:
-            continue
-        if not np.array_equal(array, getattr(corpus, name)):
-            return False
-        _CORPUS_LOOKUPS[id(array)] = (weakref.ref(array), weakref.ref(corpus))
-    return True
+    # (the built-in retrievers pass the corpus's own arrays: a BM25 cache hit hands the corpus its cached ones)
+    return all(array is None or array is corpus.__dict__.get(name) or np.array_equal(array, getattr(corpus, name))
+               for array, name in claims)
 
 
 def _used_codes(run: Run) -> np.ndarray:
