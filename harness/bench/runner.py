@@ -33,7 +33,7 @@ from harness.bench.leaderboard import CellOutcome
 from harness.cache import ENV_VAR
 from harness.errors import HarnessError
 from harness.reports import MetricsDocument
-from harness.reports.document import without_secrets
+from harness.secrets import without_secrets
 
 MANIFEST_SCHEMA = "retrieval-harness/bench/v1"
 CHECKSUM_MEMO = ".checksums.json"  # file sha256s by path, size and mtime (see cells.file_sha256)

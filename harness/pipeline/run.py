@@ -25,10 +25,11 @@ from harness.errors import HarnessError
 from harness.evaluation import EvaluationResult, Evaluator, default_depth, depth_warning
 from harness.experiment import Experiment, check_run_file_ids, dataset_info, search_run
 from harness.pipeline.cache import StageCache, stage_key
-from harness.reports.document import plain_json, without_secrets
+from harness.reports.document import plain_json
 from harness.pipeline.spec import Pipeline, Stage
 from harness.reports import MetricsDocument, write_result_folder
 from harness.run import Run
+from harness.secrets import without_secrets
 
 
 class StageError(HarnessError):

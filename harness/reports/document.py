@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
 from pathlib import Path
@@ -70,41 +69,6 @@ def plain_json(value: object, finite: bool = True) -> object:
     if isinstance(value, float):
         return float(value) if math.isfinite(value) or not finite else None
     return str(value)
-
-
-# libpq's secret connection parameters in a connection string (``password=...``, not a path's part nor
-# the end of a longer name; its value quoted, or up to whitespace a backslash does not escape, as
-# libpq reads it), in a URI's query (``?password=...&``, up to the next parameter) or a URI's user info
-# (``postgresql://user:secret@host``); a parameter named so; the literal value of a request header whose
-# name looks secret (the http retriever's rule, retrievers/http/template.py): never written into a
-# result (docs/engines.md, docs/http.md)
-_SECRET_PARAMETER = re.compile(r"(?<![\w/\\?&])((?:ssl)?password)\s*=\s*('(?:[^'\\]|\\.)*'|(?:\\[\s\S]|\S)+)")
-_SECRET_QUERY = re.compile(r"([?&](?:ssl)?password)=[^&#\s]*")
-_SECRET_USERINFO = re.compile(r"(://[^/@:\s]*):[^@/\s]*@")
-_SECRET_NAMES = ("password", "sslpassword")
-_SECRET_HEADER = re.compile(r"auth|key|token|secret|passw|cookie|session", re.IGNORECASE)
-_ENV_VAR = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}")
-
-
-def without_secrets(value, name: object = None):
-    """``value`` (a config as recorded in results: dicts, lists, str) with connection secrets masked
-    (``password=***``; ``user:***@host``; a parameter ``password`` / ``sslpassword``: ``***``; a
-    ``headers`` entry as the http retriever records it: ``<redacted>``): a bench config's postgres
-    ``dsn`` was written whole into every cell's metrics.json and bench.json, and a pipeline stage's
-    into metrics.json, where a retriever's own params() leave them out. ``name``: the key holding it."""
-    if isinstance(value, str):
-        if name in _SECRET_NAMES:
-            return "***"
-        value = _SECRET_PARAMETER.sub(r"\1=***", _SECRET_QUERY.sub(r"\1=***", value))
-        return _SECRET_USERINFO.sub(r"\1:***@", value)
-    if isinstance(value, dict):
-        if name == "headers":
-            return {key: "<redacted>" if isinstance(item, str) and _SECRET_HEADER.search(str(key))
-                    and not _ENV_VAR.search(item) else without_secrets(item) for key, item in value.items()}
-        return {key: without_secrets(item, key) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [without_secrets(item) for item in value]
-    return value
 
 
 @dataclass

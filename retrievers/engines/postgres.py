@@ -42,6 +42,7 @@ import numpy as np
 
 from harness.datasets.corpus import Corpus, Queries
 from harness.errors import HarnessError
+from harness.secrets import SECRET_PARAMETERS  # never recorded (params) nor shown (errors)
 from harness.retriever import flag
 from harness.run import Run
 from retrievers.base import Retriever
@@ -52,8 +53,6 @@ RANKS = ("ts_rank", "ts_rank_cd")
 PARSERS = {"websearch": "websearch_to_tsquery", "plain": "plainto_tsquery"}
 OPERATORS = ("or", "and")
 INSTALL_HINT = "pip install 'retrieval-harness[postgres]'"
-# libpq connection parameters that are secrets: never recorded (params) nor shown (errors).
-SECRETS = ("password", "sslpassword")
 
 
 def _psycopg():
@@ -113,7 +112,7 @@ class PostgresRetriever(Retriever):
                 reason = re.sub(r'"[^"]*"', lambda m: m[0] if m[0] == '"="' else '"***"', reason)
             raise ValueError(f"bad dsn: {reason}") from None
         self.dsn = str(dsn)
-        self.dsn_shown = self._pg.conninfo.make_conninfo(**{k: v for k, v in conninfo.items() if k not in SECRETS})
+        self.dsn_shown = self._pg.conninfo.make_conninfo(**{k: v for k, v in conninfo.items() if k not in SECRET_PARAMETERS})
         self.table, self.id_column, self.vector_column = table, str(id_column), str(vector_column)
         self.config, self.rank, self.normalization = str(config), rank, normalization
         self.parser, self.operator = parser, operator

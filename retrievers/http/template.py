@@ -34,12 +34,10 @@ from urllib.parse import quote, urlsplit, urlunsplit
 
 from harness.columns import is_utf8_text
 from harness.errors import HarnessError
+from harness.secrets import ENV_VAR, REDACTED, SECRET_HEADER
 
 PLACEHOLDERS = ("query", "query_id", "k")
 METHODS = ("GET", "POST")
-_ENV_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-_SECRET_HEADER = re.compile(r"auth|key|token|secret|passw|cookie|session", re.IGNORECASE)
-REDACTED = "<redacted>"
 
 
 class ResponseError(Exception):
@@ -152,7 +150,7 @@ class HeaderValue:
 
     @property
     def env_vars(self) -> list[str]:
-        return _ENV_VAR.findall(self.source)
+        return ENV_VAR.findall(self.source)
 
     def expand(self, environ: Mapping[str, str] = os.environ) -> str:
         def value(match: re.Match) -> str:
@@ -161,11 +159,11 @@ class HeaderValue:
                 raise HarnessError(f"header {self.name!r} names the environment variable {var}, which is not set")
             return environ[var]
 
-        return _ENV_VAR.sub(value, self.source)
+        return ENV_VAR.sub(value, self.source)
 
     def describe(self) -> str:
         """What results may record: the template with its ``${VAR}`` references, or ``<redacted>``."""
-        if self.env_vars or not _SECRET_HEADER.search(self.name):
+        if self.env_vars or not SECRET_HEADER.search(self.name):
             return self.source
         return REDACTED
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from harness.bench import run_bench
-from harness.reports.document import without_secrets
+from harness.secrets import without_secrets
 from tests.bench.bench_helpers import HangingRetriever
 from tests.bench.test_bench_review3 import _config
 

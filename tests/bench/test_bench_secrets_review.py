@@ -1,4 +1,4 @@
-"""Secrets the recorded configs still held after ``without_secrets`` (harness/reports/document.py), and
+"""Secrets the recorded configs still held after ``without_secrets`` (harness/secrets.py), and
 legitimate values it changed; found by the review of the session's last commits. The oracle for what
 libpq reads as the password is libpq itself (psycopg's ``conninfo_to_dict``) where psycopg is installed."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from harness.bench import run_bench
-from harness.reports.document import without_secrets
+from harness.secrets import without_secrets
 from tests.bench.bench_helpers import HangingRetriever
 from tests.bench.test_bench_review3 import _config
 
