@@ -26,13 +26,14 @@ from typing import Callable
 from harness import progress
 from harness.atomic import write_json, write_text
 from harness.bench import leaderboard
-from harness.bench.cells import (RESULT_FILES, Cell, cells, dataset_checksums, evaluation_settings, fingerprint,
+from harness.bench.cells import (Cell, cells, dataset_checksums, evaluation_settings, fingerprint,
                                  is_finished, read_metrics)
 from harness.bench.config import BenchConfig, DatasetSpec, RetrieverSpec
 from harness.bench.leaderboard import CellOutcome
 from harness.cache import ENV_VAR
 from harness.errors import HarnessError
 from harness.reports import MetricsDocument
+from harness.reports.writer import result_file_named
 from harness.secrets import without_secrets
 
 MANIFEST_SCHEMA = "retrieval-harness/bench/v1"
@@ -236,14 +237,11 @@ class BenchRunner:
                      for key, value in stage.params.items()]
             named += [(f"pipeline {spec.label!r}, stage {stage.name!r}: optimize.qrels", stage.optimize.get("qrels"))
                       for stage in spec.stages if isinstance(stage.optimize, dict)]
-        for key, value in named:
-            if not isinstance(value, str) or not value:
-                continue
-            for name in RESULT_FILES:
-                with contextlib.suppress(OSError, ValueError):  # (no such output yet; a string that names no file)
-                    if os.path.samefile(cell.folder / name, os.path.expanduser(value)):
-                        raise HarnessError(f"{key} {value}: is this cell's own {name}, which running the cell "
-                                           "would replace; copy it elsewhere and name the copy")
+        found = result_file_named(cell.folder, named)
+        if found is not None:
+            key, value, file = found
+            raise HarnessError(f"{key} {value}: is this cell's own {file.name}, which running the cell "
+                               "would replace; copy it elsewhere and name the copy")
 
     def cell_fingerprint(self, cell: Cell, datasets: _Datasets, as_written: bool = False) -> str | None:
         return fingerprint(self.checksums(cell.dataset, datasets), cell.dataset.split, cell.retriever,

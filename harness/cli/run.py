@@ -11,8 +11,7 @@ import typer
 from harness.cli import app
 from harness.cli.display import print_metrics
 from harness.cli.options import (K_OPTION, KEEP_IDENTICAL_IDS_OPTION, METRIC_OPTION, RELEVANCE_THRESHOLD_OPTION,
-                                  SEMANTICS_OPTION, build_evaluator, check_output_folder, given, parse_params,
-                                  refuse_outputs_over_inputs)
+                                  SEMANTICS_OPTION, build_evaluator, check_output_folder, given, parse_params)
 from harness.datasets import DEFAULT_DATASET
 from harness.errors import HarnessError
 
@@ -70,11 +69,8 @@ def run(
     with progress.task(f"loading {ref.text}"):
         ds = load_dataset(ref, split)
     folder = output_dir / ds.name / (name or system.name)
-    from harness.reports.writer import RESULT_FILES
-
     # (-r run-file -p path=results/x/bm25/run.trec --name bm25: the user's run was replaced by its top --depth)
-    refuse_outputs_over_inputs([("--output-dir", folder / file) for file in RESULT_FILES],
-                               _param_paths(params.values()))
+    _refuse_result_files_as_inputs(folder, params.values())
     exp = run_experiment(ds, system, evaluator, k_values, depth=depth, output_dir=folder)
     if not quiet:
         for warning in exp.document.warnings or ():
@@ -83,10 +79,15 @@ def run(
     typer.echo(f"results written to {folder}")
 
 
-def _param_paths(values) -> list[Path]:
-    """The string parameters as the files they may name, ``~`` expanded as the run-file retriever
-    expands its ``path`` (``path=~/results/x/rf/run.trec`` is that result folder's run.trec)."""
-    return [Path(os.path.expanduser(value)) for value in values if isinstance(value, str) and value]
+def _refuse_result_files_as_inputs(folder: Path, values) -> None:
+    """Refuse string parameters that name one of the result files ``folder`` is about to get."""
+    from harness.reports.writer import result_file_named
+
+    found = result_file_named(folder, ((None, value) for value in values))
+    if found is not None:
+        _, value, out = found
+        raise HarnessError(f"--output-dir {out}: is the input file {Path(os.path.expanduser(value))}; "
+                           "writing there would replace it")
 
 
 def _folder_name(name) -> bool:
@@ -106,10 +107,7 @@ def _run_pipeline(path: Path, dataset: str, split: str, evaluator, k_values: lis
     with progress.task(f"loading {ref.text}"):
         ds = load_dataset(ref, split)
     folder = output_dir / ds.name / (name or spec.name)
-    from harness.reports.writer import RESULT_FILES
-
-    refuse_outputs_over_inputs([("--output-dir", folder / file) for file in RESULT_FILES],
-                               _param_paths(value for stage in spec.stages for value in stage.params.values()))
+    _refuse_result_files_as_inputs(folder, (value for stage in spec.stages for value in stage.params.values()))
     exp, outcomes = run_pipeline(ds, spec, evaluator, k_values, depth=depth, output_dir=folder)
     if not quiet:
         for warning in exp.document.warnings or ():

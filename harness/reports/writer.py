@@ -15,6 +15,25 @@ from harness.run import Run
 RESULT_FILES = ("metrics.json", "metrics.md", "per_query.jsonl", "run.trec")  # what a result folder holds
 
 
+def result_file_named(folder: Path, named) -> tuple[object, str, Path] | None:
+    """(key, value, file) of the first of ``named`` (``(key, value)`` pairs: a retriever's or pipeline
+    stage's params) whose str value names one of ``folder``'s result files, ``~`` expanded as the
+    run-file retriever expands its ``path``; None when none does. Writing the folder would replace
+    that input (``path = "results/x/rf/run.trec"``, to evaluate a run again with other cutoffs, was
+    cut to its top depth): ``harness run`` and ``harness bench`` refuse it."""
+    import contextlib
+    import os
+
+    for key, value in named:
+        if not isinstance(value, str) or not value:
+            continue
+        for name in RESULT_FILES:
+            with contextlib.suppress(OSError, ValueError):  # (no such file yet; a string that names no file)
+                if os.path.samefile(folder / name, os.path.expanduser(value)):
+                    return key, value, folder / name
+    return None
+
+
 def write_result_folder(folder: str | Path, document: MetricsDocument, query_texts: dict[str, str] | None = None,
                         run: Run | None = None, tag: str = "harness") -> Path:
     """Write every file atomically (metrics.json last); returns the folder. An earlier result's
