@@ -70,6 +70,15 @@ def temporary_path(path: Path) -> Path:
     return path.parent / f".{path.name}.{writer_tag()}.{secrets.token_hex(6)}.tmp"
 
 
+def temporary_parts(entry: str) -> tuple[str, str] | None:
+    """(the output's name, the writer) of a temporary entry named as :func:`temporary_path` names it
+    (``.<name>.<writer>.<random>.tmp``), else None."""
+    if not (entry.startswith(".") and entry.endswith(".tmp")):
+        return None
+    parts = entry[1:-len(".tmp")].rsplit(".", 2)  # name, writer, random
+    return (parts[0], parts[1]) if len(parts) == 3 else None
+
+
 def create_new(tmp: Path) -> int:
     """Create ``tmp``, which must not exist (O_EXCL), for writing, mode 0600 as ``mkstemp``; its fd."""
     return os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
@@ -108,8 +117,8 @@ def remove_abandoned(folder: Path, name: str | None = None) -> None:
     except OSError:
         return
     for entry, is_dir in entries:
-        parts = entry[1:-len(".tmp")].rsplit(".", 2)  # name, writer, random
-        if len(parts) == 3 and name in (None, parts[0]) and _abandoned(folder, entry, is_dir, parts[1]):
+        parts = temporary_parts(entry)
+        if parts is not None and name in (None, parts[0]) and _abandoned(folder, entry, is_dir, parts[1]):
             if is_dir:
                 shutil.rmtree(folder / entry, ignore_errors=True)
             else:

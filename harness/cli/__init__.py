@@ -113,11 +113,10 @@ def os_error_line(exc: OSError) -> str:
 def _output_of(filename) -> str:
     """The output that ``filename`` is this process's temporary file for (``harness.atomic``'s
     ``.<name>.<pid>-<host>.<random>.tmp`` beside it); any other name as it is."""
-    folder, base = os.path.split(os.fsdecode(filename))
-    if base.startswith(".") and base.endswith(".tmp"):
-        from harness.atomic import writer_tag
+    from harness.atomic import temporary_parts, writer_tag
 
-        parts = base[1:-len(".tmp")].rsplit(".", 2)  # name, writer, random
-        if len(parts) == 3 and parts[0] and parts[1] == writer_tag():
-            return os.path.join(folder, parts[0])
+    folder, base = os.path.split(os.fsdecode(filename))
+    parts = temporary_parts(base)
+    if parts is not None and parts[0] and parts[1] == writer_tag():
+        return os.path.join(folder, parts[0])
     return os.fsdecode(filename)
