@@ -47,9 +47,10 @@ def check(
     With --latency-tolerance: a latency verdict per stage; search REGRESSED (exit 1) when its
     latency statistic grew by more than the tolerance and the bootstrap interval of the ratio excludes 1.
     """
-    from harness.atomic import write_json
+    from harness.atomic import indented_json, write_text
     from harness.compare import align, load_system, run_check
     from harness.compare.check import format_report
+    from harness.compare.table import valid_json_text, valid_text
     from harness.errors import HarnessError
 
     if show < 0:
@@ -86,13 +87,14 @@ def check(
                        seed=seed, show=show, qrels=judgments)
     if latency_tolerance is not None:
         result.latency = check_latency(base, cur, latency_metric, latency_tolerance, alpha=alpha, seed=seed)
-    typer.echo(format_report(result, baseline, current), nl=False, err=to_stdout)
+    # (a lone surrogate, from a '\ud800' escape in a metrics file's query id, cannot be written as UTF-8: the
+    # report shows it as U+FFFD and the JSON as its escape, as harness compare does)
+    typer.echo(valid_text(format_report(result, baseline, current)), nl=False, err=to_stdout)
+    document = valid_json_text(indented_json(result.to_dict())) + "\n"
     if to_stdout:
-        from harness.atomic import indented_json
-
-        write_stdout_json(indented_json(result.to_dict()) + "\n")
+        write_stdout_json(document)
     if json_out:
-        write_json(json_out, result.to_dict())
+        write_text(json_out, document)  # (write_json's text)
     _ci_reports(result, baseline, current, github_summary, junit)
     raise typer.Exit(result.exit_code)
 
@@ -112,8 +114,10 @@ def _ci_reports(result, baseline: str, current: str, github_summary: bool, junit
             typer.echo("warning: --github-summary: GITHUB_STEP_SUMMARY is not set (not in GitHub Actions); "
                        "no summary written", err=True)
             return
+        from harness.compare.table import valid_text
+
         with open(summary, "a", encoding="utf-8") as handle:
-            handle.write(ci.github_summary(result, baseline, current))
+            handle.write(valid_text(ci.github_summary(result, baseline, current)))
 
 
 def _judgments(explicit: Optional[Path], *systems) -> dict | None:

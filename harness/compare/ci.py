@@ -19,6 +19,7 @@ import re
 import xml.etree.ElementTree as ET
 
 from harness.compare.check import REGRESSED, CheckResult
+from harness.compare.significance import percent
 
 _MARK = {"OK": "✅ OK", "IMPROVED": "🟢 IMPROVED", "NOISE": "⚪ NOISE", "REGRESSED": "❌ REGRESSED",
          "SLOWER": "⚪ SLOWER", "FASTER": "⚪ FASTER"}
@@ -71,7 +72,7 @@ def _latency_summary(latency) -> list[str]:
     if latency.no_data:
         return ["", f"**latency**: {_cell(latency.no_data)}"]
     lines = ["", f"**latency** ({latency.statistic}, tolerance {latency.tolerance:g}, "
-                 f"{latency.confidence:.0%} bootstrap interval of the ratio)", "",
+                 f"{percent(latency.confidence)} bootstrap interval of the ratio)", "",
              "| stage | verdict | baseline | current | ratio | interval |", "| --- | --- | ---: | ---: | ---: | ---: |"]
     for c in latency.checks:
         interval = f"[{c.ci_low:.3f}, {c.ci_high:.3f}]" if c.ci_low is not None else "-"

@@ -272,6 +272,11 @@ def holm_bonferroni(p_values: Sequence[float]) -> np.ndarray:
     return adjusted
 
 
+def percent(confidence: float) -> str:
+    """A confidence level as printed: ``95%``, ``99.5%`` (``:.0%`` printed 0.995, ``--alpha 0.005``, as 100%)."""
+    return f"{round(confidence * 100, 10):g}%"
+
+
 def significant(p: float, alpha: float) -> bool:
     """Whether ``p`` is below ``alpha`` (see the module docstring: a relative 1e-12 of rounding is
     allowed for, so a p-value of exactly alpha is never significant)."""

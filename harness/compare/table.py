@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from harness.compare.analysis import TESTS, Comparison
+from harness.compare.significance import percent
 from harness.fingerprint import describe_hardware
 from harness.reports import efficiency
 
@@ -72,7 +73,7 @@ def comparison_table(comparison: Comparison) -> str:
 
 def details_table(comparison: Comparison) -> str:
     c = comparison
-    pct = f"{c.settings.confidence:.0%}"
+    pct = percent(c.settings.confidence)
     lines = [f"| system | metric | Δ vs baseline | {pct} CI | p (t) | p (rand.) | p Holm (t) | p Holm (rand.) | W/T/L |",
              "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for (system, metric), cell in c.cells.items():
