@@ -113,6 +113,8 @@ class CheckResult:
     test: str
     warnings: list[str]
     latency: object | None = None  # harness.compare.latency.LatencyResult, with --latency-tolerance
+    permutations: int | None = None  # the randomization test's, and the seed of it and of the bootstraps:
+    seed: int | None = None  # recorded so that a Monte Carlo p-value can be reproduced from the JSON
 
     @property
     def failures(self) -> list[str]:
@@ -132,7 +134,8 @@ class CheckResult:
 
     def to_dict(self) -> dict:
         return {"schema": "retrieval-harness/check/v1", "passed": not self.regressed, "n_queries": self.n_queries,
-                "tolerance": self.tolerance, "alpha": self.alpha, "test": self.test, "warnings": self.warnings,
+                "tolerance": self.tolerance, "alpha": self.alpha, "test": self.test, "permutations": self.permutations,
+                "seed": self.seed, "warnings": self.warnings,
                 "checks": [c.to_dict() for c in self.checks],
                 **({"latency": self.latency.to_dict()} if self.latency is not None else {})}
 
@@ -199,7 +202,8 @@ def run_check(aligned: Aligned, metrics: list[str] | None = None, tolerance: flo
                     grades = {doc: judged[doc] for doc in left + entered if doc in judged}
             check.worst.append(QueryChange(qid, texts.get(qid), float(a[i]), float(b[i]), k, left, entered, grades))
         checks.append(check)
-    return CheckResult(checks, len(aligned.query_ids), tolerance, alpha, test, list(dict.fromkeys(warnings)))
+    return CheckResult(checks, len(aligned.query_ids), tolerance, alpha, test, list(dict.fromkeys(warnings)),
+                       permutations=permutations, seed=seed)
 
 
 def _docs(ids: list[str] | None, grades: dict[str, float] | None, limit: int) -> str:

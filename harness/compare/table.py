@@ -120,8 +120,8 @@ def comparison_markdown(comparison: Comparison, title: str | None = "Comparison"
                     f"system(s), alpha = {s.alpha}).")
     sections.extend(efficiency_columns(c.aligned.systems)[1])
     if c.cells:
-        rand = (f"{s.permutations:,} seeded sign permutations (seed {s.seed}), or all 2^n sign flips when "
-                "that is fewer")
+        rand = (f"{s.permutations:,} seeded sign permutations (seed {s.seed}), or every sign flip of the m "
+                "queries that changed where 2^m is at most that")
         sections.append(details_table(c).rstrip())
         sections.append(f"Δ: mean per-query difference (system - baseline); CI: paired bootstrap, "
                         f"{s.resamples:,} resamples (seed {s.seed}); randomization test: {rand}; "

@@ -86,3 +86,26 @@ def test_the_details_table_names_the_confidence_of_its_intervals(tmp_path):
     table = details_table(compare(aligned, settings=Settings(confidence=0.995, resamples=100)))
     assert "| 99.5% CI |" in table.splitlines()[0]
     assert "| 95% CI |" in details_table(compare(aligned, settings=Settings(resamples=100))).splitlines()[0]
+
+
+
+def test_the_check_json_records_the_permutations_and_seed_of_its_p_values(tmp_path):
+    """A Monte Carlo p-value is reproducible from the JSON alone: randomization_test with the recorded
+    permutations and seed gives the recorded p (20 changed queries: 2^20 > 500, so the flips are drawn)."""
+    import numpy as np
+
+    from harness.compare import align, load_system
+    from harness.compare.check import run_check
+    from harness.compare.significance import randomization_test
+    from tests.compare.helpers import values, write_result
+
+    rng = np.random.default_rng(7)
+    base = rng.random(40).round(4)
+    cur = base.copy()
+    cur[:20] -= (0.05 + rng.random(20) * 0.1).round(4)
+    a = load_system(str(write_result(tmp_path / "baseline", values("NDCG@10", base.tolist()))))
+    b = load_system(str(write_result(tmp_path / "current", values("NDCG@10", cur.tolist()))))
+    result = run_check(align([a, b], ["NDCG@10"]), tolerance=0.0, permutations=500, seed=11).to_dict()
+    assert (result["permutations"], result["seed"], result["test"]) == (500, 11, "randomization")
+    again = randomization_test(base, cur, permutations=result["permutations"], seed=result["seed"]).p_value
+    assert result["checks"][0]["p_value"] == again
