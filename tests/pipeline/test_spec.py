@@ -98,3 +98,23 @@ def test_shipped_pipeline_files_parse():
     from harness.bench.config import parse_config
 
     assert parse_config(bench.to_dict()) == bench
+
+
+def test_kept_depth_is_the_most_documents_the_last_stage_can_hold():
+    """Worked examples of harness.pipeline.run.kept_depth (run depth 1000): a retrieve stage keeps its
+    depth or the run's, a rerank min(its depth, its input's), a fuse min(its depth, the sum of its
+    inputs'). The result records it and warns below a cutoff (it recorded 1000 for a rerank of 100)."""
+    from harness.pipeline.run import kept_depth
+
+    def kept(*stages):
+        return kept_depth(parse_pipeline({"name": "p", "stages": list(stages)}, "p.toml", check_components=False),
+                          1000)
+
+    small = {**DENSE, "depth": 30}
+    assert kept(DENSE) == 1000 and kept({**BM25, "depth": 100}) == 100
+    assert kept(BM25, {"name": "ce", "type": "rerank", "input": "bm25", "reranker": "cross-encoder"}) == 100
+    assert kept(small, {"name": "ce", "type": "rerank", "input": "dense", "reranker": "cross-encoder"}) == 30
+    fuse = {"name": "f", "type": "fuse", "inputs": ["bm25", "dense"]}
+    assert kept(BM25, DENSE, fuse) == 1000  # fuse's default depth
+    assert kept({**BM25, "depth": 40}, small, fuse) == 70  # the union of 40 and 30 documents
+    assert kept(BM25, small, {**fuse, "depth": 50}) == 50
