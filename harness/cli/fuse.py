@@ -164,7 +164,8 @@ def fuse(
                    f"({len(result.trials)} trials)")
         document = {"fusion": spec.to_dict(), "semantics": order.name, "identical_ids": document["identical_ids"],
                     "runs": document["runs"],
-                    "optimization": {**result.to_dict(), "qrels": _file_entry(qrels, once)}}
+                    "optimization": {**result.to_dict(), "relevance_threshold": float(relevance_threshold),
+                                     "qrels": _file_entry(qrels, once)}}
         json_out = json_out or output.with_name(output.name + ".json")
     fused = fuse_runs(runs, spec, order)
     stale = json_out or _settings_of_an_earlier_fusion(output)

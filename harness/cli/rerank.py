@@ -45,7 +45,7 @@ def rerank(
         progress.disable()
     if not 1 <= depth <= 2**63 - 1:  # (ranks and counts are int64, as harness run's --depth)
         raise typer.BadParameter("--depth must be >= 1 and at most 2^63 - 1")
-    evaluator, _ = build_evaluator(k, metric, relevance_threshold, keep_identical_ids, semantics)
+    evaluator, k_values = build_evaluator(k, metric, relevance_threshold, keep_identical_ids, semantics)
     if evaluate and quiet:  # (the table --evaluate prints is what --quiet silences: nothing was evaluated)
         raise typer.BadParameter("--evaluate prints a table and --quiet prints only the output path; give one")
     unused = [option for name, option in (("k", "--k"), ("metric", "--metric"),
@@ -63,6 +63,13 @@ def rerank(
                                   ignore_identical_ids=evaluator.ignore_identical_ids, semantics=evaluator.semantics)
     write_run(reranked, output, tag=system.name)
     if evaluate and not quiet:
+        from harness.evaluation import depth_warning
+
+        # the reranked run holds the top --depth only: a cutoff past it is computed on those documents, as
+        # harness run warns for its --depth (a pipeline's rerank stage is the same run)
+        warning = depth_warning(depth, k_values, evaluator.metrics)
+        if warning:
+            typer.echo(f"warning: {warning}", err=True)
         result = evaluator.evaluate(reranked, ds.qrels)
         print_metrics(result.means, title=f"{ds.name} ({ds.split}) - {system.name} @{depth}: {result.n_queries} queries")
         if result.n_missing_from_run:
