@@ -73,7 +73,7 @@ class Candidates:
         qids = run.query_ids.tolist()
         for qid in qids:
             if qid not in query_row:
-                raise InputError("query is not among the dataset's queries", source, _line_of(source, 0, qid), qid)
+                raise InputError("query is not among the split's queries (those its qrels judge)", source, _line_of(source, 0, qid), qid)
         # the top depth of the evaluator's ranking (trec_eval 9, the default: scores compared as
         # float32, ties by id descending), not of the run's float64 order: a file's double scores that
         # tie in float32 would otherwise cut a different document at the depth than the evaluator ranks

@@ -52,6 +52,7 @@ class SystemResult:
     run_path: Path | None = None
     run_sha256: str | None = None  # the sha256 its metrics file records for the run (checked by ``run``)
     settings: dict = field(default_factory=dict)  # how the values were computed (see ``ranked``)
+    qrels_sha256: str | None = None  # a run file's: the qrels it was evaluated on here
     _texts: dict[str, str] | None = field(default=None, repr=False)
     _run: object = field(default=None, repr=False)
     _ranked: object = field(default=None, repr=False)
@@ -164,8 +165,14 @@ def _evaluated_run(doc: MetricsDocument, folder: Path) -> tuple[Path | None, str
     if (retriever.get("name") == "run-file" and isinstance(params, dict) and isinstance(params.get("path"), str)
             and isinstance(params.get("sha256"), str) and (doc.settings or {}).get("depth") is None):
         recorded = Path(params["path"])
-        found = next((p for p in (recorded, folder / recorded.name) if p.is_file()), None)
-        return found, params["sha256"] if found is not None else None
+        found = [p for p in dict.fromkeys((recorded, folder / recorded.name)) if p.is_file()]
+        if len(found) > 1 and not found[0].samefile(found[1]):
+            # a relative path recorded elsewhere: the file it names from here may be another run (a run.trec
+            # in the working directory), where the one beside the metrics file is the run evaluated
+            from harness.checksums import sha256
+
+            found.sort(key=lambda p: sha256(p) != params["sha256"])
+        return (found[0], params["sha256"]) if found else (None, None)
     run_path = folder / "run.trec"
     return (run_path if run_path.is_file() else None), None
 
@@ -173,6 +180,7 @@ def _evaluated_run(doc: MetricsDocument, folder: Path) -> tuple[Path | None, str
 def read_run_file(path: str | Path, qrels_path: str | Path, metrics: Sequence[str], name: str | None = None,
                   relevance_threshold: float = 1.0, ignore_identical_ids: bool = True) -> SystemResult:
     """Evaluate a TREC run against qrels (TREC or BEIR tsv) on ``metrics``."""
+    from harness.checksums import sha256
     from harness.evaluation import Evaluator
     from harness.formats.trec import read_qrels, read_run
 
@@ -182,7 +190,7 @@ def read_run_file(path: str | Path, qrels_path: str | Path, metrics: Sequence[st
                        ignore_identical_ids=ignore_identical_ids).evaluate(run, read_qrels(qrels_path))
     return SystemResult(name=name or path.stem, source=path, query_ids=result.query_ids,
                         values={m: np.asarray(v, dtype=np.float64) for m, v in result.values.items()},
-                        run_path=path, settings=dict(result.settings), _run=run)
+                        run_path=path, settings=dict(result.settings), qrels_sha256=sha256(qrels_path), _run=run)
 
 
 def find_qrels(system: SystemResult) -> Path | None:
@@ -312,8 +320,15 @@ def align(systems: Sequence[SystemResult], metrics: Sequence[str], intersection:
                 detail.append(f"{len(only_ref)} of {reference.name}'s queries are missing here (first: {only_ref[0]!r})")
             if only_this:
                 detail.append(f"{len(only_this)} queries are not in {reference.name} (first: {only_this[0]!r})")
+            hint = "evaluate both on the same qrels"
+            thresholds = _settings(reference).get("relevance_threshold"), _settings(s).get("relevance_threshold")
+            if None not in thresholds and thresholds[0] != thresholds[1]:
+                # (the same qrels under another threshold leave out other queries: those judged below it)
+                hint = (f"they were evaluated with different relevance thresholds ({thresholds[0]!r} vs "
+                        f"{thresholds[1]!r}), which leave out different queries (those with no grade at or above "
+                        "it): evaluate both with the same threshold")
             raise InputError("different query sets: " + "; ".join(detail)
-                             + " -- evaluate both on the same qrels, or pass --intersection", s.source)
+                             + f" -- {hint}, or pass --intersection", s.source)
         common &= ids
     if len(common) < len(query_ids) or any(len(s.query_ids) != len(common) for s in systems):
         union = set().union(*(set(s.query_ids.tolist()) for s in systems))
@@ -349,6 +364,11 @@ def consistency_warnings(systems: Sequence[SystemResult]) -> list[str]:
             if ref_files and files and not (ref_files <= files or files <= ref_files):
                 warnings.append(f"{s.name} and {ref_doc.name} were evaluated on different dataset files "
                                 "(sha256 differ)")
+        elif s.qrels_sha256 is not None and ref_doc is not None:  # a run file evaluated here, on --qrels
+            ref_files = set((ref_doc.document.dataset.get("files") or {}).values())
+            if ref_files and s.qrels_sha256 not in ref_files:
+                warnings.append(f"{s.name} was evaluated on qrels that are not among the dataset files "
+                                f"{ref_doc.name} was evaluated on (sha256 differ)")
         if s is ref or not (s.document is not None or s.settings):
             continue
         ref_settings, settings = _settings(ref), _settings(s)

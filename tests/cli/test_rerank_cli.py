@@ -89,7 +89,7 @@ def test_bad_input_is_one_line_and_exit_2_with_nothing_written(bm25_run, tmp_pat
     bad.write_text("\n".join([*lines[:3], "no-such-query Q0 4983 1 1.5 bm25"]) + "\n")
     code, _, err = main_in_process(monkeypatch, capsys, "rerank", "--run", str(bad), "--reranker", "bi-encoder",
                                    "-o", str(out), "--quiet")
-    assert (code, err) == (2, f"error: {bad}:4: query is not among the dataset's queries (id 'no-such-query')\n")
+    assert (code, err) == (2, f"error: {bad}:4: query is not among the split's queries (those its qrels judge) (id 'no-such-query')\n")
     code, _, err = main_in_process(monkeypatch, capsys, "rerank", "--run", str(bm25_run), "--reranker",
                                    "bi-encoder", "--param", "documents=all", "-o", str(out))
     assert (code, err) == (2, "error: documents must be one of corpus, candidates, got 'all'\n")

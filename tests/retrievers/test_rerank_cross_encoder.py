@@ -165,7 +165,7 @@ def test_unknown_ids_and_bad_parameters_are_one_line_errors(tiny_model, tmp_path
         reranker.rerank(read_run(path), QUERIES, CORPUS, 10, source=path)
     assert str(error.value) == f"{path}:2: document is not in the dataset's corpus (id 'zz9')"
     path.write_text("q1 Q0 d1 1 2.0 bm25\nq9 Q0 d1 1 1.0 bm25\n")
-    with pytest.raises(InputError, match=r"first.trec:2: query is not among the dataset's queries \(id 'q9'\)"):
+    with pytest.raises(InputError, match=r"first.trec:2: query is not among the split's queries \(those its qrels judge\) \(id 'q9'\)"):
         reranker.rerank(read_run(path), QUERIES, CORPUS, 10, source=path)
     with pytest.raises(ValueError, match="needs model="):
         CrossEncoderReranker()

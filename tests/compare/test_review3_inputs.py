@@ -1,0 +1,78 @@
+"""What compare and check say about inputs evaluated differently (settings review, third pass on compare)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from harness.compare.load import align, load_system
+from harness.errors import InputError
+
+
+def _qrels_and_run(tmp_path):
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 a 2\nq2 0 b 1\nq3 0 c 2\n")
+    run = tmp_path / "run.trec"
+    run.write_text("q1 Q0 a 1 2.0 r\nq2 Q0 b 1 2.0 r\nq3 Q0 x 1 2.0 r\n")
+    return qrels, run
+
+
+def test_different_query_sets_from_different_thresholds_are_named_as_such(harness_cli, tmp_path):
+    """The same run and qrels evaluated at thresholds 1 and 2: q2 (grade 1 only) is left out at 2, so the
+    query sets differ. The refusal said 'evaluate both on the same qrels' (they were); it names the cause."""
+    qrels, run = _qrels_and_run(tmp_path)
+    for name, extra in (("one", []), ("two", ["--relevance-threshold", "2"])):
+        assert harness_cli("evaluate", "--qrels", qrels, "--run", run, "--json", tmp_path / f"{name}.json",
+                           "-m", "P@1", *extra).returncode == 0
+    a, b = load_system(str(tmp_path / "one.json")), load_system(str(tmp_path / "two.json"))
+    with pytest.raises(InputError) as info:
+        align([a, b], ["P@1"])
+    assert "different relevance thresholds (1.0 vs 2.0)" in str(info.value)
+    assert "same qrels" not in str(info.value)
+
+
+def test_a_run_file_evaluated_on_other_qrels_than_a_result_is_warned_about(tmp_path):
+    """compare RESULT run.trec --qrels OTHER: the run file is scored on qrels whose sha256 is not among the
+    result's dataset files; two metrics files made so were warned about, a run file evaluated here was not."""
+    from harness.compare.load import consistency_warnings
+
+    qrels, run = _qrels_and_run(tmp_path)
+    other = tmp_path / "other.txt"
+    other.write_text("q1 0 a 1\nq2 0 b 1\nq3 0 c 1\n")
+    from harness.checksums import sha256
+    from harness.evaluation import Evaluator
+    from harness.formats.trec import read_qrels, read_run
+    from harness.reports import MetricsDocument
+
+    result = Evaluator(["P@1"]).evaluate(read_run(run), read_qrels(qrels))
+    document = MetricsDocument.build(result, dataset={"name": "q", "split": "test", "files": {str(qrels): sha256(qrels)}},
+                                     retriever={"name": "x", "params": {}}, k_values=[1], depth=None, timings={})
+    (tmp_path / "res").mkdir()
+    (tmp_path / "res" / "metrics.json").write_text(json.dumps(document.to_json()))
+    base = load_system(str(tmp_path / "res"))
+    same = load_system(str(run), qrels=qrels, metrics=["P@1"])
+    assert consistency_warnings([base, same]) == []
+    moved = load_system(str(run), qrels=other, metrics=["P@1"])
+    assert consistency_warnings([base, moved]) == [
+        "run was evaluated on qrels that are not among the dataset files res was evaluated on (sha256 differ)"]
+
+
+def test_check_finds_the_evaluated_run_beside_its_metrics_file_when_the_working_directory_has_another(
+        harness_cli, tmp_path, monkeypatch):
+    """harness evaluate --json records the run path as given (relative); run from another directory holding
+    another run.trec, check took that one, failed its sha256 and showed no rankings; it takes the one whose
+    sha256 is recorded (beside the metrics file)."""
+    qrels, run = _qrels_and_run(tmp_path)
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "run.trec").write_text(run.read_text())
+    monkeypatch.chdir(work)
+    assert harness_cli("evaluate", "--qrels", qrels, "--run", "run.trec", "--json", "m.json", "-m", "P@1").returncode == 0
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    (other / "run.trec").write_text("q1 Q0 zz 1 2.0 r\n")
+    monkeypatch.chdir(other)
+    system = load_system(str(work / "m.json"))
+    assert system.run_path.resolve() == (work / "run.trec").resolve()
+    assert system.top_docs("q1", 1) == ["a"]
