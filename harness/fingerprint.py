@@ -27,6 +27,15 @@ from functools import lru_cache
 from pathlib import Path
 
 HARDWARE_KEYS = ("cpu", "ram_bytes", "gpu")
+# What points git at another repository, index or work tree than the one its working directory is in
+# (``git rev-parse --local-env-vars``, less the config ones; git clears them to enter a submodule).
+# git exports GIT_DIR, GIT_INDEX_FILE ... to its hooks (githooks(5)): inherited by a benchmark that a
+# project's hook runs, they made :func:`git_commit` record that project's commit, even for a harness
+# that no git tracks.
+_GIT_LOCATION_VARS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_IMPLICIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE",
+                      "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_GRAFT_FILE",
+                      "GIT_NO_REPLACE_OBJECTS", "GIT_REPLACE_REF_BASE", "GIT_PREFIX", "GIT_INTERNAL_SUPER_PREFIX",
+                      "GIT_SHALLOW_FILE")
 
 
 def _cpu_model() -> str | None:
@@ -61,18 +70,21 @@ def _gpus() -> list[str] | None:
 def git_commit(folder: str | Path | None = None) -> dict | None:
     """``{"commit", "dirty"}`` of the git working tree holding ``folder`` (default: the harness source);
     None when git tracks no file of ``folder`` there (the harness installed in a virtual environment
-    inside another project's working tree: that project's commit is not the harness's)."""
+    inside another project's working tree: that project's commit is not the harness's). The repository
+    is the one ``folder`` is in, whatever ``$GIT_DIR`` and the like say (:data:`_GIT_LOCATION_VARS`)."""
     folder = Path(folder) if folder is not None else Path(__file__).resolve().parent
+    env = {name: value for name, value in os.environ.items() if name not in _GIT_LOCATION_VARS}
     try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=folder, capture_output=True, text=True, timeout=5)
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=folder, capture_output=True, text=True, timeout=5,
+                              env=env)
         if head.returncode != 0:
             return None
         tracked = subprocess.run(["git", "ls-files", "--error-unmatch", "--", "."], cwd=folder,
-                                 capture_output=True, timeout=5)
+                                 capture_output=True, timeout=5, env=env)
         if tracked.returncode != 0:
             return None
         status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=folder,
-                                capture_output=True, text=True, timeout=5)
+                                capture_output=True, text=True, timeout=5, env=env)
     except (OSError, subprocess.SubprocessError):
         return None
     dirty = bool(status.stdout.strip()) if status.returncode == 0 else None

@@ -46,8 +46,10 @@ def plain_json(value: object, finite: bool = True) -> object:
     str), lists (from tuples, sets and numpy arrays), str, bool, None, int, and finite floats; a NaN
     or infinite float becomes None (JSON has no such number: Python would write ``NaN``, which jq,
     JavaScript and Go refuse), a numpy scalar its Python value, anything else its ``str``. A set's
-    items are sorted (by their JSON text where they do not compare): a set of str iterates in an order
-    that changes with the process's hash seed, and its list would too. ``finite=False`` keeps a NaN or
+    items are sorted (by their JSON text where they do not compare, or where one holds a NaN, which
+    compares neither below nor above anything: ``sorted`` left it where the set had it, and a NaN's
+    place in a set follows its address): a set of str iterates in an order that changes with the
+    process's hash seed, and its list would too. ``finite=False`` keeps a NaN or
     infinite float as it is (a fingerprint's JSON text: ``NaN``, ``Infinity`` and ``-Infinity`` stay
     apart from each other and from None)."""
     if isinstance(value, dict):
@@ -55,9 +57,11 @@ def plain_json(value: object, finite: bool = True) -> object:
     if isinstance(value, (set, frozenset)):
         items = [plain_json(v, finite) for v in value]
         try:
-            return sorted(items)
+            if not any(map(_holds_nan, items)):
+                return sorted(items)
         except TypeError:
-            return sorted(items, key=lambda item: json.dumps(item, sort_keys=True))
+            pass
+        return sorted(items, key=lambda item: json.dumps(item, sort_keys=True))
     if isinstance(value, (list, tuple)):
         return [plain_json(v, finite) for v in value]
     if hasattr(value, "tolist") and hasattr(value, "dtype"):  # a numpy array or scalar
@@ -69,6 +73,13 @@ def plain_json(value: object, finite: bool = True) -> object:
     if isinstance(value, float):
         return float(value) if math.isfinite(value) or not finite else None
     return str(value)
+
+
+def _holds_nan(item: object) -> bool:
+    """Whether a :func:`plain_json` value is or holds (in its lists) a NaN float."""
+    if isinstance(item, float):
+        return item != item
+    return isinstance(item, list) and any(map(_holds_nan, item))
 
 
 @dataclass
