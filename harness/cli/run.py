@@ -76,7 +76,18 @@ def run(
         for warning in exp.document.warnings or ():
             typer.echo(f"warning: {warning}", err=True)
         print_metrics(exp.result.means, title=f"{ds.name} ({ds.split}) - {system.name}: {exp.result.n_queries} queries")
+        _notes(exp.result, evaluator)
     typer.echo(f"results written to {folder}")
+
+
+def _notes(result, evaluator) -> None:
+    """What harness evaluate notes too: judged queries the run has no document for (they score 0), and
+    queries left out for want of a document judged relevant (at --relevance-threshold 2, those judged 1)."""
+    if result.n_missing_from_run:
+        typer.echo(f"note: {result.n_missing_from_run} judged queries are missing from the run and score 0", err=True)
+    if result.n_without_relevant:
+        typer.echo(f"note: {result.n_without_relevant} queries have no document judged relevant (grade >= "
+                   f"{evaluator.relevance_threshold:g}) and are left out", err=True)
 
 
 def _refuse_result_files_as_inputs(folder: Path, values) -> None:
@@ -118,4 +129,5 @@ def _run_pipeline(path: Path, dataset: str, split: str, evaluator, k_values: lis
             shown = f"{first} {value:.4f}" if value is not None else ""
             typer.echo(f"stage {outcome.stage.name} ({outcome.stage.type}): cache {outcome.status}  {shown}")
         print_metrics(exp.result.means, title=f"{ds.name} ({ds.split}) - {spec.name}: {exp.result.n_queries} queries")
+        _notes(exp.result, evaluator)
     typer.echo(f"results written to {folder}")

@@ -56,7 +56,14 @@ def write_result_folder(folder: str | Path, document: MetricsDocument, query_tex
     title = f"{dataset.get('name', '')} ({dataset.get('split', '')}) - {document.retriever['name']}"
     header = (f"{title}\n\n{document.n_queries} queries evaluated"
               f" ({document.n_missing_from_run} missing from the run, scored 0;"
-              f" {document.n_without_relevant} without relevant judgments, left out).\n\n")
+              f" {document.n_without_relevant} with no document judged relevant"
+              f" (grade >= {_threshold(document)}), left out).\n\n")
     write_text(folder / "metrics.md", "# " + header + metrics_table(document.metrics))
     write_json(folder / "metrics.json", document.to_json())
     return folder
+
+
+def _threshold(document: MetricsDocument) -> str:
+    """The relevance threshold a document's values were computed under, as metrics.md shows it (1, 2, 0.5)."""
+    value = (document.settings or {}).get("relevance_threshold", 1.0)
+    return f"{value:g}" if isinstance(value, (int, float)) else str(value)
