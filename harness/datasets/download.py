@@ -267,11 +267,13 @@ def unpack(zip_path: Path, target: Path, manifest: dict | None = None) -> Path:
 
 
 # --------------------------------------------------------------------------- the whole job
-def offline_help(name: str, url: str) -> str:
+def offline_help(name: str, url: str, mirrored: bool = True) -> str:
+    """What to do without a network; ``mirrored``: the URL is the registry's (a mirror applies; with
+    ``--url`` it is a usage error, so it is not suggested)."""
     zip_path = downloads_dir() / f"{name}.zip"
     return (f"fetch {url} on a connected machine and put it at {zip_path} (it is checked and unpacked on the "
-            f"next call), or unpack it yourself so that {datasets_root() / name}/corpus.jsonl exists; "
-            f"or point {MIRROR_ENV} (or --mirror) at a reachable copy")
+            f"next call), or unpack it yourself so that {datasets_root() / name}/corpus.jsonl exists"
+            + (f"; or point {MIRROR_ENV} (or --mirror) at a reachable copy" if mirrored else ""))
 
 
 def download(dataset: str | DatasetRef, *, mirror: str | None = None, url: str | None = None,
@@ -289,6 +291,7 @@ def download(dataset: str | DatasetRef, *, mirror: str | None = None, url: str |
     if ref.info is None and not NAME.fullmatch(base):
         raise HarnessError(f"{base!r} cannot name a downloaded dataset (its folder is {datasets_root()}/NAME): "
                            "use letters, digits and . _ + = - (starting with a letter or digit)")
+    mirrored = url is None
     if url is not None:
         if not sha256:
             raise HarnessError("--url needs --sha256: every download is checked against a checksum")
@@ -312,17 +315,18 @@ def download(dataset: str | DatasetRef, *, mirror: str | None = None, url: str |
             return dataset_dir(ref)
         if _offline():  # never touch the network: a zip placed by hand must be the one published
             if not zip_path.exists():
-                raise HarnessError(f"offline ({OFFLINE_ENV} is set): cannot download {base}. " + offline_help(base, url))
+                raise HarnessError(f"offline ({OFFLINE_ENV} is set): cannot download {base}. "
+                                   + offline_help(base, url, mirrored))
             algorithm, expected = known_hash.split(":", 1)
             found = file_digest(zip_path, algorithm)
             if found != expected:
                 raise HarnessError(f"offline ({OFFLINE_ENV} is set): {zip_path} has {algorithm} {found}, not the "
-                                   f"expected {expected}; replace it. " + offline_help(base, url))
+                                   f"expected {expected}; replace it. " + offline_help(base, url, mirrored))
         try:
             fetch(url, zip_path, known_hash, progressbar=progressbar, retries=retries, backoff=backoff,
                   timeout=timeout)
         except TransferError as exc:
-            raise HarnessError(f"{exc}. " + offline_help(base, url)) from None
+            raise HarnessError(f"{exc}. " + offline_help(base, url, mirrored)) from None
         manifest = {
             "name": base, "url": url, "known_hash": known_hash, "bytes": zip_path.stat().st_size,
             "md5": file_digest(zip_path, "md5"), "sha256": file_digest(zip_path, "sha256"),

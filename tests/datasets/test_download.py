@@ -244,3 +244,14 @@ def test_a_mirror_that_is_no_url_is_named_as_such_not_as_a_checksum_mismatch(cac
         dl.download("nfcorpus", mirror=mirror, retries=0, backoff=0)
     assert str(caught.value).startswith(f"cannot download {mirror}/nfcorpus.zip: ")
     assert "checksum" not in str(caught.value)
+
+
+def test_the_help_after_a_failed_url_download_suggests_no_mirror(cache):
+    """With --url a mirror is a usage error, so the help line after a failure does not suggest one (it
+    did: 'or point HARNESS_BEIR_MIRROR (or --mirror) at a reachable copy'); a registered name's does."""
+    url = "http://127.0.0.1:9/custom.zip"  # discard port: nothing listens there
+    with pytest.raises(HarnessError) as err:
+        dl.download("custom", url=url, sha256="0" * 64, retries=0, timeout=2)
+    assert url in str(err.value) and "mirror" not in str(err.value)
+    with pytest.raises(HarnessError, match=r"or point HARNESS_BEIR_MIRROR \(or --mirror\) at a reachable copy"):
+        dl.download("nfcorpus", mirror="http://127.0.0.1:9", retries=0, timeout=2)
