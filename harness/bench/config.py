@@ -396,6 +396,22 @@ def read_toml(path: str | Path) -> dict:
         raise ConfigError(str(path), "", f"invalid TOML: {exc}") from None
 
 
+def check_dataset_folders(config: BenchConfig) -> None:
+    """A dataset given as a folder path that is no folder is refused before anything runs (the other
+    datasets' cells ran first, then its cells failed naming it 'unknown dataset'), naming the directory
+    a relative path is taken from. Registered names (``cqadupstack/android``), ``hf:`` and ``irds:``
+    sources are resolved when loaded."""
+    from harness.datasets.registry import DatasetRef
+
+    for i, spec in enumerate(config.datasets):
+        ref = DatasetRef.parse(spec.source)
+        folder = Path(os.path.expanduser(spec.source))
+        if spec.kind == "path" and ref.info is None and ref.remote is None and not folder.is_dir():
+            where = ("" if folder.is_absolute() else
+                     f" (a relative path is taken from the directory the command runs in, {Path.cwd()})")
+            raise ConfigError(config.source, f"datasets[{i}]", f"no such folder {render(spec.source)}{where}")
+
+
 def load_config(path: str | Path, check_retrievers: bool = True) -> BenchConfig:
     """Read and validate a config file.
 

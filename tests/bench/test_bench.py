@@ -16,7 +16,9 @@ from pathlib import Path
 import pytest
 
 from harness.bench import load_config, run_bench
+from harness.bench.config import check_dataset_folders
 from harness.bench.runner import BenchRunner
+from harness.errors import ConfigError
 
 from .bench_helpers import HANG_ENV, HangingRetriever, write_tiny
 
@@ -164,6 +166,7 @@ def test_dry_run_plans_without_writing(setup):
 
 def test_failed_cells_are_reported_and_the_rest_runs(setup):
     tmp_path, tiny, run = setup
+    (tmp_path / "absent").mkdir()  # a folder with no dataset in it: its cells fail when it is loaded
     body = (f'datasets = [{{path = "{tiny}", label = "tiny"}}, {{path = "{tmp_path / "absent"}", label = "absent"}}]\n'
             '[[retrievers]]\ntype = "harness_example_plugin:IdfOverlapRetriever"\nlabel = "overlap"\n'
             '[[retrievers]]\ntype = "harness_example_plugin:IdfOverlapRetriever"\nlabel = "broken"\n'
@@ -294,3 +297,18 @@ def test_a_dataset_that_fails_to_load_fails_each_of_its_cells_with_its_own_error
     assert set(errors) == {"tiny / a", "tiny / b"}
     for status, error in errors.values():
         assert status == "failed" and "no qrels for split 'train'" in error, error
+
+
+def test_a_dataset_folder_that_does_not_exist_is_refused_before_anything_runs(setup, monkeypatch):
+    """Its cells failed after the other datasets' had run, as an 'unknown dataset'; now the config is
+    refused naming the entry and the directory a relative path is taken from. Registered names with a
+    slash (a CQADupStack forum) are not folders and pass."""
+    tmp_path, tiny, _ = setup
+    monkeypatch.chdir(tmp_path)
+    body = (f'datasets = [{{path = "{tiny}"}}, "../nowhere/nfcorpus", "cqadupstack/android"]\n'
+            '[[retrievers]]\ntype = "bm25"\n')
+    with pytest.raises(ConfigError) as info:
+        run_bench(load_config(write_config(tmp_path, body)), dry_run=True)
+    assert str(info.value).endswith('datasets[1]: no such folder "../nowhere/nfcorpus" (a relative path is taken '
+                                    f'from the directory the command runs in, {tmp_path})')
+    check_dataset_folders(load_config(write_config(tmp_path, body.replace('"../nowhere/nfcorpus", ', ""))))
