@@ -83,8 +83,8 @@ def check(
                                [*result_files([base, cur]), *([qrels] if qrels is not None else [])])
     aligned = align([base, cur], metrics, intersection=intersection)
     judgments = _judgments(qrels, cur, base) if show else None
-    result = run_check(aligned, metrics, tolerance=tolerance, alpha=alpha, test=test, permutations=permutations,
-                       seed=seed, show=show, qrels=judgments)
+    result = run_check(aligned, aligned.metrics, tolerance=tolerance, alpha=alpha, test=test,
+                       permutations=permutations, seed=seed, show=show, qrels=judgments)
     if latency_tolerance is not None:
         result.latency = check_latency(base, cur, latency_metric, latency_tolerance, alpha=alpha, seed=seed)
     # (a lone surrogate, from a '\ud800' escape in a metrics file's query id, cannot be written as UTF-8: the

@@ -290,12 +290,29 @@ class Aligned:
         return self.values[system][metric]
 
 
+def result_metric_name(metric: str, results: Sequence[SystemResult]) -> str:
+    """The name under which ``results`` hold ``metric``: as given when every result has it, else the
+    evaluator's name of the one metric it spells (``nDCG@10``, ``ndcg_cut_10``: ``NDCG@10``, as
+    ``harness evaluate -m`` and a bench config read it); ``metric`` itself when it spells no single
+    metric (a family, an unknown name: :func:`align` names what is missing)."""
+    if all(metric in s.values for s in results):
+        return metric
+    from harness.evaluation import metrics_for
+
+    try:
+        parsed = metrics_for([metric], [])
+    except ValueError:
+        return metric
+    return parsed[0].name if len(parsed) == 1 else metric
+
+
 def align(systems: Sequence[SystemResult], metrics: Sequence[str], intersection: bool = False) -> Aligned:
-    """Align ``systems`` on their queries for ``metrics`` (see the module docstring for the rule)."""
+    """Align ``systems`` on their queries for ``metrics`` (see the module docstring for the rule; a metric
+    may be named as ``harness evaluate -m`` takes it: :func:`result_metric_name`)."""
     systems = list(systems)
     if not systems:
         raise ValueError("nothing to align")
-    metrics = list(dict.fromkeys(metrics))
+    metrics = list(dict.fromkeys(result_metric_name(m, systems) for m in metrics))
     if not metrics:
         raise ValueError("no metrics to align")
     refuse_mixed_semantics(systems)

@@ -76,3 +76,20 @@ def test_check_finds_the_evaluated_run_beside_its_metrics_file_when_the_working_
     system = load_system(str(work / "m.json"))
     assert system.run_path.resolve() == (work / "run.trec").resolve()
     assert system.top_docs("q1", 1) == ["a"]
+
+
+def test_compare_and_check_take_the_metric_names_evaluate_takes(harness_cli, tmp_path):
+    """-m ndcg_cut_10 / P_1 (trec_eval's names, which harness evaluate -m and report -m take) were refused
+    by compare and check ('metric ndcg_cut_10 was not aligned'); a family name still is."""
+    qrels, run = _qrels_and_run(tmp_path)
+    assert harness_cli("evaluate", "--qrels", qrels, "--run", run, "--json", tmp_path / "m.json",
+                       "-m", "P@1", "-m", "NDCG@10").returncode == 0
+    done = harness_cli("check", "--baseline", tmp_path / "m.json", "--current", tmp_path / "m.json",
+                       "-m", "ndcg_cut_10", "-m", "P_1", "--json", tmp_path / "check.json")
+    assert done.returncode == 0, done.stderr
+    assert [c["metric"] for c in json.loads((tmp_path / "check.json").read_text())["checks"]] == ["NDCG@10", "P@1"]
+    done = harness_cli("compare", tmp_path / "m.json", f"b={tmp_path / 'm.json'}", "--metric", "P_1")
+    assert done.returncode == 0, done.stderr
+    assert "| b | P@1 |" in done.stdout
+    assert harness_cli("check", "--baseline", tmp_path / "m.json", "--current", tmp_path / "m.json",
+                       "-m", "NDCG").returncode == 2

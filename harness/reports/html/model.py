@@ -34,7 +34,7 @@ import numpy as np
 
 from harness.compare import Settings, SystemResult, align
 from harness.compare.analysis import same_mean
-from harness.compare.load import find_qrels
+from harness.compare.load import find_qrels, result_metric_name
 from harness.compare.plots import curves
 from harness.compare.significance import (bootstrap_means, holm_bonferroni, paired_bootstrap_ci, paired_t_test,
                                           percentile_interval, randomization_test, rank_groups, significant)
@@ -404,26 +404,12 @@ def choose_metrics(groups: dict[str, list[SystemResult]], metrics: Sequence[str]
     and a bench config read it); the defaults that every result has without ``metrics``."""
     everyone = [s for systems in groups.values() for s in systems]
     if metrics:
-        return list(dict.fromkeys(_result_name(m, everyone) for m in metrics))
+        return list(dict.fromkeys(result_metric_name(m, everyone) for m in metrics))
     chosen = [m for m in DEFAULT_METRICS if all(m in s.values for s in everyone)]
     if not chosen:
         raise HarnessError(f"none of the default metrics ({', '.join(DEFAULT_METRICS)}) is in every result; "
                            "choose with --metric")
     return chosen
-
-
-def _result_name(metric: str, results: list[SystemResult]) -> str:
-    """The name under which results hold ``metric`` (see :func:`choose_metrics`); ``metric`` itself when it
-    spells no single metric (a family, an unknown name: :func:`~harness.compare.align` names what is missing)."""
-    if all(metric in s.values for s in results):
-        return metric
-    from harness.evaluation import metrics_for
-
-    try:
-        parsed = metrics_for([metric], [])
-    except ValueError:
-        return metric
-    return parsed[0].name if len(parsed) == 1 else metric
 
 
 def build_report(groups: dict[str, list[SystemResult]], metrics: Sequence[str] | None = None,
