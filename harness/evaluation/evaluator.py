@@ -80,12 +80,15 @@ def depth_warning(depth: int, k_values: Iterable[int], metrics: Iterable[Metric]
     """The warning for a run searched (``--depth``) less deep than :func:`default_depth`: values at
     cutoffs past the depth are computed on the top ``depth`` documents only (``--depth 10 -m
     Recall@100`` reports what is Recall@10 of a deeper run), and so are whole-ranking metrics (AP,
-    R-Prec, bpref) below :data:`WHOLE_RANKING_DEPTH`; None when the depth covers them all."""
+    R-Prec, bpref) below :data:`WHOLE_RANKING_DEPTH`; None when the depth covers them all (a cutoff of
+    ``k_values`` that no metric takes, as ``Evaluator(['P@5'], k_values=[1, 10, 100])``, is no value)."""
     metrics = list(metrics)
     deepest = default_depth(k_values, metrics)
     if depth >= deepest:
         return None
     beyond = [m.name for m in metrics if (getattr(m, "k", None) or WHOLE_RANKING_DEPTH) > depth]
+    if not beyond:
+        return None
     shown = ", ".join(beyond[:4]) + (", ..." if len(beyond) > 4 else "")
     if any(not getattr(m, "k", None) for m in metrics):
         return (f"depth {depth} is below {deepest} (the largest cutoff, or {WHOLE_RANKING_DEPTH} for a metric of "

@@ -33,10 +33,15 @@ def check_scheme(scheme: str) -> None:
 
 def gain(grades: np.ndarray, scheme: str, shift: np.ndarray | float = 0.0) -> np.ndarray:
     """g(rel) of positive grades, scaled by 2^-shift (nDCG's ratio is unchanged): ``exp``
-    2^(rel - shift) - 2^-shift (2^rel alone overflows past rel 1023); the linear schemes
-    rel * 2^-shift (exact: a power of two)."""
+    2^(rel - shift) - 2^-shift (2^rel alone overflows past rel 1023), and expm1(rel * ln 2) * 2^-shift
+    for rel < 1 (2^rel - 1 cancels there: every bit of it below rel 1.1e-16, where it is 0); the
+    linear schemes rel * 2^-shift (exact: a power of two)."""
     if scheme == "exp":
-        return np.exp2(grades - shift) - np.exp2(-shift)
+        gains = np.exp2(grades - shift) - np.exp2(-shift)
+        small = (grades > 0) & (grades < 1)  # (a grade <= 0 gains nothing: its value is never used)
+        if small.any():
+            gains = np.where(small, np.expm1(np.minimum(grades, 1.0) * np.log(2.0)) * np.exp2(-shift), gains)
+        return gains
     return grades if np.all(shift == 0) else grades * np.exp2(-shift)
 
 
