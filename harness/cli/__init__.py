@@ -60,6 +60,7 @@ def main() -> None:
     named on one line, exit 2 (``check`` keeps 1 for a regression). SIGTERM ends the command as an
     exception would, exit 143 (:func:`sigterm_exits`); SIGINT keeps Python's and click's handling."""
     os.environ.setdefault(*BLAS_THREAD_TIMEOUT)
+    show_own_deprecations()
     _register(sys.argv[1:])
     with sigterm_exits():
         try:
@@ -70,6 +71,26 @@ def main() -> None:
         except OSError as exc:
             print(f"error: {os_error_line(exc)}", file=sys.stderr)
             sys.exit(2)
+
+
+def show_own_deprecations() -> None:
+    """The project's own DeprecationWarnings (a former name the user typed: ``-p backend=bm25s``) are
+    for the user of the command: printed once each as ``warning: ... (deprecated)``, where Python's
+    default filters hide a DeprecationWarning outside ``__main__``. Other packages' stay hidden."""
+    import warnings
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(sys.modules["harness"].__file__)))
+    own = tuple(os.path.join(root, package, "") for package in ("harness", "retrievers"))  # (installed side by side)
+    shown = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, DeprecationWarning) and os.path.abspath(filename).startswith(own):
+            print(f"warning: {message} (deprecated)", file=sys.stderr)
+        else:
+            shown(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
+    warnings.filterwarnings("default", category=DeprecationWarning, module=r"(harness|retrievers)(\.|$)")
 
 
 def _exit_on_sigterm(signum: int, frame) -> None:
