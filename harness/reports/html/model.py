@@ -146,8 +146,8 @@ def load_judgments(system: SystemResult, info: ResultInfo, source: str | None, w
                 if recorded and qrels_path.is_file() and sha256(qrels_path) != recorded:
                     out.warnings.append(f"{qrels_path} differs from the qrels the results were evaluated on "
                                         "(sha256); grades shown may not match the metrics")
-    except HarnessError as exc:
-        out.warnings.append(f"no document titles: {exc}")
+    except HarnessError as exc:  # (a result made from a folder records its name only: --dataset NAME=FOLDER)
+        out.warnings.append(f"no document titles: {exc}" + ("" if source else " (give the dataset with --dataset)"))
     qrels_path = qrels_path or find_qrels(system)
     try:
         if qrels_path is not None:
