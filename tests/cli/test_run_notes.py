@@ -36,3 +36,16 @@ def test_harness_run_notes_missing_and_left_out_queries(harness_cli, tmp_path, m
                       "(grade >= 2), left out).")
     assert "note:" not in harness_cli("run", "-d", folder, "-r", "bm25", "--k", "1", "-q", "-o",
                                       tmp_path / "out3").stderr
+
+
+def test_harness_evaluate_notes_left_out_queries_as_run_does(harness_cli, tmp_path):
+    """At a threshold no judgment reaches, evaluate printed a table of 0.0000 (0 queries) with no word of
+    why; it notes the queries left out, as harness run now does."""
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 a 2\nq2 0 b 1\nq3 0 c 1\n")
+    run = tmp_path / "run.trec"
+    run.write_text("q1 Q0 a 1 2.0 r\nq2 Q0 b 1 2.0 r\n")
+    done = harness_cli("evaluate", "--qrels", qrels, "--run", run, "-m", "P@1", "--relevance-threshold", "2")
+    assert done.returncode == 0
+    assert "note: 2 queries have no document judged relevant (grade >= 2) and are left out" in done.stderr
+    assert "left out" not in harness_cli("evaluate", "--qrels", qrels, "--run", run, "-m", "P@1").stderr
