@@ -1,19 +1,24 @@
-"""``harness datasets list | download NAME | info NAME``: the BEIR registry and the download cache."""
+"""``harness datasets list | download NAME | info NAME|FOLDER``: the BEIR registry, the download cache and
+what a local dataset folder holds."""
 
 from __future__ import annotations
 
+import os
+import re
+from pathlib import Path
 from typing import Optional
 
 import typer
 
 from harness.cli import app as _main_app
 
-app = typer.Typer(no_args_is_help=True, help="List, download and describe BEIR datasets (cached locally).")
+app = typer.Typer(no_args_is_help=True, help="List, download and describe BEIR datasets (cached locally) and local "
+                  "dataset folders.")
 _main_app.add_typer(app, name="datasets")
 
 
 def _count(n: int | None) -> str:
-    return f"{n:,}" if n is not None else "?"
+    return f"{n:,}" if isinstance(n, int) else "?"
 
 
 def _refuse_remote(ref, command: str) -> None:
@@ -33,7 +38,8 @@ def _refuse_remote(ref, command: str) -> None:
 
 @app.command("list")
 def list_datasets() -> None:
-    """The registered BEIR datasets, their sizes and whether they are downloaded."""
+    """The registered BEIR datasets, their sizes (documents; queries of the evaluation split, test but for
+    msmarco's dev) and whether they are downloaded."""
     from rich.table import Table
 
     from harness.cli.display import print_table
@@ -42,16 +48,23 @@ def list_datasets() -> None:
     from harness.datasets import registry
 
     table = Table(title=f"BEIR datasets (cache: {dl.datasets_root()})")
-    for column in ("name", "documents", "test queries", "splits", "license", "local"):
-        table.add_column(column, justify="right" if column in ("documents", "test queries") else "left")
+    for column in ("name", "documents", "eval queries", "splits", "license", "local"):
+        table.add_column(column, justify="right" if column in ("documents", "eval queries") else "left")
     bundled = set(bundled_names())
+    notes = []
     for info in registry.all_datasets():
         local = "downloaded" if dl.is_downloaded(info.name) else ("bundled" if info.name in bundled else "")
-        table.add_row(info.name, _count(info.corpus_docs), _count(info.queries), ",".join(info.splits),
-                      info.license or "unknown", local)
+        license = info.license or "unknown"
+        if info.license_note:  # (another source lists other terms: marked, and said under the table)
+            notes.append(f"{'*' * (len(notes) + 1)} {info.name}: {info.license_note}")
+            license += "*" * len(notes)
+        queries = _count(info.queries) + ("" if info.eval_split == "test" else f" ({info.eval_split})")  # (msmarco)
+        table.add_row(info.name, _count(info.corpus_docs), queries, ",".join(info.splits), license, local)
         for forum, sizes in info.subsets.items():
             table.add_row(f"  {info.name}/{forum}", _count(sizes.get("corpus_docs")), _count(sizes.get("queries")),
                           "", "", "")
+    if notes:
+        table.caption = "\n".join(notes + ["licenses are informational: check the original terms before use"])
     print_table(table)
 
 
@@ -80,8 +93,13 @@ def download(
 
 
 @app.command()
-def info(name: str = typer.Argument(..., help="A registered dataset name.")) -> None:
-    """What the registry says about NAME, and what is in the cache."""
+def info(
+    name: str = typer.Argument(..., help="A registered, bundled or downloaded dataset name, or a BEIR folder path."),
+    counts: bool = typer.Option(True, "--counts/--no-counts", help="Count documents, queries and judgments per "
+                                "split (reads the files; a large corpus through its Arrow cache)."),
+) -> None:
+    """What the registry says about NAME, and what its local folder holds: files, sizes, sha256 (checked
+    against the folder's PROVENANCE.md or the download's DOWNLOAD.json: exit 1 on a mismatch), counts."""
     from harness.datasets import DatasetRef
     from harness.datasets import download as dl
     from harness.errors import HarnessError
@@ -89,9 +107,14 @@ def info(name: str = typer.Argument(..., help="A registered dataset name.")) -> 
     ref = DatasetRef.parse(name)
     _refuse_remote(ref, "info")
     entry = ref.info
-    downloaded = dl.is_downloaded(ref)
-    if entry is None and not downloaded:
-        raise HarnessError(f"unknown dataset {name!r} (see `harness datasets list`)")
+    folder, kind = _local_folder(ref)
+    if entry is None and folder is None:
+        from harness.datasets.registry import unknown_forum
+
+        if unknown_forum(name):
+            raise HarnessError(unknown_forum(name))
+        raise HarnessError(f"unknown dataset {name!r}: not a folder, not bundled, not downloaded, not registered "
+                           "(see `harness datasets list`)")
     lines = [f"name: {name}"]
     if entry is not None:
         subset, sizes = ref.subset, ref.sizes
@@ -101,19 +124,124 @@ def info(name: str = typer.Argument(..., help="A registered dataset name.")) -> 
             f"md5 (published by BEIR): {entry.md5 or 'none published'}",
             f"splits: {', '.join(entry.splits)} (evaluation split: {entry.eval_split})",
             f"documents: {_count(sizes.get('corpus_docs'))}; {entry.eval_split} queries: {_count(sizes.get('queries'))}",
-            f"license: {entry.license or 'unknown'} ({entry.license_source})",
+            f"license: {entry.license or 'unknown'} ({entry.license_source})"
+            + (f"; {entry.license_note}" if entry.license_note else ""),
             f"hugging face: hf:{entry.hf_repo} (qrels: {entry.hf_repo}-qrels)",
         ]
         if entry.subsets and not subset:
             lines.append(f"forums: {', '.join(f'{entry.name}/{f}' for f in entry.subsets)}")
-    folder = dl.dataset_dir(ref)
-    if downloaded:
-        qrels = sorted(p.stem for p in (folder / "qrels").glob("*.tsv"))
-        lines.append(f"local: {folder} (qrels: {', '.join(qrels) or 'none'})")
+    if folder is None:
+        lines.append(f"local: not downloaded (`harness datasets download {name}` puts it in {dl.dataset_dir(ref)})")
+        typer.echo("\n".join(lines))
+        return
+    if entry is not None and entry.subsets and not ref.subset and kind == "downloaded":  # (one zip, a folder a forum)
+        forums = [f for f in entry.subsets if (folder / f).is_dir()]
+        lines.append(f"local ({kind}): {folder} (forums: {', '.join(forums) or 'none'}; "
+                     f"`harness datasets info {entry.name}/FORUM` describes one)")
+        typer.echo("\n".join(lines))
+        return
+    splits = sorted(p.stem for p in (folder / "qrels").glob("*.tsv") if p.is_file())
+    lines.append(f"local ({kind}): {folder} (qrels: {', '.join(splits) or 'none'})")
+    if kind.startswith("bundled") and dl.is_downloaded(ref):  # (resolve reads it for a split the bundled copy lacks)
+        lines.append(f"also downloaded: {dl.dataset_dir(ref)} (read for a split the bundled copy has no qrels of)")
+    recorded, source = {}, None
+    if kind == "downloaded":
         manifest = dl.manifest(ref)
         if manifest:
             lines.append(f"downloaded: {manifest['downloaded_at']} from {manifest['url']}, {manifest['bytes']:,} bytes, "
                          f"sha256 {manifest['sha256']}")
-    else:
-        lines.append(f"local: not downloaded (`harness datasets download {name}` puts it in {folder})")
-    typer.echo("\n".join(lines))
+            base = dl.datasets_root() / ref.base  # (the manifest's paths are the zip's: a forum's under its folder)
+            recorded = {(base / rel).relative_to(folder).as_posix(): value
+                        for rel, value in (manifest.get("files") or {}).items()
+                        if isinstance(value, dict) and (base / rel).is_relative_to(folder)}
+            source = dl.MANIFEST if recorded else None
+    if not recorded and (folder / PROVENANCE).is_file():
+        recorded, source = _provenance(folder / PROVENANCE), PROVENANCE
+    local, mismatches = _folder_lines(folder, counts, recorded, source)
+    typer.echo("\n".join(lines + local))
+    if mismatches:
+        raise typer.Exit(1)
+
+
+PROVENANCE = "PROVENANCE.md"
+
+
+def _local_folder(ref) -> tuple[Optional[Path], Optional[str]]:
+    """The folder ``harness run -d NAME`` reads, and what it is ("folder", "bundled", "downloaded"), in
+    :func:`harness.datasets.resolve`'s order; (None, None) when there is none."""
+    from harness.datasets import BUNDLED, bundled_names
+    from harness.datasets import download as dl
+
+    path = Path(os.path.expanduser(ref.text))
+    if ref.text.strip() and path.is_dir():
+        return path.resolve(), "folder"
+    if ref.text in bundled_names():
+        return BUNDLED / ref.text, "bundled with the package"
+    if dl.is_downloaded(ref):
+        return dl.dataset_dir(ref), "downloaded"
+    return None, None
+
+
+def _provenance(path: Path) -> dict:
+    """``{file: {"bytes", "sha256"}}`` from the ``| file | bytes | sha256 |`` rows of a PROVENANCE.md
+    (rows whose first cell is not a bare relative path, such as ``corpus.jsonl (uncompressed content)``,
+    are not files of the folder and are skipped)."""
+    rows = {}
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        match = _PROVENANCE_ROW.match(line)
+        if match:
+            rows[match.group(1)] = {"bytes": int(match.group(2).replace(",", "")), "sha256": match.group(3).lower()}
+    return rows
+
+
+_PROVENANCE_ROW = re.compile(r"\|\s*`?([^|\s`]+)`?\s*\|\s*([\d,]+)\s*\|\s*`?([0-9A-Fa-f]{64})`?\s*\|")
+
+
+def _folder_lines(folder: Path, counts: bool, recorded: dict, source: Optional[str]) -> tuple[list[str], list[str]]:
+    """The folder's files (bytes, sha256, checked against ``recorded`` from ``source``) and, with
+    ``counts``, its documents, queries and each split's judgments, read by the loaders ``harness run``
+    uses (a faulty file is the same one-line error). Returns (lines, mismatches)."""
+    import numpy as np
+
+    from harness.checksums import sha256
+    from harness.datasets.beir import assemble, find_file, load_corpus, load_qrels_tsv, load_queries
+
+    corpus_path, queries_path = find_file(folder, "corpus.jsonl"), find_file(folder, "queries.jsonl")
+    qrels_paths = sorted(p for p in (folder / "qrels").glob("*.tsv") if p.is_file())
+    files = [corpus_path, queries_path, *qrels_paths]
+    lines, mismatches = [], []
+    for path in files:
+        rel = path.relative_to(folder).as_posix()
+        size, digest = path.stat().st_size, sha256(path)
+        check = ""
+        if rel in recorded:
+            want = recorded[rel]
+            if (want.get("bytes"), want.get("sha256")) == (size, digest):
+                check = f" (matches {source})"
+            else:
+                check = f" (MISMATCH: {source} gives {_count(want.get('bytes'))} bytes, sha256 {want.get('sha256')})"
+                mismatches.append(rel)
+        lines.append(f"file {rel}: {size:,} bytes, sha256 {digest}{check}")
+    for rel in sorted(set(recorded) - {p.relative_to(folder).as_posix() for p in files}):
+        if not (folder / rel).is_file():
+            lines.append(f"file {rel}: MISSING ({source} lists it)")
+            mismatches.append(rel)
+    if recorded:
+        lines.append(f"checksums: {len(mismatches)} mismatch(es) against {source}" if mismatches
+                     else f"checksums: every file {source} lists matches it")
+    if counts:
+        corpus, queries = load_corpus(corpus_path), load_queries(queries_path)
+        lines += [f"documents: {len(corpus):,}", f"queries: {len(queries):,} (all splits)"]
+        for path in qrels_paths:
+            qrels = load_qrels_tsv(path)
+            dataset = assemble(folder.name, path.stem, corpus, queries, qrels, {})
+            grades, number = np.unique(qrels.grades, return_counts=True)
+            histogram = "; ".join(f"grade {_grade(g)}: {n:,}" for g, n in zip(grades.tolist(), number.tolist()))
+            lines.append(f"split {path.stem}: {len(qrels.queries()):,} judged queries, {len(qrels):,} judgments "
+                         f"({histogram})")
+            lines += [f"split {path.stem}: warning: {w}" for w in dataset.warnings]
+    return lines, mismatches
+
+
+def _grade(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else repr(float(value))

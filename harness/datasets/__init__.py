@@ -64,6 +64,10 @@ def resolve(dataset: str | DatasetRef, download: bool | None = None, split: str 
         raise HarnessError(
             f"dataset {name!r} is not downloaded yet: run `harness datasets download {name}` "
             f"(or set {AUTO_DOWNLOAD_ENV}=1, or pass download=True); it goes to {dl.dataset_dir(ref)}")
+    from harness.datasets.registry import unknown_forum
+
+    if unknown_forum(name):
+        raise HarnessError(unknown_forum(name))
     raise HarnessError(
         f"unknown dataset {name!r}: not a folder, not bundled ({', '.join(bundled_names())}), not downloaded, "
         f"and not a registered BEIR dataset (see `harness datasets list`)")

@@ -26,10 +26,15 @@ from harness.qrels import Qrels
 
 
 def find_file(folder: Path, stem: str) -> Path:
-    for name in (stem, stem + ".gz"):
-        if (folder / name).is_file():
-            return folder / name
-    raise InputError(f"no {stem} or {stem}.gz in this dataset folder", folder)
+    """``<stem>`` or ``<stem>.gz`` in ``folder``; both there is an error (which one is meant is not
+    known: a copy left by ``gunzip -k`` may differ from the .gz beside it), as is neither."""
+    found = [folder / name for name in (stem, stem + ".gz") if (folder / name).is_file()]
+    if len(found) == 2:
+        raise InputError(f"both {stem} and {stem}.gz in this dataset folder: remove one (which one is meant "
+                         "is ambiguous)", folder)
+    if not found:
+        raise InputError(f"no {stem} or {stem}.gz in this dataset folder", folder)
+    return found[0]
 
 
 def _id(obj: dict, path: Path, number: int) -> str:
@@ -168,7 +173,7 @@ def load_beir_folder(folder: str | Path, split: str = "test", name: str | None =
     queries_path = find_file(folder, "queries.jsonl")
     qrels_path = folder / "qrels" / f"{split}.tsv"
     if not qrels_path.is_file():
-        available = sorted(p.stem for p in (folder / "qrels").glob("*.tsv"))
+        available = sorted(p.stem for p in (folder / "qrels").glob("*.tsv") if p.is_file())
         raise InputError(f"no qrels for split {split!r} (available: {', '.join(available) or 'none'})", qrels_path)
     qrels = load_qrels_tsv(qrels_path)
     corpus = load_corpus(corpus_path)

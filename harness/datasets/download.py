@@ -252,8 +252,11 @@ def unpack(zip_path: Path, target: Path, manifest: dict | None = None) -> Path:
             raise HarnessError(f"{zip_path}: not a valid zip file ({exc})") from None
         entries = [p for p in tmp.iterdir() if p.name != "__MACOSX"]
         content = entries[0] if len(entries) == 1 and entries[0].is_dir() else tmp
-        if manifest is not None:
-            (content / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+        if manifest is not None:  # with each unpacked file's size and sha256 (`harness datasets info` checks them)
+            files = {p.relative_to(content).as_posix(): {"bytes": p.stat().st_size, "sha256": file_digest(p)}
+                     for p in sorted(content.rglob("*")) if p.is_file()}
+            (content / MANIFEST).write_text(json.dumps({**manifest, "files": files}, indent=2) + "\n",
+                                            encoding="utf-8")
         if target.exists():  # renamed aside, not deleted in place: a kill midway must not leave a partial
             old = Path(tempfile.mkdtemp(prefix=f".{target.name}.unpack-", dir=target.parent))  # folder
             os.replace(target, old / target.name)  # (that still has its manifest) where the dataset was
@@ -288,6 +291,8 @@ def download(dataset: str | DatasetRef, *, mirror: str | None = None, url: str |
     """
     ref = DatasetRef.parse(dataset)
     base = ref.base
+    if ref.info is None and url is None and registry.unknown_forum(base):  # (with --url: a new name, as any)
+        raise HarnessError(registry.unknown_forum(base))
     if ref.info is None and not NAME.fullmatch(base):
         raise HarnessError(f"{base!r} cannot name a downloaded dataset (its folder is {datasets_root()}/NAME): "
                            "use letters, digits and . _ + = - (starting with a letter or digit)")
@@ -346,4 +351,16 @@ def manifest(dataset: str | DatasetRef) -> dict | None:
     path = datasets_root() / DatasetRef.parse(dataset).base / MANIFEST
     if not path.is_file():
         return None
-    return json.loads(path.read_text(encoding="utf-8"))
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise HarnessError(f"{path}: not a {MANIFEST} written by `harness datasets download` ({exc}); "
+                           "remove it, or download again with --force") from None
+    if not isinstance(data, dict) or not all(key in data for key in _MANIFEST_KEYS) \
+            or not isinstance(data["bytes"], int):
+        raise HarnessError(f"{path}: not a {MANIFEST} written by `harness datasets download` (it needs "
+                           f"{', '.join(_MANIFEST_KEYS)}); remove it, or download again with --force")
+    return data
+
+
+_MANIFEST_KEYS = ("url", "bytes", "sha256", "downloaded_at")

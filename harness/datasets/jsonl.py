@@ -320,7 +320,9 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
                         line.encode("utf-8")
                     except UnicodeEncodeError as exc:
                         byte = ord(line[exc.start]) - 0xDC00  # the undecodable byte, surrogate-escaped
-                        raise InputError(f"not valid UTF-8 (byte 0x{byte:02x} at column {exc.start + 1})",
+                        gzipped = number == 1 and line.startswith("\x1f\udc8b") and path.suffix != ".gz"
+                        raise InputError(f"not valid UTF-8 (byte 0x{byte:02x} at column {exc.start + 1})"
+                                         + ("; it is gzip-compressed: name it " + path.name + ".gz" if gzipped else ""),
                                          path, number) from None
                 try:
                     obj = json.loads(line.rstrip("\r\n"))

@@ -28,6 +28,7 @@ class DatasetInfo:
     base_url: str
     eval_split: str = "test"
     subsets: dict = field(default_factory=dict)  # forum -> {"corpus_docs", "queries"}
+    license_note: str | None = None  # a caveat shown with the license (another source lists other terms)
 
     def url(self, mirror: str | None = None) -> str:
         """The zip's URL at BEIR, or at ``mirror`` (a base URL holding ``<name>.zip`` files)."""
@@ -53,7 +54,8 @@ def _load() -> dict[str, DatasetInfo]:
             name=name, title=entry["title"], md5=entry.get("md5"), splits=tuple(entry["splits"]),
             corpus_docs=entry.get("corpus_docs"), queries=entry.get("queries"), license=entry.get("license"),
             license_source=entry.get("license_source", ""), base_url=base,
-            eval_split=entry.get("eval_split", "test"), subsets=entry.get("subsets", {}))
+            eval_split=entry.get("eval_split", "test"), subsets=entry.get("subsets", {}),
+            license_note=entry.get("license_note"))
     return out
 
 
@@ -68,6 +70,17 @@ def all_datasets() -> list[DatasetInfo]:
 def lookup(name: str) -> DatasetInfo | None:
     """The registry entry of a registered name (a base name: ``cqadupstack``, not a forum)."""
     return _load().get(name)
+
+
+def unknown_forum(text: str) -> str | None:
+    """For ``<dataset>/<forum>`` (or ``<dataset>-<forum>``) naming a registered dataset of forums and a forum
+    it lacks, the one line saying so (the forums it has); else None."""
+    registry = _load()
+    for sep in ("/", "-"):
+        head, _, tail = text.partition(sep)
+        if tail and head in registry and registry[head].subsets and tail not in registry[head].subsets:
+            return f"{text!r}: {head} has no forum {tail!r} (forums: {', '.join(registry[head].subsets)})"
+    return None
 
 
 HF_PREFIX = "hf:"
