@@ -180,17 +180,23 @@ def _evaluated_run(doc: MetricsDocument, folder: Path) -> tuple[Path | None, str
 def read_run_file(path: str | Path, qrels_path: str | Path, metrics: Sequence[str], name: str | None = None,
                   relevance_threshold: float = 1.0, ignore_identical_ids: bool = True) -> SystemResult:
     """Evaluate a TREC run against qrels (TREC or BEIR tsv) on ``metrics``."""
+    import hashlib
+
     from harness.checksums import sha256
     from harness.evaluation import Evaluator
-    from harness.formats.trec import read_qrels, read_run
+    from harness.formats.trec import read_once, read_qrels, read_run
 
     path = Path(path)
     run = read_run(path)
+    # (qrels from a pipe, --qrels <(zcat q.gz), are read once: a checksum taken after the parse read an empty
+    # pipe, a false 'not among the dataset files' warning, and a named pipe made it wait for good)
+    raw = read_once(qrels_path, "qrels")
     result = Evaluator(list(metrics), relevance_threshold=relevance_threshold,
-                       ignore_identical_ids=ignore_identical_ids).evaluate(run, read_qrels(qrels_path))
+                       ignore_identical_ids=ignore_identical_ids).evaluate(run, read_qrels(qrels_path, raw))
+    digest = hashlib.sha256(raw).hexdigest() if raw is not None else sha256(qrels_path)
     return SystemResult(name=name or path.stem, source=path, query_ids=result.query_ids,
                         values={m: np.asarray(v, dtype=np.float64) for m, v in result.values.items()},
-                        run_path=path, settings=dict(result.settings), qrels_sha256=sha256(qrels_path), _run=run)
+                        run_path=path, settings=dict(result.settings), qrels_sha256=digest, _run=run)
 
 
 def find_qrels(system: SystemResult) -> Path | None:
@@ -375,14 +381,13 @@ def consistency_warnings(systems: Sequence[SystemResult]) -> list[str]:
     ref = next((s for s in systems if s.document is not None or s.settings), None)
     for s in systems:
         if s.document is not None and s is not ref_doc:
-            ref_files = set((ref_doc.document.dataset.get("files") or {}).values())
-            files = set((s.document.dataset.get("files") or {}).values())
+            ref_files, files = _dataset_digests(ref_doc), _dataset_digests(s)
             # harness evaluate records only the qrels, harness run corpus, queries and qrels: a subset is fine.
             if ref_files and files and not (ref_files <= files or files <= ref_files):
                 warnings.append(f"{s.name} and {ref_doc.name} were evaluated on different dataset files "
                                 "(sha256 differ)")
         elif s.qrels_sha256 is not None and ref_doc is not None:  # a run file evaluated here, on --qrels
-            ref_files = set((ref_doc.document.dataset.get("files") or {}).values())
+            ref_files = _dataset_digests(ref_doc)
             if ref_files and s.qrels_sha256 not in ref_files:
                 warnings.append(f"{s.name} was evaluated on qrels that are not among the dataset files "
                                 f"{ref_doc.name} was evaluated on (sha256 differ)")
@@ -395,6 +400,13 @@ def consistency_warnings(systems: Sequence[SystemResult]) -> list[str]:
             warnings.append(f"{s.name} and {ref.name} differ in evaluation settings: "
                             + ", ".join(f"{k} {ref_settings[k]!r} vs {settings[k]!r}" for k in changed))
     return warnings
+
+
+def _dataset_digests(system: SystemResult) -> set[str]:
+    """The sha256 values of a metrics file's ``dataset.files`` (``{file: sha256}``); none where it holds no
+    such mapping (a hand-edited or foreign file: a list, a nested table failed compare with a traceback)."""
+    files = system.document.dataset.get("files")
+    return {v for v in files.values() if isinstance(v, str)} if isinstance(files, dict) else set()
 
 
 def _settings(system: SystemResult) -> dict:

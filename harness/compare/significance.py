@@ -273,8 +273,9 @@ def holm_bonferroni(p_values: Sequence[float]) -> np.ndarray:
 
 
 def percent(confidence: float) -> str:
-    """A confidence level as printed: ``95%``, ``99.5%`` (``:.0%`` printed 0.995, ``--alpha 0.005``, as 100%)."""
-    return f"{round(confidence * 100, 10):g}%"
+    """A confidence level as printed: ``95%``, ``99.5%`` (``:.0%`` printed 0.995, ``--alpha 0.005``, as 100%),
+    ``99.99999%`` (up to 10 decimals of the percentage: ``:g`` kept 6 digits, and printed 1 - 1e-7 as 100%)."""
+    return f"{round(confidence * 100, 10):.12g}%"
 
 
 def significant(p: float, alpha: float) -> bool:
