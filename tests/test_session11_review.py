@@ -18,6 +18,8 @@ import json
 import os
 import threading
 
+import pytest
+
 from harness.checksums import sha256
 from harness.compare.load import consistency_warnings, load_system
 from harness.compare.significance import percent
@@ -79,3 +81,23 @@ def test_a_metrics_file_whose_dataset_files_are_no_table_is_compared_without_a_t
         other = load_system(str(run), qrels=qrels, metrics=["P@1"])
         assert consistency_warnings([base, other]) == []  # (was AttributeError / TypeError: unhashable)
         assert align([base, other], ["P@1"]).warnings == []
+
+
+def test_compare_reads_a_piped_qrels_once_for_every_run_file(tmp_path):
+    """harness compare a.trec b.trec --qrels <(cat q): the second run file read the emptied pipe and failed
+    with 'no judgments in qrels file'; the pipe is read once for both (P@1: a 1.0, b 0.5 by hand)."""
+    import shutil
+    import subprocess
+    import sys
+
+    if shutil.which("bash") is None:
+        pytest.skip("needs bash for process substitution")
+    (tmp_path / "q.txt").write_text("q1 0 a 1\nq2 0 b 1\n")
+    (tmp_path / "a.trec").write_text("q1 Q0 a 1 2.0 r\nq2 Q0 b 1 2.0 r\n")
+    (tmp_path / "b.trec").write_text("q1 Q0 a 1 2.0 r\nq2 Q0 x 1 2.0 r\n")
+    command = (f'"{sys.executable}" -c "from harness.cli import main; main()" compare a.trec b.trec '
+               '--qrels <(cat q.txt) --metric P@1 --json -')
+    done = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    means = {s["name"]: s["means"]["P@1"] for s in json.loads(done.stdout)["systems"]}
+    assert means == {"a": 1.0, "b": 0.5}

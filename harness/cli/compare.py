@@ -50,7 +50,12 @@ def compare(
     check_outputs(markdown_out, None if to_stdout else json_out)
     settings = Settings(test=test, alpha=alpha, permutations=permutations, resamples=resamples, seed=seed)
     wanted = list(metric or DEFAULT_METRICS)
-    systems = [load_system(r, qrels=qrels, metrics=wanted) for r in results]
+    from harness.formats.trec import read_once
+
+    # (--qrels <(zcat q.gz): a pipe is read once, here, for every run file; the second read an empty pipe)
+    raw = read_once(qrels, "qrels") if qrels is not None else None
+    systems = [load_system(r, qrels=qrels, metrics=wanted, **({"qrels_raw": raw} if raw is not None else {}))
+               for r in results]
     if qrels is not None and all(s.document is not None for s in systems):  # (it evaluated nothing, silently)
         raise HarnessError("--qrels applies to run files only; every result given is evaluated already "
                            "(a result folder or metrics.json)")

@@ -178,8 +178,10 @@ def _evaluated_run(doc: MetricsDocument, folder: Path) -> tuple[Path | None, str
 
 
 def read_run_file(path: str | Path, qrels_path: str | Path, metrics: Sequence[str], name: str | None = None,
-                  relevance_threshold: float = 1.0, ignore_identical_ids: bool = True) -> SystemResult:
-    """Evaluate a TREC run against qrels (TREC or BEIR tsv) on ``metrics``."""
+                  relevance_threshold: float = 1.0, ignore_identical_ids: bool = True,
+                  qrels_raw: bytes | None = None) -> SystemResult:
+    """Evaluate a TREC run against qrels (TREC or BEIR tsv) on ``metrics``; ``qrels_raw``: the qrels'
+    bytes already read from a pipe (:func:`~harness.formats.trec.read_once`), for several run files."""
     import hashlib
 
     from harness.checksums import sha256
@@ -190,7 +192,7 @@ def read_run_file(path: str | Path, qrels_path: str | Path, metrics: Sequence[st
     run = read_run(path)
     # (qrels from a pipe, --qrels <(zcat q.gz), are read once: a checksum taken after the parse read an empty
     # pipe, a false 'not among the dataset files' warning, and a named pipe made it wait for good)
-    raw = read_once(qrels_path, "qrels")
+    raw = qrels_raw if qrels_raw is not None else read_once(qrels_path, "qrels")
     result = Evaluator(list(metrics), relevance_threshold=relevance_threshold,
                        ignore_identical_ids=ignore_identical_ids).evaluate(run, read_qrels(qrels_path, raw))
     digest = hashlib.sha256(raw).hexdigest() if raw is not None else sha256(qrels_path)
