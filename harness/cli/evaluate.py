@@ -67,7 +67,7 @@ def evaluate(
                        "and score 0", err=True)
     if results and results[0][1].n_without_relevant:  # (the same qrels and threshold for every run)
         typer.echo(f"note: {results[0][1].n_without_relevant} queries have no document judged relevant (grade >= "
-                   f"{evaluator.relevance_threshold:g}) and are left out", err=True)
+                   f"{evaluator.relevance_threshold:.12g}) and are left out", err=True)
     if outputs:
         _write_documents(outputs, results, qrels, k_values, digest)
     if markdown_out:

@@ -87,7 +87,7 @@ def _notes(result, evaluator) -> None:
         typer.echo(f"note: {result.n_missing_from_run} judged queries are missing from the run and score 0", err=True)
     if result.n_without_relevant:
         typer.echo(f"note: {result.n_without_relevant} queries have no document judged relevant (grade >= "
-                   f"{evaluator.relevance_threshold:g}) and are left out", err=True)
+                   f"{evaluator.relevance_threshold:.12g}) and are left out", err=True)
 
 
 def _refuse_result_files_as_inputs(folder: Path, values) -> None:

@@ -171,7 +171,13 @@ def _evaluated_run(doc: MetricsDocument, folder: Path) -> tuple[Path | None, str
             # in the working directory), where the one beside the metrics file is the run evaluated
             from harness.checksums import sha256
 
-            found.sort(key=lambda p: sha256(p) != params["sha256"])
+            def differs(candidate: Path) -> bool:
+                try:
+                    return sha256(candidate) != params["sha256"]
+                except OSError:  # (unreadable: not the run evaluated; its reader names it if it is chosen)
+                    return True
+
+            found.sort(key=differs)
         return (found[0], params["sha256"]) if found else (None, None)
     run_path = folder / "run.trec"
     return (run_path if run_path.is_file() else None), None

@@ -66,4 +66,4 @@ def write_result_folder(folder: str | Path, document: MetricsDocument, query_tex
 def _threshold(document: MetricsDocument) -> str:
     """The relevance threshold a document's values were computed under, as metrics.md shows it (1, 2, 0.5)."""
     value = (document.settings or {}).get("relevance_threshold", 1.0)
-    return f"{value:g}" if isinstance(value, (int, float)) else str(value)
+    return f"{value:.12g}" if isinstance(value, (int, float)) else str(value)

@@ -49,3 +49,13 @@ def test_harness_evaluate_notes_left_out_queries_as_run_does(harness_cli, tmp_pa
     assert done.returncode == 0
     assert "note: 2 queries have no document judged relevant (grade >= 2) and are left out" in done.stderr
     assert "left out" not in harness_cli("evaluate", "--qrels", qrels, "--run", run, "-m", "P@1").stderr
+
+
+def test_the_threshold_is_printed_with_its_digits(harness_cli, tmp_path):
+    """':g' printed --relevance-threshold 0.123456789 as 0.123457 (session review)."""
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 a 0.5\nq2 0 b 0.1\n")
+    run = tmp_path / "run.trec"
+    run.write_text("q1 Q0 a 1 2.0 r\n")
+    done = harness_cli("evaluate", "--qrels", qrels, "--run", run, "-m", "P@1", "--relevance-threshold", "0.123456789")
+    assert "note: 1 queries have no document judged relevant (grade >= 0.123456789) and are left out" in done.stderr
