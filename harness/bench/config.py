@@ -239,7 +239,9 @@ def _looks_like_path(text: str) -> bool:
     return "/" in text or "\\" in text or text.startswith((".", "~"))
 
 
-def _dataset(r: _Reader, value: Any, key: str, default_split: str) -> DatasetSpec:
+def _dataset(r: _Reader, value: Any, key: str, default_split: str | None) -> DatasetSpec:
+    """One ``datasets`` entry; its split is its own ``split``, else the config's, else the dataset's
+    evaluation split (:func:`harness.datasets.default_split`: ``dev`` for msmarco, else ``test``)."""
     if isinstance(value, str):
         source = r.string(value, key)
         kind = "path" if _looks_like_path(source) else "name"
@@ -254,6 +256,10 @@ def _dataset(r: _Reader, value: Any, key: str, default_split: str) -> DatasetSpe
         source = r.string(table[kind], _join(key, kind))
         split = r.string(table["split"], _join(key, "split")) if "split" in table else default_split
         label = r.string(table["label"], _join(key, "label"), LABEL, LABEL_RULE) if "label" in table else None
+    if split is None:
+        from harness.datasets import default_split as evaluation_split
+
+        split = evaluation_split(source) if kind == "name" else "test"
     given_label = label is not None
     if label is None:
         label = safe_label(Path(os.path.expanduser(source)).resolve().name if kind == "path" else source)
@@ -328,7 +334,8 @@ def parse_config(data: dict, source: str = "<config>") -> BenchConfig:
     threshold = r.number(top["relevance_threshold"], "relevance_threshold") if "relevance_threshold" in top else 1.0
     if not 0 < threshold < float("inf"):  # (inf passed "> 0"; every cell then failed in the evaluator)
         raise r.error("relevance_threshold", f"expected a positive finite number, got {render(threshold)}")
-    datasets = r.items(top["datasets"], "datasets", lambda v, key: _dataset(r, v, key, split))
+    given_split = split if "split" in top else None
+    datasets = r.items(top["datasets"], "datasets", lambda v, key: _dataset(r, v, key, given_split))
     if "retrievers" not in top and "pipelines" not in top:
         raise r.error("retrievers", "missing required key (or [[pipelines]])")
     retrievers = r.items(top["retrievers"], "retrievers", lambda v, key: _retriever(r, v, key)) \

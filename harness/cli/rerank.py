@@ -25,7 +25,8 @@ def rerank(
                                                                   "or module:Class."),
     param: Optional[List[str]] = typer.Option(None, "--param", "-p", help="Reranker parameter key=value."),
     depth: int = typer.Option(100, "--depth", help="Candidates reranked per query (the rest are dropped)."),
-    split: str = typer.Option("test", "--split", help="Qrels split (its judged queries are the dataset's)."),
+    split: Optional[str] = typer.Option(None, "--split", help="Qrels split (its judged queries are the dataset's; "
+                                        "default: its evaluation split: test; dev for msmarco)."),
     evaluate: bool = typer.Option(False, "--evaluate", help="Print the metric table of the reranked run."),
     k: Optional[str] = K_OPTION,
     keep_identical_ids: bool = KEEP_IDENTICAL_IDS_OPTION,

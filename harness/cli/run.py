@@ -23,7 +23,8 @@ def run(
     retriever: str = typer.Option("bm25", "--retriever", "-r", help="Retriever name or module:Class."),
     param: Optional[List[str]] = typer.Option(None, "--param", "-p", help="Retriever parameter key=value."),
     k: Optional[str] = K_OPTION,
-    split: str = typer.Option("test", "--split", help="Qrels split."),
+    split: Optional[str] = typer.Option(None, "--split", help="Qrels split (default: the dataset's evaluation "
+                                        "split: test; dev for msmarco)."),
     depth: Optional[int] = typer.Option(None, "--depth", help="Documents retrieved per query (default: the largest "
                                                               "cutoff of --k and -m; at least 1000 with AP, R-Prec "
                                                               "or bpref)."),
@@ -107,7 +108,7 @@ def _folder_name(name) -> bool:
     return bool(parts) and ".." not in parts and not Path(name).is_absolute()
 
 
-def _run_pipeline(path: Path, dataset: str, split: str, evaluator, k_values: list[int], depth: int | None,
+def _run_pipeline(path: Path, dataset: str, split: str | None, evaluator, k_values: list[int], depth: int | None,
                   output_dir: Path, name: str | None, quiet: bool) -> None:
     from harness import progress
     from harness.datasets import DatasetRef, load_dataset

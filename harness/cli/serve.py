@@ -16,7 +16,8 @@ def serve(
     dataset: str = typer.Option(DEFAULT_DATASET, "--dataset", "-d", help="Dataset name or BEIR folder path."),
     retriever: str = typer.Option("bm25", "--retriever", "-r", help="Retriever name or module:Class."),
     param: Optional[List[str]] = typer.Option(None, "--param", "-p", help="Retriever parameter key=value."),
-    split: str = typer.Option("test", "--split", help="Split whose dataset is loaded (the corpus is the same)."),
+    split: Optional[str] = typer.Option(None, "--split", help="Split whose dataset is loaded (the corpus is the "
+                                        "same; default: its evaluation split: test; dev for msmarco)."),
     host: str = typer.Option("127.0.0.1", "--host", help="Interface to listen on (default: this machine only)."),
     port: int = typer.Option(8000, "--port", help="Port (0: any free port; the URL is printed)."),
     max_k: int = typer.Option(10_000, "--max-k", help="Largest k a request may ask for."),

@@ -73,13 +73,22 @@ def resolve(dataset: str | DatasetRef, download: bool | None = None, split: str 
         f"and not a registered BEIR dataset (see `harness datasets list`)")
 
 
-def load_dataset(dataset: str | DatasetRef = DEFAULT_DATASET, split: str = "test",
+def default_split(dataset: str | DatasetRef) -> str:
+    """The split evaluated when none is named: the registry's evaluation split of a registered BEIR name
+    (``dev`` for msmarco, whose ``test`` is TREC DL 2019's 43 queries, where BEIR reports dev), else ``test``."""
+    ref = DatasetRef.parse(dataset)
+    return ref.info.eval_split if ref.info is not None and ref.remote is None else "test"
+
+
+def load_dataset(dataset: str | DatasetRef = DEFAULT_DATASET, split: str | None = None,
                  download: bool | None = None) -> Dataset:
     """Load a test collection by folder, name, ``hf:<repo>`` (e.g. ``hf:BeIR/nfcorpus``) or
-    ``irds:<id>`` (e.g. ``irds:beir/scifact/test``); the dataset's ``load_s`` records how long that
-    took, a corpus cache hit included (metrics.json's ``timings.load_s``)."""
+    ``irds:<id>`` (e.g. ``irds:beir/scifact/test``), for ``split`` (default: :func:`default_split`);
+    the dataset's ``load_s`` records how long that took, a corpus cache hit included (metrics.json's
+    ``timings.load_s``)."""
     started = time.perf_counter()
     ref = DatasetRef.parse(dataset)
+    split = split if split is not None else default_split(ref)
     if ref.hf_repo is not None:
         from harness.datasets.hf import load_hf_dataset
 

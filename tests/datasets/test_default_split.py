@@ -1,0 +1,47 @@
+"""The split evaluated when none is named is the dataset's evaluation split: dev for msmarco (BEIR reports
+MS MARCO on dev; its test split is TREC DL 2019's 43 queries), test for the others (datasets UX review:
+`harness run -d msmarco` evaluated test while the registry, `datasets list` and BEIR say dev)."""
+
+from __future__ import annotations
+
+import json
+
+from harness.bench.config import parse_config
+from harness.datasets import default_split, load_dataset
+
+
+def _fake_downloaded_msmarco(root):
+    folder = root / "datasets" / "msmarco"
+    (folder / "qrels").mkdir(parents=True)
+    (folder / "corpus.jsonl").write_text("".join(json.dumps({"_id": d, "text": t}) + "\n"
+                                                 for d, t in (("d1", "apple"), ("d2", "pear"))))
+    (folder / "queries.jsonl").write_text(json.dumps({"_id": "dq", "text": "apple"}) + "\n"
+                                          + json.dumps({"_id": "tq", "text": "pear"}) + "\n")
+    (folder / "qrels" / "dev.tsv").write_text("query-id\tcorpus-id\tscore\ndq\td1\t1\n")
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\ntq\td2\t3\n")
+    return folder
+
+
+def test_default_split_follows_the_registry():
+    assert default_split("msmarco") == "dev"
+    assert [default_split(n) for n in ("scifact", "nfcorpus", "cqadupstack/android", "my/folder")] == ["test"] * 4
+    assert default_split("hf:BeIR/msmarco") == "test" and default_split("irds:msmarco-passage") == "test"
+
+
+def test_a_downloaded_msmarco_is_evaluated_on_dev_unless_told(tmp_path, monkeypatch, harness_cli):
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path))
+    _fake_downloaded_msmarco(tmp_path)
+    assert load_dataset("msmarco").split == "dev" and load_dataset("msmarco").queries.ids == ["dq"]
+    assert load_dataset("msmarco", "test").queries.ids == ["tq"]
+    done = harness_cli("run", "-d", "msmarco", "-r", "bm25", "--k", "1", "-o", tmp_path / "out")
+    assert done.returncode == 0, done.stderr
+    assert json.loads((tmp_path / "out" / "msmarco" / "bm25" / "metrics.json").read_text())["dataset"]["split"] == "dev"
+
+
+def test_a_bench_config_takes_each_datasets_evaluation_split_unless_it_names_one():
+    config = parse_config({"name": "b", "datasets": ["msmarco", "scifact", {"name": "msmarco", "split": "test",
+                                                                             "label": "dl19"}],
+                           "retrievers": [{"type": "bm25"}]})
+    assert [(d.label, d.split) for d in config.datasets] == [("msmarco", "dev"), ("scifact", "test"), ("dl19", "test")]
+    config = parse_config({"name": "b", "split": "train", "datasets": ["msmarco"], "retrievers": [{"type": "bm25"}]})
+    assert config.datasets[0].split == "train"
