@@ -23,6 +23,14 @@ from harness.reports.document import MetricsDocument, plain_json
 from harness.reports.writer import RESULT_FILES
 
 
+# Recorded by every cell (metrics.json's bench.numbers) and required of a finished one, beside its fingerprint's
+# harness version: bumped whenever a change of the code moves a cell's numbers (a retriever's run, a metric), as
+# the version is not bumped per change. 2: the first; cells before it record none, and they include cells of
+# rank-bm25 with k1 = 0 (NDCG@10 0.1 where 0.85 is right, fixed in 3e160c5) and of NDCG_exp over grades below 1
+# (0.0 for 1.0, fixed in 9be498f), which were reused after the fixes.
+NUMBERS_VERSION = 2
+
+
 @dataclass(frozen=True)
 class Cell:
     dataset: DatasetSpec
@@ -50,7 +58,8 @@ def fingerprint(dataset_files: dict[str, str], split: str, spec: RetrieverSpec, 
                 evaluation: dict, as_written: bool = False) -> str | None:
     """A retriever cell's fingerprint (a pipeline cell's: its ``to_dict()`` instead of type and params,
     and its stages' resolved params), with the harness's version: a cell finished by another release
-    is run again (retriever code is not in its params). Equal numbers give one fingerprint
+    is run again (retriever code is not in its params; a cell of an earlier :data:`NUMBERS_VERSION` too:
+    :func:`is_finished`). Equal numbers give one fingerprint
     (``k1 = 1`` and ``k1 = 1.0``: :func:`equal_numbers`), and so do the same metrics in another order
     (the leaderboard's ``metrics`` reordered); ``as_written``: the fingerprint that earlier runs
     recorded, numbers and metrics as written (see :func:`is_finished`); None where JSON cannot write
@@ -99,10 +108,13 @@ def is_finished(folder: Path, expected_fingerprint: str, metric_names: list[str]
     """Whether the folder holds a complete cell of ``expected_fingerprint`` (or of ``as_written``: the
     same cell's fingerprint with its numbers as written, which earlier runs recorded: such a cell is
     not run again for the change of its fingerprint's form). A metrics.json that records no fingerprint
-    (``harness run``'s) is no finished cell, whether ``as_written`` is given or not."""
+    (``harness run``'s) is no finished cell, whether ``as_written`` is given or not, and nor is one that
+    records another :data:`NUMBERS_VERSION` (or none: computed by an earlier build of the release)."""
     doc = read_metrics(folder)
     accepted = (expected_fingerprint,) if as_written is None else (expected_fingerprint, as_written)
     if doc is None or (doc.bench or {}).get("fingerprint") not in accepted:
+        return False
+    if (doc.bench or {}).get("numbers") != NUMBERS_VERSION:
         return False
     if not all(name in doc.metrics for name in metric_names):
         return False

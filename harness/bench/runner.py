@@ -26,8 +26,8 @@ from typing import Callable
 from harness import progress
 from harness.atomic import write_json, write_text
 from harness.bench import leaderboard
-from harness.bench.cells import (Cell, cells, dataset_checksums, evaluation_settings, fingerprint,
-                                 is_finished, read_metrics)
+from harness.bench.cells import (NUMBERS_VERSION, Cell, cells, dataset_checksums, evaluation_settings,
+                                 fingerprint, is_finished, read_metrics)
 from harness.bench.config import BenchConfig, DatasetSpec, RetrieverSpec
 from harness.bench.leaderboard import CellOutcome
 from harness.cache import ENV_VAR
@@ -283,7 +283,7 @@ class BenchRunner:
         document.bench = {"name": self.config.name, "config_path": self.config.source,
                           "config": without_secrets(self.config.to_dict()),
                           "dataset": cell.dataset.to_dict(), "retriever": without_secrets(cell.retriever.to_dict()),
-                          "evaluation": self.evaluation, "fingerprint": expected}
+                          "evaluation": self.evaluation, "fingerprint": expected, "numbers": NUMBERS_VERSION}
         with _cell_lock(cell.folder):
             write_result_folder(cell.folder, document, ds.queries.as_dict(), exp.run, tag=cell.retriever.label)
         return document

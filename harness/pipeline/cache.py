@@ -6,7 +6,8 @@ run is made, e.g. the sha256 of the run file ``run-file`` read, so that a file r
 lookup and the read is not stored under the old content's key), depth, fusion settings (and
 optimisation qrels' checksum), the keys of its
 input stages (so a changed first stage changes every later key), the dataset's split and file
-checksums, and the identical-id rule. The stage's name is not part of it (renaming a stage reuses
+checksums, the identical-id rule, and the harness's version and :data:`RUNS_VERSION` (a run of other
+code is computed again). The stage's name is not part of it (renaming a stage reuses
 its run). Both files are written atomically, the run first and the JSON (timings, stats, and the
 run file's size and sha256) last, so an entry is complete exactly when its JSON exists; an
 interrupted pipeline leaves only complete entries, and a rerun reuses them ("hit"). A run file that
@@ -28,9 +29,17 @@ from harness.run import Run
 
 KIND = "pipelines"
 RUN_FILE = "run_file"  # the JSON's record of the run file: {"bytes": size, "sha256": hex digest}
+# In every key, with the harness's version: bumped whenever a change of the code moves a stage's run (the
+# version is not bumped per change, and a component's code is not in its params). 2: the first; the keys
+# before it named no version, and their runs include rank-bm25's of k1 = 0, whose NaN scores dropped every
+# document lacking a query term (3e160c5: NDCG@10 0.1 where 0.85 is right), read back as hits after the fix.
+RUNS_VERSION = 2
 
 
 def stage_key(blob: dict) -> str:
+    import harness
+
+    blob = {**blob, "harness": harness.__version__, "runs_version": RUNS_VERSION}
     text = json.dumps(blob, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
