@@ -80,9 +80,9 @@ def default_split(dataset: str | DatasetRef) -> str:
     return ref.info.eval_split if ref.info is not None and ref.remote is None else "test"
 
 
-def load_dataset(dataset: str | DatasetRef = DEFAULT_DATASET, split: str | None = None,
+def load_dataset(dataset: str | os.PathLike | DatasetRef = DEFAULT_DATASET, split: str | None = None,
                  download: bool | None = None) -> Dataset:
-    """Load a test collection by folder, name, ``hf:<repo>`` (e.g. ``hf:BeIR/nfcorpus``) or
+    """Load a test collection by folder (a str or a Path), name, ``hf:<repo>`` (e.g. ``hf:BeIR/nfcorpus``) or
     ``irds:<id>`` (e.g. ``irds:beir/scifact/test``), for ``split`` (default: :func:`default_split`);
     the dataset's ``load_s`` records how long that took, a corpus cache hit included (metrics.json's
     ``timings.load_s``)."""

@@ -8,6 +8,7 @@ holding twelve forums; a forum is named ``cqadupstack/<forum>`` (or ``cqadupstac
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -105,9 +106,11 @@ class DatasetRef:
     info: DatasetInfo | None = None
 
     @classmethod
-    def parse(cls, dataset: "str | DatasetRef") -> "DatasetRef":
+    def parse(cls, dataset: "str | os.PathLike | DatasetRef") -> "DatasetRef":
         if isinstance(dataset, DatasetRef):
             return dataset
+        if isinstance(dataset, os.PathLike):  # a folder as a Path (it failed: no attribute 'partition')
+            dataset = os.fspath(dataset)
         registry = _load()
         if dataset in registry:
             return cls(dataset, dataset, None, registry[dataset])

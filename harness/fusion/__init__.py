@@ -1,7 +1,7 @@
 """Fusion of runs (RRF, CombSUM, CombMNZ, CombMAX, CombMIN, weighted sum) with ranx's score
 normalisations, and grid-search optimisation of weights / RRF's k on training or dev qrels.
 
-    from harness.fusion import fuse, FusionSpec
+    from harness.fusion import fuse, optimize, FusionSpec
     fused = fuse([bm25_run, dense_run], method="rrf", k=60, depth=1000)
     best = optimize([bm25_run, dense_run], dev_qrels, FusionSpec.create("wsum"), "NDCG@10", split="dev")
     best.spec, best.score   # the chosen weights (as a FusionSpec) and their NDCG@10
