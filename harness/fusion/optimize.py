@@ -82,7 +82,8 @@ def check_split(split: str | None, allow_test_split: bool) -> None:
     """Refuse to tune on a split named ``test`` unless asked explicitly."""
     if split is not None and split.strip().lower() == "test" and not allow_test_split:
         raise HarnessError("refusing to optimise fusion on the test split (the chosen values would be tuned "
-                           "on the queries they are evaluated on); use a train/dev split, or allow it explicitly (--allow-test-split)")
+                           "on the queries they are evaluated on); use a train/dev split, or allow it explicitly "
+                           "(--allow-test-split; in Python allow_test_split=True)")
 
 
 def tuned_parameter(spec: FusionSpec) -> str:
