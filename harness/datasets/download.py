@@ -357,9 +357,10 @@ def manifest(dataset: str | DatasetRef) -> dict | None:
         raise HarnessError(f"{path}: not a {MANIFEST} written by `harness datasets download` ({exc}); "
                            "remove it, or download again with --force") from None
     if not isinstance(data, dict) or not all(key in data for key in _MANIFEST_KEYS) \
-            or not isinstance(data["bytes"], int):
+            or not isinstance(data["bytes"], int) or not isinstance(data.get("files", {}), dict):
         raise HarnessError(f"{path}: not a {MANIFEST} written by `harness datasets download` (it needs "
-                           f"{', '.join(_MANIFEST_KEYS)}); remove it, or download again with --force")
+                           f"{', '.join(_MANIFEST_KEYS)}, and files, if given, as a table); remove it, or "
+                           "download again with --force")
     return data
 
 
