@@ -75,13 +75,25 @@ def main() -> None:
     folder = args.folder / f"{args.docs}"
     if not (folder / "corpus.jsonl").is_file() and not (folder / "corpus.jsonl.gz").is_file():
         generate(folder, args.docs)
-    if args.gzip and not (folder / "corpus.jsonl.gz").is_file():
-        with open(folder / "corpus.jsonl", "rb") as src, gzip.open(folder / "corpus.jsonl.gz", "wb", 6) as dst:
-            shutil.copyfileobj(src, dst, 1 << 22)
-    if args.gzip:  # the loader prefers corpus.jsonl: give it a folder holding only the .gz
-        gz_folder = args.folder / f"{args.docs}-gz"
+    # The .gz lives in a folder of its own (<docs>-gz, queries and qrels hard-linked): a dataset folder holding
+    # both corpus.jsonl and corpus.jsonl.gz is refused by the loader. (An earlier version of this script gzipped
+    # beside corpus.jsonl: such a file is moved there.)
+    gz_folder = args.folder / f"{args.docs}-gz"
+    stray = folder / "corpus.jsonl.gz"
+    if stray.is_file() and (folder / "corpus.jsonl").is_file():
+        gz_folder.mkdir(parents=True, exist_ok=True)
+        if (gz_folder / "corpus.jsonl.gz").exists():
+            stray.unlink()
+        else:
+            os.replace(stray, gz_folder / "corpus.jsonl.gz")
+    if args.gzip:
         (gz_folder / "qrels").mkdir(parents=True, exist_ok=True)
-        for name in ("corpus.jsonl.gz", "queries.jsonl", "qrels/test.tsv"):
+        if not (gz_folder / "corpus.jsonl.gz").is_file():
+            part = gz_folder / "corpus.jsonl.gz.part"
+            with open(folder / "corpus.jsonl", "rb") as src, gzip.open(part, "wb", 6) as dst:
+                shutil.copyfileobj(src, dst, 1 << 22)
+            os.replace(part, gz_folder / "corpus.jsonl.gz")
+        for name in ("queries.jsonl", "qrels/test.tsv"):
             if not (gz_folder / name).exists():
                 os.link(folder / name, gz_folder / name)
         folder = gz_folder

@@ -45,10 +45,12 @@ def _open(path: Path):
 
 
 def _find(folder: Path, stem: str) -> Path:
-    for name in (stem, stem + ".gz"):
-        if (folder / name).is_file():
-            return folder / name
-    raise SystemExit(f"no {stem}[.gz] in {folder}")
+    found = [folder / name for name in (stem, stem + ".gz") if (folder / name).is_file()]
+    if len(found) == 2:  # (as the harness's loader: which one is meant is ambiguous)
+        raise SystemExit(f"both {stem} and {stem}.gz in {folder}: remove one")
+    if not found:
+        raise SystemExit(f"no {stem}[.gz] in {folder}")
+    return found[0]
 
 
 def load_beir(folder: Path, split: str = "test"):
