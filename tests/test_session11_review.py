@@ -26,6 +26,7 @@ from harness.compare.significance import percent
 from harness.evaluation import Evaluator
 from harness.formats.trec import read_qrels, read_run
 from harness.reports import MetricsDocument
+from tests.compare.helpers import write_evaluated_result
 
 QRELS = "q1 0 a 2\nq2 0 b 1\nq3 0 c 2\n"
 RUN = "q1 Q0 a 1 2.0 r\nq2 Q0 b 1 2.0 r\nq3 Q0 x 1 2.0 r\n"
@@ -35,12 +36,7 @@ def test_a_run_file_scored_on_qrels_from_a_pipe_is_not_warned_about_as_other_qre
     qrels, run = tmp_path / "qrels.txt", tmp_path / "run.trec"
     qrels.write_text(QRELS)
     run.write_text(RUN)
-    result = Evaluator(["P@1"]).evaluate(read_run(run), read_qrels(qrels))
-    document = MetricsDocument.build(result, dataset={"name": "q", "split": "test", "files": {str(qrels): sha256(qrels)}},
-                                     retriever={"name": "x", "params": {}}, k_values=[1], depth=None, timings={})
-    (tmp_path / "res").mkdir()
-    (tmp_path / "res" / "metrics.json").write_text(json.dumps(document.to_json()))
-    base = load_system(str(tmp_path / "res"))
+    base = load_system(str(write_evaluated_result(tmp_path / "res", run, qrels)))
 
     read_end, write_end = os.pipe()  # the same qrels through a pipe, as the shell's <(cat qrels.txt) gives them
     writer = threading.Thread(target=lambda: (os.write(write_end, QRELS.encode()), os.close(write_end)))

@@ -17,16 +17,12 @@ from harness.datasets import BUNDLED
 from harness.datasets import download as dl
 from harness.errors import HarnessError, InputError
 from tests.datasets.http_fixture import FlakyServer
+from tests.cli.test_datasets_cli import cache  # noqa: F401  (the fixture: a cache of its own, no mirror)
 from tests.datasets.test_download import _build_zip
 
 runner = CliRunner()
 
 
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    monkeypatch.setenv(dl.CACHE_ENV, str(tmp_path / "cache"))
-    monkeypatch.delenv(dl.MIRROR_ENV, raising=False)
-    return tmp_path / "cache"
 
 
 def _small(folder):

@@ -35,3 +35,17 @@ def write_result(folder: Path, per_query: dict[str, dict[str, float]], texts: di
 
 def values(metric: str, column: list[float], prefix: str = "q") -> dict[str, dict[str, float]]:
     return {f"{prefix}{i}": {metric: v} for i, v in enumerate(column)}
+
+
+def write_evaluated_result(folder: Path, run: Path, qrels: Path, metrics: tuple[str, ...] = ("P@1",)) -> Path:
+    """A result folder whose metrics.json is ``run`` evaluated on ``qrels`` (its sha256 in dataset.files)."""
+    from harness.checksums import sha256
+    from harness.evaluation import Evaluator
+    from harness.formats.trec import read_qrels, read_run
+
+    result = Evaluator(list(metrics)).evaluate(read_run(run), read_qrels(qrels))
+    document = MetricsDocument.build(result, dataset={"name": "q", "split": "test", "files": {str(qrels): sha256(qrels)}},
+                                     retriever={"name": "x", "params": {}}, k_values=[1], depth=None, timings={})
+    folder.mkdir(parents=True)
+    (folder / "metrics.json").write_text(json.dumps(document.to_json()))
+    return folder

@@ -40,16 +40,9 @@ def test_a_run_file_evaluated_on_other_qrels_than_a_result_is_warned_about(tmp_p
     qrels, run = _qrels_and_run(tmp_path)
     other = tmp_path / "other.txt"
     other.write_text("q1 0 a 1\nq2 0 b 1\nq3 0 c 1\n")
-    from harness.checksums import sha256
-    from harness.evaluation import Evaluator
-    from harness.formats.trec import read_qrels, read_run
-    from harness.reports import MetricsDocument
+    from tests.compare.helpers import write_evaluated_result
 
-    result = Evaluator(["P@1"]).evaluate(read_run(run), read_qrels(qrels))
-    document = MetricsDocument.build(result, dataset={"name": "q", "split": "test", "files": {str(qrels): sha256(qrels)}},
-                                     retriever={"name": "x", "params": {}}, k_values=[1], depth=None, timings={})
-    (tmp_path / "res").mkdir()
-    (tmp_path / "res" / "metrics.json").write_text(json.dumps(document.to_json()))
+    write_evaluated_result(tmp_path / "res", run, qrels)
     base = load_system(str(tmp_path / "res"))
     same = load_system(str(run), qrels=qrels, metrics=["P@1"])
     assert consistency_warnings([base, same]) == []
