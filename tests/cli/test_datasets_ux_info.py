@@ -14,7 +14,6 @@ from typer.testing import CliRunner
 
 from harness.cli.datasets import app
 from harness.datasets import BUNDLED
-from harness.datasets import download as dl
 from harness.errors import HarnessError, InputError
 from tests.datasets.http_fixture import FlakyServer
 from tests.cli.test_datasets_cli import cache  # noqa: F401  (the fixture: a cache of its own, no mirror)
