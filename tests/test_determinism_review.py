@@ -58,9 +58,10 @@ def test_git_commit_of_an_untracked_folder_stays_none_under_another_git_dir(tmp_
 def _sets_with_nan_in_two_places() -> tuple[set, set]:
     """Two equal-looking sets of floats whose NaN (a new object each time) iterates at different places:
     a NaN's hash is its address (Python >= 3.10), so where it lands among the other items varies."""
-    first = None
+    first, kept = None, []  # (kept alive: a freed NaN's address, hence its place, would be reused)
     for _ in range(10_000):
         candidate = {float("nan"), 1.0, 2.0, 3.0, 5.0, 9.0, 17.0}
+        kept.append(candidate)
         if first is None:
             first = candidate
         elif [v == v for v in candidate] != [v == v for v in first]:
