@@ -116,7 +116,7 @@ class BenchConfig:
     k: tuple[int, ...] = DEFAULT_K
     metrics: tuple[str, ...] = DEFAULT_METRICS
     depth: int | None = None
-    split: str = "test"
+    split: str | None = None  # as given (None: each dataset's evaluation split; its DatasetSpec holds the one used)
     output_dir: str = "results"
     relevance_threshold: float = 1.0
     ignore_identical_ids: bool = True
@@ -326,7 +326,7 @@ def parse_config(data: dict, source: str = "<config>") -> BenchConfig:
     r = _Reader(source)
     top = r.table(data, "", TOP_REQUIRED, TOP_OPTIONAL)
     name = r.string(top["name"], "name", LABEL, LABEL_RULE)
-    split = r.string(top["split"], "split") if "split" in top else "test"
+    split = r.string(top["split"], "split") if "split" in top else None
     k = tuple(sorted(set(r.items(top["k"], "k", r.integer)))) if "k" in top else DEFAULT_K
     metrics = tuple(dict.fromkeys(r.items(top["metrics"], "metrics", lambda v, key: _metric(r, v, key)))) \
         if "metrics" in top else DEFAULT_METRICS
@@ -334,8 +334,7 @@ def parse_config(data: dict, source: str = "<config>") -> BenchConfig:
     threshold = r.number(top["relevance_threshold"], "relevance_threshold") if "relevance_threshold" in top else 1.0
     if not 0 < threshold < float("inf"):  # (inf passed "> 0"; every cell then failed in the evaluator)
         raise r.error("relevance_threshold", f"expected a positive finite number, got {render(threshold)}")
-    given_split = split if "split" in top else None
-    datasets = r.items(top["datasets"], "datasets", lambda v, key: _dataset(r, v, key, given_split))
+    datasets = r.items(top["datasets"], "datasets", lambda v, key: _dataset(r, v, key, split))
     if "retrievers" not in top and "pipelines" not in top:
         raise r.error("retrievers", "missing required key (or [[pipelines]])")
     retrievers = r.items(top["retrievers"], "retrievers", lambda v, key: _retriever(r, v, key)) \

@@ -50,9 +50,11 @@ def test_beir_small_config_structure():
 def test_defaults_and_round_trip(tmp_path):
     config = load_config(write(tmp_path, MINIMAL))
     assert config.k == DEFAULT_K and config.metrics == ("NDCG@10",) and config.depth is None
-    assert config.search_depth == 1000 and config.output_dir == "results" and config.split == "test"
+    # no top-level split: each dataset's evaluation split (scifact: test), recorded per dataset; bench.json's
+    # config said "split": "test" also where an msmarco cell used dev
+    assert config.search_depth == 1000 and config.output_dir == "results" and config.split is None
     assert config.to_dict() == {
-        "name": "b", "description": "", "output_dir": "results", "split": "test", "k": list(DEFAULT_K),
+        "name": "b", "description": "", "output_dir": "results", "k": list(DEFAULT_K),
         "metrics": ["NDCG@10"], "relevance_threshold": 1.0, "ignore_identical_ids": True,
         "semantics": "trec_eval-9",
         "datasets": [{"name": "scifact", "split": "test", "label": "scifact"}],
