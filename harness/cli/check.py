@@ -79,6 +79,10 @@ def check(
             raise HarnessError(f"--{role} takes a metrics.json or a result folder, got {argument}")
     base = load_system(f"baseline={baseline}")
     cur = load_system(f"current={current}")
+    from harness.compare.check import refuse_partial
+
+    for role, system in (("baseline", base), ("current", cur)):
+        refuse_partial(system, role)  # (failed queries scored 0: the gate must not pass on a partial run)
     refuse_outputs_over_inputs([("--json", json_out), ("--junit", junit)],
                                [*result_files([base, cur]), *([qrels] if qrels is not None else [])])
     aligned = align([base, cur], metrics, intersection=intersection)

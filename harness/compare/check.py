@@ -28,7 +28,7 @@ import numpy as np
 
 from harness.compare.load import Aligned, SystemResult
 from harness.compare.significance import paired_t_test, randomization_test, significant
-from harness.errors import HarnessError
+from harness.errors import HarnessError, InputError
 from harness.evaluation.evaluator import finite_mean
 
 OK, IMPROVED, REGRESSED, NOISE = "OK", "IMPROVED", "REGRESSED", "NOISE"
@@ -138,6 +138,20 @@ class CheckResult:
                 "seed": self.seed, "warnings": self.warnings,
                 "checks": [c.to_dict() for c in self.checks],
                 **({"latency": self.latency.to_dict()} if self.latency is not None else {})}
+
+
+def refuse_partial(system: SystemResult, role: str) -> None:
+    """Refuse a result whose retriever could not answer some queries (the http retriever's
+    ``on_failure=empty``: metrics.json ``retriever_stats.failed_queries``). Those queries score 0, and a
+    few of them move a mean by less than the tolerance: the gate would pass on a partial run (2 of
+    SciFact's 300 queries answered HTTP 500: NDCG@10 -0.0021, OK, PASSED)."""
+    stats = getattr(system.document, "retriever_stats", None)
+    failed = stats.get("failed_queries") if isinstance(stats, dict) else None
+    if isinstance(failed, list) and failed:
+        shown = ", ".join(map(str, failed[:5])) + (f", ... (+{len(failed) - 5} more)" if len(failed) > 5 else "")
+        raise InputError(f"the {role} result is a partial run: {len(failed)} of its queries failed and scored 0 "
+                         f"(retriever_stats.failed_queries: {shown}); gate only complete runs (the http "
+                         "retriever's default on_failure=fail stops at the first failure)", system.source)
 
 
 def cutoff(metric: str) -> int | None:
