@@ -51,6 +51,12 @@ def test_gate_refuses_a_partial_run(harness, tmp_path):
     # A complete run (no failed queries recorded, or an empty list) is gated as before.
     complete = _with_failed_queries(write_result(tmp_path / "complete", values("NDCG@10", [0.5] * N)), [])
     assert harness("check", "--baseline", base, "--current", complete).returncode == 0
+    # compare shows a partial run, saying so (it said nothing)
+    proc = harness("compare", base, partial, "--metric", "NDCG@10")
+    assert proc.returncode == 0, proc.stderr
+    assert ("warning: partial is a partial run: 2 of its queries failed and scored 0 "
+            "(retriever_stats.failed_queries)") in proc.stderr
+    assert "partial run" not in harness("compare", base, complete, "--metric", "NDCG@10").stderr
 
 
 def _latency_result(folder, latencies: np.ndarray, basis: str, search_s: float):

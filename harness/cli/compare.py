@@ -60,6 +60,13 @@ def compare(
         raise HarnessError("--qrels applies to run files only; every result given is evaluated already "
                            "(a result folder or metrics.json)")
     unique_names(systems)
+    from harness.compare.check import failed_queries
+
+    for system in systems:  # (check refuses such a result; a comparison shows it, saying so)
+        failed = failed_queries(system)
+        if failed:
+            typer.echo(f"warning: {system.name} is a partial run: {len(failed)} of its queries failed and scored 0 "
+                       "(retriever_stats.failed_queries)", err=True)
     refuse_outputs_over_inputs([("--json", None if to_stdout else json_out), ("--markdown", markdown_out)],
                                [*result_files(systems), *([qrels] if qrels is not None else [])])
     if not metric:  # the defaults that every result has

@@ -140,14 +140,21 @@ class CheckResult:
                 **({"latency": self.latency.to_dict()} if self.latency is not None else {})}
 
 
+def failed_queries(system: SystemResult) -> list:
+    """The queries a result's retriever could not answer (metrics.json ``retriever_stats.failed_queries``,
+    the http retriever's ``on_failure=empty``: scored 0); [] for a complete run."""
+    stats = getattr(system.document, "retriever_stats", None)
+    failed = stats.get("failed_queries") if isinstance(stats, dict) else None
+    return failed if isinstance(failed, list) else []
+
+
 def refuse_partial(system: SystemResult, role: str) -> None:
     """Refuse a result whose retriever could not answer some queries (the http retriever's
     ``on_failure=empty``: metrics.json ``retriever_stats.failed_queries``). Those queries score 0, and a
     few of them move a mean by less than the tolerance: the gate would pass on a partial run (2 of
     SciFact's 300 queries answered HTTP 500: NDCG@10 -0.0021, OK, PASSED)."""
-    stats = getattr(system.document, "retriever_stats", None)
-    failed = stats.get("failed_queries") if isinstance(stats, dict) else None
-    if isinstance(failed, list) and failed:
+    failed = failed_queries(system)
+    if failed:
         shown = ", ".join(map(str, failed[:5])) + (f", ... (+{len(failed) - 5} more)" if len(failed) > 5 else "")
         raise InputError(f"the {role} result is a partial run: {len(failed)} of its queries failed and scored 0 "
                          f"(retriever_stats.failed_queries: {shown}); gate only complete runs (the http "
