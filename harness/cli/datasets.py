@@ -167,19 +167,18 @@ PROVENANCE = "PROVENANCE.md"
 
 
 def _local_folder(ref) -> tuple[Optional[Path], Optional[str]]:
-    """The folder ``harness run -d NAME`` reads, and what it is ("folder", "bundled", "downloaded"), in
-    :func:`harness.datasets.resolve`'s order; (None, None) when there is none."""
-    from harness.datasets import BUNDLED, bundled_names
-    from harness.datasets import download as dl
+    """The folder ``harness run -d NAME`` reads (:func:`harness.datasets.resolve`, nothing downloaded), and
+    what it is ("folder", "bundled with the package", "downloaded"); (None, None) when there is none."""
+    from harness.datasets import BUNDLED, resolve
+    from harness.errors import HarnessError
 
-    path = Path(os.path.expanduser(ref.text))
-    if ref.text.strip() and path.is_dir():
-        return path.resolve(), "folder"
-    if ref.text in bundled_names():
-        return BUNDLED / ref.text, "bundled with the package"
-    if dl.is_downloaded(ref):
-        return dl.dataset_dir(ref), "downloaded"
-    return None, None
+    try:
+        _, folder = resolve(ref, download=False)
+    except HarnessError:
+        return None, None
+    if Path(os.path.expanduser(ref.text)).is_dir():
+        return folder.resolve(), "folder"
+    return folder, "bundled with the package" if folder == BUNDLED / ref.text else "downloaded"
 
 
 def _provenance(path: Path) -> dict:
@@ -203,8 +202,8 @@ def _folder_lines(folder: Path, counts: bool, recorded: dict, source: Optional[s
     uses (a faulty file is the same one-line error). Returns (lines, mismatches)."""
     import numpy as np
 
-    from harness.checksums import sha256
     from harness.datasets.beir import assemble, find_file, load_corpus, load_qrels_tsv, load_queries
+    from harness.datasets.corpus_cache import source_checksum
 
     corpus_path, queries_path = find_file(folder, "corpus.jsonl"), find_file(folder, "queries.jsonl")
     qrels_paths = sorted(p for p in (folder / "qrels").glob("*.tsv") if p.is_file())
@@ -212,7 +211,7 @@ def _folder_lines(folder: Path, counts: bool, recorded: dict, source: Optional[s
     lines, mismatches = [], []
     for path in files:
         rel = path.relative_to(folder).as_posix()
-        size, digest = path.stat().st_size, sha256(path)
+        size, digest = path.stat().st_size, source_checksum(path)  # (remembered: the load below hashes none again)
         check = ""
         if rel in recorded:
             want = recorded[rel]
