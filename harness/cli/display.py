@@ -53,3 +53,24 @@ def print_leaderboard(board: dict, metric: str, console: Console | None = None) 
     table.add_row("average", *["-" if data["average"][r] is None else f"{data['average'][r]:.4f}"
                                for r in board["retrievers"]])
     print_table(table, console)
+
+
+def note_missing(result, source: str | None = None) -> None:
+    """A ``note:`` on stderr for the judged queries a run has no document for: they score 0 (trec_eval -c);
+    ``source`` names the run (``harness evaluate`` of several)."""
+    import typer
+
+    if result.n_missing_from_run:
+        where = f"{source}: " if source else ""
+        typer.echo(f"note: {where}{result.n_missing_from_run} judged queries are missing from the run and score 0",
+                   err=True)
+
+
+def note_left_out(result, threshold: float) -> None:
+    """A ``note:`` on stderr for the queries left out for want of a document judged relevant (grade >=
+    ``threshold``: at 2, the queries judged 1 only)."""
+    import typer
+
+    if result.n_without_relevant:
+        typer.echo(f"note: {result.n_without_relevant} queries have no document judged relevant (grade >= "
+                   f"{threshold:.12g}) and are left out", err=True)

@@ -61,13 +61,12 @@ def evaluate(
         results.append((path, result, {"load_s": qrels_s + loaded - start, "evaluate_s": time.perf_counter() - loaded}))
 
     _print(results, to_stderr=outputs == [STDOUT])  # (stdout carries the metrics.json)
+    from harness.cli.display import note_left_out, note_missing
+
     for path, result, _ in results:
-        if result.n_missing_from_run:
-            typer.echo(f"note: {path.name}: {result.n_missing_from_run} judged queries are missing from the run "
-                       "and score 0", err=True)
-    if results and results[0][1].n_without_relevant:  # (the same qrels and threshold for every run)
-        typer.echo(f"note: {results[0][1].n_without_relevant} queries have no document judged relevant (grade >= "
-                   f"{evaluator.relevance_threshold:.12g}) and are left out", err=True)
+        note_missing(result, path.name)
+    if results:  # (the same qrels and threshold for every run)
+        note_left_out(results[0][1], evaluator.relevance_threshold)
     if outputs:
         _write_documents(outputs, results, qrels, k_values, digest)
     if markdown_out:

@@ -73,7 +73,7 @@ def rerank(
             typer.echo(f"warning: {warning}", err=True)
         result = evaluator.evaluate(reranked, ds.qrels)
         print_metrics(result.means, title=f"{ds.name} ({ds.split}) - {system.name} @{depth}: {result.n_queries} queries")
-        if result.n_missing_from_run:
-            typer.echo(f"note: {result.n_missing_from_run} judged queries are missing from the run and score 0",
-                       err=True)
+        from harness.cli.display import note_missing
+
+        note_missing(result)
     typer.echo(f"reranked run written to {output}")

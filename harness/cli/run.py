@@ -84,11 +84,10 @@ def run(
 def _notes(result, evaluator) -> None:
     """What harness evaluate notes too: judged queries the run has no document for (they score 0), and
     queries left out for want of a document judged relevant (at --relevance-threshold 2, those judged 1)."""
-    if result.n_missing_from_run:
-        typer.echo(f"note: {result.n_missing_from_run} judged queries are missing from the run and score 0", err=True)
-    if result.n_without_relevant:
-        typer.echo(f"note: {result.n_without_relevant} queries have no document judged relevant (grade >= "
-                   f"{evaluator.relevance_threshold:.12g}) and are left out", err=True)
+    from harness.cli.display import note_left_out, note_missing
+
+    note_missing(result)
+    note_left_out(result, evaluator.relevance_threshold)
 
 
 def _refuse_result_files_as_inputs(folder: Path, values) -> None:
