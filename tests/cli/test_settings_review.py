@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
-
-from harness.reranker import Reranker
+from tests.cli.test_rerank_review2 import ByRow, files  # noqa: F401  (files: the fixture)
 
 # One query, two judged documents: a (grade 1) and b (grade 2). Run A ranks a first, run B ranks b first.
 QRELS = "q1\t0\ta\t1\nq1\t0\tb\t2\n"
@@ -44,23 +42,9 @@ def test_fuse_optimize_records_the_relevance_threshold_its_score_was_computed_un
     assert [t["score"] for t in strict["trials"]] == [1.0] * 6 + [0.0] * 5
 
 
-class ByRow(Reranker):
-    """Score = minus the document's corpus row (deterministic, no model)."""
-
-    name = "by-row"
-
-    def score(self, candidates, queries, corpus):
-        return -candidates.doc_rows.astype(np.float64)
-
-
-def test_rerank_evaluate_warns_of_cutoffs_past_its_depth_as_harness_run_does(harness_cli, tmp_path):
-    (tmp_path / "ds" / "qrels").mkdir(parents=True)
-    (tmp_path / "ds" / "corpus.jsonl").write_text("".join(
-        f'{{"_id": "{d}", "title": "", "text": "t"}}\n' for d in ("d1", "d2", "d3")))
-    (tmp_path / "ds" / "queries.jsonl").write_text('{"_id": "q1", "text": "x"}\n')
-    (tmp_path / "ds" / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td3\t1\n")
-    (tmp_path / "first.trec").write_text("q1 Q0 d3 1 3.0 f\nq1 Q0 d1 2 2.0 f\nq1 Q0 d2 3 1.0 f\n")
-    rerank = ("rerank", "-d", tmp_path / "ds", "--run", tmp_path / "first.trec", "-r", f"{__name__}:ByRow",
+def test_rerank_evaluate_warns_of_cutoffs_past_its_depth_as_harness_run_does(harness_cli, files):
+    tmp_path = files  # (the rerank review's dataset: d1-d3, q1 judging d3; first.trec ranks d3, d1, d2)
+    rerank = ("rerank", "-d", tmp_path / "ds", "--run", tmp_path / "first.trec", "-r", f"{ByRow.__module__}:ByRow",
               "-o", tmp_path / "out.trec", "--depth", "2", "--evaluate")
     # The reranked run holds the top 2 (d3, d1) rescored: d1 (row 0) then d3. Its Recall@3 (1.0) is that of
     # 2 documents, as the Recall@3 of harness run --depth 2 is, which warns so (docs/evaluation: depth_warning).
