@@ -218,6 +218,7 @@ class TimedSearch:
     basis: str  # efficiency.PER_REQUEST or efficiency.PER_BATCH_SHARE
     batch_size: int | None = None
     warning: str | None = None  # why the retriever's own latencies were not used
+    failed: int = 0  # "per request": searched queries whose request failed (no latency; stats()["failed_queries"])
 
 
 def timed_search(retriever, queries: Queries, k: int, finish=None, corpus: Corpus | None = None) -> TimedSearch:
@@ -228,7 +229,8 @@ def timed_search(retriever, queries: Queries, k: int, finish=None, corpus: Corpu
 
     A retriever that times its own requests (``measures_latency``; its ``stats()`` holds
     ``query_latency_ms``) searches all queries in one call and its latencies are kept ("per
-    request"); any other searches batches of its ``search_batch_size`` queries (all in one call
+    request"; the queries its ``stats()["failed_queries"]`` lists have none, and are counted in
+    ``failed``); any other searches batches of its ``search_batch_size`` queries (all in one call
     when None; larger batches when that would take more than ``MAX_TIMED_CALLS`` calls), each batch
     timed, and each query is given its batch's time divided by the batch's size ("per batch share").
     """
@@ -241,9 +243,11 @@ def timed_search(retriever, queries: Queries, k: int, finish=None, corpus: Corpu
         stats = getattr(retriever, "stats", None)
         stats = stats() if callable(stats) else {}
         own = stats.get("query_latency_ms") if isinstance(stats, dict) else None  # (a plugin's stats() may be no dict)
-        measured, why = efficiency.measured_latencies(own, queries.ids)
+        failed = efficiency.failed_requests(stats.get("failed_queries") if isinstance(stats, dict) else None,
+                                            queries.ids)
+        measured, why = efficiency.measured_latencies(own, queries.ids, failed)
         if measured is not None:
-            return TimedSearch(run, measured, efficiency.PER_REQUEST)
+            return TimedSearch(run, measured, efficiency.PER_REQUEST, failed=len(failed))
         return TimedSearch(run, efficiency.batch_shares([(queries.ids, elapsed)]), efficiency.PER_BATCH_SHARE,
                            len(queries), warning=why)
     batch_size = getattr(retriever, "search_batch_size", SEARCH_BATCH) or len(queries)
@@ -333,7 +337,7 @@ def run_experiment(
     document.versions = {**document.versions, **plugin_versions(type(retriever))}  # a plugin's release
     document.efficiency = efficiency.efficiency_block(
         timer.seconds, len(dataset.queries), searched.latency_ms, searched.basis, searched.batch_size,
-        index_bytes=(stats or {}).get("index_bytes"))
+        index_bytes=(stats or {}).get("index_bytes"), failed=searched.failed)
     document.query_latency_ms = efficiency.query_latency_block(searched.latency_ms)
     folder = None
     if output_dir is not None:

@@ -169,4 +169,8 @@ def markdown(board: dict, description: str = "") -> str:
     if len(legend) > 1:
         lines += ["", "> warning: cells were timed on different hardware (reused cells from another machine); "
                       "their timings are not comparable."]
+    for cell, e in zip(board["cells"], speeds):  # (the http retriever's on_failure=empty)
+        if e.get("failed"):
+            lines += ["", f"> warning: {cell['dataset']} / {cell['retriever']}: {e['failed']:,} requests failed "
+                          "(scored 0); its p95 is that of the queries answered, without the failed ones."]
     return "\n".join(lines) + "\n"

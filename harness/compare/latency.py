@@ -25,7 +25,8 @@ measurement: no interval can be drawn from it, so it is reported as ``OK`` (with
 ``SLOWER`` or ``FASTER`` and never fails the gate. A result without an efficiency block (written
 before it existed, like the committed SciFact baseline) gives "no latency data": nothing is
 judged, the gate does not fail. Results measured on different hardware are flagged by the
-check's warnings (harness.compare.load.hardware_warning); the verdicts are still given.
+check's warnings (harness.compare.load.hardware_warning), and so are http results whose requests
+were sent under different load (:func:`load_warning`); the verdicts are still given.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from harness.compare.check import IMPROVED, NOISE, OK, REGRESSED
 from harness.compare.load import SystemResult
 from harness.compare.significance import paired_bootstrap_ratio, percent
 from harness.errors import InputError
-from harness.reports.efficiency import PER_BATCH_SHARE, latency_statistic, query_latencies
+from harness.reports.efficiency import PER_BATCH_SHARE, failed_count, latency_statistic, query_latencies
 
 SLOWER, FASTER = "SLOWER", "FASTER"
 STATISTICS = ("p50", "p90", "p95", "p99", "mean")
@@ -151,6 +152,14 @@ def check_latency(base: SystemResult, cur: SystemResult, statistic: str = "p95",
         # (a failed query) came out 7 times "faster" than its own baseline, with a narrow interval)
         result.warnings.append(f"latencies measured on different bases: baseline {bases[0]!r}, current {bases[1]!r}; "
                                "the search stage's wall time is compared instead")
+    load = load_warning(base, cur)
+    if load:
+        result.warnings.append(load)
+    for role in ("baseline", "current"):  # (harness check refuses such a result first: a partial run)
+        failed = failed_count(blocks[role])
+        if failed:
+            result.warnings.append(f"the {role}'s {failed} failed requests have no latency: its search latencies are "
+                                   "those of the queries answered")
     latencies = {"baseline": query_latencies(base.document), "current": query_latencies(cur.document)}
     for role, system in (("baseline", base), ("current", cur)):
         bad = next((q for q, ms in latencies[role].items() if not 0.0 <= ms < math.inf), None)  # (NaN too)
@@ -168,6 +177,31 @@ def check_latency(base: SystemResult, cur: SystemResult, statistic: str = "p95",
         result.checks.append(StageCheck(stage, "wall", "s", float(seconds), float(now),
                                         stage_verdict(now / seconds, tolerance)))
     return result
+
+
+LOAD_SETTINGS = ("concurrency", "qps")  # the http client's: requests kept in flight, how fast they start
+
+
+def load_warning(base: SystemResult, cur: SystemResult) -> str | None:
+    """A warning when both results sent their requests under different load (metrics.json
+    ``retriever_stats.client``: the http retriever's ``concurrency`` or ``qps`` differ), None otherwise.
+    A request's latency includes its wait behind the others in flight: against ``harness serve``
+    (one search at a time) the p95 at concurrency 8 was x10 that at concurrency 1, REGRESSED, with
+    nothing changed but the client's settings."""
+    clients = []
+    for system in (base, cur):
+        stats = getattr(system.document, "retriever_stats", None)
+        client = stats.get("client") if isinstance(stats, dict) else None
+        if not isinstance(client, dict):
+            return None
+        clients.append(client)
+    changed = [f"{key} {clients[0].get(key)!r} -> {clients[1].get(key)!r}" for key in LOAD_SETTINGS
+               if clients[0].get(key) != clients[1].get(key)]
+    if not changed:
+        return None
+    return (f"the requests were sent under different load ({', '.join(changed)}; retriever_stats.client): a "
+            "request's latency includes its wait behind the others in flight, so the search latencies compare "
+            "two loads as well as two services")
 
 
 def _mapping(block: dict, key: str) -> dict:

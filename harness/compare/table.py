@@ -104,6 +104,15 @@ def efficiency_columns(systems) -> tuple[dict[str, list[str]], list[str]]:
     notes = [f"Efficiency (docs/efficiency.md): search q/s and p95 latency of the search stage "
              f"({' / '.join(bases) or 'basis unknown'}); index size on disk; peak RSS of the process; hardware:"
              + "".join(f" **{letter}** = {describe_hardware(hw)};" for letter, hw in legend.items())]
+    if len(bases) > 1:  # (a request's time, queueing included, beside a share of a timed batch: x100 apart)
+        notes.append("> warning: p95 latencies on different bases are different quantities, not comparable: "
+                     + "; ".join(f"{name}: {row['basis']}" for name, row in rows.items() if row["basis"]) + ".")
+    for s in systems:  # (a failed request has no latency: its figures are those of the answered queries)
+        failed = rows[s.name]["failed"]
+        if failed:
+            answered = len(efficiency.query_latencies(s.document))
+            notes.append(f"> warning: {s.name}: {failed:,} requests failed (retriever_stats.failures); its latencies "
+                         f"are those of the {answered:,} queries answered, without the failed ones.")
     if len(legend) > 1:
         notes.append("> warning: these timings were measured on different hardware and are not comparable.")
     return cells, notes

@@ -6,13 +6,14 @@ The block (docs/efficiency.md)::
                                        when the pipeline has it), from metrics.json's ``timings``
     n_queries        queries searched
     queries_per_s    n_queries / stages_s.search
-    latency_ms       {p50, p90, p95, p99, mean, max, basis[, batch_size]} over the per-query latencies
+    latency_ms       {p50, p90, p95, p99, mean, max, basis[, batch_size | failed]} over the per-query latencies
     index_bytes      size of the index on disk (retriever_stats.index_bytes), None when not exposed
     peak_rss_bytes   the process's peak resident memory so far (getrusage)
     fingerprint      harness.fingerprint.fingerprint(): CPU, RAM, GPU, OS, Python, libraries, git commit
 
 ``basis`` says what a query's latency is: ``"per request"`` -- measured per query by the retriever
-(the http retriever times each request); ``"per batch share"`` -- the search stage ran in batches of
+(the http retriever times each request; ``failed`` counts the requests that failed, which have no
+latency and are in none of the figures); ``"per batch share"`` -- the search stage ran in batches of
 ``batch_size`` queries, each batch was timed, and each of its queries is given ``batch_s / len(batch)``.
 Percentiles are numpy's default (linear interpolation between order statistics: the values of
 ``np.percentile``, computed by :func:`percentiles`). The per-query latencies themselves are metrics.json's ``query_latency_ms``
@@ -84,16 +85,32 @@ def batch_shares(batches: Iterable[tuple[Sequence[str], float]]) -> dict[str, fl
     return out
 
 
-def measured_latencies(measured: object, query_ids: Sequence[str]) -> tuple[dict[str, float] | None, str | None]:
+def failed_requests(failed: object, query_ids: Sequence[str]) -> set[str]:
+    """The searched queries whose request failed (a retriever's ``stats()["failed_queries"]``: the http
+    retriever's ``on_failure=empty``), as a set; empty when ``failed`` is no list or tuple. Ids that
+    were not searched are ignored."""
+    if not isinstance(failed, (list, tuple)):
+        return set()
+    searched = set(query_ids)
+    return {qid for qid in failed if isinstance(qid, str) and qid in searched}
+
+
+def measured_latencies(measured: object, query_ids: Sequence[str],
+                       failed: set[str] = frozenset()) -> tuple[dict[str, float] | None, str | None]:
     """A retriever's own per-query latencies (``stats()["query_latency_ms"]``), checked: ``(latencies,
-    None)`` when they are a dict giving every searched query a finite number >= 0 ms (a real number:
-    Python's or numpy's, ``np.float32`` and ``np.int64`` included; a plugin's bool, NaN, inf, negative,
-    missing or non-numeric value would put NaN or nonsense into metrics.json's percentiles), else
-    ``(None, why)``; the caller then times the queries itself."""
+    None)`` when they are a dict giving every searched query that did not fail a finite number >= 0 ms
+    (a real number: Python's or numpy's, ``np.float32`` and ``np.int64`` included; a plugin's bool, NaN,
+    inf, negative, missing or non-numeric value would put NaN or nonsense into metrics.json's
+    percentiles), else ``(None, why)``; the caller then times the queries itself. The queries of
+    ``failed`` (:func:`failed_requests`) have no latency and get none: a failed request's time is no
+    answer's latency, and giving every query one share of the timed call instead replaced the
+    measured latencies of all the others (2 failures in 300: p95 x0.137)."""
     if not isinstance(measured, dict):
         return None, None
     out: dict[str, float] = {}
     for qid in query_ids:
+        if qid in failed:
+            continue
         value = measured.get(qid)
         try:  # (numbers.Real: numpy's scalars too, which are no int or float subclass but np.float64)
             ms = float(value) if isinstance(value, numbers.Real) and not isinstance(value, bool) else math.nan
@@ -116,8 +133,10 @@ def peak_rss_bytes() -> int | None:
 
 
 def efficiency_block(timings: dict[str, float], n_queries: int, query_latency_ms: dict[str, float], basis: str,
-                     batch_size: int | None = None, index_bytes: int | None = None) -> dict:
-    """The block (module docstring) from metrics.json's ``timings`` (``NAME_s`` keys) and the latencies."""
+                     batch_size: int | None = None, index_bytes: int | None = None, failed: int = 0) -> dict:
+    """The block (module docstring) from metrics.json's ``timings`` (``NAME_s`` keys) and the latencies;
+    ``failed``: the requests that failed ("per request": recorded as ``latency_ms.failed``, and not among
+    the latencies summarized)."""
     from harness.fingerprint import fingerprint
 
     stages = {name[:-2]: round(float(s), 6) for name, s in timings.items() if name.endswith("_s") and s is not None}
@@ -125,6 +144,8 @@ def efficiency_block(timings: dict[str, float], n_queries: int, query_latency_ms
     latency = {**latency_summary(list(query_latency_ms.values())), "basis": basis}
     if basis == PER_BATCH_SHARE and batch_size:
         latency["batch_size"] = batch_size
+    if basis == PER_REQUEST:
+        latency["failed"] = int(failed)
     return {"stages_s": stages, "n_queries": n_queries,
             "queries_per_s": n_queries / search_s if search_s else None,
             "latency_ms": latency,
@@ -215,8 +236,8 @@ def parse_header(lines: Iterable[str]) -> dict:
 # ------------------------------------------------------------------------------ columns for tables
 def summary(efficiency: dict | None) -> dict:
     """The figures tables show beside effectiveness (None where unknown): ``queries_per_s``, ``p50_ms``,
-    ``p95_ms``, ``basis``, ``index_mb`` (10^6 bytes), ``peak_rss_mb`` and ``hardware`` (see
-    :func:`harness.fingerprint.hardware`)."""
+    ``p95_ms``, ``basis``, ``failed`` (requests that failed, not among the latencies: "per request"),
+    ``index_mb`` (10^6 bytes), ``peak_rss_mb`` and ``hardware`` (see :func:`harness.fingerprint.hardware`)."""
     from harness.fingerprint import hardware
 
     block = efficiency if isinstance(efficiency, dict) else {}
@@ -231,8 +252,17 @@ def summary(efficiency: dict | None) -> dict:
     basis = latency.get("basis")
     return {"queries_per_s": number(block.get("queries_per_s")), "p50_ms": number(latency.get("p50")),
             "p95_ms": number(latency.get("p95")), "basis": basis if isinstance(basis, str) else None,
+            "failed": failed_count(block),
             "index_mb": mb(block.get("index_bytes")), "peak_rss_mb": mb(block.get("peak_rss_bytes")),
             "hardware": hardware(block.get("fingerprint"))}
+
+
+def failed_count(efficiency: dict | None) -> int | None:
+    """``latency_ms.failed`` of an efficiency block: the requests that failed and are not among its
+    latencies (None where it is not recorded: "per batch share", results written before it was)."""
+    latency = efficiency.get("latency_ms") if isinstance(efficiency, dict) else None
+    failed = latency.get("failed") if isinstance(latency, dict) else None
+    return failed if isinstance(failed, int) and not isinstance(failed, bool) and failed >= 0 else None
 
 
 def hardware_labels(hardwares: Sequence[dict | None]) -> tuple[list[str], dict[str, dict]]:
