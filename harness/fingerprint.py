@@ -92,12 +92,19 @@ def git_commit(folder: str | Path | None = None) -> dict | None:
 
 
 @lru_cache(maxsize=1)
+def harness_commit() -> dict | None:
+    """:func:`git_commit` of the harness source, read once per process (fingerprints and metrics.json's
+    ``versions.git``, :func:`harness.versions.recorded`)."""
+    return git_commit()
+
+
+@lru_cache(maxsize=1)
 def _static() -> dict:
     from harness.versions import versions
 
     return {"cpu": {"model": _cpu_model(), "cores": os.cpu_count(), "machine": platform.machine() or None},
             "ram_bytes": _ram_bytes(), "os": platform.platform(), "python": platform.python_version(),
-            "libraries": versions(), "git": git_commit()}
+            "libraries": versions(), "git": harness_commit()}
 
 
 def fingerprint() -> dict:

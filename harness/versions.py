@@ -1,4 +1,14 @@
-"""Versions of the project, Python and key libraries, read from package metadata (no imports)."""
+"""Versions of the project, Python and key libraries, read from package metadata (no imports), and the
+identity of the code that computes a result's numbers (:func:`recorded`, metrics.json's ``versions``).
+
+:data:`NUMBERS_VERSION` and :data:`RUNS_VERSION` are bumped by hand, in the change that moves numbers:
+the release version (``harness.__version__``) is not bumped per change, so two builds of 0.1.0 can
+compute different values for the same run (NDCG_exp of grades below 1 was 0.0 for 1.0 before 9be498f).
+A test keeps the bump from being forgotten: tests/numbers_digest.json records a digest of the code that
+computes runs and numbers with these two versions, and tests/test_numbers_digest.py fails on a change
+to that code until it is recorded again (``python tests/numbers_digest.py --write``), with a bump or,
+for a change that moves no number, without one.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +18,25 @@ from importlib.metadata import PackageNotFoundError, version
 
 import harness
 
-LIBRARIES = ("numpy", "rank-bm25", "bm25s", "PyStemmer", "sentence-transformers", "torch", "transformers",
-             "faiss-cpu", "datasets")
+# What a result's numbers depend on: numpy (every metric), pyarrow (parses every corpus and, where the compiled
+# reader is not built, every run), regex (the standard tokenizer's Unicode word breaks, the default BM25's
+# tokens of non-ASCII text), the retrievers' libraries, datasets (hf: corpora).
+LIBRARIES = ("numpy", "pyarrow", "regex", "rank-bm25", "bm25s", "PyStemmer", "sentence-transformers", "torch",
+             "transformers", "faiss-cpu", "datasets")
+
+# Bumped whenever a change of the code moves a result's numbers (a retriever's run, a metric), as the release
+# version is not bumped per change. Recorded in every metrics.json (``versions.numbers_version``), where
+# compare and check warn when two results differ in it, and by every bench cell (``bench.numbers``), which is
+# run again when it records another. 2: the first; results before it record none, and they include cells of
+# rank-bm25 with k1 = 0 (NDCG@10 0.1 where 0.85 is right, fixed in 3e160c5) and of NDCG_exp over grades below 1
+# (0.0 for 1.0, fixed in 9be498f).
+NUMBERS_VERSION = 2
+# Bumped whenever a change of the code moves a run (the documents a retriever or stage returns, their order or
+# scores): in every pipeline stage's cache key (harness.pipeline.cache) and metrics.json's
+# ``versions.runs_version``. A change of a run is a change of numbers too: bump both. 2: the first; stage keys
+# before it named no version, and their runs include rank-bm25's of k1 = 0, whose NaN scores dropped every
+# document lacking a query term (3e160c5), read back as cache hits after the fix.
+RUNS_VERSION = 2
 
 
 def versions() -> dict[str, str]:
@@ -26,3 +53,21 @@ def _versions() -> dict[str, str]:
         except PackageNotFoundError:
             pass
     return out
+
+
+def recorded() -> dict:
+    """What a metrics.json records as ``versions`` (written by :meth:`MetricsDocument.build
+    <harness.reports.document.MetricsDocument.build>` only): the build that computed it, then the
+    Python and libraries of :func:`versions`::
+
+        {"retrieval-harness": "0.1.0", "numbers_version": 2, "runs_version": 2,
+         "git": {"commit": "3b9c461a...", "dirty": false} | null, "python": "3.11.7", "numpy": ...}
+
+    ``git`` is :func:`harness.fingerprint.harness_commit` (the commit of the harness source; null
+    outside git), read once per process (~0.05 s of git calls)."""
+    from harness.fingerprint import harness_commit
+
+    found = versions()
+    commit = harness_commit()
+    return {"retrieval-harness": found.pop("retrieval-harness"), "numbers_version": NUMBERS_VERSION,
+            "runs_version": RUNS_VERSION, "git": dict(commit) if commit else None, **found}

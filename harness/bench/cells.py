@@ -21,14 +21,10 @@ from harness.bench.config import BenchConfig, DatasetSpec, RetrieverSpec
 from harness.errors import HarnessError, InputError
 from harness.reports.document import MetricsDocument, plain_json
 from harness.reports.writer import RESULT_FILES
-
-
-# Recorded by every cell (metrics.json's bench.numbers) and required of a finished one, beside its fingerprint's
-# harness version: bumped whenever a change of the code moves a cell's numbers (a retriever's run, a metric), as
-# the version is not bumped per change. 2: the first; cells before it record none, and they include cells of
-# rank-bm25 with k1 = 0 (NDCG@10 0.1 where 0.85 is right, fixed in 3e160c5) and of NDCG_exp over grades below 1
-# (0.0 for 1.0, fixed in 9be498f), which were reused after the fixes.
-NUMBERS_VERSION = 2
+# Recorded by every cell (metrics.json's bench.numbers, as every metrics.json's versions.numbers_version) and
+# required of a finished one, beside its fingerprint's harness version; defined and documented in
+# harness.versions (cells before it record none, and were reused after the fixes it names).
+from harness.versions import NUMBERS_VERSION
 
 
 @dataclass(frozen=True)

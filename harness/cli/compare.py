@@ -75,8 +75,8 @@ def compare(
             raise HarnessError(f"none of the default metrics ({', '.join(DEFAULT_METRICS)}) is in every result; "
                                "choose with --metric")
     aligned = align(systems, wanted, intersection=intersection)
-    for warning in aligned.warnings:
-        typer.echo(f"warning: {warning}", err=True)
+    for warning in aligned.warnings:  # (a name or path of a folder that is not UTF-8: shown as U+FFFD)
+        typer.echo(valid_text(f"warning: {warning}"), err=True)
     comparison = run_compare(aligned, baseline, settings)
     markdown = comparison_markdown(comparison)
     typer.echo(valid_text(markdown), nl=False, err=to_stdout)

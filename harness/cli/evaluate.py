@@ -135,7 +135,8 @@ def _markdown(results: list) -> str:
 
 def _digests_meanwhile(paths: list[Path], once: dict[Path, bytes]):
     """The files' sha256 (recorded in metrics.json), computed in a thread while the runs are read and
-    evaluated (hashlib and file reads release the GIL); returns ``digest(path)``, which waits for it.
+    evaluated (hashlib and file reads release the GIL), then the harness's git commit (metrics.json's
+    ``versions.git``, cached for the process); returns ``digest(path)``, which waits for it.
     ``once``: the bytes of the inputs already read (pipes), hashed from memory, never read again."""
     import hashlib
     import threading
@@ -150,6 +151,9 @@ def _digests_meanwhile(paths: list[Path], once: dict[Path, bytes]):
                 digests[path] = hashlib.sha256(once[path]).hexdigest() if path in once else sha256(path)
             except OSError as exc:  # (reported when asked for; the readers name unreadable files first)
                 digests[path] = exc
+        from harness.fingerprint import harness_commit
+
+        harness_commit()  # (metrics.json's versions.git: its ~0.05 s of git calls, here rather than after the work)
 
     thread = threading.Thread(target=work, name="sha256", daemon=True)
     thread.start()

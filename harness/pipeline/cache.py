@@ -26,14 +26,12 @@ from pathlib import Path
 from harness.atomic import remove_abandoned, write_json
 from harness.cache import cache_dir
 from harness.run import Run
+# In every key, with the harness's version (a component's code is not in its params); defined and documented
+# in harness.versions (the keys before it named no version, and their stale runs were read back as hits).
+from harness.versions import RUNS_VERSION
 
 KIND = "pipelines"
 RUN_FILE = "run_file"  # the JSON's record of the run file: {"bytes": size, "sha256": hex digest}
-# In every key, with the harness's version: bumped whenever a change of the code moves a stage's run (the
-# version is not bumped per change, and a component's code is not in its params). 2: the first; the keys
-# before it named no version, and their runs include rank-bm25's of k1 = 0, whose NaN scores dropped every
-# document lacking a query term (3e160c5: NDCG@10 0.1 where 0.85 is right), read back as hits after the fix.
-RUNS_VERSION = 2
 
 
 def stage_key(blob: dict) -> str:

@@ -17,6 +17,11 @@ RSS, hardware/software fingerprint; see harness/reports/efficiency.py and docs/e
 does not know (written by a newer one) are kept in ``extra`` and written back, so a file
 round-trips. Reading is lenient about absent keys (older and hand-made files load with the
 defaults) and strict about the per-query values, which the significance tests rely on.
+
+``versions`` is the build that computed the values and its environment (:func:`harness.versions.recorded`:
+``retrieval-harness``, ``numbers_version``, ``runs_version``, ``git`` {commit, dirty}, ``python``, the
+libraries'; a plugin's distribution beside them); ``compare`` and ``check`` warn when two results differ
+in ``numbers_version`` or one records none (:mod:`harness.compare.provenance`).
 """
 
 from __future__ import annotations
@@ -95,7 +100,7 @@ class MetricsDocument:
     metrics: dict[str, float] = field(default_factory=dict)
     per_query: dict[str, dict[str, float]] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
-    versions: dict[str, str] = field(default_factory=dict)
+    versions: dict = field(default_factory=dict)  # harness.versions.recorded(): str values, the *_version ints, git
     created: str = ""
     retriever_stats: dict | None = None
     warnings: list[str] | None = None
@@ -110,13 +115,13 @@ class MetricsDocument:
     def build(cls, result, *, dataset: dict, retriever: dict, k_values: list[int], depth: int | None,
               timings: dict[str, float], **blocks) -> "MetricsDocument":
         """The document of an :class:`~harness.evaluation.EvaluationResult` (``blocks``: optional ones)."""
-        from harness.versions import versions
+        from harness.versions import recorded
 
         return cls(dataset=dataset, retriever=retriever, k_values=list(k_values),
                    settings={**result.settings, "depth": depth}, n_queries=result.n_queries,
                    n_missing_from_run=result.n_missing_from_run, n_without_relevant=result.n_without_relevant,
                    metrics=result.means, per_query=result.per_query(),
-                   timings={name: round(seconds, 6) for name, seconds in timings.items()}, versions=versions(),
+                   timings={name: round(seconds, 6) for name, seconds in timings.items()}, versions=recorded(),
                    created=datetime.now(timezone.utc).isoformat(timespec="seconds"), **blocks)
 
     # ------------------------------------------------------------------ JSON

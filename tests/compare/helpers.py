@@ -5,14 +5,20 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import harness
 from harness.reports import MetricsDocument
+from harness.versions import NUMBERS_VERSION, RUNS_VERSION
+
+# metrics.json's versions as this build records them (harness.versions.recorded, without the git lookup)
+BUILD = {"retrieval-harness": harness.__version__, "numbers_version": NUMBERS_VERSION, "runs_version": RUNS_VERSION}
 
 
 def write_result(folder: Path, per_query: dict[str, dict[str, float]], texts: dict[str, str] | None = None,
                  rankings: dict[str, list[str]] | None = None, files: dict[str, str] | None = None,
                  settings: dict | None = None, efficiency: dict | None = None,
-                 query_latency_ms: dict[str, float] | None = None) -> Path:
-    """A result folder with metrics.json (+ per_query.jsonl when ``texts``, run.trec when ``rankings``)."""
+                 query_latency_ms: dict[str, float] | None = None, versions: dict | None = None) -> Path:
+    """A result folder with metrics.json (+ per_query.jsonl when ``texts``, run.trec when ``rankings``);
+    ``versions``: the build that computed it (default :data:`BUILD`, this one)."""
     folder.mkdir(parents=True, exist_ok=True)
     names = list(next(iter(per_query.values())))
     means = {m: sum(v[m] for v in per_query.values()) / len(per_query) for m in names}
@@ -22,7 +28,8 @@ def write_result(folder: Path, per_query: dict[str, dict[str, float]], texts: di
         retriever={"name": folder.name, "params": {}}, k_values=[1, 3, 5, 10],
         settings=settings or {"relevance_threshold": 1.0, "ignore_identical_ids": True, "depth": 10},
         n_queries=len(per_query), metrics=means, per_query=per_query, created="2025-01-01T00:00:00",
-        efficiency=efficiency, query_latency_ms=query_latency_ms)
+        efficiency=efficiency, query_latency_ms=query_latency_ms,
+        versions=dict(BUILD if versions is None else versions))
     (folder / "metrics.json").write_text(json.dumps(doc.to_json()))
     if texts is not None:
         (folder / "per_query.jsonl").write_text("".join(
