@@ -241,7 +241,8 @@ def _looks_like_path(text: str) -> bool:
 
 def _dataset(r: _Reader, value: Any, key: str, default_split: str | None) -> DatasetSpec:
     """One ``datasets`` entry; its split is its own ``split``, else the config's, else the dataset's
-    evaluation split (:func:`harness.datasets.default_split`: ``dev`` for msmarco, else ``test``)."""
+    evaluation split (:func:`harness.datasets.default_split`: ``dev`` for msmarco or ``msmarco/``, else
+    ``test``; a table's ``path`` is a folder: ``test``)."""
     if isinstance(value, str):
         source = r.string(value, key)
         kind = "path" if _looks_like_path(source) else "name"
@@ -259,7 +260,7 @@ def _dataset(r: _Reader, value: Any, key: str, default_split: str | None) -> Dat
     if split is None:
         from harness.datasets import default_split as evaluation_split
 
-        split = evaluation_split(source) if kind == "name" else "test"
+        split = evaluation_split(source) if kind == "name" or isinstance(value, str) else "test"
     given_label = label is not None
     if label is None:
         label = safe_label(Path(os.path.expanduser(source)).resolve().name if kind == "path" else source)

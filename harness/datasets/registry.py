@@ -93,7 +93,7 @@ class DatasetRef:
     """A dataset as the user named it, parsed once (:meth:`parse`) and passed on as this value.
 
     ``text`` is what was given: a folder path, a registered or downloaded name, ``hf:<repo>`` or
-    ``irds:<ir_datasets id>``.
+    ``irds:<ir_datasets id>``; a registered name with a trailing slash (``msmarco/``) is that name.
     ``base`` is the name the download cache and the registry know, ``subset`` the CQADupStack forum
     (``cqadupstack/android`` or ``cqadupstack-android`` -> ``cqadupstack`` + ``android``), ``info``
     the registry entry of ``base`` (None when the registry does not know it). Whether ``text`` is a
@@ -112,6 +112,9 @@ class DatasetRef:
         if isinstance(dataset, os.PathLike):  # a folder as a Path (it failed: no attribute 'partition')
             dataset = os.fspath(dataset)
         registry = _load()
+        bare = dataset.rstrip("/" + os.sep)
+        if bare and bare != dataset and cls.parse(bare).info is not None:
+            dataset = bare  # "msmarco/" is msmarco (it was an unregistered name: split test, named "msmarco/")
         if dataset in registry:
             return cls(dataset, dataset, None, registry[dataset])
         for sep in ("/", "-"):

@@ -45,3 +45,23 @@ def test_a_bench_config_takes_each_datasets_evaluation_split_unless_it_names_one
     assert [(d.label, d.split) for d in config.datasets] == [("msmarco", "dev"), ("scifact", "test"), ("dl19", "test")]
     config = parse_config({"name": "b", "split": "train", "datasets": ["msmarco"], "retrievers": [{"type": "bm25"}]})
     assert config.datasets[0].split == "train"
+
+
+def test_a_registered_name_with_a_trailing_slash_is_that_name(tmp_path, monkeypatch, harness_cli):
+    """`-d msmarco/` loaded the downloaded msmarco but as an unregistered name: split test (TREC DL 2019's
+    queries), named "msmarco/", where `-d msmarco` evaluates dev (docs/datasets.md "Split": a registered name
+    with or without a trailing slash is the same; a folder path is read by its own qrels/test.tsv)."""
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path))
+    _fake_downloaded_msmarco(tmp_path)
+    assert default_split("msmarco/") == "dev" and default_split("cqadupstack/android/") == "test"
+    loaded = load_dataset("msmarco/")
+    assert (loaded.name, loaded.split, loaded.queries.ids) == ("msmarco", "dev", ["dq"])
+    done = harness_cli("run", "-d", "msmarco/", "-r", "bm25", "--k", "1", "-o", tmp_path / "out")
+    assert done.returncode == 0, done.stderr
+    written = json.loads((tmp_path / "out" / "msmarco" / "bm25" / "metrics.json").read_text())["dataset"]
+    assert (written["name"], written["split"]) == ("msmarco", "dev")
+    config = parse_config({"name": "b", "datasets": ["msmarco/"], "retrievers": [{"type": "bm25"}]})
+    assert config.datasets[0].split == "dev"
+    # a folder path is the folder's own qrels: test, whatever its name
+    monkeypatch.chdir(tmp_path / "datasets")
+    assert default_split("./msmarco") == "test" and load_dataset("./msmarco").queries.ids == ["tq"]
