@@ -22,6 +22,7 @@ stage fails the gate as a regressed metric does (same exit code 1).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -34,16 +35,20 @@ from harness.evaluation.evaluator import finite_mean
 OK, IMPROVED, REGRESSED, NOISE = "OK", "IMPROVED", "REGRESSED", "NOISE"
 
 
-# Slack of the ``|delta| <= tol`` test: a mean difference is a difference of two float sums, so a
-# change of exactly the tolerance (0.495 - 0.5) comes out a few ulps beyond it (-0.0050000000000000044).
+# Slack of the ``|delta| <= tol`` test, relative to the means: a mean difference is a difference of two
+# float sums, so a change of exactly the tolerance (0.495 - 0.5) comes out a few ulps of the means beyond
+# it (-0.0050000000000000044); at DCG sums near 1e4 an ulp is 1.8e-12 (the means of 10 values 12345.5
+# and of 10 values 12345.6 differ by -0.10000000000218279).
 _ROUNDING = 1e-12
 
 
-def verdict(delta: float, p_value: float, tolerance: float, alpha: float) -> str:
-    """The verdict for a mean difference ``delta`` with p-value ``p_value`` (rules above).
+def verdict(delta: float, p_value: float, tolerance: float, alpha: float, scale: float = 0.0) -> str:
+    """The verdict for a mean difference ``delta`` with p-value ``p_value`` (rules above); ``scale``: the
+    larger magnitude of the two means (:func:`run_check` passes it).
 
-    ``|delta| <= tol`` is tested as ``|delta| <= tol + 1e-12``, so that rounding in the means never
-    moves a change of exactly the tolerance out of it; likewise ``p < alpha`` is
+    ``|delta| <= tol`` is tested as ``|delta| <= tol + 1e-12 * max(1, scale)``, so that rounding in the
+    means (a few ulps of ``scale``) never moves a change of exactly the tolerance out of it, also for
+    means past 1 (DCG sums: an absolute 1e-12 is below one ulp of 1e4); likewise ``p < alpha`` is
     :func:`~harness.compare.significance.significant`, so that a p-value of exactly alpha computed a
     few ulps low (the t-test's p = 1/2 for t = 1 with one degree of freedom comes out
     0.4999999999999999) stays NOISE.
@@ -52,7 +57,8 @@ def verdict(delta: float, p_value: float, tolerance: float, alpha: float) -> str
         raise ValueError(f"tolerance must be >= 0 and finite, got {tolerance}")
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must be between 0 and 1, got {alpha}")
-    if abs(delta) <= tolerance + _ROUNDING:
+    scale = abs(scale) if math.isfinite(scale) else 0.0
+    if abs(delta) <= tolerance + _ROUNDING * max(1.0, scale):
         return OK
     if not significant(p_value, alpha):
         return NOISE
@@ -204,7 +210,7 @@ def run_check(aligned: Aligned, metrics: list[str] | None = None, tolerance: flo
             p = randomization_test(a, b, permutations=permutations, seed=seed).p_value
         before, after = finite_mean(a), finite_mean(b)  # (DCG_exp near 2^1023: a plain sum overflows)
         delta = after - before
-        check = MetricCheck(metric, before, after, p, verdict(delta, p, tolerance, alpha),
+        check = MetricCheck(metric, before, after, p, verdict(delta, p, tolerance, alpha, max(abs(before), abs(after))),
                             int((d > 0).sum()), int((d == 0).sum()), int((d < 0).sum()))
         losers = np.argsort(d, kind="stable")[:show]
         losers = losers[d[losers] < 0]

@@ -108,3 +108,25 @@ def test_missing_rankings_degrade_gracefully(tmp_path):
 
 def test_cutoff():
     assert cutoff("NDCG@10") == 10 and cutoff("R_cap@100") == 100 and cutoff("MAP") is None
+
+
+def test_a_drop_of_exactly_the_tolerance_on_large_means_is_ok(tmp_path):
+    """DCG sums past 1e4: the docs say a change of exactly the tolerance is OK, but 10 queries dropping
+    from 12345.6 to 12345.5 (decimal drop 0.1 = --tolerance 0.1) give a mean difference of
+    -0.10000000000218279 (one ulp of 12345.6 is 1.8e-12, above the old absolute slack of 1e-12):
+    REGRESSED (exit 1), p = 2/1024 (all 10 signs alike, enumerated exactly). Expected: OK. The slack
+    is relative to the means (1e-12 * max(1, |mean|): 1.2e-8 here), so a drop of 0.1 + 1e-7 still regresses."""
+    import numpy as np
+
+    base = load_system(str(write_result(tmp_path / "baseline", values("DCG@1000", [12345.6] * 10))))
+    cur = load_system(str(write_result(tmp_path / "current", values("DCG@1000", [12345.5] * 10))))
+    (check,) = run_check(align([base, cur], ["DCG@1000"]), tolerance=0.1).checks
+    assert (check.verdict, check.p_value, check.losses) == (OK, 2 / 1024, 10)
+    cur = load_system(str(write_result(tmp_path / "worse", values("DCG@1000", [12345.4] * 10))))
+    assert run_check(align([base, cur], ["DCG@1000"]), tolerance=0.1).checks[0].verdict == REGRESSED
+    delta = float(np.full(10, 12345.5).mean() - np.full(10, 12345.6).mean())
+    assert delta == -0.10000000000218279 and delta < -0.1 - 1e-12  # an absolute slack refuses it
+    assert verdict(delta, 2 / 1024, 0.1, 0.05, 12345.6) == OK
+    assert verdict(delta, 2 / 1024, 0.1, 0.05) == REGRESSED  # no scale given: absolute 1e-12
+    assert verdict(-0.1 - 1e-7, 2 / 1024, 0.1, 0.05, 12345.6) == REGRESSED  # beyond rounding: still caught
+    assert verdict(-0.0050000000000000044, 0.001, 0.005, 0.05, 0.5) == OK  # small means: as before
