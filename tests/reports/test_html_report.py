@@ -256,3 +256,49 @@ def test_seven_thousand_queries_five_systems_stay_usable(harness, chrome, tmp_pa
     assert "Document" in detail.find_element(By.CSS_SELECTOR, "ol.topk li").text
     assert "latency_ms.p99" in chrome.find_element(By.ID, "efficiency").text
     assert console_errors(chrome) == []
+
+
+# ------------------------------------------------------------------------------ negative grades
+def _negative_grade_dataset(folder: Path) -> Path:
+    """q1 judges d1 1 and d2 -1, d3 unjudged (its top 3 holds all three); q2 judges d4."""
+    (folder / "qrels").mkdir(parents=True)
+    docs = {"d1": "apple pie", "d2": "apple tart", "d3": "apple juice", "d4": "pear"}
+    (folder / "corpus.jsonl").write_text("".join(json.dumps({"_id": d, "title": t.title(), "text": t}) + "\n"
+                                                 for d, t in docs.items()))
+    (folder / "queries.jsonl").write_text('{"_id": "q1", "text": "apple"}\n{"_id": "q2", "text": "pear"}\n')
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td2\t-1\nq2\td4\t1\n")
+    return folder
+
+
+@pytest.mark.parametrize("semantics, unjudged", [("trec_eval-10", ["d2", "d3"]), ("trec_eval-9", ["d3"])])
+def test_the_explorer_counts_judged_documents_as_the_evaluator_does(harness, chrome, tmp_path, semantics, unjudged):
+    """trec_eval 10 counts a document with a negative qrels grade as unjudged (te_form_res_rels gives it
+    RELVALUE_UNJUDGED, which m_unj.c counts), and so does Judged@k under --semantics trec_eval-10: q1's top 3
+    (d1 grade 1, d2 grade -1, d3 unjudged) has Judged@3 = 1/3. The explorer said "top 3 (1 unjudged)" and
+    marked d2 judged. Expected: the unjudged documents are those Judged@3 leaves out (1 - Judged@3 = 2/3
+    of 3 under trec_eval-10; 1 of 3 under trec_eval-9, where a negative grade is judged)."""
+    from selenium.webdriver.common.by import By
+
+    data = _negative_grade_dataset(tmp_path / "neg")
+    for name, k1 in (("bm25", "0.9"), ("bm25b", "0.5")):
+        assert harness("run", "-d", data, "-r", "bm25", "-p", f"k1={k1}", "--name", name, "--semantics", semantics,
+                       "-m", "Judged@3", "--k", "3", "-o", tmp_path / "out", "-q") == 0
+    per_query = _per_query(tmp_path / "out" / "neg" / "bm25")
+    assert per_query["q1"]["Judged@3"] == pytest.approx(1 - len(unjudged) / 3)  # the evaluator's count
+    page = tmp_path / "report.html"
+    assert harness("report", tmp_path / "out" / "neg" / "bm25", tmp_path / "out" / "neg" / "bm25b", "-d", data,
+                   "-m", "Judged@3", "--top-k", "3", "-o", page) == 0
+    chrome.get(page.as_uri())
+    row = next(r for r in chrome.find_elements(By.CSS_SELECTOR, "#x-table tbody tr")
+               if r.get_attribute("data-query") == "q1")
+    _click(chrome, row)
+    box = chrome.find_element(By.CSS_SELECTOR, "#x-detail .list[data-system='bm25']")
+    items = box.find_elements(By.CSS_SELECTOR, "ol.topk li")
+    assert sorted(li.get_attribute("data-doc") for li in items) == ["d1", "d2", "d3"]
+    assert sorted(li.get_attribute("data-doc") for li in items if "is-unjudged" in li.get_attribute("class")) \
+        == unjudged
+    assert box.find_element(By.TAG_NAME, "h4").text == f"bm25: top 3 ({len(unjudged)} unjudged)"
+    judged = chrome.find_element(By.CSS_SELECTOR, "#x-detail ul.judged")
+    assert {li.get_attribute("data-doc"): li.find_element(By.CLASS_NAME, "grade").text
+            for li in judged.find_elements(By.TAG_NAME, "li")} == {"d1": "1", "d2": "-1"}  # grades still shown
+    assert console_errors(chrome) == []

@@ -146,3 +146,17 @@ def test_a_query_count_that_is_no_integer_is_taken_as_unknown(tmp_path, count):
     rows = dict(build_report(load_results([str(tmp_path / "r")]), settings=FAST).datasets[0].efficiency)
     assert "queries_per_s" not in rows["a"] and rows["a"]["search_s"] == 0.5
     assert rows["b"]["queries_per_s"] == pytest.approx(2 / 1.0)
+
+
+@pytest.mark.parametrize("semantics, negative_unjudged", [("trec_eval-10", True), ("trec_eval-9", False), (None, False)])
+def test_the_explorer_data_says_whether_a_negative_grade_is_unjudged(tmp_path, semantics, negative_unjudged):
+    """The explorer marks and counts unjudged documents as Judged@k does: under trec_eval-10 a negative
+    grade is unjudged (trec_eval 10's unj: RELVALUE_UNJUDGED); under trec_eval-9, or none recorded (the
+    default), judged. (The page itself is checked in Chromium: tests/reports/test_html_report.py.)"""
+    settings = {"relevance_threshold": 1.0, "ignore_identical_ids": True, "depth": 10}
+    if semantics:
+        settings["semantics"] = semantics
+    for name, column in (("one", [0.2, 0.4]), ("two", [0.3, 0.1])):
+        write_result(tmp_path / "x" / name, {f"q{i}": {"NDCG@10": v} for i, v in enumerate(column)}, settings=settings)
+    report = build_report(load_results([str(tmp_path / "x")]), ["NDCG@10"], settings=FAST)
+    assert report.datasets[0].explorer["negative_unjudged"] is negative_unjudged

@@ -315,6 +315,19 @@ def _top_codes(system: SystemResult, query_ids: list[str], k: int, vocabulary: d
     return [codes[b:b + n] for b, n in zip(before.tolist(), lengths.tolist())]
 
 
+def _negative_grade_judged(systems: list[SystemResult]) -> bool:
+    """Whether a negative grade counts as judged under the semantics the values were computed under (the
+    systems of a dataset share them: :func:`harness.compare.align` refuses mixed ones): yes under
+    trec_eval-9 (and for results that record none), no under trec_eval-10, whose ``unj`` counts a document
+    with a negative qrels grade as unjudged (its ``te_form_res_rels``: RELVALUE_UNJUDGED), as Judged@k does;
+    the explorer marks and counts unjudged documents by the same rule."""
+    from harness.compare.semantics import recorded_semantics
+    from harness.evaluation.semantics import DEFAULT_SEMANTICS, SEMANTICS
+
+    name = next((n for n in map(recorded_semantics, systems) if n), None)
+    return SEMANTICS.get(name, SEMANTICS[DEFAULT_SEMANTICS]).negative_grade_judged
+
+
 def explorer_data(label: str, aligned, baseline: str, top_k: int, systems: list[SystemResult], info: ResultInfo,
                   source: str | None, warnings: list[str]) -> dict:
     """Per-query data for the explorer, compact: documents interned into one list per dataset."""
@@ -337,6 +350,7 @@ def explorer_data(label: str, aligned, baseline: str, top_k: int, systems: list[
                                                           int(g) if float(g).is_integer() else g)])
     doc_ids = list(docs)
     return {"label": label, "baseline": [s.name for s in systems].index(baseline),
+            "negative_unjudged": not _negative_grade_judged(systems),
             "systems": [s.name for s in systems], "metrics": aligned.metrics, "queries": query_ids,
             "texts": [texts.get(q, "") for q in query_ids],
             "values": [[_rounded(aligned.of(s.name, m)) for m in aligned.metrics] for s in systems],

@@ -114,14 +114,17 @@
     for (var i = 0; i < flat.length; i += 2) map[flat[i]] = flat[i + 1];
     return map;
   }
+  // Judged as the evaluator counts it (Judged@k): under trec_eval-10 a negative grade is unjudged.
+  function isJudged(grade) { return grade !== undefined && !(ds().negative_unjudged && grade < 0); }
   function gradeBadge(grade) {
     if (grade === undefined) return el("span", { "class": "grade unjudged", title: "not judged", text: "?" });
+    if (!isJudged(grade)) return el("span", { "class": "grade unjudged", title: "grade " + grade + ": unjudged under trec_eval-10", text: String(grade) });
     var level = grade <= 0 ? 0 : grade >= 2 ? 2 : 1;
     return el("span", { "class": "grade g" + level, title: "grade " + grade, text: String(grade) });
   }
   function docItem(code, grade) {
     var d = ds(), title = d.titles ? d.titles[code] : "";
-    return el("li", { "data-doc": d.docs[code], "class": grade === undefined ? "is-unjudged" : "is-judged" },
+    return el("li", { "data-doc": d.docs[code], "class": isJudged(grade) ? "is-judged" : "is-unjudged" },
       [d.judged ? gradeBadge(grade) : null, el("span", { "class": "doc-id", text: d.docs[code] }), title ? " " + title : ""]);
   }
 
@@ -139,9 +142,13 @@
     box.appendChild(scores);
     var lists = el("div", { "class": "lists" });
     if (grades) {
-      var judged = el("ul", { "class": "judged" }), flat = d.judged[q];
-      for (var i = 0; i < flat.length; i += 2) judged.appendChild(docItem(flat[i], flat[i + 1]));
-      lists.appendChild(el("div", { "class": "list" }, [el("h4", { text: "Judged documents (" + flat.length / 2 + ")" }), judged]));
+      var judged = el("ul", { "class": "judged" }), flat = d.judged[q], negative = 0;
+      for (var i = 0; i < flat.length; i += 2) {
+        judged.appendChild(docItem(flat[i], flat[i + 1]));
+        if (!isJudged(flat[i + 1])) negative++;
+      }
+      lists.appendChild(el("div", { "class": "list" }, [el("h4", { text: "Judged documents (" + (flat.length / 2 - negative) +
+        (negative ? "; " + negative + " with a negative grade, unjudged under trec_eval-10" : "") + ")" }), judged]));
     } else {
       lists.appendChild(el("div", { "class": "list" }, [el("p", { text: "No judgments available (see the warnings at the top)." })]));
     }
@@ -154,7 +161,7 @@
         top[q].forEach(function (code) { list.appendChild(docItem(code, grades ? grades[code] : undefined)); });
         if (!top[q].length) list = el("p", { text: "Nothing retrieved." });
       }
-      var unjudged = grades && top ? top[q].filter(function (c) { return grades[c] === undefined; }).length : 0;
+      var unjudged = grades && top ? top[q].filter(function (c) { return !isJudged(grades[c]); }).length : 0;
       lists.appendChild(el("div", { "class": "list", "data-system": name }, [
         el("h4", { text: name + ": top " + d.top_k + (grades && top ? " (" + unjudged + " unjudged)" : "") }), list]));
     });
