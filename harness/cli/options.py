@@ -159,12 +159,16 @@ def parse_params(items: list[str] | None, component: str | None = None, reranker
     ``true``, ``null``, ``[1, 2]``), else kept as its text; with ``component`` (a retriever's, or with
     ``reranker`` a reranker's, name or ``module:Class``), checked against its constructor's
     annotations (:func:`harness.params.command_line_params`: ``lossy_lengths=False`` is refused,
-    not read as a true string)."""
+    not read as a true string). A key given twice with different values is refused (the last value
+    silently won: ``-p k1=0.9 ... -p k1=1.2`` ran k1 1.2, a typo for another key ran its default); the
+    same text twice is one setting."""
     params, texts = {}, {}
     for item in items or []:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise HarnessError(f"--param takes key=value; got {item!r}")
+        if key in texts and texts[key] != value:
+            raise HarnessError(f"--param {key} is given twice ({key}={texts[key]} and {key}={value}): give it once")
         texts[key] = value
         try:
             params[key] = json.loads(value)

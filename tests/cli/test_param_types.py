@@ -49,3 +49,17 @@ def test_components_refuse_a_flag_that_is_no_bool_themselves(component, params):
     assert parse_params([f"{name}={value}"], component, reranker=True) == params  # passed through unchecked
     with pytest.raises(ValueError, match=rf"^{name} must be true or false, got '{value}'$"):
         create_reranker(component, **params)
+
+
+def test_a_parameter_given_twice_is_refused_naming_it(harness_cli, tmp_path):
+    """`harness run -p k1=0.5 -p k1=1.5` ran with k1 1.5 (the last silently won; no doc says so), exit 0:
+    a typo (-p k1=0.5 -p k1=... meant for b) ran another configuration than the one typed. Expected: one
+    line naming the parameter and both values, exit 2, nothing written; a key given once still passes."""
+    with pytest.raises(HarnessError) as err:
+        parse_params(["k1=0.5", "b=0.4", "k1=1.5"], "bm25")
+    assert str(err.value) == "--param k1 is given twice (k1=0.5 and k1=1.5): give it once"
+    assert parse_params(["k1=1", "k1=1"]) == {"k1": 1}  # the same text twice is one setting, not a conflict
+    done = harness_cli("run", "-d", "scifact", "-r", "bm25", "-p", "k1=0.5", "-p", "k1=1.5", "-o", tmp_path / "out")
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == ["error: --param k1 is given twice (k1=0.5 and k1=1.5): give it once"]
+    assert not (tmp_path / "out").exists()
