@@ -312,14 +312,54 @@ def _metric(r: _Reader, value: Any, key: str) -> str:
         raise r.error(key, str(exc)) from None
 
 
-def _unique(r: _Reader, labels: list[str], key: str, what: str) -> None:
+def _unique(r: _Reader, labels: list[str], key: str, what: str, index: list[int] | None = None) -> None:
+    """Labels are distinct; ``index``: the entry of the config each label came from (the position in ``key``)."""
     seen: dict[str, int] = {}
     for i, label in enumerate(labels):
+        at = index[i] if index is not None else i
         if label in seen:
-            raise r.error(_join(_join(key, i), "label"),
+            raise r.error(_join(_join(key, at), "label"),
                           f"duplicate {what} label {render(label)} (also {key}[{seen[label]}]); "
                           f"give each entry a distinct label")
-        seen[label] = i
+        seen[label] = at
+
+
+def _forums(r: _Reader, datasets: list[DatasetSpec], given_labels: list[bool]) -> tuple[list[DatasetSpec], list[int]]:
+    """A ``name`` entry naming a whole dataset of forums (``cqadupstack``) is its forums, one entry each
+    (``cqadupstack/<forum>``, labelled by the forum, as a forum entry is by default), reported as one row of
+    the leaderboard (harness/bench/leaderboard.py). A forum listed twice, a label on such an entry, and a
+    dataset labelled with the name of a dataset whose forums are listed are refused. Returns the entries and,
+    for each, the position of the config entry it came from."""
+    from harness.datasets.registry import DatasetRef, forum_of
+
+    out, index, seen = [], [], {}
+    for i, spec in enumerate(datasets):
+        ref = DatasetRef.parse(spec.source)
+        whole = ref.remote is None and ref.info is not None and ref.info.subsets and ref.subset is None \
+            and (spec.kind == "name" or not Path(os.path.expanduser(spec.source)).is_dir())  # ("cqadupstack/")
+        if whole and given_labels[i]:
+            raise r.error(_join(_join("datasets", i), "label"),
+                          f"{ref.base} is {len(ref.info.subsets)} forums, each labelled by its forum name; to label "
+                          f"them, list {ref.base}/<forum> entries")
+        expanded = [DatasetSpec(f"{ref.base}/{forum}", "name", spec.split, forum) for forum in ref.info.subsets] \
+            if whole else [spec]
+        for one in expanded:
+            forum = forum_of(one.source)
+            if forum is not None:
+                if forum in seen:
+                    raise r.error(_join("datasets", i), f"{forum[0]} forum {render(forum[1])} is listed twice (also "
+                                                        f"datasets[{seen[forum]}]); each forum is one part of the "
+                                                        f"{forum[0]} row")
+                seen[forum] = i
+            out.append(one)
+            index.append(i)
+    groups = {forum[0] for forum in seen}
+    for spec, i in zip(out, index):
+        if spec.label in groups and forum_of(spec.source) is None:
+            raise r.error(_join(_join("datasets", i), "label") if given_labels[i] else _join("datasets", i),
+                          f"dataset label {render(spec.label)} is the leaderboard row of the {spec.label} forums "
+                          f"this config lists; give the entry another label")
+    return out, index
 
 
 def parse_config(data: dict, source: str = "<config>") -> BenchConfig:
@@ -341,7 +381,9 @@ def parse_config(data: dict, source: str = "<config>") -> BenchConfig:
     retrievers = r.items(top["retrievers"], "retrievers", lambda v, key: _retriever(r, v, key)) \
         if "retrievers" in top else []
     pipelines = _pipelines(r, top["pipelines"]) if "pipelines" in top else []
-    _unique(r, [d.label for d in datasets], "datasets", "dataset")
+    given_labels = [isinstance(v, dict) and "label" in v for v in top["datasets"]]
+    datasets, origin = _forums(r, datasets, given_labels)
+    _unique(r, [d.label for d in datasets], "datasets", "dataset", origin)
     _unique(r, [x.label for x in retrievers], "retrievers", "retriever")
     _unique(r, [p.name for p in pipelines], "pipelines", "pipeline")
     taken = {x.label for x in retrievers}

@@ -6,6 +6,12 @@ dataset (an average over fewer datasets would not be comparable); otherwise it i
 The timings table adds each cell's efficiency figures (p95 latency, index size, peak RSS) and a
 letter per distinct hardware; cells timed on different hardware are flagged.
 
+A dataset of forums (CQADupStack: ``cqadupstack/<forum>`` entries, or ``cqadupstack``, which the config
+expands into its twelve forums) is one row, as BEIR reports it: each forum is evaluated on its own and the
+row's value is the unweighted mean of the forums' values, given only when every forum of the dataset has
+one; the average over datasets counts it once. The forums' own values are kept under ``forums``
+(leaderboard.json; a "forums" table per metric in leaderboard.md).
+
 A pipeline is one more column (its last stage); ``stages`` (leaderboard.json) and the "Pipeline
 stages" tables (leaderboard.md) show every stage of each pipeline as a ``pipeline/stage`` row.
 """
@@ -52,25 +58,67 @@ def throughput(document: MetricsDocument) -> dict:
     }
 
 
+def forum_groups(config: BenchConfig) -> dict[str, dict[str, str]]:
+    """dataset of forums (``cqadupstack``) -> {forum: the label of its dataset entry}, for a dataset whose
+    every forum the config lists (config order). A config listing only some forums benchmarks them as
+    datasets of their own: one row each, counted in the average as any dataset is."""
+    from harness.datasets.registry import forum_of, lookup
+
+    groups: dict[str, dict[str, str]] = {}
+    for d in config.datasets:
+        found = forum_of(d.source)
+        if found is not None:
+            groups.setdefault(found[0], {})[found[1]] = d.label
+    return {name: forums for name, forums in groups.items() if set(forums) == set(lookup(name).subsets)}
+
+
+def row_labels(config: BenchConfig, groups: dict[str, dict[str, str]]) -> list[str]:
+    """The leaderboard's rows: each dataset's label, a dataset of forums once (its name, where its first
+    forum is listed)."""
+    forum_labels = {label: name for name, forums in groups.items() for label in forums.values()}
+    out: list[str] = []
+    for d in config.datasets:
+        label = forum_labels.get(d.label, d.label)
+        if label not in out:
+            out.append(label)
+    return out
+
+
+def _group_value(name: str, forums: dict[str, str], value_of) -> float | None:
+    """The mean over every forum the registry lists for ``name`` (None when one is not listed or has no value)."""
+    from harness.datasets.registry import forum_mean, lookup
+
+    return forum_mean([value_of(forums[f]) if f in forums else None for f in lookup(name).subsets])
+
+
 def build(config: BenchConfig, outcomes: list[CellOutcome]) -> dict:
     """The leaderboard.json object."""
-    datasets = [d.label for d in config.datasets]
+    groups = forum_groups(config)
+    datasets = row_labels(config, groups)
     retrievers = [r.label for r in (*config.retrievers, *config.pipelines)]
     by_cell = {(o.cell.dataset.label, o.cell.retriever.label): o for o in outcomes}
+
+    def value(d: str, r: str, metric: str):
+        outcome = by_cell.get((d, r))
+        doc = outcome.document if outcome else None
+        return doc.metrics.get(metric) if doc else None
+
     tables = {}
     for metric in config.metrics:
         rows = {}
         for d in datasets:
-            rows[d] = {}
-            for r in retrievers:
-                outcome = by_cell.get((d, r))
-                doc = outcome.document if outcome else None
-                rows[d][r] = doc.metrics.get(metric) if doc else None
+            if d in groups:
+                rows[d] = {r: _group_value(d, groups[d], lambda label: value(label, r, metric)) for r in retrievers}
+            else:
+                rows[d] = {r: value(d, r, metric) for r in retrievers}
         average = {}
         for r in retrievers:
             values = [rows[d][r] for d in datasets]
             average[r] = sum(values) / len(values) if values and all(v is not None for v in values) else None
         tables[metric] = {"rows": rows, "average": average}
+        if groups:
+            tables[metric]["forums"] = {name: {label: {r: value(label, r, metric) for r in retrievers}
+                                               for label in forums.values()} for name, forums in groups.items()}
     cells = []
     for o in outcomes:
         entry = {"dataset": o.cell.dataset.label, "retriever": o.cell.retriever.label,
@@ -88,13 +136,29 @@ def build(config: BenchConfig, outcomes: list[CellOutcome]) -> dict:
     board = {"schema": SCHEMA, "bench": config.name, "metrics": list(config.metrics), "datasets": datasets,
              "retrievers": retrievers, "tables": tables, "cells": cells,
              "created": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    if groups:
+        board["forums"] = {name: {"title": _title(name), "forums": list(forums.values()),
+                                  "of": len(_registered(name))} for name, forums in groups.items()}
     if config.pipelines:
-        board["stages"] = stage_rows(config, by_cell)
+        board["stages"] = stage_rows(config, by_cell, groups)
     return board
 
 
-def stage_rows(config: BenchConfig, by_cell: dict) -> dict:
-    """metric -> ``pipeline/stage`` -> dataset -> the stage's mean (None when not run)."""
+def _registered(name: str) -> dict:
+    from harness.datasets.registry import lookup
+
+    return lookup(name).subsets
+
+
+def _title(name: str) -> str:
+    from harness.datasets.registry import lookup
+
+    return lookup(name).title
+
+
+def stage_rows(config: BenchConfig, by_cell: dict, groups: dict | None = None) -> dict:
+    """metric -> ``pipeline/stage`` -> dataset -> the stage's mean (None when not run); a dataset of forums
+    has its forums' values and, under its name, their mean (as its leaderboard row)."""
     out: dict = {metric: {} for metric in config.metrics}
     for pipeline in config.pipelines:
         for stage in pipeline.stages:
@@ -105,6 +169,8 @@ def stage_rows(config: BenchConfig, by_cell: dict) -> dict:
                     records = {s.get("name"): s for s in ((outcome.document.stages or []) if outcome and
                                                           outcome.document else [])}
                     row[d.label] = (records.get(stage.name) or {}).get("metrics", {}).get(metric)
+                for name, forums in (groups or {}).items():
+                    row[name] = _group_value(name, forums, row.get)
     return out
 
 
@@ -137,6 +203,23 @@ def metric_table(board: dict, metric: str) -> list[str]:
     return lines
 
 
+def forums_note(name: str, group: dict) -> str:
+    """The line under a forums table: how the dataset's row is made."""
+    return (f"`{name}` is one dataset of {group['of']} forums, as BEIR reports it: each forum evaluated on its own, "
+            f"the `{name}` row the unweighted mean of the forums' values, given for a retriever with a value on "
+            f"every forum; the average row counts `{name}` once.")
+
+
+def forum_table(board: dict, name: str, metric: str) -> list[str]:
+    """The forums of ``name`` as rows, then its row (their mean)."""
+    table = board["tables"][metric]
+    retrievers = board["retrievers"]
+    lines = [f"| forum | {' | '.join(retrievers)} |", "| --- |" + " ---: |" * len(retrievers)]
+    for label, row in [*table["forums"][name].items(), (f"**{name}** (mean)", table["rows"][name])]:
+        lines.append(f"| {label} | {' | '.join(_fmt(row[r]) for r in retrievers)} |")
+    return lines
+
+
 def markdown(board: dict, description: str = "") -> str:
     lines = [f"# Leaderboard: {board['bench']}", ""]
     if description:
@@ -144,8 +227,14 @@ def markdown(board: dict, description: str = "") -> str:
     for metric in board["metrics"]:
         lines += [f"## {metric}", "",
                   "Mean over each dataset's evaluated queries; best of each row in bold; the average row "
-                  "covers retrievers with a value on every dataset.", ""]
+                  "covers retrievers with a value on every dataset."
+                  + "".join(f" `{name}`: the mean of its {group['of']} forums (below)."
+                            for name, group in (board.get("forums") or {}).items()), ""]
         lines += metric_table(board, metric) + [""]
+    for name, group in (board.get("forums") or {}).items():
+        for metric in board["metrics"]:
+            lines += [f"## {group['title']} forums: {metric}", "", forums_note(name, group), ""]
+            lines += forum_table(board, name, metric) + [""]
     for metric in board["metrics"] if board.get("stages") else []:
         lines += [f"## Pipeline stages: {metric}", "", "Each stage of each pipeline (`pipeline/stage`), "
                   "evaluated on its own run.", ""] + stage_table(board, metric) + [""]

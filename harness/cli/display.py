@@ -39,10 +39,13 @@ def print_metrics(means: dict[str, float], title: str = "", console: Console | N
 
 
 def print_leaderboard(board: dict, metric: str, console: Console | None = None) -> None:
-    """One leaderboard table: datasets as rows, retrievers as columns, an average row."""
+    """One leaderboard table: datasets as rows, retrievers as columns, an average row (a dataset of forums,
+    CQADupStack, is one row: the mean of its forums, whose own values leaderboard.md and .json list)."""
     from rich.table import Table
 
-    table = Table(title=f"{board['bench']}: {metric}")
+    notes = [f"{name} = mean of its {group['of']} forums ({len(group['forums'])} listed)"
+             for name, group in (board.get("forums") or {}).items()]
+    table = Table(title=f"{board['bench']}: {metric}", caption="; ".join(notes) or None)
     table.add_column("dataset")
     for label in board["retrievers"]:
         table.add_column(label, justify="right")

@@ -73,6 +73,21 @@ def resolve(dataset: str | DatasetRef, download: bool | None = None, split: str 
         f"and not a registered BEIR dataset (see `harness datasets list`)")
 
 
+def whole_of_forums(ref: DatasetRef) -> None:
+    """A registered dataset of forums named whole (``cqadupstack``, no folder of that name here) is no dataset
+    to load: refused saying how to load a forum and how BEIR's number for it is made (the unweighted mean of
+    the forums' values, which ``harness bench`` gives as one row). It was "no corpus.jsonl ... in this
+    dataset folder" once downloaded."""
+    if ref.remote is not None or ref.info is None or not ref.info.subsets or ref.subset is not None \
+            or Path(os.path.expanduser(ref.text)).is_dir():
+        return
+    forums = list(ref.info.subsets)
+    raise HarnessError(
+        f"{ref.text!r} is {len(forums)} forums, each a dataset of its own: name one as {ref.base}/<forum> "
+        f"({', '.join(forums)}); BEIR reports {ref.info.title} as the unweighted mean of the {len(forums)} forums' "
+        f"values, which `harness bench` gives as one row for datasets = [\"{ref.base}\"] (docs/bench.md)")
+
+
 def default_split(dataset: str | DatasetRef) -> str:
     """The split evaluated when none is named: the registry's evaluation split of a registered BEIR name
     (``dev`` for msmarco, whose ``test`` is TREC DL 2019's 43 queries, where BEIR reports dev), else ``test``."""
@@ -100,6 +115,7 @@ def load_dataset(dataset: str | os.PathLike | DatasetRef = DEFAULT_DATASET, spli
 
         loaded = load_irds_dataset(ref.irds_id, split=split)
     else:
+        whole_of_forums(ref)
         name, folder = resolve(ref, download=download, split=split)
         loaded = load_beir_folder(folder, split=split, name=name)
     return replace(loaded, load_s=time.perf_counter() - started)

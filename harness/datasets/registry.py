@@ -84,6 +84,25 @@ def unknown_forum(text: str) -> str | None:
     return None
 
 
+def forum_of(source: str) -> tuple[str, str] | None:
+    """(dataset, forum) when ``source`` names a forum of a registered dataset of forums
+    (``cqadupstack/android`` -> ``("cqadupstack", "android")``), else None. BEIR reports such a dataset as
+    one: each forum evaluated on its own, the dataset's value the unweighted mean of its forums' values
+    (:func:`forum_mean`)."""
+    ref = DatasetRef.parse(source)
+    if ref.remote is None and ref.info is not None and ref.subset is not None:
+        return ref.base, ref.subset
+    return None
+
+
+def forum_mean(values: list) -> float | None:
+    """A dataset of forums' value: the unweighted mean of its forums' values, given only when every forum
+    has one (``values`` holds one value or None per forum; an average over fewer forums is not BEIR's)."""
+    if not values or any(v is None for v in values):
+        return None
+    return sum(values) / len(values)
+
+
 HF_PREFIX = "hf:"
 IRDS_PREFIX = "irds:"
 

@@ -21,6 +21,12 @@ Per dataset (the systems evaluated on it, aligned on their queries, :func:`harne
 The average row is the unweighted mean over datasets, for systems with a value on every dataset;
 its interval resamples every dataset's queries independently (a stratified bootstrap) and averages
 the resampled dataset means.
+
+A dataset of forums (CQADupStack: results of ``cqadupstack/<forum>``, all its forums there) is one
+leaderboard row, as BEIR reports it (:class:`ForumsRow`): the unweighted mean of its forums' means, for
+systems with a value on every forum the registry lists, its interval the mean of the forums' independent
+resamplings; the average row counts it once. Each forum keeps its own section (forums table, plots,
+explorer). Some forums only are rows of their own.
 """
 
 from __future__ import annotations
@@ -360,6 +366,55 @@ def explorer_data(label: str, aligned, baseline: str, top_k: int, systems: list[
 
 # ------------------------------------------------------------------------------ the whole report
 @dataclass
+class ForumsRow:
+    """A dataset of forums as one leaderboard row: ``cells`` and ``resampled`` as a section's (means,
+    intervals; the bootstrap means for the average row), for the systems with a value on all ``of`` forums."""
+
+    label: str
+    title: str
+    of: int
+    forums: list[str]  # the labels of its forum sections, in report order
+    systems: list[str]
+    cells: dict
+    resampled: dict
+    n_queries: int
+
+
+def forum_rows(sections: list[DatasetSection], sources: dict[str, str], metrics: list[str], systems: list[str],
+               confidence: float, seed: int) -> tuple[list, dict[str, ForumsRow]]:
+    """The leaderboard's rows: each section, but the forums of a dataset of forums, when all its forums are
+    there, as one :class:`ForumsRow` (where its first forum is); and those rows by name. Some forums only
+    stay rows of their own."""
+    from harness.datasets.registry import forum_of, lookup
+
+    members: dict[str, list[DatasetSection]] = {}
+    for section in sections:
+        found = forum_of(sources.get(section.label) or section.label)
+        if found is not None:
+            members.setdefault(found[0], []).append(section)
+    groups = {}
+    for name, parts in members.items():
+        info = lookup(name)
+        if {forum_of(sources.get(p.label) or p.label)[1] for p in parts} != set(info.subsets) \
+                or len(parts) != len(info.subsets):
+            continue  # (some forums only: each is a dataset of its own, as in the bench leaderboard)
+        draws: dict = {}
+        cells = average_row(parts, metrics, systems, confidence, seed, draws)
+        groups[name] = ForumsRow(label=name, title=info.title, of=len(info.subsets), forums=[p.label for p in parts],
+                                 systems=[n for n in systems if n in cells[metrics[0]]], cells=cells,
+                                 resampled=draws, n_queries=sum(p.n_queries for p in parts))
+    rows, placed = [], set()
+    for section in sections:
+        found = forum_of(sources.get(section.label) or section.label)
+        if found is None or found[0] not in groups:
+            rows.append(section)
+        elif found[0] not in placed:
+            placed.add(found[0])
+            rows.append(groups[found[0]])
+    return rows, groups
+
+
+@dataclass
 class Report:
     title: str
     metrics: list[str]
@@ -370,10 +425,14 @@ class Report:
     average: dict  # metric -> system -> {mean, low, high, best}
     results: list[dict]  # settings and fingerprints of every result
     top_k: int
+    rows: list = field(default_factory=list)  # the leaderboard's rows: DatasetSection or ForumsRow
+    forums: dict = field(default_factory=dict)  # name -> ForumsRow (a dataset of forums)
 
 
-def average_row(sections: list[DatasetSection], metrics: list[str], systems: list[str], confidence: float,
-                seed: int) -> dict:
+def average_row(sections: list, metrics: list[str], systems: list[str], confidence: float,
+                seed: int, draws_out: dict | None = None) -> dict:
+    """metric -> system -> the unweighted mean over ``sections`` (and its interval), for the systems with a
+    value on every one; ``draws_out`` receives each (system, metric)'s resampled means of that mean."""
     out: dict = {}
     for metric in metrics:
         row = {}
@@ -389,7 +448,10 @@ def average_row(sections: list[DatasetSection], metrics: list[str], systems: lis
             parts = np.array(parts)
             top = float(np.abs(parts).max())  # resampled means near 2^1023 (DCG_exp) would sum to inf:
             scale = 2.0 ** -math.frexp(top)[1] if top > 2.0**500 else 1.0  # average them scaled (exact)
-            ci = percentile_interval(np.mean(parts * scale, axis=0) / scale, confidence, seed)
+            mean_draws = np.mean(parts * scale, axis=0) / scale
+            if draws_out is not None:
+                draws_out[(name, metric)] = mean_draws
+            ci = percentile_interval(mean_draws, confidence, seed)
             row[name] = {"mean": finite_mean(np.array([s.cells[metric][name]["mean"] for s in sections])),
                          "low": ci.low, "high": ci.high}
         if row:
@@ -452,7 +514,8 @@ def build_report(groups: dict[str, list[SystemResult]], metrics: Sequence[str] |
     sources = sources or {}
     sections = [dataset_section(label, group, metrics, baseline, settings, top_k, sources.get(label), intersection)
                 for label, group in groups.items()]
+    rows, forums = forum_rows(sections, sources, metrics, systems, settings.confidence, settings.seed)
     return Report(title=title, metrics=metrics, systems=systems, baseline=baseline, settings=settings,
-                  datasets=sections, average=average_row(sections, metrics, systems, settings.confidence,
+                  datasets=sections, average=average_row(rows, metrics, systems, settings.confidence,
                                                           settings.seed),
-                  results=result_rows(groups), top_k=top_k)
+                  results=result_rows(groups), top_k=top_k, rows=rows, forums=forums)

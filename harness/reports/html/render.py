@@ -16,7 +16,7 @@ from harness.atomic import write_text
 from harness.compare.analysis import TESTS
 from harness.compare.table import valid_json_text, valid_text
 from harness.reports.html import svg
-from harness.reports.html.model import DatasetSection, Report
+from harness.reports.html.model import DatasetSection, ForumsRow, Report
 
 
 def _asset(name: str) -> str:
@@ -40,21 +40,34 @@ def _cell(entry: dict | None, system: str) -> str:
             + f'<span class="ci">{entry["low"]:.3f}–{entry["high"]:.3f}</span></td>')
 
 
+def _row(section, metric: str, systems: list[str], css: str = "") -> str:
+    cells = "".join(_cell(section.cells[metric].get(s), s) for s in systems)
+    what = f"mean of {section.of} forums ({len(section.forums)} here), " if isinstance(section, ForumsRow) else ""
+    return (f'<tr{css} data-dataset="{escape(section.label)}"><th>{escape(section.label)}'
+            f'<small>{what}{section.n_queries:,} queries</small></th>{cells}</tr>')
+
+
 def leaderboard(report: Report) -> str:
     out = []
     head = "".join(f"<th>{escape(s)}</th>" for s in report.systems)
+    board_rows = report.rows or report.datasets
+    by_label = {section.label: section for section in report.datasets}
     for metric in report.metrics:
-        rows = []
-        for section in report.datasets:
-            cells = "".join(_cell(section.cells[metric].get(s), s) for s in report.systems)
-            rows.append(f'<tr data-dataset="{escape(section.label)}"><th>{escape(section.label)}'
-                        f'<small>{section.n_queries:,} queries</small></th>{cells}</tr>')
-        if len(report.datasets) > 1:
+        rows = [_row(section, metric, report.systems, ' class="forums-mean"' if isinstance(section, ForumsRow)
+                     else "") for section in board_rows]
+        if len(board_rows) > 1:
             cells = "".join(_cell(report.average[metric].get(s), s) for s in report.systems)
             rows.append(f'<tr class="average" data-dataset="average"><th>average</th>{cells}</tr>')
         out.append(f'<div class="board-box"><h3>{escape(metric)}</h3><div class="scroll"><table class="board" '
                    f'data-metric="{escape(metric)}"><thead><tr><th>dataset</th>{head}</tr></thead>'
                    f'<tbody>{"".join(rows)}</tbody></table></div></div>')
+        for group in report.forums.values():
+            rows = [_row(by_label[label], metric, report.systems) for label in group.forums]
+            rows.append(_row(group, metric, report.systems, ' class="average"'))
+            out.append(f'<div class="board-box"><h3>{escape(group.title)} forums: {escape(metric)}</h3><div '
+                       f'class="scroll"><table class="board forums" data-metric="{escape(metric)}" '
+                       f'data-forums="{escape(group.label)}"><thead><tr><th>forum</th>{head}</tr></thead>'
+                       f'<tbody>{"".join(rows)}</tbody></table></div></div>')
     out = ['<div class="boards">' + "".join(out) + "</div>"]
     s = report.settings
     test = TESTS[s.test]
@@ -63,7 +76,11 @@ def leaderboard(report: Report) -> str:
                f'Letters: systems sharing a letter are not significantly different ({test} on every pair of '
                f'systems, Holm-adjusted across the pairs, alpha = {s.alpha}). The average row is the unweighted '
                f'mean over datasets (systems with a value on every dataset); its interval resamples each '
-               f'dataset\'s queries independently.</p>')
+               f'dataset\'s queries independently.'
+               + "".join(f' {escape(g.label)} is one dataset of {g.of} forums, as BEIR reports it: its row is the '
+                         f'unweighted mean of the forums\' means (systems with a value on all {g.of}; its interval '
+                         f'resamples each forum\'s queries independently), counted once in the average; the forums '
+                         f'table lists each.' for g in report.forums.values()) + '</p>')
     out.append(versus_tables(report))
     return "".join(out)
 
