@@ -13,7 +13,8 @@ retrievers.dense.exact.exact_search (cosine, top 10, the retriever's default blo
 anonymous memory plus file pages of the map resident at the peak), its ``RssAnon`` / ``RssFile``
 at the end, and the mapped size. Finally (in this process, after the measurement) a brute-force
 numpy reference, computed in document chunks too but with a plain float32 threshold and a
-lexicographic sort instead of the int64 keys, must give the same top 10 (indices and scores).
+lexicographic sort instead of the int64 keys, must give the same top 10 (indices; scores within
+``MAX_ULPS`` float32 ulps: BLAS kernels sum in a shape-dependent order on some CPUs).
 The queries are perturbed copies of documents, half of them of duplicated documents (ties at the
 top). Ids are ``d%07d``: string order = row order, so the id rank is the row number.
 With ``--faiss FACTORY`` a faiss index over the first ``--faiss-docs`` rows is then built, cached,
@@ -33,6 +34,13 @@ import time
 import numpy as np
 
 K = 10
+# The reference's products have other shapes than the blocked search's (all queries at once, 32,768-row
+# chunks; the search: 256-query blocks, 16,384-row blocks padded to a multiple of 64), and a BLAS kernel may
+# sum a dot product of 384 terms in another order for another shape, by CPU: on the machine of the earlier
+# measurements the scores were bitwise equal; on an AMD EPYC (AVX2; OpenBLAS 0.3.31's Haswell kernels) 7% of them differ,
+# by up to 8 ulps (numpy's own qn @ d.T of 256-query blocks differs from one product of all queries as
+# much). The top 10 must be the reference's, in its order; the scores within MAX_ULPS.
+MAX_ULPS = 64
 
 
 def _status() -> dict:
@@ -212,11 +220,12 @@ def main() -> None:
         ref_idx, ref_scores = reference(args.path, q, args.docs)
         print(f"brute-force reference: {time.perf_counter() - started:.1f} s")
         same_idx = np.array_equal(result["idx"], ref_idx)
-        same_scores = np.array_equal(result["scores"].view(np.int32), ref_scores.view(np.int32))
+        ulps = np.abs(result["scores"].view(np.int32).astype(np.int64) - ref_scores.view(np.int32))
         ties = int(np.sum(result["scores"][:, :-1] == result["scores"][:, 1:]))
-        print(f"top-{K} identical to the reference: indices {same_idx}, scores {same_scores} "
-              f"({ties} exactly tied adjacent pairs in the results)")
-        if not (same_idx and same_scores):
+        print(f"top-{K} identical to the reference: indices {same_idx}, scores {not ulps.any()} "
+              f"({int((ulps > 0).sum()):,} of {ulps.size:,} scores differ, by at most {int(ulps.max())} float32 ulps; "
+              f"{ties} exactly tied adjacent pairs in the results)")
+        if not same_idx or ulps.max() > MAX_ULPS:
             sys.exit(1)
         if args.faiss:
             faiss_check(args.path, args.queries, min(args.faiss_docs, args.docs), args.faiss, args.nprobe,
