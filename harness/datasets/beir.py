@@ -21,7 +21,7 @@ from harness.datasets import corpus_cache
 from harness.datasets.corpus import COLUMNS, Corpus, Dataset, Queries
 from harness.datasets.jsonl import iter_jsonl, read_string_columns, stream_string_columns  # noqa: F401  (iter_jsonl re-exported)
 from harness.errors import InputError
-from harness.formats.trec import read_beir_qrels
+from harness.formats.trec import GZIP_MAGIC, read_beir_qrels
 from harness.qrels import Qrels
 
 
@@ -161,7 +161,20 @@ def load_queries(path: Path) -> Queries:
 
 def load_qrels_tsv(path: Path) -> Qrels:
     """BEIR qrels: ``query-id corpus-id score`` per line, tab separated, header optional; read by the
-    one BEIR qrels reader, :func:`harness.formats.trec.read_beir_qrels` (its grammar and messages)."""
+    one BEIR qrels reader, :func:`harness.formats.trec.read_beir_qrels` (its grammar and messages).
+    A folder's ``qrels/<split>.tsv`` is plain text: gzip data under a name without ``.gz`` is refused
+    saying so (it was "a carriage return inside a line", or a byte that is not UTF-8; the reader's own
+    message would advise a ``.gz`` name, which a folder's qrels cannot take)."""
+    path = Path(path)
+    if path.suffix != ".gz" and path.is_file():  # (a .gz is decompressed by the reader; a pipe is not peeked)
+        try:
+            with open(path, "rb") as handle:
+                head = handle.read(len(GZIP_MAGIC))
+        except OSError:
+            head = b""  # (the reader names the fault)
+        if head == GZIP_MAGIC:
+            raise InputError("gzip-compressed data, not text: a dataset's qrels/<split>.tsv is read as plain "
+                             "text; decompress it", path, 1)
     return read_beir_qrels(path)
 
 

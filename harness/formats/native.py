@@ -13,6 +13,7 @@ compiler is there at install time); ``HARNESS_TREC_COMPILED=0`` turns it off.
 from __future__ import annotations
 
 import os
+from typing import NamedTuple
 
 import numpy as np
 
@@ -74,13 +75,24 @@ def find_ranked(offsets: np.ndarray, data, order: np.ndarray, ids: list[str]) ->
                                             np.ascontiguousarray(order, dtype=np.int64), ids), dtype=np.int64)
 
 
-def read_run_native(data, threads: int | None = None) -> Run | None:
+class Refused(NamedTuple):
+    """Where the compiled reader gave up on a file (``read_run_native(..., locate=True)``): ``at``, a byte
+    offset inside the first line it refused (``first`` -1), or for a document listed twice for a query,
+    the offsets of the repeat that comes first in the file and of its earlier occurrence (``first``)."""
+    at: int
+    first: int
+
+
+def read_run_native(data, threads: int | None = None, locate: bool = False) -> Run | Refused | None:
     """The canonical run that ``data`` (a run file's bytes, or an mmap of them) holds, or None when the
-    line reader must read it. ``threads``: parts to cut the file into (default: one per CPU, 4 MB each
-    at least)."""
-    parsed = _built.read_run(data, _threads(len(data)) if threads is None else threads)
+    line reader must read it; with ``locate``, :class:`Refused` where the reader gave up on a line or a
+    repeated pair (so that only that line need be read again). ``threads``: parts to cut the file into
+    (default: one per CPU, 4 MB each at least)."""
+    parsed = _built.read_run(data, _threads(len(data)) if threads is None else threads, int(locate))
     if parsed is None:
         return None
+    if len(parsed) == 2:
+        return Refused(*parsed)
     query_ids, offsets, codes, scores, vocab, width = parsed
     # (a list of str when fixed-width ids would take far more than the file: one long id among many)
     vocab = object_array(vocab) if isinstance(vocab, list) else np.frombuffer(vocab, dtype=f"U{width}")

@@ -106,9 +106,10 @@ def read_once(path: str | Path, what: str) -> bytes | None:
         raise InputError(f"cannot read {what} file: {exc.strerror}", path) from None
 
 
-def _bodies(data: bytes, path: Path) -> Iterator[tuple[int, bytes]]:
-    """(line number, line without its LF or CRLF end) of every line; a lone CR is refused."""
-    for number, line in enumerate(data.split(b"\n"), 1):
+def _bodies(data: bytes, path: Path, first: int = 1) -> Iterator[tuple[int, bytes]]:
+    """(line number, line without its LF or CRLF end) of every line, numbered from ``first``; a lone CR
+    is refused."""
+    for number, line in enumerate(data.split(b"\n"), first):
         body = line[:-1] if line.endswith(b"\r") else line
         if b"\r" in body:
             raise InputError("carriage return inside a line (a lone CR; trec_eval reads it as a space, "
@@ -116,12 +117,13 @@ def _bodies(data: bytes, path: Path) -> Iterator[tuple[int, bytes]]:
         yield number, body
 
 
-def _fields(data: bytes, path: Path) -> Iterator[tuple[int, list[bytes]]]:
-    """(line number, columns) of every line that is neither blank nor a ``#`` comment.
+def _fields(data: bytes, path: Path, first: int = 1) -> Iterator[tuple[int, list[bytes]]]:
+    """(line number, counted from ``first``, and columns) of every line that is neither blank nor a
+    ``#`` comment.
 
     Columns are split on ASCII whitespace only (``bytes.split``), as C's isspace in trec_eval.
     """
-    for number, body in _bodies(data, path):
+    for number, body in _bodies(data, path, first):
         parts = body.split()
         if parts and not parts[0].startswith(b"#"):
             yield number, parts
@@ -133,14 +135,24 @@ def _refuse_nul(data: bytes, path: Path) -> None:
     a line (the lines after it are lost) and crash on one inside a line, and an id holding one would be
     read cut there (the writer refuses such ids). A NUL in a text file is damage (a block of zero bytes
     left by an interrupted write), never an id."""
+    _refuse_gzip(data, path)
     at = data.find(b"\x00")
-    if at >= 0 and data[:2] == b"\x1f\x8b":  # (gzip's magic: a .gz read through a pipe, or renamed)
-        raise InputError("gzip-compressed data, not text: only a file named .gz is decompressed (through a "
-                         "pipe, decompress it: <(zcat FILE.gz))", path, 1)
     if at >= 0:
         column = len(data[data.rfind(b"\n", 0, at) + 1:at].decode("utf-8", "replace")) + 1
         raise InputError(f"NUL byte at column {column}: not text (trec_eval stops reading at a NUL; "
-                         "a damaged file?)", path, data.count(b"\n", 0, at) + 1)
+                         "a damaged file?)", path, _count_lf(data, at) + 1)
+
+
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def _refuse_gzip(data: bytes, path: Path) -> None:
+    """Refuse gzip data under a name without ``.gz`` (a renamed .gz, or one read through a pipe), on line 1.
+    Its magic bytes 1f 8b are never UTF-8 text (8b is a continuation byte), so no text file is refused;
+    without this the BEIR qrels reader named what it met first ("carriage return inside a line")."""
+    if data[:2] == GZIP_MAGIC:
+        raise InputError("gzip-compressed data, not text: only a file named .gz is decompressed (through a "
+                         "pipe, decompress it: <(zcat FILE.gz))", path, 1)
 
 
 def _text(token: bytes, path: Path, number: int) -> str:
@@ -381,7 +393,9 @@ def read_run(path: str | Path, raw: bytes | None = None) -> Run:
 
     The one place that picks the reader: the compiled one-pass reader when it is built
     (:mod:`harness.formats.native`), else pyarrow.csv (:mod:`harness.formats.columnar`); a file the
-    fast reader does not take exactly is read line by line, which accepts it or names the bad line.
+    fast reader does not take exactly is read line by line, which accepts it or names the bad line
+    (where the compiled reader says which line or repeated pair it gave up on, only that line is read
+    again: :func:`_refuse_at`).
 
     A file of only blank and ``#`` lines (what :func:`write_run` writes for a run in which no query
     retrieved anything) is a run retrieving nothing: every judged query scores 0, as ``trec_eval -c``
@@ -395,8 +409,47 @@ def read_run(path: str | Path, raw: bytes | None = None) -> Run:
     path = Path(path)
     with _mapped(path, "run") if raw is None else nullcontext(_read_bytes(path, "run", raw)) as data:
         data = _without_bom(data)
-        run = native.read_run_native(data) if native.available() else read_run_columns(lambda: bytes(data))
+        if native.available():
+            run = native.read_run_native(data, locate=True)
+            if isinstance(run, native.Refused):
+                _refuse_at(data, path, run)  # (raises, unless the compiled reader was stricter)
+                run = None
+        else:
+            run = read_run_columns(lambda: bytes(data))
         return run if run is not None else read_run_lines(bytes(data), path)
+
+
+def _line_at(data, at: int) -> tuple[int, bytes]:
+    """(line number, bytes) of the line holding byte ``at`` (without its LF)."""
+    start = data.rfind(b"\n", 0, at) + 1
+    end = data.find(b"\n", at)
+    return _count_lf(data, start) + 1, bytes(data[start:len(data) if end < 0 else end])
+
+
+def _count_lf(data, end: int) -> int:
+    """The LF bytes before ``end`` in bytes or an mmap (which has no ``count``), 16 MB at a time."""
+    step = 1 << 24
+    return sum(data[at:min(at + step, end)].count(b"\n") for at in range(0, end, step))
+
+
+def _refuse_at(data, path: Path, refused) -> None:
+    """The line reader's refusal of the file, found where the compiled reader gave up
+    (:class:`harness.formats.native.Refused`) instead of by reading every line in Python (a bad line
+    at line 9,999,999 of a 10M-line run took 87 s and 2 GB that way): the same error, since every line
+    the compiled reader took is one the line reader takes. A NUL anywhere comes first, as there; then
+    the refused line, read by the line reader's rules; or the repeated pair, as
+    :func:`_refuse_duplicates` names it. Returns when the line reader would take that line (the file
+    is then read line by line)."""
+    _refuse_nul(data, path)
+    number, line = _line_at(data, refused.at)
+    if refused.first < 0:
+        for number, parts in _fields(line, path, number):
+            _run_entry(parts, path, number)
+        return
+    first, _ = _line_at(data, refused.first)
+    (_, parts), = _fields(line, path, number)
+    qid, doc_id, _ = _run_entry(parts, path, number)
+    raise _twice(qid, doc_id, first, number, path)
 
 
 def _without_bom(data) -> bytes:
@@ -438,10 +491,8 @@ def read_run_lines(data: bytes, path: Path) -> Run:
     scores = array("d")
     _refuse_nul(data, path)
     for number, parts in _fields(data, path):
-        if len(parts) < 6:
-            raise InputError(f"expected 6 columns (qid Q0 docid rank score tag), got {len(parts)}", path, number)
-        qid, doc_id = _text(parts[0], path, number), _text(parts[2], path, number)
-        scores.append(_number(parts[4], "score", path, number, doc_id))
+        qid, doc_id, score = _run_entry(parts, path, number)
+        scores.append(score)
         entry_query.append(query_index.setdefault(qid, len(query_index)))
         codes.append(vocab.setdefault(doc_id, len(vocab)))
         line_numbers.append(number)
@@ -455,6 +506,18 @@ def read_run_lines(data: bytes, path: Path) -> Run:
     run = Run.from_arrays(list(query_index), offsets, code_arr[order],
                           np.frombuffer(scores, dtype=np.float64)[order], list(vocab), vocab)
     return run.canonical()
+
+
+def _run_entry(parts: list[bytes], path: Path, number: int) -> tuple[str, str, float]:
+    """(query id, document id, score) of a run line's columns, or the line's refusal."""
+    if len(parts) < 6:
+        raise InputError(f"expected 6 columns (qid Q0 docid rank score tag), got {len(parts)}", path, number)
+    qid, doc_id = _text(parts[0], path, number), _text(parts[2], path, number)
+    return qid, doc_id, _number(parts[4], "score", path, number, doc_id)
+
+
+def _twice(qid: str, doc_id: str, first: int, second: int, path: Path) -> InputError:
+    return InputError(f"document retrieved twice for query {qid!r} (first on line {first})", path, second, doc_id)
 
 
 def _empty_run(data: bytes, path: Path) -> Run:
@@ -485,8 +548,7 @@ def _refuse_duplicates(entry_q: np.ndarray, codes: np.ndarray, lines: np.ndarray
     second, first = int(later[pick]), int(order[repeats[pick]])
     qid = next(q for q, i in query_index.items() if i == entry_q[second])
     doc_id = next(d for d, i in vocab.items() if i == codes[second])
-    raise InputError(f"document retrieved twice for query {qid!r} (first on line {int(lines[first])})",
-                     path, int(lines[second]), doc_id)
+    raise _twice(qid, doc_id, int(lines[first]), int(lines[second]), path)
 
 
 # --------------------------------------------------------------------------- qrels
@@ -495,6 +557,7 @@ def read_qrels(path: str | Path, raw: bytes | None = None) -> Qrels:
     the file's bytes as stored, when already read (a pipe: :func:`read_once`)."""
     path = Path(path)
     data = _without_bom(_read_bytes(path, "qrels", raw))
+    _refuse_gzip(data, path)
     first = next((parts for _, parts in _fields(data, path)), [])
     if len(first) == 3:
         return read_beir_qrels(path, data)
@@ -523,6 +586,7 @@ def read_beir_qrels(path: str | Path, data: bytes | None = None) -> Qrels:
     """
     path = Path(path)
     data = _without_bom(_read_bytes(path, "qrels") if data is None else data)
+    _refuse_gzip(data, path)
     qrels = _beir_qrels_columns(data) if len(data) >= COLUMNS_MIN_BYTES else None
     return qrels if qrels is not None else _beir_qrels_lines(data, path)
 

@@ -5,7 +5,12 @@
  * mmap) and returns (query_ids, offsets, doc_codes, scores, vocab, width), or None when the file is
  * not one this reader takes exactly; the caller then reads it line by line (harness/formats/trec.py),
  * which accepts it or names the bad line. So this reader never reports an error itself: it decides
- * the common case, fast, and leaves every doubt to the reference grammar.
+ * the common case, fast, and leaves every doubt to the reference grammar. read_run(buffer, threads, 1)
+ * (locate) returns, where it gives up on a line or a repeated pair, (at, first) instead of None: `at`
+ * a byte offset inside the first line it refused (first = -1), or for a document listed twice for a
+ * query, the offsets of the repeat that comes first in the file and of its earlier occurrence (the
+ * pair the line reader names); the caller then checks that one line instead of reading the whole
+ * file line by line (a bad line at line 9,999,999 of a 10M-line run took 87 s, now about a read).
  *
  * Grammar (that of trec.read_run_lines): lines end with LF (a CR right before it, or at the end of
  * the file, is dropped); columns are separated by runs of ASCII whitespace (space, tab, VT, FF);
@@ -343,6 +348,7 @@ typedef struct {
     Py_ssize_t longest, longest_cp;
     int ascii;
     int status;            /* 1 parsed, 0 give up, -1 no memory */
+    Py_ssize_t bad;        /* on give up: where the line it refused starts (-1: none) */
 } Part;
 
 static void *count_lines(void *arg)
@@ -367,8 +373,11 @@ static void *parse_part(void *arg)
     int64_t cur_off = -1;
     uint32_t cur_len = 0;
     p->status = 0;
+    p->bad = -1;
     p->ascii = 1;
+    Py_ssize_t line = pos;
     while (pos < p->end) {
+        line = pos;
         /* one line: its first six columns; stops on its LF (a CR right before it, or at the end of the
          * file, ends the line too; any other CR, or a NUL, leaves the file to the line reader) */
         Py_ssize_t start[6], finish[6], i = pos, end = p->end;
@@ -383,12 +392,12 @@ static void *parse_part(void *arg)
                 break;
             if (kind == CR) {
                 if (i + 1 < end && buf[i + 1] != '\n')
-                    return NULL;
+                    goto refuse;
                 i++;
                 break;
             }
             if (kind == BAD)
-                return NULL;
+                goto refuse;
             Py_ssize_t s = i;
             while (i < end && byte_class[buf[i]] == NORMAL)
                 i++;
@@ -402,19 +411,19 @@ static void *parse_part(void *arg)
         if (fields == 0 || buf[start[0]] == '#')
             continue;
         if (fields < 6)
-            return NULL;
+            goto refuse;
         Py_ssize_t qlen = finish[0] - start[0], doc_len = finish[2] - start[2];
         if (qlen > (Py_ssize_t)UINT32_MAX || doc_len > (Py_ssize_t)UINT32_MAX)
-            return NULL;
+            goto refuse;
         double score = 0.0;
         int kind = fast_score(buf + start[4], finish[4] - start[4], &score);
         if (kind == SCORE_BAD)
-            return NULL;
+            goto refuse;
         if (kind == SCORE_SLOW && marks_push(&p->slow, slot, start[4], (uint32_t)(finish[4] - start[4])) < 0)
             goto no_memory;
         if (cur_off < 0 || (uint32_t)qlen != cur_len || memcmp(buf + cur_off, buf + start[0], (size_t)qlen) != 0) {
             if (!valid_utf8(buf + start[0], qlen))
-                return NULL;
+                goto refuse;
             if (marks_push(&p->runs, slot, start[0], (uint32_t)qlen) < 0)
                 goto no_memory;
             cur_off = start[0];
@@ -429,7 +438,7 @@ static void *parse_part(void *arg)
         }
         if (any & 0x80) {
             if (!valid_utf8(doc, doc_len))
-                return NULL;
+                goto refuse;
             p->ascii = 0;
             for (Py_ssize_t k = 0; k < doc_len; k++)
                 code_points -= (doc[k] & 0xC0) == 0x80;
@@ -445,6 +454,9 @@ static void *parse_part(void *arg)
     }
     p->count = slot - p->base;
     p->status = 1;
+    return NULL;
+refuse: /* (the line reader names what is wrong with it) */
+    p->bad = line;
     return NULL;
 no_memory:
     p->status = -1;
@@ -808,17 +820,28 @@ static int intern(const unsigned char *buf, const Entries *e, int64_t *codes, In
     return 0;
 }
 
-/* Whether some query lists a document twice (entries grouped by query): 1, 0, or -1 on no memory. */
-static int repeated_pair(const int64_t *codes, const int64_t *offsets, Py_ssize_t n_queries, Py_ssize_t distinct)
+/* Whether some query lists a document twice (entries grouped by query, each query's in file order): 1, 0,
+ * or -1 on no memory. On 1, *later is the repeated entry that comes first in the file (the least `off`,
+ * the entries' file offsets, among each query's first repeat) and *earlier its one earlier occurrence:
+ * the pair the line reader names. */
+static int repeated_pair(const int64_t *codes, const int64_t *offsets, Py_ssize_t n_queries, Py_ssize_t distinct,
+                         const int64_t *off, Py_ssize_t *later, Py_ssize_t *earlier)
 {
     int32_t *seen = PyMem_RawMalloc((size_t)distinct * sizeof(int32_t));
     if (!seen)
         return -1;
     memset(seen, 0xff, (size_t)distinct * sizeof(int32_t));
     int repeated = 0;
-    for (Py_ssize_t q = 0; q < n_queries && !repeated; q++) {
+    for (Py_ssize_t q = 0; q < n_queries; q++) {
         for (int64_t i = offsets[q]; i < offsets[q + 1]; i++) {
             if (seen[codes[i]] == (int32_t)q) {
+                if (!repeated || off[i] < off[*later]) {
+                    int64_t j = offsets[q];
+                    while (codes[j] != codes[i])
+                        j++;
+                    *later = (Py_ssize_t)i;
+                    *earlier = (Py_ssize_t)j;
+                }
                 repeated = 1;
                 break;
             }
@@ -883,8 +906,8 @@ static int cut_parts(const unsigned char *buf, Py_ssize_t size, Part *parts, int
 static PyObject *read_run(PyObject *self, PyObject *args)
 {
     Py_buffer view;
-    int threads = 1;
-    if (!PyArg_ParseTuple(args, "y*|i", &view, &threads))
+    int threads = 1, locate = 0;
+    if (!PyArg_ParseTuple(args, "y*|ii", &view, &threads, &locate))
         return NULL;
     if (threads < 1)
         threads = 1;
@@ -900,6 +923,7 @@ static PyObject *read_run(PyObject *self, PyObject *args)
              *vocab_obj = NULL;
     int32_t *entry_query = NULL;
     int64_t *offsets = NULL, *run_start = NULL, *run_query = NULL;
+    Py_ssize_t refused_at = -1, first_at = -1; /* (locate) the refused line's offset; a repeat's first */
 
     cut_parts(buf, view.len, parts, threads);
     Py_ssize_t slots = 0;
@@ -926,8 +950,10 @@ static PyObject *read_run(PyObject *self, PyObject *args)
         Part *p = &parts[t];
         if (p->status < 0)
             goto no_memory;
-        if (p->status == 0)
+        if (p->status == 0) {
+            refused_at = p->bad;
             goto give_up;
+        }
         Py_ssize_t shift = p->base - e.n;
         if (shift) {
             memmove(e.off + e.n, e.off + p->base, (size_t)p->count * sizeof(int64_t));
@@ -948,8 +974,10 @@ static PyObject *read_run(PyObject *self, PyObject *args)
         e.ascii &= p->ascii;
         for (Py_ssize_t k = 0; k < p->slow.n; k++) {
             Mark *m = &p->slow.items[k];
-            if (!slow_score(buf + m->off, m->len, &e.score[m->entry]))
+            if (!slow_score(buf + m->off, m->len, &e.score[m->entry])) {
+                refused_at = m->off;
                 goto give_up;
+            }
         }
     }
     if (e.n == 0)
@@ -1006,11 +1034,15 @@ static PyObject *read_run(PyObject *self, PyObject *args)
     int64_t *codes = huge(PyByteArray_AS_STRING(codes_obj), (size_t)n * sizeof(int64_t));
     if (intern(buf, &e, codes, &interned, threads) < 0)
         goto no_memory;
-    int repeated = repeated_pair(codes, offsets, n_queries, interned.distinct);
+    Py_ssize_t later = 0, earlier = 0;
+    int repeated = repeated_pair(codes, offsets, n_queries, interned.distinct, e.off, &later, &earlier);
     if (repeated < 0)
         goto no_memory;
-    if (repeated)
+    if (repeated) {
+        refused_at = e.off[later];
+        first_at = e.off[earlier];
         goto give_up;
+    }
     int64_t id0 = e.off[0];
     Py_ssize_t width = e.longest_cp > 0 ? e.longest_cp : 1;
     /* Fixed-width UCS4 makes every id as wide as the longest: one long id among millions of short
@@ -1062,7 +1094,7 @@ static PyObject *read_run(PyObject *self, PyObject *args)
     result = Py_BuildValue("(OOOOOn)", qids, offsets_obj, codes_obj, scores_obj, vocab_obj, width);
     goto done;
 give_up:
-    result = Py_NewRef(Py_None);
+    result = locate && refused_at >= 0 ? Py_BuildValue("(nn)", refused_at, first_at) : Py_NewRef(Py_None);
     goto done;
 no_memory:
     PyErr_NoMemory();
@@ -2184,8 +2216,9 @@ static PyMethodDef methods[] = {
      "string_order(offsets, data) -> bytes: the int64 positions of an Arrow string array's values (offsets: "
      "int32 or int64 items; UTF-8 data) in byte order, equal values in their order (a stable sort)."},
     {"read_run", read_run, METH_VARARGS,
-     "read_run(buffer, threads=1) -> (query_ids, offsets, doc_codes, scores, vocab, width) or None: a "
-     "TREC run's bytes as the columns of a Run (see harness/native/trecrun.c)."},
+     "read_run(buffer, threads=1, locate=0) -> (query_ids, offsets, doc_codes, scores, vocab, width) or None "
+     "(with locate, (at, first) where it refused a line or a repeat): a TREC run's bytes as the columns of a Run "
+     "(see harness/native/trecrun.c)."},
     {"format_lines", format_lines, METH_VARARGS,
      "format_lines(query_ids, offsets, doc_codes, scores, vocab, tag, threads=1) -> bytes: a run's TREC lines; "
      "vocab: a list of str or an Arrow string array's (int64 offsets, data) (see harness/native/trecrun.c)."},

@@ -86,3 +86,21 @@ def test_unknown_split_and_dataset():
         load_dataset("scifact", split="dev")
     with pytest.raises(HarnessError, match="unknown dataset 'nope'"):
         load_dataset("nope")
+
+
+def test_a_gzipped_qrels_tsv_without_gz_in_its_name_is_one_line_naming_it(tmp_path, harness_cli):
+    """A folder's qrels/test.tsv holding gzip data (a `.tsv.gz` renamed): `harness run -d FOLDER` said
+    "FOLDER/qrels/test.tsv:1: not valid UTF-8 (byte 0x8b at column 2)" (with a BEIR header) or "carriage
+    return inside a line", neither saying it is compressed; a folder's qrels are read only as plain
+    qrels/<split>.tsv (docs/datasets.md), so the line says to decompress it. Expected: that one line, exit 2."""
+    (tmp_path / "ds").mkdir()
+    folder = write_folder(tmp_path / "ds", [json.dumps({"_id": "d1", "text": "hello"})])
+    qrels = folder / "qrels" / "test.tsv"
+    qrels.write_bytes(gzip.compress(qrels.read_bytes(), mtime=0))
+    expected = (f"{qrels}:1: gzip-compressed data, not text: a dataset's qrels/<split>.tsv is read as plain "
+                "text; decompress it")
+    with pytest.raises(InputError) as caught:
+        load_dataset(str(folder))
+    assert str(caught.value) == expected
+    done = harness_cli("run", "-d", folder, "-r", "bm25", "--k", "1", "-o", tmp_path / "out")
+    assert done.returncode == 2 and done.stderr.strip().splitlines() == [f"error: {expected}"]
