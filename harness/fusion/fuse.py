@@ -52,7 +52,9 @@ def _union_documents(runs: Sequence[Run]) -> tuple[np.ndarray, list[np.ndarray]]
     be large (one very long id makes every cell as wide) or an id ends in NUL (numpy's unicode
     strings drop trailing NULs, which would merge ``"a\\x00"`` with ``"a"``): then as Python strings.
     """
-    used = [np.unique(run.doc_codes) for run in runs]
+    # (each run's codes in use, ascending: a count per code, not np.unique, whose hash-based unique took
+    # 17 s for a 10M-entry run's codes under load against 0.2 s)
+    used = [np.flatnonzero(np.bincount(run.doc_codes, minlength=len(run.doc_vocab))) for run in runs]
     ids = np.concatenate([run.doc_vocab[codes] for run, codes in zip(runs, used)]).tolist()
     width = max(map(len, ids), default=1) or 1
     if width * len(ids) <= 1 << 26 and not any(i.endswith("\x00") for i in ids):
