@@ -160,6 +160,20 @@ def _umask() -> int:
     return mask
 
 
+# What a write into an open file fails with (a full disk, a quota, a file too large, a device error): the
+# OSError names no file (a write, flush or fsync on a descriptor), so its one line said only "[Errno 28] No
+# space left on device", not which of the outputs (or on which disk) it was.
+_WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
+
+
+def name_output(exc: BaseException, path: Path) -> None:
+    """Give an OSError of writing ``path``'s temporary file that names no file (:data:`_WRITE_ERRNOS`)
+    ``path`` as its ``filename``, so that its message names the output: ``out/run.trec: No space left
+    on device``."""
+    if isinstance(exc, OSError) and exc.filename is None and exc.errno in _WRITE_ERRNOS:
+        exc.filename = str(path)
+
+
 @contextlib.contextmanager
 def atomic_open(path: str | os.PathLike, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO]:
     """Open a temporary file next to ``path``; on success fsync and rename it to ``path``."""
@@ -175,9 +189,10 @@ def atomic_open(path: str | os.PathLike, mode: str = "w", encoding: str | None =
             os.fsync(handle.fileno())
         os.chmod(tmp, 0o666 & ~_umask())  # created 0600; give the file the usual permissions
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        name_output(exc, path)
         raise
 
 
@@ -204,9 +219,10 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
         yield tmp
         seal(tmp)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        name_output(exc, path)
         raise
 
 

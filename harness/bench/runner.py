@@ -84,18 +84,6 @@ def _cache_env(cache_dir: str | None):
             os.environ[ENV_VAR] = old
 
 
-CELL_LOCK = ".lock"  # in a cell's folder: held while the cell's files are written (_cell_lock)
-
-
-def _cell_lock(folder: Path):
-    """An exclusive advisory lock (POSIX ``flock`` on ``<cell folder>/.lock``) while a cell's files are
-    written: two benches writing one cell (configs sharing output_dir, name and labels, run at the same
-    time) each write the whole folder in turn, never one's metrics.json beside the other's run.trec."""
-    from harness.atomic import file_lock
-
-    return file_lock(folder / CELL_LOCK)
-
-
 def _one_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     message = text[0] if text else ""
@@ -284,8 +272,10 @@ class BenchRunner:
                           "config": without_secrets(self.config.to_dict()),
                           "dataset": cell.dataset.to_dict(), "retriever": without_secrets(cell.retriever.to_dict()),
                           "evaluation": self.evaluation, "fingerprint": expected, "numbers": NUMBERS_VERSION}
-        with _cell_lock(cell.folder):
-            write_result_folder(cell.folder, document, ds.queries.as_dict(), exp.run, tag=cell.retriever.label)
+        # (under the folder's lock, <cell folder>/.lock: two benches writing one cell at once, configs sharing
+        # output_dir, name and labels, write the whole folder in turn, never one's metrics.json beside the
+        # other's run.trec)
+        write_result_folder(cell.folder, document, ds.queries.as_dict(), exp.run, tag=cell.retriever.label)
         return document
 
     # ----------------------------------------------------------------- the matrix

@@ -39,7 +39,8 @@ def bench(
         cfg = cfg.with_output_dir(output_dir)
     if executor is not None or address is not None:
         cfg = cfg.with_executor(executor, address)
-    check_output_folder(cfg.folder, "--output-dir" if output_dir is not None else f"{config}: output_dir")
+    check_output_folder(cfg.folder, "--output-dir" if output_dir is not None else f"{config}: output_dir",
+                        writable=not dry_run)  # (a dry run writes nothing: it may plan a read-only folder)
     if address is not None and cfg.executor.kind != "ray":  # (the cells ran here, on no cluster, silently)
         from harness.errors import HarnessError
 

@@ -125,13 +125,24 @@ def check_outputs(*paths) -> None:
         remove_abandoned(path.parent, path.name)
 
 
-def check_output_folder(path: Path, option: str) -> None:
+def check_output_folder(path: Path, option: str, writable: bool = False) -> None:
     """Refuse, before any work, an output folder that is a file or lies under one (``-o results.txt``:
-    the results were computed, then could not be written)."""
+    the results were computed, then could not be written); with ``writable``, also one whose nearest
+    existing folder this process cannot write in (a read-only mount, another user's folder: the run
+    was computed in full, an hour of encoding, and only then refused by its first write)."""
+    import os
+
     for folder in (path, *path.parents):
         if folder.exists():
             if not folder.is_dir():
                 raise HarnessError(f"{option} {path}: {folder} is not a folder")
+            if writable and not os.access(folder, os.W_OK | os.X_OK):
+                try:
+                    read_only = bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+                except (OSError, AttributeError):
+                    read_only = False
+                reason = "read-only file system" if read_only else "permission denied"
+                raise HarnessError(f"{option} {path}: cannot write in {folder} ({reason})")
             return
 
 

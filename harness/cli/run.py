@@ -51,7 +51,7 @@ def run(
     evaluator, k_values = build_evaluator(k, metric, relevance_threshold, keep_identical_ids, semantics)
     if depth is not None and not 1 <= depth <= 2**63 - 1:  # (ranks and counts are int64, as for --k)
         raise typer.BadParameter("--depth must be >= 1 and at most 2^63 - 1")
-    check_output_folder(output_dir, "--output-dir")
+    check_output_folder(output_dir, "--output-dir", writable=True)
     if name is not None and not _folder_name(name):
         # "", ".", "..", "../x", "/x": the result files would land beside or above the dataset's result folders
         raise HarnessError(f"--name names the result folder inside {output_dir}/<dataset>/; got {name!r}")

@@ -19,7 +19,8 @@
   first, so a touched but unchanged file is mapped, not parsed.
 * Written atomically (temporary file + rename, :mod:`harness.atomic`): an interrupted write leaves
   no ``.arrow`` file, only a temporary one, named with its process id and removed by the next write
-  into the folder once that process is gone (``harness.atomic.remove_abandoned``). Uncompressed, so the next run memory-maps it
+  into the folder, or the next load that finds its file cached, once that process is gone
+  (``harness.atomic.remove_abandoned``). Uncompressed, so the next run memory-maps it
   (a read-only ``mmap.mmap`` read by ``pyarrow.ipc`` without copying): the text is paged in from the
   file as read, and a reader that is done with a part gives its pages back (``Corpus.release``).
 * Streamed (:func:`stream_into_cache`, the loader's first choice): the source is parsed batch by
@@ -227,6 +228,7 @@ def load_or_build(path: Path, columns: tuple[str, ...], build: Callable[[], obje
     if cached is not None:  # (also when the same bytes were cached under another path)
         if streamed is not None:
             streamed.unlink(missing_ok=True)
+        remove_abandoned(target.parent)  # a killed load's temporary file: no write follows a hit to remove it
         return make(*cached), digest
     if table is None and streamed is None and stream is not None:
         streamed = stream_into_cache(stream)

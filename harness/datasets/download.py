@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Iterator
 
 from harness.atomic import file_lock as _lock  # (two processes do not write the same .part)
-from harness.atomic import remove_abandoned, writer_tag
+from harness.atomic import name_output, remove_abandoned, writer_tag
 from harness.cache import ENV_VAR as CACHE_ENV  # noqa: F401  (re-exported: tests and docs name it here)
 from harness.cache import cache_dir
 from harness.checksums import file_digest
@@ -149,12 +149,16 @@ class ResumableDownloader:
             start = have if mode == "ab" else 0
             length = response.headers.get("Content-Length")
             expected = start + int(length) if length and length.isdigit() else None
-            with open(self.part_path, mode) as handle, _progress(self.progressbar, url, expected, start) as advance:
-                for block in response.iter_content(self.chunk_size):
-                    handle.write(block)
-                    advance(len(block))
-                handle.flush()
-                os.fsync(handle.fileno())
+            try:
+                with open(self.part_path, mode) as handle, _progress(self.progressbar, url, expected, start) as advance:
+                    for block in response.iter_content(self.chunk_size):
+                        handle.write(block)
+                        advance(len(block))
+                    handle.flush()
+                    os.fsync(handle.fileno())
+            except OSError as exc:  # a full disk: named (the write's error names no file); the part is kept to resume
+                name_output(exc, self.part_path)
+                raise
         size = self.part_path.stat().st_size
         if expected is not None and size != expected:
             raise RetryableError(f"body cut short: {size} of {expected} bytes")
@@ -250,6 +254,9 @@ def unpack(zip_path: Path, target: Path, manifest: dict | None = None) -> Path:
                 archive.extractall(tmp)
         except zipfile.BadZipFile as exc:
             raise HarnessError(f"{zip_path}: not a valid zip file ({exc})") from None
+        except OSError as exc:  # a full disk while unpacking: named as the dataset's folder (the temporary one goes)
+            name_output(exc, target)
+            raise
         entries = [p for p in tmp.iterdir() if p.name != "__MACOSX"]
         content = entries[0] if len(entries) == 1 and entries[0].is_dir() else tmp
         if manifest is not None:  # with each unpacked file's size and sha256 (`harness datasets info` checks them)

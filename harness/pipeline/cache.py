@@ -13,13 +13,16 @@ run file's size and sha256) last, so an entry is complete exactly when its JSON 
 interrupted pipeline leaves only complete entries, and a rerun reuses them ("hit"). A run file that
 does not match the size and sha256 its JSON records (truncated, damaged, or replaced by another
 process's write) is recomputed, never read: a run cut at a line boundary still parses, with
-documents missing.
+documents missing. A store that fails (a read-only or full cache disk) is logged and the run goes on
+with the stage's run uncached.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import logging
 import os
 from pathlib import Path
 
@@ -31,6 +34,7 @@ from harness.run import Run
 from harness.versions import RUNS_VERSION
 
 KIND = "pipelines"
+log = logging.getLogger(__name__)
 RUN_FILE = "run_file"  # the JSON's record of the run file: {"bytes": size, "sha256": hex digest}
 
 
@@ -66,14 +70,24 @@ class StageCache:
         except (OSError, ValueError, HarnessError):
             return None
 
-    def store(self, key: str, run: Run, meta: dict) -> None:
+    def store(self, key: str, run: Run, meta: dict) -> bool:
+        """Cache the stage's run; whether it was written. A write that fails (a read-only or full cache
+        disk) is logged and leaves no entry: the stage's run, computed already, is used uncached, as the
+        corpus and BM25 caches do, rather than the pipeline failing as if the stage had."""
         from harness.formats.trec import write_run
 
         run_path, meta_path = self.paths(key)
-        run_path.parent.mkdir(parents=True, exist_ok=True)
-        remove_abandoned(run_path.parent)  # a killed store's temporary run file (45 MB at 1,000 x 1,000)
-        write_run(run, run_path, tag=key[:12])
-        write_json(meta_path, {**meta, RUN_FILE: _describe(run_path)})
+        try:
+            run_path.parent.mkdir(parents=True, exist_ok=True)
+            remove_abandoned(run_path.parent)  # a killed store's temporary run file (45 MB at 1,000 x 1,000)
+            write_run(run, run_path, tag=key[:12])
+            write_json(meta_path, {**meta, RUN_FILE: _describe(run_path)})
+        except OSError as exc:
+            log.warning("could not write the pipeline stage cache under %s: %s", self.folder, exc)
+            with contextlib.suppress(OSError):  # (a run file without its JSON is no entry, only space)
+                run_path.unlink(missing_ok=True)
+            return False
+        return True
 
 
 def _describe(path: Path) -> dict:

@@ -79,6 +79,7 @@ class PipelineRunner:
         self.pipeline, self.dataset, self.evaluator, self.depth = pipeline, dataset, evaluator, depth
         self.cache = cache or StageCache()
         self.outcomes: dict[str, StageOutcome] = {}
+        self.uncached: set[str] = set()  # stages whose run could not be stored (a read-only or full cache disk)
 
     def component(self, stage: Stage):
         from harness.registry import create, create_reranker
@@ -170,7 +171,9 @@ class PipelineRunner:
             run = run.without_empty_queries()
             if system is not None:
                 info = {"resolved_params": plain_json(system.params()), **info}  # (a plugin's: numpy values, sets)
-            self.cache.store(key, run, {"stage": without_secrets(stage.to_dict()), "timings": timings, "info": info})
+            if not self.cache.store(key, run, {"stage": without_secrets(stage.to_dict()), "timings": timings,
+                                               "info": info}):
+                self.uncached.add(stage.name)
             status = "miss"
         started = time.perf_counter()
         with progress.task(f"evaluating {stage.name}"):
@@ -185,7 +188,7 @@ class PipelineRunner:
             except KeyboardInterrupt:
                 raise
             except Exception as exc:  # noqa: BLE001 - reported with the stage's name, finished stages kept
-                raise StageError(stage, exc, list(self.outcomes)) from exc
+                raise StageError(stage, exc, [name for name in self.outcomes if name not in self.uncached]) from exc
         return list(self.outcomes.values())
 
 

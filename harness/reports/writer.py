@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from harness.atomic import atomic_open, remove_abandoned, write_json, write_text
+from harness.atomic import atomic_open, file_lock, remove_abandoned, write_json, write_text
 from harness.formats.trec import write_run
 from harness.reports.document import MetricsDocument
 from harness.reports.efficiency import header_facts, run_header
@@ -13,6 +13,7 @@ from harness.reports.markdown import metrics_table
 from harness.run import Run
 
 RESULT_FILES = ("metrics.json", "metrics.md", "per_query.jsonl", "run.trec")  # what a result folder holds
+LOCK = ".lock"  # in a result folder: held while its files are written (write_result_folder)
 
 
 def result_file_named(folder: Path, named) -> tuple[object, str, Path] | None:
@@ -38,9 +39,20 @@ def write_result_folder(folder: str | Path, document: MetricsDocument, query_tex
                         run: Run | None = None, tag: str = "harness") -> Path:
     """Write every file atomically (metrics.json last); returns the folder. An earlier result's
     metrics.json is removed first: its presence means the files beside it are its own, and a write
-    killed midway would otherwise leave it beside the new run.trec and per_query.jsonl."""
+    killed midway would otherwise leave it beside the new run.trec and per_query.jsonl. The files are
+    written under an exclusive lock (POSIX ``flock`` on ``<folder>/.lock``, :func:`harness.atomic.file_lock`):
+    two processes writing one folder at once (two ``harness run`` with the same ``-o`` and ``--name``,
+    two benches sharing a cell) write it in turn, so the folder holds the last one's files, never one's
+    metrics.json beside the other's run.trec."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
+    with file_lock(folder / LOCK):
+        _write_files(folder, document, query_texts, run, tag)
+    return folder
+
+
+def _write_files(folder: Path, document: MetricsDocument, query_texts: dict[str, str] | None, run: Run | None,
+                 tag: str) -> None:
     (folder / "metrics.json").unlink(missing_ok=True)
     remove_abandoned(folder)  # a killed earlier write's temporary run.trec (45 MB at 1,000 queries x 1,000)
     if run is not None:
@@ -60,7 +72,6 @@ def write_result_folder(folder: str | Path, document: MetricsDocument, query_tex
               f" (grade >= {_threshold(document)}), left out).\n\n")
     write_text(folder / "metrics.md", "# " + header + metrics_table(document.metrics))
     write_json(folder / "metrics.json", document.to_json())
-    return folder
 
 
 def _threshold(document: MetricsDocument) -> str:

@@ -17,7 +17,7 @@ folder first (:class:`Staging`): the postings' documents and scores, the two arr
 posting, are then made as that folder's ``.npy`` files, memory-mapped, and filled in place by the
 build, so they are neither held a second time in RAM nor copied to disk afterwards (on a VM that
 backs fresh memory lazily, every page touched once less). A temporary folder whose process is gone
-(killed mid-build) is removed when the next build of the same key starts.
+(killed mid-build) is removed when the next build or load of the same key starts.
 
 Loads are O(vocabulary), not O(postings), in what they read up front; the arrays are memory-mapped.
 What a load checks (``verify="quick"``, the default): the manifest (format, key), the set of files,
@@ -250,6 +250,9 @@ def load(root: Path, key: str, verify: str | None = None, postings_check=None) -
     wait(folder)
     if not folder.is_dir():
         return None
+    # a killed build's staging folder of this key (as large as the index): removed here too, as every later run
+    # of a key that another process finished is a hit and never starts the build that would remove it
+    remove_abandoned(folder.parent, key)
     try:
         manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
         files = manifest["files"]

@@ -10,7 +10,8 @@ normalization; see :func:`cache_key`), in ``<cache dir>/<kind>-<key>/``::
 
 Every file is written to a temporary name and renamed (harness.atomic), so an interrupted run
 leaves whole parts only; the next run loads them and encodes the rest (and removes the temporary
-files of killed processes: harness.atomic.remove_abandoned). A part or final file whose
+files of killed processes: harness.atomic.remove_abandoned; a load of the complete entry removes them
+too). A part or final file whose
 shape disagrees with meta.json is ignored (and rewritten); so is a final file whose size or CRC-32
 (the whole content, read on every load: recorded in meta.json as ``complete`` before the file is
 renamed into place) is not the recorded one: a damaged entry is encoded again, never trusted.
@@ -116,6 +117,7 @@ class EmbeddingCache:
             for part in self.folder.glob("part-*.npy"):
                 with contextlib.suppress(OSError):  # gone already, or a read-only cache: it still serves the hit
                     part.unlink()
+            remove_abandoned(self.folder)  # a killed concurrent join's temporary matrix (no build follows a hit)
         return complete
 
     def prepare(self) -> dict:

@@ -167,7 +167,8 @@ def test_the_secret_named_in_a_header_is_sent_but_appears_nowhere_in_the_results
     assert proc.returncode == 0, proc.stderr
     assert len(engine.received) == 300
     files = [p for p in tmp_path.rglob("*") if p.is_file()]
-    assert {p.name for p in files} == {"metrics.json", "metrics.md", "per_query.jsonl", "run.trec"}
+    # (.lock: the empty file the result folder's writers lock, harness.reports.writer.LOCK)
+    assert {p.name for p in files} == {"metrics.json", "metrics.md", "per_query.jsonl", "run.trec", ".lock"}
     for path in files:
         assert secret.encode() not in path.read_bytes(), path
     assert secret not in proc.stdout + proc.stderr
