@@ -25,7 +25,10 @@ from harness.formats.trec import read_qrels, read_run
 
 K = (1, 3, 5, 10, 100)
 CUT = {"NDCG": "ndcg_cut", "MAP": "map_cut", "Recall": "recall", "P": "P", "Success": "success"}
-WHOLE = {"AP": "map", "R-Prec": "Rprec", "bpref": "bpref", "MRR@1000": "recip_rank"}
+WHOLE = {"AP": "map", "R-Prec": "Rprec", "bpref": "bpref", "RR": "recip_rank", "NDCG_all": "ndcg",
+         "num_ret": "num_ret", "num_rel": "num_rel", "num_rel_ret": "num_rel_ret",
+         **{f"iprec_at_recall_{p / 10:.2f}": f"iprec_at_recall_{p / 10:.2f}" for p in range(11)},
+         "set_P": "set_P", "set_recall": "set_recall", "set_F": "set_F"}
 TOLERANCE = 5e-5 + 1e-9
 
 
@@ -57,7 +60,9 @@ def write_case(folder: Path, seed: int, n_queries: int = 200, n_docs: int = 400,
 
 
 def trec_eval_values(binary: str, qrels: Path, run: Path, extra: list[str]) -> dict[str, dict[str, float]]:
-    measures = [f"{m}.{','.join(map(str, K))}" for m in CUT.values()] + list(WHOLE.values()) + extra
+    whole = list(dict.fromkeys("iprec_at_recall" if name.startswith("iprec_at_recall") else name
+                               for name in WHOLE.values()))  # (iprec_at_recall: its 11 levels by default)
+    measures = [f"{m}.{','.join(map(str, K))}" for m in CUT.values()] + whole + extra
     argv = [binary, "-q", "-c", *[a for m in measures for a in ("-m", m)], str(qrels), str(run)]
     out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
     values: dict[str, dict[str, float]] = defaultdict(dict)

@@ -37,7 +37,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from harness.evaluation.judgments import Judgments, judge
-from harness.evaluation.metrics import DEFAULT_FAMILIES, DEFAULT_K, Metric, parse_metric, takes_cutoff
+from harness.evaluation.metrics import DEFAULT_FAMILIES, DEFAULT_K, Metric, level_names, parse_metric, takes_cutoff
 from harness.evaluation.metrics.dcg import GainOverflow
 from harness.evaluation.semantics import Semantics, parse_semantics
 from harness.qrels import Qrels
@@ -46,15 +46,16 @@ from harness.run import Run
 
 def metrics_for(families: Iterable[str] = DEFAULT_FAMILIES, k_values: Iterable[int] = DEFAULT_K) -> list[Metric]:
     """Every family that takes a cutoff at every cutoff (``NDCG@1 ... MRR@1000``); full names
-    (``P@10``) and families without a cutoff (``bpref``, ``AP``) as they are. A family that takes a
-    cutoff with no ``k_values`` is a ValueError."""
+    (``P@10``) and families without a cutoff (``bpref``, ``AP``) as they are; ``iprec_at_recall``
+    without a level at trec_eval's 11 levels (0.00 ... 1.00, whatever ``k_values``). A family that
+    takes a cutoff with no ``k_values`` is a ValueError."""
     k_values = list(k_values)
     out: list[Metric] = []
     for family in families:
         if takes_cutoff(family) and not k_values:  # (it was dropped without a word)
             raise ValueError(f"{family} is computed at every cutoff, and no cutoff is given: pass k_values "
                              f"or name it with one (e.g. {family}@10)")
-        names = [f"{family}@{k}" for k in k_values] if takes_cutoff(family) else [family]
+        names = [f"{family}@{k}" for k in k_values] if takes_cutoff(family) else level_names(family) or [family]
         out.extend(parse_metric(name) for name in names)
     return list(dict.fromkeys(out))
 

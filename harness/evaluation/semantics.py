@@ -12,7 +12,9 @@ full float64 scores.
 
 ``trec_eval-10``: trec_eval 10.0 (2026) holds scores as doubles, so the evaluator ranks by the
 float64 score (ties by document id descending, as before). Its ``unj`` measure counts a document
-judged with a negative grade as unjudged; under this semantics ``Judged@k`` does too.
+judged with a negative grade as unjudged; under this semantics ``Judged@k`` does too. Its
+``iprec_at_recall`` turns a recall level p into a number of relevant documents as ``lround(p * R)``
+where trec_eval 9 truncates ``p * R + 0.9`` (``m_iprec_at_recall.c``); ``iprec_at_recall_p`` follows.
 
 Both read ``#`` comment lines in runs and qrels (trec_eval 10 does; the project accepts them under
 either semantics, since trec_eval 9 would refuse the file rather than read it differently).
@@ -34,6 +36,7 @@ class Semantics:
     name: str
     float32_scores: bool  # rank by float32(score), as trec_eval 9's ``float sim``
     negative_grade_judged: bool  # a negative grade counts as judged (Judged@k)
+    rounded_recall_cutoffs: bool = False  # iprec_at_recall: lround(p * R), not (long)(p * R + 0.9)
 
     def ranking_scores(self, scores: np.ndarray) -> np.ndarray:
         """The scores the ranking compares: float32-rounded (as float64) or the scores themselves."""
@@ -44,7 +47,8 @@ class Semantics:
 
 
 TREC_EVAL_9 = Semantics("trec_eval-9", float32_scores=True, negative_grade_judged=True)
-TREC_EVAL_10 = Semantics("trec_eval-10", float32_scores=False, negative_grade_judged=False)
+TREC_EVAL_10 = Semantics("trec_eval-10", float32_scores=False, negative_grade_judged=False,
+                         rounded_recall_cutoffs=True)
 SEMANTICS = {s.name: s for s in (TREC_EVAL_9, TREC_EVAL_10)}
 DEFAULT_SEMANTICS = TREC_EVAL_9.name
 

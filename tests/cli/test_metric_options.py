@@ -54,8 +54,9 @@ def test_unknown_metric_exits_2_with_one_line(float_files):
     proc = harness("evaluate", "--qrels", str(qrels), "--run", str(run), "-m", "NDCG_foo@10")
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [
-        "error: --metric: unknown metric 'NDCG_foo@10'; known: AP, DCG, Judged, MAP, MRR, NDCG, P, R-Prec, "
-        "R_cap, Recall, Success, bpref"]
+        "error: --metric: unknown metric 'NDCG_foo@10'; known: AP, DCG, Judged, MAP, MRR, NDCG, NDCG_all, P, "
+        "R-Prec, RR, R_cap, Recall, Success, bpref, iprec_at_recall, num_rel, num_rel_ret, num_ret, set_F, set_P, "
+        "set_recall"]
 
 
 def test_run_with_extra_metrics(tmp_path):

@@ -34,12 +34,12 @@ IR_MEASURES = {
     "Judged@{k}": "Judged@{k}",
 }
 
-# trec_eval 9 name (pytrec_eval) -> the harness metric it becomes in a metric list with k = 1000 (a name
-# without a cutoff expands over k: trec_eval's whole-ranking map, recip_rank, ndcg equal their @1000
-# here, every ranking being at most 30 long).
+# trec_eval 9 name (pytrec_eval) -> the harness metric it becomes in a metric list with k = 1000 (map and
+# ndcg, also BEIR's MAP and NDCG families, expand over k: trec_eval's whole-ranking map and ndcg equal
+# their @1000 here, every ranking being at most 30 long; recip_rank is RR, the whole ranking).
 TREC_EVAL = {"P_5": "P@5", "ndcg_cut_10": "NDCG@10", "recall_100": "Recall@100", "map_cut_1000": "MAP@1000",
              "map": "MAP@1000", "Rprec": "R-Prec", "bpref": "bpref", "success_1": "Success@1",
-             "recip_rank": "MRR@1000", "ndcg": "NDCG@1000"}
+             "recip_rank": "RR", "ndcg": "NDCG@1000"}
 
 def _case(rng: random.Random):
     """Random qrels (grades -1..3) and a run without score ties. Every query gets a judgment >= 0:

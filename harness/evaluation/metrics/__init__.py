@@ -1,23 +1,32 @@
 """The metric registry: importing this package registers every metric family."""
 
 from harness.evaluation.metrics import (  # noqa: F401
-    average_precision, bpref, dcg, judged, ndcg, precision, r_precision, recall, reciprocal_rank, success)
+    average_precision, bpref, dcg, iprec_at_recall, judged, ndcg, num_rel, num_rel_ret, num_ret, precision,
+    r_precision, recall, reciprocal_rank, set_f, set_p, set_recall, success)
 from harness.evaluation.metrics.average_precision import AP, MAP
-from harness.evaluation.metrics.base import REGISTRY, Metric, parse_metric, takes_cutoff
+from harness.evaluation.metrics.base import REGISTRY, Metric, level_names, parse_metric, takes_cutoff
 from harness.evaluation.metrics.bpref import Bpref
 from harness.evaluation.metrics.dcg import DCG
 from harness.evaluation.metrics.discounting import SCHEMES
+from harness.evaluation.metrics.iprec_at_recall import IPrecAtRecall
 from harness.evaluation.metrics.judged import Judged
-from harness.evaluation.metrics.ndcg import NDCG
+from harness.evaluation.metrics.ndcg import NDCG, NDCGAll
+from harness.evaluation.metrics.num_rel import NumRel
+from harness.evaluation.metrics.num_rel_ret import NumRelRet
+from harness.evaluation.metrics.num_ret import NumRet
 from harness.evaluation.metrics.precision import Precision
 from harness.evaluation.metrics.r_precision import RPrecision
 from harness.evaluation.metrics.recall import RCap, Recall
-from harness.evaluation.metrics.reciprocal_rank import MRR
+from harness.evaluation.metrics.reciprocal_rank import MRR, RR
+from harness.evaluation.metrics.set_f import SetF
+from harness.evaluation.metrics.set_p import SetP
+from harness.evaluation.metrics.set_recall import SetRecall
 from harness.evaluation.metrics.success import Success
 
 DEFAULT_FAMILIES = ("NDCG", "MAP", "Recall", "P", "R_cap", "MRR")
 DEFAULT_K = (1, 3, 5, 10, 100, 1000)
 
-__all__ = ["Metric", "parse_metric", "takes_cutoff", "REGISTRY", "NDCG", "DCG", "MAP", "AP", "Precision",
-           "Recall", "RCap", "MRR", "RPrecision", "Bpref", "Success", "Judged", "SCHEMES",
+__all__ = ["Metric", "parse_metric", "takes_cutoff", "level_names", "REGISTRY", "NDCG", "NDCGAll", "DCG", "MAP",
+           "AP", "Precision", "Recall", "RCap", "MRR", "RR", "RPrecision", "Bpref", "Success", "Judged",
+           "NumRet", "NumRel", "NumRelRet", "IPrecAtRecall", "SetP", "SetRecall", "SetF", "SCHEMES",
            "DEFAULT_FAMILIES", "DEFAULT_K"]

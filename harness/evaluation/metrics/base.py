@@ -37,6 +37,10 @@ class Metric:
     variants: ClassVar[tuple[str, ...]] = ()  # name suffixes; the first is the default
     whole_ranking_form: ClassVar[str | None] = None  # family to use when no cutoff is given
     cutoff_form: ClassVar[str | None] = None  # family to use when a cutoff is given
+    whole_ranking_name: ClassVar[str | None] = None  # a whole-ranking sibling named only in the refusal of
+    # the family without a cutoff (NDCG: NDCG_all), where ``whole_ranking_form`` would parse to it
+    levels: ClassVar[tuple[float, ...]] = ()  # a family named by a level (iprec_at_recall_0.10), not a cutoff:
+    # the levels its name without one stands for in a metric list
 
     @classmethod
     def make(cls, k: int | None, variant: str | None = None) -> "Metric":
@@ -55,7 +59,9 @@ class Metric:
     def __post_init__(self) -> None:
         stem = self.name.partition("@")[0]  # the family with its variant: NDCG_exp, not NDCG
         if self.needs_k and (self.k is None or self.k < 1):
-            raise ValueError(f"{stem} needs a cutoff k >= 1, e.g. {stem}@10")
+            whole = f"{self.whole_ranking_name}{stem[len(self.family):]}" if self.whole_ranking_name else None
+            raise ValueError(f"{stem} needs a cutoff k >= 1, e.g. {stem}@10"
+                             + (f" (over the whole ranking: {whole})" if whole and self.k is None else ""))
         if not self.needs_k and self.k is not None:
             raise ValueError(f"{stem} takes no cutoff")
         if self.k is not None and self.k > _MAX_K:  # (ranks and counts are int64)
@@ -83,10 +89,27 @@ def safe_divide(numerator: np.ndarray, denominator: np.ndarray | float) -> np.nd
 # ASCII only: a cutoff in other digits (``P@５``) or a Unicode blank is refused, as ``--k`` refuses it.
 _NAME = re.compile(r"^\s*([A-Za-z][A-Za-z_\-]*?)(?:\s*(?:@|_cut_|_cut\.|\.|_)\s*(\d+))?\s*$", re.ASCII)
 _RANX_LEVEL = re.compile(r"-l(\d+)\s*$", re.ASCII)  # ranx's relevance level: ndcg@10-l2, map-l2
+# A family named by a level, a decimal number (iprec_at_recall_0.10, iprec_at_recall.0.1, IPrec@0.1).
+_LEVEL_NAME = re.compile(r"^\s*([A-Za-z][A-Za-z_\-]*?)\s*(?:@|_|\.)\s*(\d+\.\d*|\.\d+|\d+)\s*$", re.ASCII)
+
+# trec_eval measures that are no per-query value, named with what to use instead.
+NOT_PER_QUERY = {
+    "num_q": "trec_eval's num_q counts the queries averaged over, not a per-query value: every result reports "
+             "it (n_queries in metrics.json and metrics.md, the title of harness evaluate's table)",
+    "gm_map": "trec_eval's gm_map, exp(mean(log(max(AP, 0.00001)))), is a geometric mean over queries, not a "
+              "per-query value: every summary here (metrics.json, compare, check) is the mean of per-query values; "
+              "compute it from AP's per-query values (metrics.json per_query, per_query.jsonl)",
+    "runid": "trec_eval's runid prints the run's tag, not a measure",
+}
 
 
 def parse_metric(text: str) -> Metric:
     """Parse ``NDCG@10``-style names (and aliases) into a metric object; ValueError if unknown."""
+    leveled = _LEVEL_NAME.match(text)
+    if leveled:  # iprec_at_recall_0.10 (P_10 goes on below: P takes no level)
+        family, variant = _family_and_variant(leveled.group(1).lower())
+        if family is not None and REGISTRY[family].levels:
+            return REGISTRY[family].make(None, variant, level=float(leveled.group(2)))
     match = _NAME.match(text)
     if not match:
         if "(" in text:  # ir_measures' P(rel=2)@5, nDCG(judged_only)@10
@@ -104,6 +127,8 @@ def parse_metric(text: str) -> Metric:
                          f"{', '.join(sorted(REGISTRY))}")
     family_text, k_text = match.group(1), match.group(2)
     family, variant = _family_and_variant(family_text.lower())
+    if family is None and family_text.lower() in NOT_PER_QUERY:
+        raise ValueError(f"metric {text!r} is not computed: {NOT_PER_QUERY[family_text.lower()]}")
     if family is None:
         raise ValueError(f"unknown metric {text!r}; known: {', '.join(sorted(REGISTRY))}")
     cls = REGISTRY[family]
@@ -140,3 +165,17 @@ def takes_cutoff(text: str) -> bool:
     if family is None:
         return False
     return REGISTRY[family].needs_k
+
+
+def level_names(text: str) -> list[str] | None:
+    """The names a family named by a level stands for in a metric list when ``text`` gives none
+    (``iprec_at_recall``: trec_eval's 11, ``iprec_at_recall_0.00`` ... ``iprec_at_recall_1.00``); None
+    for any other name."""
+    match = _NAME.match(text)
+    if not match or match.group(2) is not None:
+        return None
+    family, variant = _family_and_variant(match.group(1).lower())
+    if family is None or not REGISTRY[family].levels:
+        return None
+    cls = REGISTRY[family]
+    return [cls.make(None, variant, level=level).name for level in cls.levels]

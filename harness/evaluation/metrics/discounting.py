@@ -52,16 +52,20 @@ def discount(ranks: np.ndarray, scheme: str) -> np.ndarray:
     return np.log2(ranks + 1.0)
 
 
-def dcg(j: Judgments, k: int, scheme: str, shift: np.ndarray | None = None) -> np.ndarray:
-    """DCG@k of the run, per evaluated query (gains scaled by 2^-shift[query] when given, see ``gain``)."""
-    gained = (j.hit_rank <= k) & (j.hit_grade > 0)
+def dcg(j: Judgments, k: int | None, scheme: str, shift: np.ndarray | None = None) -> np.ndarray:
+    """DCG@k of the run, per evaluated query (gains scaled by 2^-shift[query] when given, see ``gain``);
+    k None: the whole ranking."""
+    gained = j.hit_grade > 0
+    if k is not None:
+        gained &= j.hit_rank <= k
     by = 0.0 if shift is None else shift[j.hit_query]
     return j.per_query_sum(gained, gain(j.hit_grade, scheme, by) / discount(j.hit_rank, scheme))
 
 
-def ideal_dcg(j: Judgments, k: int, scheme: str, shift: np.ndarray | None = None) -> np.ndarray:
-    """IDCG@k: DCG@k of the query's judged positive grades sorted descending (retrieved or not)."""
-    ideal = j.ideal_rank <= k
+def ideal_dcg(j: Judgments, k: int | None, scheme: str, shift: np.ndarray | None = None) -> np.ndarray:
+    """IDCG@k: DCG@k of the query's judged positive grades sorted descending (retrieved or not); k None:
+    all of them."""
+    ideal = j.ideal_rank <= (k if k is not None else np.iinfo(np.int64).max)
     by = 0.0 if shift is None else shift[j.ideal_query[ideal]]
     weights = gain(j.ideal_grade[ideal], scheme, by) / discount(j.ideal_rank[ideal], scheme)
     return np.bincount(j.ideal_query[ideal], weights=weights, minlength=j.n_queries).astype(np.float64)
