@@ -117,3 +117,55 @@ def test_with_some_forums_only_each_forum_is_a_dataset_of_its_own_everywhere(tmp
     board_html = re.search(r'<table class="board" data-metric="P@1">.*?</table>', page, re.S).group(0)
     cells = re.findall(r'<tr[^>]*data-dataset="([^"]+)"[^>]*>.*?<td class="([^"]+)"', board_html, re.S)
     assert cells == [("tiny", "cell"), ("android", "cell"), ("gis", "cell"), ("average", "cell")]
+
+
+def test_a_forum_whose_cell_failed_leaves_the_cqadupstack_row_without_a_value_in_every_output(tmp_path, monkeypatch):
+    """gis has no corpus.jsonl: its cell fails. leaderboard.json has the cqadupstack row without a value
+    (11 of 12 forums is not BEIR's number) and so no average; report.html must say the same. It gave the
+    11 other forums as rows of their own and an average of (1 + 3 x 1 + 8 x 0) / 12 = 0.3333, the weighting
+    of CQADupStack 11/12 that this row exists to prevent, beside leaderboard.md's "-"."""
+    config = _setup(tmp_path, monkeypatch)
+    (tmp_path / "cache" / "datasets" / "cqadupstack" / "gis" / "corpus.jsonl").unlink()
+    result = run_bench(load_config(config))
+    assert [o.status for o in result.outcomes].count("failed") == 1
+    out = tmp_path / "results" / "suite"
+    table = json.loads((out / "leaderboard.json").read_text())["tables"]["P@1"]
+    assert table["rows"] == {"tiny": {"mine": 1.0}, "cqadupstack": {"mine": None}}
+    assert table["average"] == {"mine": None}
+    page = (out / "report.html").read_text()
+    board_html = re.search(r'<table class="board" data-metric="P@1">.*?</table>', page, re.S).group(0)
+    cells = re.findall(r'<tr[^>]*data-dataset="([^"]+)"[^>]*>.*?<td class="([^"]+)"', board_html, re.S)
+    assert cells == [("tiny", "cell"), ("cqadupstack", "cell missing"), ("average", "cell missing")]
+    forums_html = re.search(r'<table class="board forums".*?</table>', page, re.S).group(0)
+    assert len(re.findall(r"<tr[^>]*data-dataset=", forums_html)) == 12  # the 11 forums with results, the mean
+    assert "mean of 12 forums (11 here)" in board_html
+
+
+@pytest.mark.parametrize("failing", ["tiny", "cqadupstack"])
+def test_a_row_whose_every_cell_failed_leaves_the_page_without_an_average(tmp_path, monkeypatch, failing):
+    """Three rows: tiny, tiny2 (a copy of tiny, P@1 = 1) and cqadupstack (0.25). Every cell of one row fails
+    (tiny has no corpus.jsonl; or no forum has one: a download of CQADupStack that failed as a whole).
+    leaderboard.json's average is null (a value on every dataset is required); report.html gave the mean of
+    the two rows left as "average" ((1 + 0.25) / 2 = 0.625, or (1 + 1) / 2 = 1.0), an average over two of
+    three datasets. Expected, as leaderboard.json: the average row without a value."""
+    config = _setup(tmp_path, monkeypatch)
+    import shutil
+
+    shutil.copytree(tmp_path / "tiny", tmp_path / "tiny2")
+    config.write_text(config.read_text().replace(
+        '"cqadupstack"]', f'{{path = "{tmp_path / "tiny2"}", label = "tiny2"}}, "cqadupstack"]'))
+    if failing == "tiny":
+        (tmp_path / "tiny" / "corpus.jsonl").unlink()
+    else:
+        for forum in FORUMS:
+            (tmp_path / "cache" / "datasets" / "cqadupstack" / forum / "corpus.jsonl").unlink()
+    run_bench(load_config(config))
+    out = tmp_path / "results" / "suite"
+    table = json.loads((out / "leaderboard.json").read_text())["tables"]["P@1"]
+    assert table["rows"][failing] == {"mine": None} and table["average"] == {"mine": None}
+    page = (out / "report.html").read_text()
+    board_html = re.search(r'<table class="board" data-metric="P@1">.*?</table>', page, re.S).group(0)
+    cells = re.findall(r'<tr[^>]*data-dataset="([^"]+)"[^>]*>.*?<td class="([^"]+)"', board_html, re.S)
+    assert [label for label, _ in cells] == [d for d in ("tiny", "tiny2", "cqadupstack") if d != failing] + ["average"]
+    assert cells[-1] == ("average", "cell missing")
+    assert f"No results for {failing} (every cell failed)" in page

@@ -41,9 +41,12 @@ def load_results(arguments: Sequence[str]) -> dict[str, list]:
 
 
 def write_bench_report(path: str | Path, cells: Sequence[tuple[str, str, Path, str]], metrics: Sequence[str],
-                       title: str) -> Path:
+                       title: str, listed_forums: Sequence[str] = (), listed_rows: Sequence[str] = ()) -> Path:
     """The page of a benchmark: ``cells`` are (dataset label, retriever label, result folder, dataset
-    source) of its finished cells; rows are the dataset labels, columns the retriever labels."""
+    source) of its finished cells; rows are the dataset labels, columns the retriever labels.
+    ``listed_forums``: the datasets of forums the config lists whole (one row even when a forum's cells
+    failed: :func:`harness.reports.html.model.forum_rows`); ``listed_rows``: the leaderboard's rows (a row
+    whose cells all failed leaves the average without a value, as in leaderboard.json)."""
     from harness.compare.load import load_system
 
     groups: dict[str, list] = {}
@@ -53,5 +56,6 @@ def write_bench_report(path: str | Path, cells: Sequence[tuple[str, str, Path, s
         system.name = retriever
         groups.setdefault(dataset, []).append(system)
         sources[dataset] = source
-    report = build_report(groups, list(metrics), sources=sources, intersection=True, title=title)
+    report = build_report(groups, list(metrics), sources=sources, intersection=True, title=title,
+                          listed_forums=listed_forums, listed_rows=listed_rows)
     return write_report(report, path)

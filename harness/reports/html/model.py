@@ -26,7 +26,8 @@ A dataset of forums (CQADupStack: results of ``cqadupstack/<forum>``, all its fo
 leaderboard row, as BEIR reports it (:class:`ForumsRow`): the unweighted mean of its forums' means, for
 systems with a value on every forum the registry lists, its interval the mean of the forums' independent
 resamplings; the average row counts it once. Each forum keeps its own section (forums table, plots,
-explorer). Some forums only are rows of their own.
+explorer). Some forums only are rows of their own; but in a benchmark's page, whose config asked for every
+forum, a forum without results (its cells failed) leaves the row without a value, as in leaderboard.json.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Collection, Sequence
 
 import numpy as np
 
@@ -381,10 +382,12 @@ class ForumsRow:
 
 
 def forum_rows(sections: list[DatasetSection], sources: dict[str, str], metrics: list[str], systems: list[str],
-               confidence: float, seed: int) -> tuple[list, dict[str, ForumsRow]]:
+               confidence: float, seed: int, listed: Collection[str] = ()) -> tuple[list, dict[str, ForumsRow]]:
     """The leaderboard's rows: each section, but the forums of a dataset of forums, when all its forums are
     there, as one :class:`ForumsRow` (where its first forum is); and those rows by name. Some forums only
-    stay rows of their own."""
+    stay rows of their own, except for a dataset of ``listed`` (a bench config's, which asked for every forum:
+    :func:`harness.bench.leaderboard.forum_groups`): a forum without results there is a failed cell, and the
+    row is still one, without a value (as leaderboard.json's), not the other forums counted as datasets."""
     from harness.datasets.registry import forum_of, lookup
 
     members: dict[str, list[DatasetSection]] = {}
@@ -395,11 +398,13 @@ def forum_rows(sections: list[DatasetSection], sources: dict[str, str], metrics:
     groups = {}
     for name, parts in members.items():
         info = lookup(name)
-        if {forum_of(sources.get(p.label) or p.label)[1] for p in parts} != set(info.subsets) \
-                or len(parts) != len(info.subsets):
+        complete = {forum_of(sources.get(p.label) or p.label)[1] for p in parts} == set(info.subsets) \
+            and len(parts) == len(info.subsets)
+        if not complete and name not in listed:
             continue  # (some forums only: each is a dataset of its own, as in the bench leaderboard)
         draws: dict = {}
-        cells = average_row(parts, metrics, systems, confidence, seed, draws)
+        cells = average_row(parts, metrics, systems, confidence, seed, draws) if complete else \
+            {metric: {} for metric in metrics}  # (a forum's cell failed: no system has a value on every forum)
         groups[name] = ForumsRow(label=name, title=info.title, of=len(info.subsets), forums=[p.label for p in parts],
                                  systems=[n for n in systems if n in cells[metrics[0]]], cells=cells,
                                  resampled=draws, n_queries=sum(p.n_queries for p in parts))
@@ -427,6 +432,7 @@ class Report:
     top_k: int
     rows: list = field(default_factory=list)  # the leaderboard's rows: DatasetSection or ForumsRow
     forums: dict = field(default_factory=dict)  # name -> ForumsRow (a dataset of forums)
+    without_results: list = field(default_factory=list)  # a benchmark's rows no result reached (failed cells)
 
 
 def average_row(sections: list, metrics: list[str], systems: list[str], confidence: float,
@@ -491,8 +497,13 @@ def choose_metrics(groups: dict[str, list[SystemResult]], metrics: Sequence[str]
 def build_report(groups: dict[str, list[SystemResult]], metrics: Sequence[str] | None = None,
                  baseline: str | None = None, settings: Settings | None = None, top_k: int = 10,
                  sources: dict[str, str] | None = None, intersection: bool = False,
-                 title: str = "Retrieval report") -> Report:
-    """The report of ``groups`` (dataset label -> the systems evaluated on it, in column order)."""
+                 title: str = "Retrieval report", listed_forums: Collection[str] = (),
+                 listed_rows: Sequence[str] = ()) -> Report:
+    """The report of ``groups`` (dataset label -> the systems evaluated on it, in column order);
+    ``listed_forums``: the datasets of forums whose every forum was asked for (:func:`forum_rows`);
+    ``listed_rows``: a benchmark's leaderboard rows (leaderboard.json's ``datasets``): one that no result
+    reached (every cell of it failed) leaves the average row without a value, as in leaderboard.json,
+    rather than an average over the other datasets."""
     settings = settings or Settings()
     groups = {label: list(systems) for label, systems in groups.items() if systems}
     if not groups:
@@ -514,8 +525,12 @@ def build_report(groups: dict[str, list[SystemResult]], metrics: Sequence[str] |
     sources = sources or {}
     sections = [dataset_section(label, group, metrics, baseline, settings, top_k, sources.get(label), intersection)
                 for label, group in groups.items()]
-    rows, forums = forum_rows(sections, sources, metrics, systems, settings.confidence, settings.seed)
+    rows, forums = forum_rows(sections, sources, metrics, systems, settings.confidence, settings.seed,
+                              listed_forums)
+    present = {row.label for row in rows}
+    missing = [label for label in listed_rows if label not in present]
+    average = average_row(rows, metrics, systems, settings.confidence, settings.seed) if not missing else \
+        {metric: {} for metric in metrics}  # (no system has a value on every dataset)
     return Report(title=title, metrics=metrics, systems=systems, baseline=baseline, settings=settings,
-                  datasets=sections, average=average_row(rows, metrics, systems, settings.confidence,
-                                                          settings.seed),
-                  results=result_rows(groups), top_k=top_k, rows=rows, forums=forums)
+                  datasets=sections, average=average, results=result_rows(groups), top_k=top_k, rows=rows,
+                  forums=forums, without_results=missing)

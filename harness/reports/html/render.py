@@ -55,7 +55,7 @@ def leaderboard(report: Report) -> str:
     for metric in report.metrics:
         rows = [_row(section, metric, report.systems, ' class="forums-mean"' if isinstance(section, ForumsRow)
                      else "") for section in board_rows]
-        if len(board_rows) > 1:
+        if len(board_rows) + len(report.without_results) > 1:
             cells = "".join(_cell(report.average[metric].get(s), s) for s in report.systems)
             rows.append(f'<tr class="average" data-dataset="average"><th>average</th>{cells}</tr>')
         out.append(f'<div class="board-box"><h3>{escape(metric)}</h3><div class="scroll"><table class="board" '
@@ -80,7 +80,9 @@ def leaderboard(report: Report) -> str:
                + "".join(f' {escape(g.label)} is one dataset of {g.of} forums, as BEIR reports it: its row is the '
                          f'unweighted mean of the forums\' means (systems with a value on all {g.of}; its interval '
                          f'resamples each forum\'s queries independently), counted once in the average; the forums '
-                         f'table lists each.' for g in report.forums.values()) + '</p>')
+                         f'table lists each.' for g in report.forums.values())
+               + (f' No results for {escape(", ".join(report.without_results))} (every cell failed): the average '
+                  f'row has no value, as in leaderboard.json.' if report.without_results else '') + '</p>')
     out.append(versus_tables(report))
     return "".join(out)
 
