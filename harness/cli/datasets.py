@@ -115,7 +115,7 @@ def info(
             raise HarnessError(unknown_forum(name))
         raise HarnessError(f"unknown dataset {name!r}: not a folder, not bundled, not downloaded, not registered "
                            "(see `harness datasets list`)")
-    lines = [f"name: {name}"]
+    lines = [f"name: {ref.text}"]  # (as parsed: "msmarco/" is msmarco, as harness run records it)
     if entry is not None:
         subset, sizes = ref.subset, ref.sizes
         lines += [
@@ -131,7 +131,7 @@ def info(
         if entry.subsets and not subset:
             lines.append(f"forums: {', '.join(f'{entry.name}/{f}' for f in entry.subsets)}")
     if folder is None:
-        lines.append(f"local: not downloaded (`harness datasets download {name}` puts it in {dl.dataset_dir(ref)})")
+        lines.append(f"local: not downloaded (`harness datasets download {ref.text}` puts it in {dl.dataset_dir(ref)})")
         typer.echo("\n".join(lines))
         return
     if entry is not None and entry.subsets and not ref.subset and kind == "downloaded":  # (one zip, a folder a forum)

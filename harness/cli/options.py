@@ -165,6 +165,12 @@ def parse_metrics(items: list[str] | None, k_values: list[int]) -> list:
         raise HarnessError(f"--metric: {exc}") from None
 
 
+def _same_value(a, b) -> bool:
+    """Whether two ``--param`` values are one setting: equal and of one type (``0.5`` and ``0.50``; not
+    ``1`` and ``1.0``, nor ``1`` and ``true``)."""
+    return type(a) is type(b) and a == b
+
+
 def parse_params(items: list[str] | None, component: str | None = None, reranker: bool = False) -> dict:
     """``--param key=value`` items as a dict, each value read as JSON where it is JSON (``0.9``,
     ``true``, ``null``, ``[1, 2]``), else kept as its text; with ``component`` (a retriever's, or with
@@ -172,19 +178,19 @@ def parse_params(items: list[str] | None, component: str | None = None, reranker
     annotations (:func:`harness.params.command_line_params`: ``lossy_lengths=False`` is refused,
     not read as a true string). A key given twice with different values is refused (the last value
     silently won: ``-p k1=0.9 ... -p k1=1.2`` ran k1 1.2, a typo for another key ran its default); the
-    same text twice is one setting."""
+    same value twice (``k1=0.5`` and ``k1=0.50``) is one setting."""
     params, texts = {}, {}
     for item in items or []:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise HarnessError(f"--param takes key=value; got {item!r}")
-        if key in texts and texts[key] != value:
-            raise HarnessError(f"--param {key} is given twice ({key}={texts[key]} and {key}={value}): give it once")
-        texts[key] = value
         try:
-            params[key] = json.loads(value)
+            parsed = json.loads(value)
         except json.JSONDecodeError:
-            params[key] = value
+            parsed = value
+        if key in texts and texts[key] != value and not _same_value(params[key], parsed):
+            raise HarnessError(f"--param {key} is given twice ({key}={texts[key]} and {key}={value}): give it once")
+        texts[key], params[key] = value, parsed
     if component is None:
         return params
     from harness.params import command_line_params

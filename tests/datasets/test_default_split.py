@@ -65,3 +65,12 @@ def test_a_registered_name_with_a_trailing_slash_is_that_name(tmp_path, monkeypa
     # a folder path is the folder's own qrels: test, whatever its name
     monkeypatch.chdir(tmp_path / "datasets")
     assert default_split("./msmarco") == "test" and load_dataset("./msmarco").queries.ids == ["tq"]
+
+
+def test_datasets_info_names_a_registered_name_with_a_trailing_slash_as_that_name(harness_cli, tmp_path, monkeypatch):
+    """`harness datasets info msmarco/` printed `name: msmarco/` where `harness run -d msmarco/` records
+    `msmarco` (session review); the name is the parsed one."""
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path))
+    done = harness_cli("datasets", "info", "msmarco/", "--no-counts")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == "name: msmarco"
