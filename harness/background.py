@@ -11,8 +11,17 @@ interpreter's exit no longer waited for it and ended the write midway, its tempo
 from __future__ import annotations
 
 import threading
+import weakref
 from pathlib import Path
 from typing import Callable
+
+_every: "weakref.WeakSet[PendingWrites]" = weakref.WeakSet()  # for wait_all
+
+
+def wait_all() -> None:
+    """Wait until every pending write of every :class:`PendingWrites` (each cache's) is finished."""
+    for pending in list(_every):
+        pending.wait()
 
 
 class PendingWrites:
@@ -21,6 +30,7 @@ class PendingWrites:
     def __init__(self) -> None:
         self._threads: dict[Path, tuple[threading.Thread, threading.Event]] = {}  # key -> (writer, its task is over)
         self._lock = threading.Lock()
+        _every.add(self)
 
     def start(self, key: Path, task: Callable[[], None], name: str) -> threading.Thread:
         """Run ``task()`` on a new non-daemon thread registered under ``key`` until it returns."""

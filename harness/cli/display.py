@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import logging
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Iterator
 
 from harness.reports.markdown import table_cells
 
@@ -77,3 +79,23 @@ def note_left_out(result, threshold: float) -> None:
     if result.n_without_relevant:
         typer.echo(f"note: {result.n_without_relevant} queries have no document judged relevant (grade >= "
                    f"{threshold:.12g}) and are left out", err=True)
+
+
+@contextmanager
+def logged_warnings_hidden() -> Iterator[None]:
+    """``--quiet``: while the block runs, what the library logs at WARNING or below is not printed (a
+    cache that could not be written, on a read-only or full disk, and was skipped: the result records
+    it, e.g. metrics.json's ``retriever_stats``); errors still are. Before the threshold is put back,
+    the cache writes still running in the background (started in the block) are waited for, so that
+    their warnings are hidden too (the process would wait for them at exit anyway)."""
+    from harness.background import wait_all
+
+    previous = logging.root.manager.disable
+    logging.disable(logging.WARNING)
+    try:
+        yield
+    finally:
+        try:
+            wait_all()
+        finally:
+            logging.disable(previous)
