@@ -45,6 +45,7 @@ import shutil
 import tempfile
 import threading
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -223,14 +224,18 @@ def save(index: SparseIndex, root: Path, key: str, settings: dict, staging: Stag
 
 
 def save_in_background(index: SparseIndex, root: Path, key: str, settings: dict,
-                       staging: Staging | None = None) -> threading.Thread:
+                       staging: Staging | None = None,
+                       on_failure: Callable[[OSError], None] | None = None) -> threading.Thread:
     """:func:`save` on a (non-daemon) thread (harness.background); a failure to write (read-only or
-    full disk) is logged."""
+    full disk) is logged and passed to ``on_failure`` (before the write counts as finished: a
+    :func:`wait` for the entry returns after it)."""
     def write() -> None:
         try:
             save(index, root, key, settings, staging)
         except OSError as exc:  # a read-only or full disk must not stop the run
             log.warning("could not write the BM25 index cache under %s: %s", root, exc)
+            if on_failure is not None:
+                on_failure(exc)
 
     return _pending.start(entry_dir(root, key), write, name=f"bm25-cache-{key[:8]}")
 

@@ -48,7 +48,8 @@ class LuceneBackend:
         self.engine = choose_engine(analyzer, scoring, self.n_threads, int(chunk_docs))
         self._index: SparseIndex | None = None
         self._searcher = None
-        self.cache_status: str | None = None  # "hit", "built", "rebuilt" or "off" after index()
+        self.cache_status: str | None = None  # "hit", "built", "rebuilt" or "off" after index(); once the
+        # background write failed (read-only or full disk), "built, not cached (why)" (or "rebuilt, ...")
         self.cache_entry: Path | None = None  # the index's cache folder after index() (cache on)
 
     def settings(self) -> dict:
@@ -86,7 +87,12 @@ class LuceneBackend:
                 save[-1].discard()  # the staged entry
             raise
         if save is not None:
-            index_cache.save_in_background(index, *save)  # written while we search
+            entry, built = self.cache_entry, self.cache_status
+
+            def failed(exc: OSError) -> None:  # (on the writer thread; stats() waits for it first)
+                if self.cache_entry == entry:  # (not a later index()'s: a benchmark reuses the retriever)
+                    self.cache_status = f"{built}, not cached ({exc.strerror or exc})"
+            index_cache.save_in_background(index, *save, on_failure=failed)  # written while we search
 
     def _cached_or_built(self, corpus: Corpus) -> tuple[SparseIndex, str, tuple | None]:
         """(index, cache status, (root, key, settings) of the entry to write, or None)."""
