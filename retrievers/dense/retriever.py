@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import time
 from pathlib import Path
@@ -24,6 +25,8 @@ from retrievers.topk import run_from_topk
 SCORES = ("cos", "dot")
 INDEXES = ("exact", "faiss")
 ENCODERS = ("local", "ray")
+
+log = logging.getLogger(__name__)
 
 
 class _Quiet:
@@ -178,15 +181,7 @@ class DenseRetriever(Retriever):
         if n == 0:
             status, out = "empty", np.empty((0, 0), dtype=np.float32)
         elif not self.cache_enabled:
-            out = None
-            with _progress(n, 0, f"encoding {kind}", self.progress, kind) as bar:
-                for start in range(0, n, self.cache_chunk_size):
-                    rows = order[start:start + self.cache_chunk_size]
-                    part = encode_rows(rows)
-                    if out is None:
-                        out = np.empty((n, part.shape[1]), dtype=np.float32)
-                    out[rows] = part
-                    bar.advance(len(rows))
+            out = self._encode_uncached(n, order, encode_rows, kind)
         else:
             key_fields = {"kind": kind, "model_sha256": self.model_sha256, "max_seq_length": self.max_seq_length,
                           "prompt": prompt, "normalize": self.normalize,
@@ -206,10 +201,31 @@ class DenseRetriever(Retriever):
                     counter["encoded"] += ray_stats["rows"]
                     self._stats["documents_ray_actors"] = ray_stats["actors"]
                 start_rows = entry.cached_rows()
-                with _progress(n, start_rows, f"encoding {kind}", self.progress, kind) as bar:
-                    out, from_parts = entry.build(encode_rows, on_progress=bar.advance)
-                reused = from_parts if self.encoder == "local" or kind != "documents" else reused
-                status = "resumed" if reused else "miss"
+                encoder_failed = []  # (an OSError of the encoder itself is not the cache's)
+
+                def encode_for_cache(rows: np.ndarray) -> np.ndarray:
+                    try:
+                        return encode_rows(rows)
+                    except BaseException:
+                        encoder_failed.append(True)
+                        raise
+                try:
+                    with _progress(n, start_rows, f"encoding {kind}", self.progress, kind) as bar:
+                        out, from_parts = entry.build(encode_for_cache, on_progress=bar.advance)
+                except OSError as exc:
+                    # a read-only or full cache disk: encoded without the cache, as BM25, the corpus and
+                    # the pipeline caches go on (not with encoder='ray': its actors write the cache)
+                    if encoder_failed or (self.encoder == "ray" and kind == "documents"):
+                        raise
+                    log.warning("could not write the embedding cache under %s: %s; encoding the %s without it",
+                                entry.folder.parent, exc, kind)
+                    if kind == "documents":
+                        self._docs_entry = None  # (no faiss index file beside an entry that is not there)
+                    out = self._encode_uncached(n, order, encode_rows, kind)
+                    status = f"miss, not cached ({exc.strerror or exc})"
+                else:
+                    reused = from_parts if self.encoder == "local" or kind != "documents" else reused
+                    status = "resumed" if reused else "miss"
         seconds = counter["seconds"]
         self._stats.update({
             f"{kind}": n,
@@ -219,6 +235,20 @@ class DenseRetriever(Retriever):
             f"{kind}_encode_seconds": round(seconds, 3),
             f"{kind}_per_second": round(counter["encoded"] / seconds, 1) if seconds > 0 else None,
         })
+        return out
+
+    def _encode_uncached(self, n: int, order: np.ndarray, encode_rows, kind: str) -> np.ndarray:
+        """The (n, dim) embeddings encoded in ``order``, a chunk of ``cache_chunk_size`` at a time (the
+        batches of the cached path), held in memory."""
+        out = None
+        with _progress(n, 0, f"encoding {kind}", self.progress, kind) as bar:
+            for start in range(0, n, self.cache_chunk_size):
+                rows = order[start:start + self.cache_chunk_size]
+                part = encode_rows(rows)
+                if out is None:
+                    out = np.empty((n, part.shape[1]), dtype=np.float32)
+                out[rows] = part
+                bar.advance(len(rows))
         return out
 
     # ----------------------------------------------------------------- Retriever
