@@ -27,6 +27,7 @@ import numpy as np
 
 from harness.errors import HarnessError
 from harness.evaluation import Evaluator
+from harness.evaluation.metrics import level_names
 from harness.fusion.fuse import align, contributions, fuse_aligned
 from harness.fusion.spec import FusionSpec
 from harness.qrels import Qrels
@@ -98,6 +99,9 @@ def single_metric_evaluator(metric: str, **options) -> Evaluator:
     """An evaluator of exactly one metric (``NDCG@10``, ``AP``, ...)."""
     evaluator = Evaluator([metric], **options)
     if len(evaluator.metrics) != 1:
+        levels = level_names(metric)  # (iprec_at_recall: 11 levels, not cutoffs)
+        if levels:
+            raise ValueError(f"optimisation needs one metric with its level (e.g. {levels[5]}), got {metric!r}")
         raise ValueError(f"optimisation needs one metric with its cutoff (e.g. NDCG@10), got {metric!r}")
     return evaluator
 
