@@ -139,6 +139,11 @@ class EmbeddingCache:
         """Whether chunk ``i`` has a whole part file of the right shape."""
         return _load(self.part_path(i), len(self.chunk_rows(i)), dim, mmap=True) is not None
 
+    def saved_part(self, i: int) -> np.ndarray | None:
+        """Chunk ``i``'s part file read into memory when it is there whole (one row per text of the
+        chunk), else None."""
+        return _load(self.part_path(i), len(self.chunk_rows(i)), None)
+
     def write_part(self, i: int, part: np.ndarray) -> None:
         """Write chunk ``i``'s rows (atomically), after checking there is one row per text of the chunk."""
         part = np.asarray(part, dtype=np.float32)

@@ -202,13 +202,27 @@ class DenseRetriever(Retriever):
                     self._stats["documents_ray_actors"] = ray_stats["actors"]
                 start_rows = entry.cached_rows()
                 encoder_failed = []  # (an OSError of the encoder itself is not the cache's)
+                encoded_here: set[int] = set()  # the chunks this call encoded (their first row)
+                last: list = []  # the last chunk encoded, [rows, part]: its part may be the write that failed
 
                 def encode_for_cache(rows: np.ndarray) -> np.ndarray:
                     try:
-                        return encode_rows(rows)
+                        part = encode_rows(rows)
                     except BaseException:
                         encoder_failed.append(True)
                         raise
+                    encoded_here.add(int(rows[0]))
+                    last[:] = [rows, part]
+                    return part
+
+                def done_part(i: int, rows: np.ndarray) -> tuple[np.ndarray | None, bool]:
+                    """Chunk i's rows encoded already: (part, whether an earlier run encoded it), or
+                    (None, False). A write that fails (a full disk: most often the join, which needs as
+                    much space again) must not encode again what is encoded (an hour of encoding)."""
+                    if last and np.array_equal(last[0], rows):
+                        return last[1], False
+                    part = entry.saved_part(i)
+                    return part, part is not None and int(rows[0]) not in encoded_here
                 try:
                     with _progress(n, start_rows, f"encoding {kind}", self.progress, kind) as bar:
                         out, from_parts = entry.build(encode_for_cache, on_progress=bar.advance)
@@ -221,8 +235,10 @@ class DenseRetriever(Retriever):
                                 entry.folder.parent, exc, kind)
                     if kind == "documents":
                         self._docs_entry = None  # (no faiss index file beside an entry that is not there)
-                    out = self._encode_uncached(n, order, encode_rows, kind)
-                    status = f"miss, not cached ({exc.strerror or exc})"
+                    taken = []
+                    out = self._encode_uncached(n, order, encode_rows, kind, done_part, taken)
+                    reused = sum(taken)
+                    status = f"{'resumed' if reused else 'miss'}, not cached ({exc.strerror or exc})"
                 else:
                     reused = from_parts if self.encoder == "local" or kind != "documents" else reused
                     status = "resumed" if reused else "miss"
@@ -237,14 +253,21 @@ class DenseRetriever(Retriever):
         })
         return out
 
-    def _encode_uncached(self, n: int, order: np.ndarray, encode_rows, kind: str) -> np.ndarray:
+    def _encode_uncached(self, n: int, order: np.ndarray, encode_rows, kind: str, done=None,
+                         taken: list | None = None) -> np.ndarray:
         """The (n, dim) embeddings encoded in ``order``, a chunk of ``cache_chunk_size`` at a time (the
-        batches of the cached path), held in memory."""
+        batches of the cached path), held in memory. ``done(i, rows)``: chunk i's part when it is encoded
+        already, (part or None, whether an earlier run encoded it); ``taken`` gets the number of rows of
+        each chunk an earlier run encoded."""
         out = None
         with _progress(n, 0, f"encoding {kind}", self.progress, kind) as bar:
             for start in range(0, n, self.cache_chunk_size):
                 rows = order[start:start + self.cache_chunk_size]
-                part = encode_rows(rows)
+                part, earlier = done(start // self.cache_chunk_size, rows) if done is not None else (None, False)
+                if part is None:
+                    part = encode_rows(rows)
+                elif taken is not None and earlier:
+                    taken.append(len(rows))
                 if out is None:
                     out = np.empty((n, part.shape[1]), dtype=np.float32)
                 out[rows] = part
