@@ -70,10 +70,10 @@ class StageCache:
         except (OSError, ValueError, HarnessError):
             return None
 
-    def store(self, key: str, run: Run, meta: dict) -> bool:
-        """Cache the stage's run; whether it was written. A write that fails (a read-only or full cache
-        disk) is logged and leaves no entry: the stage's run, computed already, is used uncached, as the
-        corpus and BM25 caches do, rather than the pipeline failing as if the stage had."""
+    def store(self, key: str, run: Run, meta: dict) -> str | None:
+        """Cache the stage's run; None when it was written, else why not. A write that fails (a read-only
+        or full cache disk) is logged and leaves no entry: the stage's run, computed already, is used
+        uncached, as the corpus and BM25 caches do, rather than the pipeline failing as if the stage had."""
         from harness.formats.trec import write_run
 
         run_path, meta_path = self.paths(key)
@@ -86,8 +86,8 @@ class StageCache:
             log.warning("could not write the pipeline stage cache under %s: %s", self.folder, exc)
             with contextlib.suppress(OSError):  # (a run file without its JSON is no entry, only space)
                 run_path.unlink(missing_ok=True)
-            return False
-        return True
+            return exc.strerror or str(exc)
+        return None
 
 
 def _describe(path: Path) -> dict:

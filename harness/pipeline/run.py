@@ -9,7 +9,7 @@ resumes from them.
 
 The result folder is the one ``harness run`` writes (run.trec = the last stage's run), and
 metrics.json's ``stages`` holds one record per stage: name, type, inputs, component and params,
-depth, fusion settings (with the optimisation's chosen values), cache status (``hit``/``miss``)
+depth, fusion settings (with the optimisation's chosen values), cache status (``hit``/``miss``; ``miss, not cached (why)`` on a read-only or full cache disk)
 and key, timings and metric means.
 """
 
@@ -49,7 +49,7 @@ class StageError(HarnessError):
 class StageOutcome:
     stage: Stage
     key: str
-    status: str  # "hit" or "miss"
+    status: str  # "hit", "miss", or "miss, not cached (why)" when the stage cache could not be written
     run: Run
     result: EvaluationResult
     timings: dict = field(default_factory=dict)
@@ -171,10 +171,12 @@ class PipelineRunner:
             run = run.without_empty_queries()
             if system is not None:
                 info = {"resolved_params": plain_json(system.params()), **info}  # (a plugin's: numpy values, sets)
-            if not self.cache.store(key, run, {"stage": without_secrets(stage.to_dict()), "timings": timings,
-                                               "info": info}):
-                self.uncached.add(stage.name)
             status = "miss"
+            why = self.cache.store(key, run, {"stage": without_secrets(stage.to_dict()), "timings": timings,
+                                              "info": info})
+            if why is not None:  # (metrics.json's stages[].cache says so: the warning is logged only, -q hides it)
+                self.uncached.add(stage.name)
+                status = f"miss, not cached ({why})"
         started = time.perf_counter()
         with progress.task(f"evaluating {stage.name}"):
             result = self.evaluator.evaluate(run, self.dataset.qrels)
