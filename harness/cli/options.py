@@ -166,9 +166,9 @@ def parse_metrics(items: list[str] | None, k_values: list[int]) -> list:
 
 
 def _same_value(a, b) -> bool:
-    """Whether two ``--param`` values are one setting: equal and of one type (``0.5`` and ``0.50``; not
-    ``1`` and ``1.0``, nor ``1`` and ``true``)."""
-    return type(a) is type(b) and a == b
+    """Whether two ``--param`` values are one setting: the same JSON once parsed (``0.5`` and ``0.50``;
+    not ``1`` and ``1.0``, nor ``1`` and ``true``, nor ``{"a": 1}`` and ``{"a": 1.0}``)."""
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
 
 
 def parse_params(items: list[str] | None, component: str | None = None, reranker: bool = False) -> dict:

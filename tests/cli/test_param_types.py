@@ -60,7 +60,7 @@ def test_a_parameter_given_twice_is_refused_naming_it(harness_cli, tmp_path):
     assert str(err.value) == "--param k1 is given twice (k1=0.5 and k1=1.5): give it once"
     assert parse_params(["k1=1", "k1=1"]) == {"k1": 1}  # the same text twice is one setting, not a conflict
     assert parse_params(["k1=0.5", "k1=0.50"]) == {"k1": 0.5}  # so is the same value in other digits
-    for first, second in (("1", "1.0"), ("1", "true"), ("0.5", "0.6")):  # (another type is another setting)
+    for first, second in (("1", "1.0"), ("1", "true"), ("0.5", "0.6"), ('{"a": 1}', '{"a": 1.0}')):  # (another type too)
         with pytest.raises(HarnessError, match="--param k1 is given twice"):
             parse_params([f"k1={first}", f"k1={second}"])
     done = harness_cli("run", "-d", "scifact", "-r", "bm25", "-p", "k1=0.5", "-p", "k1=1.5", "-o", tmp_path / "out")
