@@ -307,16 +307,21 @@ class Aligned:
 def result_metric_name(metric: str, results: Sequence[SystemResult]) -> str:
     """The name under which ``results`` hold ``metric``: as given when every result has it, else the
     evaluator's name of the one metric it spells (``nDCG@10``, ``ndcg_cut_10``: ``NDCG@10``, as
-    ``harness evaluate -m`` and a bench config read it); ``metric`` itself when it spells no single
-    metric (a family, an unknown name: :func:`align` names what is missing)."""
+    ``harness evaluate -m`` and a bench config read it), or as one name alone reads under trec_eval's
+    rule (:func:`~harness.evaluation.metrics.parse_metric`: ``map`` is ``AP``, ``mrr`` and ``recip_rank``
+    are ``RR``); ``metric`` itself when it spells no single metric (a family that needs a cutoff, an
+    unknown name: :func:`align` names what is missing)."""
     if all(metric in s.values for s in results):
         return metric
-    from harness.evaluation import metrics_for
+    from harness.evaluation import metrics_for, parse_metric
 
     try:
         parsed = metrics_for([metric], [])
-    except ValueError:
-        return metric
+    except ValueError:  # (a family that takes a cutoff, in a list: map, mrr; one name alone is AP, RR)
+        try:
+            return parse_metric(metric).name
+        except ValueError:
+            return metric
     return parsed[0].name if len(parsed) == 1 else metric
 
 

@@ -86,3 +86,19 @@ def test_compare_and_check_take_the_metric_names_evaluate_takes(harness_cli, tmp
     assert "| b | P@1 |" in done.stdout
     assert harness_cli("check", "--baseline", tmp_path / "m.json", "--current", tmp_path / "m.json",
                        "-m", "NDCG").returncode == 2
+
+
+def test_compare_and_check_read_one_name_as_trec_eval_does(harness_cli, tmp_path):
+    """-m mrr / -m map on check and compare said "metric mrr is not in this result (it has ... RR ...)":
+    in a metric list they are families (MRR@k, MAP@k at every k), which need cutoffs; one name alone is
+    trec_eval's recip_rank (RR) and map (AP), as parse_metric reads it (final review)."""
+    qrels, run = _qrels_and_run(tmp_path)
+    assert harness_cli("evaluate", "--qrels", qrels, "--run", run, "--json", tmp_path / "m.json",
+                       "-m", "RR,AP").returncode == 0
+    done = harness_cli("check", "--baseline", tmp_path / "m.json", "--current", tmp_path / "m.json",
+                       "-m", "mrr", "-m", "map", "-m", "recip_rank", "--json", tmp_path / "check.json")
+    assert done.returncode == 0, done.stderr
+    assert [c["metric"] for c in json.loads((tmp_path / "check.json").read_text())["checks"]] == ["RR", "AP"]
+    done = harness_cli("compare", tmp_path / "m.json", f"b={tmp_path / 'm.json'}", "--metric", "mrr")
+    assert done.returncode == 0, done.stderr
+    assert "| b | RR |" in done.stdout
