@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 from functools import partial
 from pathlib import Path
 
@@ -51,6 +52,8 @@ class LuceneBackend:
         self.cache_status: str | None = None  # "hit", "built", "rebuilt" or "off" after index(); once the
         # background write failed (read-only or full disk), "built, not cached (why)" (or "rebuilt, ...")
         self.cache_entry: Path | None = None  # the index's cache folder after index() (cache on)
+        self._indexed = 0  # index() calls so far: a failed background write reports on its own call's status only
+        self._status_lock = threading.Lock()  # (that check and the write of cache_status, against a later index())
 
     def settings(self) -> dict:
         out = {"analyzer": self.analyzer.params(), "analysis_version": ANALYSIS_VERSION,
@@ -75,7 +78,11 @@ class LuceneBackend:
         return f"content:{self.engine.digest(corpus)}"
 
     def index(self, corpus: Corpus) -> None:
-        index, self.cache_status, save = self._cached_or_built(corpus)
+        with self._status_lock:
+            self._indexed += 1
+            call = self._indexed
+        index, status, save = self._cached_or_built(corpus)
+        self.cache_status = status
         self._index = index
         try:
             order = DocOrder.of(corpus, index.id_rank, index.id_order)
@@ -87,11 +94,10 @@ class LuceneBackend:
                 save[-1].discard()  # the staged entry
             raise
         if save is not None:
-            entry, built = self.cache_entry, self.cache_status
-
             def failed(exc: OSError) -> None:  # (on the writer thread; stats() waits for it first)
-                if self.cache_entry == entry:  # (not a later index()'s: a benchmark reuses the retriever)
-                    self.cache_status = f"{built}, not cached ({exc.strerror or exc})"
+                with self._status_lock:
+                    if self._indexed == call:  # (not a later index()'s: a benchmark reuses the retriever)
+                        self.cache_status = f"{status}, not cached ({exc.strerror or exc})"
             index_cache.save_in_background(index, *save, on_failure=failed)  # written while we search
 
     def _cached_or_built(self, corpus: Corpus) -> tuple[SparseIndex, str, tuple | None]:
