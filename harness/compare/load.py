@@ -331,14 +331,18 @@ def align(systems: Sequence[SystemResult], metrics: Sequence[str], intersection:
     systems = list(systems)
     if not systems:
         raise ValueError("nothing to align")
-    metrics = list(dict.fromkeys(result_metric_name(m, systems) for m in metrics))
+    typed = {}  # the name each metric was given as, where it reads as another (MAP alone: AP)
+    for m in metrics:
+        typed.setdefault(result_metric_name(m, systems), m)
+    metrics = list(typed)
     if not metrics:
         raise ValueError("no metrics to align")
     refuse_mixed_semantics(systems)
     for s in systems:
         missing = [m for m in metrics if m not in s.values]
         if missing:
-            raise InputError(f"metric {missing[0]} is not in this result (it has {', '.join(s.metric_names)})",
+            given = f" (given as {typed[missing[0]]})" if typed[missing[0]] != missing[0] else ""
+            raise InputError(f"metric {missing[0]}{given} is not in this result (it has {', '.join(s.metric_names)})",
                              s.source)
     warnings: list[str] = []
     reference = systems[0]

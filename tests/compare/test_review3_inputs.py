@@ -102,3 +102,8 @@ def test_compare_and_check_read_one_name_as_trec_eval_does(harness_cli, tmp_path
     done = harness_cli("compare", tmp_path / "m.json", f"b={tmp_path / 'm.json'}", "--metric", "mrr")
     assert done.returncode == 0, done.stderr
     assert "| b | RR |" in done.stdout
+    done = harness_cli("check", "--baseline", tmp_path / "m.json", "--current", tmp_path / "m.json", "-m", "ndcg_exp")
+    assert done.returncode == 2 and "(given as" not in done.stderr  # (a family: refused as before)
+    (tmp_path / "r.json").write_text((tmp_path / "m.json").read_text().replace('"AP"', '"AQ"'))
+    done = harness_cli("check", "--baseline", tmp_path / "r.json", "--current", tmp_path / "r.json", "-m", "map")
+    assert done.returncode == 2 and "metric AP (given as map) is not in this result" in done.stderr
