@@ -335,8 +335,7 @@ def _forums(r: _Reader, datasets: list[DatasetSpec], given_labels: list[bool]) -
     out, index, seen = [], [], {}
     for i, spec in enumerate(datasets):
         ref = DatasetRef.parse(spec.source)
-        whole = ref.remote is None and ref.info is not None and ref.info.subsets and ref.subset is None \
-            and (spec.kind == "name" or not Path(os.path.expanduser(spec.source)).is_dir())  # ("cqadupstack/")
+        whole = ref.all_forums and (spec.kind == "name" or not Path(os.path.expanduser(spec.source)).is_dir())
         if whole and given_labels[i]:
             raise r.error(_join(_join("datasets", i), "label"),
                           f"{ref.base} is {len(ref.info.subsets)} forums, each labelled by its forum name; to label "

@@ -137,23 +137,13 @@ def build(config: BenchConfig, outcomes: list[CellOutcome]) -> dict:
              "retrievers": retrievers, "tables": tables, "cells": cells,
              "created": datetime.now(timezone.utc).isoformat(timespec="seconds")}
     if groups:
-        board["forums"] = {name: {"title": _title(name), "forums": list(forums.values()),
-                                  "of": len(_registered(name))} for name, forums in groups.items()}
+        from harness.datasets.registry import lookup
+
+        board["forums"] = {name: {"title": lookup(name).title, "forums": list(forums.values()),
+                                  "of": len(lookup(name).subsets)} for name, forums in groups.items()}
     if config.pipelines:
         board["stages"] = stage_rows(config, by_cell, groups)
     return board
-
-
-def _registered(name: str) -> dict:
-    from harness.datasets.registry import lookup
-
-    return lookup(name).subsets
-
-
-def _title(name: str) -> str:
-    from harness.datasets.registry import lookup
-
-    return lookup(name).title
 
 
 def stage_rows(config: BenchConfig, by_cell: dict, groups: dict | None = None) -> dict:

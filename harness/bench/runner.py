@@ -393,7 +393,7 @@ class BenchRunner:
             return
         try:
             write_bench_report(page, done, self.config.metrics, f"Benchmark {self.config.name}",
-                               list(leaderboard.forum_groups(self.config)), result.board["datasets"])
+                               list(result.board.get("forums") or {}), result.board["datasets"])
         except Exception as exc:  # noqa: BLE001 - the leaderboard is written; the page is extra
             _remove(page)
             print(f"warning: report.html not written: {_one_line(exc)}", file=sys.stderr)

@@ -78,8 +78,7 @@ def whole_of_forums(ref: DatasetRef) -> None:
     to load: refused saying how to load a forum and how BEIR's number for it is made (the unweighted mean of
     the forums' values, which ``harness bench`` gives as one row). It was "no corpus.jsonl ... in this
     dataset folder" once downloaded."""
-    if ref.remote is not None or ref.info is None or not ref.info.subsets or ref.subset is not None \
-            or Path(os.path.expanduser(ref.text)).is_dir():
+    if not ref.all_forums or Path(os.path.expanduser(ref.text)).is_dir():
         return
     forums = list(ref.info.subsets)
     raise HarnessError(

@@ -158,6 +158,12 @@ class DatasetRef:
         return "hf" if self.hf_repo is not None else "irds" if self.irds_id is not None else None
 
     @property
+    def all_forums(self) -> bool:
+        """Whether this names a registered dataset of forums whole (``cqadupstack``), not one of its forums
+        (``cqadupstack/android``): BEIR's one dataset, each forum a dataset of its own here."""
+        return self.remote is None and self.info is not None and bool(self.info.subsets) and self.subset is None
+
+    @property
     def sizes(self) -> dict:
         """The registry's ``corpus_docs`` and ``queries`` of this dataset (of the forum for a subset)."""
         if self.info is None:

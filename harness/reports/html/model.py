@@ -390,16 +390,15 @@ def forum_rows(sections: list[DatasetSection], sources: dict[str, str], metrics:
     row is still one, without a value (as leaderboard.json's), not the other forums counted as datasets."""
     from harness.datasets.registry import forum_of, lookup
 
+    found = {s.label: forum_of(sources.get(s.label) or s.label) for s in sections}  # (dataset, forum) or None
     members: dict[str, list[DatasetSection]] = {}
     for section in sections:
-        found = forum_of(sources.get(section.label) or section.label)
-        if found is not None:
-            members.setdefault(found[0], []).append(section)
+        if found[section.label] is not None:
+            members.setdefault(found[section.label][0], []).append(section)
     groups = {}
     for name, parts in members.items():
         info = lookup(name)
-        complete = {forum_of(sources.get(p.label) or p.label)[1] for p in parts} == set(info.subsets) \
-            and len(parts) == len(info.subsets)
+        complete = {found[p.label][1] for p in parts} == set(info.subsets) and len(parts) == len(info.subsets)
         if not complete and name not in listed:
             continue  # (some forums only: each is a dataset of its own, as in the bench leaderboard)
         draws: dict = {}
@@ -410,12 +409,12 @@ def forum_rows(sections: list[DatasetSection], sources: dict[str, str], metrics:
                                  resampled=draws, n_queries=sum(p.n_queries for p in parts))
     rows, placed = [], set()
     for section in sections:
-        found = forum_of(sources.get(section.label) or section.label)
-        if found is None or found[0] not in groups:
+        name = found[section.label][0] if found[section.label] is not None else None
+        if name not in groups:
             rows.append(section)
-        elif found[0] not in placed:
-            placed.add(found[0])
-            rows.append(groups[found[0]])
+        elif name not in placed:
+            placed.add(name)
+            rows.append(groups[name])
     return rows, groups
 
 
