@@ -25,21 +25,9 @@ from harness.datasets.corpus import Corpus, Queries  # noqa: E402
 from retrievers.dense import DenseRetriever  # noqa: E402
 from retrievers.dense.model import (  # noqa: E402
     PLAIN_TEXT_MODEL_TYPES, TRANSFORMER_TYPES, ModelHandle, bundled_model_path, configured_max_seq_length)
+from tests.retrievers.tiny_models import hf_bert  # noqa: E402
 
 VERY_LARGE = 1000000000000000019884624838656  # int(1e30): transformers' "no limit"
-VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [chr(c) for c in range(ord("a"), ord("z") + 1)]
-
-
-def _hf_model(folder: Path, positions: int) -> Path:
-    from transformers import BertConfig, BertModel, BertTokenizer
-
-    folder.mkdir()
-    (folder / "vocab.txt").write_text("\n".join(VOCAB) + "\n")
-    config = BertConfig(vocab_size=len(VOCAB), hidden_size=8, num_hidden_layers=1, num_attention_heads=1,
-                        intermediate_size=16, max_position_embeddings=positions)
-    BertModel(config).save_pretrained(folder)
-    BertTokenizer(str(folder / "vocab.txt")).save_pretrained(folder)
-    return folder
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +35,7 @@ def bases(tmp_path_factory):
     """Plain Hugging Face folders (no modules.json; tokenizer limit int(1e30)) with 40 and 128
     position embeddings, and a sentence-transformers 6.x save of the first."""
     root = tmp_path_factory.mktemp("models")
-    hf40, hf128 = _hf_model(root / "hf40", 40), _hf_model(root / "hf128", 128)
+    hf40, hf128 = hf_bert(root / "hf40", 40), hf_bert(root / "hf128", 128)
     st.SentenceTransformer(str(hf40), device="cpu").save(str(root / "st6"))
     return {"hf40": hf40, "hf128": hf128, "st6": root / "st6"}
 

@@ -9,8 +9,7 @@ encoded already (their part files, or the last chunk, whose write failed) are ta
 Expected values, worked by hand: 6 documents in chunks of 2 (3 chunks); each row is encoded once, so
 ``documents_encoded`` is 6 (the old code: 10 when the second part's write fails, 2 + 2 + 6; 12 when the
 join fails, 6 + 6), and the run equals the one of ``cache=False`` (the oracle, score for score). The model:
-a tiny random BERT saved with sentence-transformers, as tests/retrievers/test_measflow_review_dense_unwritable_cache.py
-makes it.
+a tiny random BERT saved with sentence-transformers (tests/retrievers/tiny_models.py).
 """
 
 from __future__ import annotations
@@ -22,13 +21,13 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("torch")
-st = pytest.importorskip("sentence_transformers")
+pytest.importorskip("sentence_transformers")
 
 from harness.datasets.corpus import Corpus, Queries  # noqa: E402
 from retrievers.dense import DenseRetriever  # noqa: E402
+from tests.retrievers.tiny_models import sentence_transformer  # noqa: E402
 from retrievers.dense import cache as dense_cache  # noqa: E402
 
-VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [chr(c) for c in range(ord("a"), ord("z") + 1)]
 CORPUS = Corpus(ids=[f"d{i}" for i in range(6)], titles=[""] * 6,
                 texts=["abc def", "xyz", "abc abc", "q r s", "k l", "m n o p"])
 QUERIES = Queries(["q1", "q2"], ["abc", "xyz"])
@@ -37,17 +36,7 @@ FULL = OSError(errno.ENOSPC, "No space left on device")
 
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory) -> Path:
-    from transformers import BertConfig, BertModel, BertTokenizer
-
-    root = tmp_path_factory.mktemp("model")
-    hf = root / "hf"
-    hf.mkdir()
-    (hf / "vocab.txt").write_text("\n".join(VOCAB) + "\n")
-    BertModel(BertConfig(vocab_size=len(VOCAB), hidden_size=8, num_hidden_layers=1, num_attention_heads=1,
-                         intermediate_size=16, max_position_embeddings=40)).save_pretrained(hf)
-    BertTokenizer(str(hf / "vocab.txt")).save_pretrained(hf)
-    st.SentenceTransformer(str(hf), device="cpu").save(str(root / "st"))
-    return root / "st"
+    return sentence_transformer(tmp_path_factory.mktemp("model"))
 
 
 def _run(model: Path, **params):

@@ -7,7 +7,7 @@ with a warning. Now the failed write is logged, the texts are encoded without th
 ``cache=false``, the oracle here: the same run, score for score), and ``stats()`` says so
 (``documents_cache``: ``miss, not cached (<strerror>)``). A cache root under a file fails the same
 way (ENOTDIR) without a mount. The model: a tiny random BERT saved with sentence-transformers
-(8 dimensions), as tests/retrievers/test_dense_max_seq_length_oracle.py makes it."""
+(8 dimensions: tests/retrievers/tiny_models.py)."""
 
 from __future__ import annotations
 
@@ -17,29 +17,19 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("torch")
-st = pytest.importorskip("sentence_transformers")
+pytest.importorskip("sentence_transformers")
 
 from harness.datasets.corpus import Corpus, Queries  # noqa: E402
 from retrievers.dense import DenseRetriever  # noqa: E402
+from tests.retrievers.tiny_models import sentence_transformer  # noqa: E402
 
-VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [chr(c) for c in range(ord("a"), ord("z") + 1)]
 CORPUS = Corpus(ids=["d1", "d2", "d3", "d4"], titles=["", "", "", ""], texts=["abc def", "xyz", "abc abc", "q r s"])
 QUERIES = Queries(["q1", "q2"], ["abc", "xyz"])
 
 
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory) -> Path:
-    from transformers import BertConfig, BertModel, BertTokenizer
-
-    root = tmp_path_factory.mktemp("model")
-    hf = root / "hf"
-    hf.mkdir()
-    (hf / "vocab.txt").write_text("\n".join(VOCAB) + "\n")
-    BertModel(BertConfig(vocab_size=len(VOCAB), hidden_size=8, num_hidden_layers=1, num_attention_heads=1,
-                         intermediate_size=16, max_position_embeddings=40)).save_pretrained(hf)
-    BertTokenizer(str(hf / "vocab.txt")).save_pretrained(hf)
-    st.SentenceTransformer(str(hf), device="cpu").save(str(root / "st"))
-    return root / "st"
+    return sentence_transformer(tmp_path_factory.mktemp("model"))
 
 
 def _run(model: Path, **params):
