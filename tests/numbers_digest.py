@@ -13,8 +13,8 @@ whoever changes it decides, and says in the commit, whether numbers move:
 
 Recording: ``python tests/numbers_digest.py --write``. A file's digest is of its code only: Python's
 syntax tree without docstrings (a version-independent dump: fields left empty are omitted), C's text
-without comments and with runs of whitespace as one space. Comments, docstrings and layout change no
-digest; anything else does.
+without comments and with runs of whitespace as one space, JSON's data (keys sorted, no layout).
+Comments, docstrings and layout change no digest; anything else does.
 """
 
 from __future__ import annotations
@@ -29,13 +29,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 RECORD = Path(__file__).resolve().with_name("numbers_digest.json")
 
-# What decides a run (datasets read, retrievers, fusion, reranking, the depth cut) or a metric (runs and
+# What decides a run (datasets read and their registry, retrievers and their parameters, fusion,
+# reranking, pipeline stages, the depth cut, the CLI's and bench cells' defaults) or a metric (runs and
 # qrels read, the evaluator): glob patterns relative to the repository root.
 SCOPE = (
     "harness/evaluation/**/*.py", "harness/run.py", "harness/qrels.py", "harness/columns.py",
     "harness/formats/*.py", "harness/native/*.c", "harness/native/*.cpp",
-    "harness/fusion/*.py", "harness/pipeline/run.py", "harness/reranker.py", "harness/retriever.py",
-    "harness/experiment.py", "harness/datasets/*.py",
+    "harness/fusion/*.py", "harness/pipeline/run.py", "harness/pipeline/spec.py", "harness/reranker.py",
+    "harness/retriever.py", "harness/experiment.py", "harness/params.py", "harness/cli/options.py",
+    "harness/bench/cells.py", "harness/datasets/*.py", "harness/datasets/*.json",
     "retrievers/**/*.py", "retrievers/**/*.c", "retrievers/**/*.h",
 )
 
@@ -77,6 +79,8 @@ def code_text(path: Path) -> str:
     source = (ROOT / path).read_text(encoding="utf-8")
     if path.suffix == ".py":
         return _dump(_without_docstrings(ast.parse(source)))
+    if path.suffix == ".json":
+        return json.dumps(json.loads(source), sort_keys=True, separators=(",", ":"))
     stripped = _C_TOKENS.sub(lambda m: " " if m.group().startswith("/") else m.group(), source)
     return " ".join(stripped.split())
 

@@ -45,12 +45,24 @@ def test_the_digest_is_of_the_code_alone(tmp_path):
     c3.write_text('int f(int x) { return x + 2; }\nconst char *s = "/* kept */";\n')
     assert code_text(c) == code_text(c2) != code_text(c3)
     assert "/* kept */" in code_text(c)  # (a comment marker inside a string is code)
+    j = tmp_path / "r.json"
+    j.write_text('{"b": {"split": "test"},\n "a": 1}\n')
+    j2 = tmp_path / "s.json"
+    j2.write_text('{"a":1,"b":{"split":"test"}}')
+    j3 = tmp_path / "t.json"
+    j3.write_text('{"a": 1, "b": {"split": "dev"}}')
+    assert code_text(j) == code_text(j2) != code_text(j3)
 
 
 def test_the_scope_holds_the_evaluator_the_readers_and_the_retrievers():
     paths = {p.as_posix() for p in numbers_digest.files()}
     for expected in ("harness/evaluation/metrics/ndcg.py", "harness/evaluation/evaluator.py", "harness/formats/trec.py",
                      "harness/native/trecrun.c", "retrievers/bm25/native/scoring.c", "harness/fusion/methods.py",
-                     "harness/datasets/jsonl.py", "harness/experiment.py"):
+                     "harness/datasets/jsonl.py", "harness/experiment.py",
+                     # the defaults a run is made with: retriever params, CLI options, bench cells, the
+                     # dataset registry (splits, files), pipeline stages
+                     "harness/params.py", "harness/cli/options.py", "harness/bench/cells.py",
+                     "harness/datasets/registry.json", "harness/pipeline/spec.py"):
         assert expected in paths
-    assert not any(p.startswith(("harness/cli/", "harness/reports/", "tests/")) for p in paths)
+    assert not any(p.startswith(("harness/reports/", "harness/compare/", "tests/")) for p in paths)
+    assert not any(p.startswith("harness/cli/") and p != "harness/cli/options.py" for p in paths)
