@@ -7,6 +7,8 @@ written as TREC files; each binary runs with ``-q -c`` and the project evaluates
 the matching semantics (``trec_eval-9`` for 9.x, ``trec_eval-10`` for 10.x). trec_eval prints 4
 decimals, so values agree when within 5e-5 (plus float noise). trec_eval 10's ``unj@k`` is checked
 as 1 - Judged@k on queries with at least k documents retrieved (unj divides by k when fewer are).
+A second call per binary prints ``set_F.0.5`` (trec_eval takes one ``set_F`` weight per call). A NaN on
+either side counts as a difference.
 
     python benchmarks/trec_eval_binaries.py --trec-eval-9 /tmp/te9/trec_eval --trec-eval-10 /tmp/te10/trec_eval
 """
@@ -14,6 +16,7 @@ as 1 - Judged@k on queries with at least k documents retrieved (unj divides by k
 from __future__ import annotations
 
 import argparse
+import math
 import random
 import subprocess
 import tempfile
@@ -24,11 +27,18 @@ from harness.evaluation import Evaluator
 from harness.formats.trec import read_qrels, read_run
 
 K = (1, 3, 5, 10, 100)
-CUT = {"NDCG": "ndcg_cut", "MAP": "map_cut", "Recall": "recall", "P": "P", "Success": "success"}
+CUT = {"NDCG": "ndcg_cut", "MAP": "map_cut", "Recall": "recall", "P": "P", "Success": "success",
+       "R_cap": "relative_P"}
 WHOLE = {"AP": "map", "R-Prec": "Rprec", "bpref": "bpref", "RR": "recip_rank", "NDCG_all": "ndcg",
          "num_ret": "num_ret", "num_rel": "num_rel", "num_rel_ret": "num_rel_ret",
          **{f"iprec_at_recall_{p / 10:.2f}": f"iprec_at_recall_{p / 10:.2f}" for p in range(11)},
-         "set_P": "set_P", "set_recall": "set_recall", "set_F": "set_F"}
+         "set_P": "set_P", "set_recall": "set_recall", "set_F": "set_F", "11pt_avg": "11pt_avg",
+         "set_map": "set_map", "set_relative_P": "set_relative_P", "num_nonrel_judged_ret": "num_nonrel_judged_ret",
+         "ndcg_rel": "ndcg_rel", "Rndcg": "Rndcg",
+         **{f"Rprec_mult_{m / 10:.2f}": f"Rprec_mult_{m / 10:.2f}" for m in range(2, 21, 2)}}
+# Measures a second trec_eval call prints (trec_eval takes one set_F weight per call: the first given).
+SECOND = {"set_F_0.50": "set_F_0.5"}
+SECOND_ARGS = ["-m", "set_F.0.5"]
 TOLERANCE = 5e-5 + 1e-9
 
 
@@ -60,22 +70,23 @@ def write_case(folder: Path, seed: int, n_queries: int = 200, n_docs: int = 400,
 
 
 def trec_eval_values(binary: str, qrels: Path, run: Path, extra: list[str]) -> dict[str, dict[str, float]]:
-    whole = list(dict.fromkeys("iprec_at_recall" if name.startswith("iprec_at_recall") else name
-                               for name in WHOLE.values()))  # (iprec_at_recall: its 11 levels by default)
+    whole = list(dict.fromkeys(name.rpartition("_")[0] if name.startswith(("iprec_at_recall", "Rprec_mult")) else name
+                               for name in WHOLE.values()))  # (iprec_at_recall, Rprec_mult: their default levels)
     measures = [f"{m}.{','.join(map(str, K))}" for m in CUT.values()] + whole + extra
-    argv = [binary, "-q", "-c", *[a for m in measures for a in ("-m", m)], str(qrels), str(run)]
-    out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
     values: dict[str, dict[str, float]] = defaultdict(dict)
-    for line in out.splitlines():
-        name, qid, value = line.split()
-        if qid != "all":
-            values[qid][name] = float(value)
+    for args in ([a for m in measures for a in ("-m", m)], SECOND_ARGS):
+        argv = [binary, "-q", "-c", *args, str(qrels), str(run)]
+        out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+        for line in out.splitlines():
+            name, qid, value = line.split()
+            if qid != "all":
+                values[qid][name] = float(value)
     return values
 
 
 def compare(binary: str, version: int, semantics: str, seeds: range, comments: bool) -> tuple[int, int, float]:
     """(values compared, values differing, largest difference) over the seeds."""
-    names = [f"{f}@{k}" for f in CUT for k in K] + list(WHOLE) + ["Judged@5", "Judged@10", "Judged@20"]
+    names = [f"{f}@{k}" for f in CUT for k in K] + list(WHOLE) + list(SECOND) + ["Judged@5", "Judged@10", "Judged@20"]
     evaluator = Evaluator(names, semantics=semantics, ignore_identical_ids=False)
     compared = differing = 0
     worst = 0.0
@@ -91,14 +102,15 @@ def compare(binary: str, version: int, semantics: str, seeds: range, comments: b
             if qid not in theirs:
                 continue  # trec_eval 9 -q prints no line for a query missing from the run
             pairs = [(ours[f"{f}@{k}"], theirs[qid][f"{t}_{k}"]) for f, t in CUT.items() for k in K]
-            pairs += [(ours[name], theirs[qid][t]) for name, t in WHOLE.items()]
+            pairs += [(ours[name], theirs[qid][t]) for name, t in {**WHOLE, **SECOND}.items()]
             if unj:
                 pairs += [(1 - ours[f"Judged@{k}"], theirs[qid][f"unj_{k}"]) for k in (5, 10, 20)
                           if retrieved.get(qid, 0) >= k]
             for a, b in pairs:
                 compared += 1
-                worst = max(worst, abs(a - b))
-                differing += abs(a - b) > TOLERANCE
+                difference = abs(a - b)
+                worst = difference if math.isnan(difference) else max(worst, difference)  # (max() drops a NaN)
+                differing += not difference <= TOLERANCE  # (a NaN on either side differs)
     return compared, differing, worst
 
 

@@ -14,7 +14,8 @@ full float64 scores.
 float64 score (ties by document id descending, as before). Its ``unj`` measure counts a document
 judged with a negative grade as unjudged; under this semantics ``Judged@k`` does too. Its
 ``iprec_at_recall`` turns a recall level p into a number of relevant documents as ``lround(p * R)``
-where trec_eval 9 truncates ``p * R + 0.9`` (``m_iprec_at_recall.c``); ``iprec_at_recall_p`` follows.
+where trec_eval 9 truncates ``p * R + 0.9`` (``m_iprec_at_recall.c``, and ``m_11pt_avg.c`` alike);
+``iprec_at_recall_p`` and ``11pt_avg`` follow (``Rprec_mult``'s cutoffs still truncate in 10).
 
 Both read ``#`` comment lines in runs and qrels (trec_eval 10 does; the project accepts them under
 either semantics, since trec_eval 9 would refuse the file rather than read it differently).

@@ -109,8 +109,9 @@ params = {min_df = 2}
     (MINIMAL.replace('name = "b"', 'name = "b"\nk = 10'), "k: expected a list, got 10"),
     (MINIMAL.replace('name = "b"', 'name = "b"\ndepth = 1.5'), "depth: expected an integer, got 1.5"),
     (MINIMAL.replace('name = "b"', 'name = "b"\nmetrics = ["NDCG@10", "nope@3"]'),
-     "metrics[1]: unknown metric 'nope@3'; known: AP, DCG, Judged, MAP, MRR, NDCG, NDCG_all, P, R-Prec, RR, "
-     "R_cap, Recall, Success, bpref, iprec_at_recall, num_rel, num_rel_ret, num_ret, set_F, set_P, set_recall"),
+     "metrics[1]: unknown metric 'nope@3'; known: 11pt_avg, AP, DCG, Judged, MAP, MRR, NDCG, NDCG_all, P, R-Prec, "
+     "RR, R_cap, Recall, Rndcg, Rprec_mult, Success, bpref, iprec_at_recall, ndcg_rel, num_nonrel_judged_ret, "
+     "num_rel, num_rel_ret, num_ret, set_F, set_P, set_map, set_recall, set_relative_P"),
     (MINIMAL.replace('name = "b"', 'name = "b"\nignore_identical_ids = "yes"'),
      'ignore_identical_ids: expected true or false, got "yes"'),
     (MINIMAL.replace('name = "b"', 'name = "b"\nrelevance_threshold = 0'),

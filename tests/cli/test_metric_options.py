@@ -54,9 +54,9 @@ def test_unknown_metric_exits_2_with_one_line(float_files):
     proc = harness("evaluate", "--qrels", str(qrels), "--run", str(run), "-m", "NDCG_foo@10")
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [
-        "error: --metric: unknown metric 'NDCG_foo@10'; known: AP, DCG, Judged, MAP, MRR, NDCG, NDCG_all, P, "
-        "R-Prec, RR, R_cap, Recall, Success, bpref, iprec_at_recall, num_rel, num_rel_ret, num_ret, set_F, set_P, "
-        "set_recall"]
+        "error: --metric: unknown metric 'NDCG_foo@10'; known: 11pt_avg, AP, DCG, Judged, MAP, MRR, NDCG, NDCG_all, "
+        "P, R-Prec, RR, R_cap, Recall, Rndcg, Rprec_mult, Success, bpref, iprec_at_recall, ndcg_rel, "
+        "num_nonrel_judged_ret, num_rel, num_rel_ret, num_ret, set_F, set_P, set_map, set_recall, set_relative_P"]
 
 
 def test_run_with_extra_metrics(tmp_path):

@@ -83,8 +83,8 @@ def test_ranx_hit_rate_is_success():
 
 def test_ranx_hits_is_refused_not_read_as_success():
     # ranx's hits@k counts the relevant documents in the top k (2.0 for q3 at k = 3), a different number.
-    with pytest.raises(ValueError, match=r"^unknown metric 'hits@3'; known: AP, DCG, Judged, MAP, MRR, NDCG, "
-                                         r"NDCG_all, P, "):
+    with pytest.raises(ValueError, match=r"^unknown metric 'hits@3'; known: 11pt_avg, AP, DCG, Judged, MAP, MRR, "
+                                         r"NDCG, NDCG_all, P, "):
         parse_metric("hits@3")
 
 
@@ -92,9 +92,10 @@ def test_ranx_hits_is_refused_not_read_as_success():
 @pytest.mark.parametrize("text", ["f1@10", "P@10.5", "iprec_at_recall_0.1.0", "NDCG@10@10", "map@-1"])
 def test_a_name_that_cannot_be_parsed_is_refused_with_the_known_families(text):
     # The message was "cannot parse metric name 'f1@10' (expected e.g. NDCG@10)", without the accepted names.
-    message = f"cannot parse metric name {text!r} (expected e.g. NDCG@10); known: AP, DCG, Judged, MAP, MRR, " \
-              "NDCG, NDCG_all, P, R-Prec, RR, R_cap, Recall, Success, bpref, iprec_at_recall, num_rel, " \
-              "num_rel_ret, num_ret, set_F, set_P, set_recall"
+    message = f"cannot parse metric name {text!r} (expected e.g. NDCG@10); known: 11pt_avg, AP, DCG, Judged, " \
+              "MAP, MRR, NDCG, NDCG_all, P, R-Prec, RR, R_cap, Recall, Rndcg, Rprec_mult, Success, bpref, " \
+              "iprec_at_recall, ndcg_rel, num_nonrel_judged_ret, num_rel, num_rel_ret, num_ret, set_F, set_P, " \
+              "set_map, set_recall, set_relative_P"
     with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
         parse_metric(text)
 

@@ -92,6 +92,10 @@ _RANX_LEVEL = re.compile(r"-l(\d+)\s*$", re.ASCII)  # ranx's relevance level: nd
 # A family named by a level, a decimal number (iprec_at_recall_0.10, iprec_at_recall.0.1, IPrec@0.1).
 _LEVEL_NAME = re.compile(r"^\s*([A-Za-z][A-Za-z_\-]*?)\s*(?:@|_|\.)\s*(\d+\.\d*|\.\d+|\d+)\s*$", re.ASCII)
 
+# trec_eval's gain parameters: ndcg_rel.1=3.5,2=9.0
+_GAIN_FAMILIES = ("NDCG", "NDCG_all", "DCG", "ndcg_rel", "Rndcg")
+_GAIN_PARAMETER = re.compile(r"^\s*([A-Za-z][A-Za-z_\-]*?)\s*[._]\s*(-?\d+\s*=.*?)\s*$", re.ASCII)
+
 # trec_eval measures that are no per-query value, named with what to use instead.
 NOT_PER_QUERY = {
     "num_q": "trec_eval's num_q counts the queries averaged over, not a per-query value: every result reports "
@@ -112,6 +116,19 @@ def parse_metric(text: str) -> Metric:
             return REGISTRY[family].make(None, variant, level=float(leveled.group(2)))
     match = _NAME.match(text)
     if not match:
+        lowered = text.strip(" \t\n\r\f\v").lower()
+        if lowered in ALIASES:  # a name the pattern cannot split, such as 11pt_avg (a leading digit)
+            return REGISTRY[ALIASES[lowered]].make(None)
+        for alias, family in ALIASES.items():  # 11pt_avg.0.2,0.5,0.8, 11pt_avg@10: trec_eval's parameters
+            if not _NAME.match(alias) and lowered.startswith(alias) and lowered[len(alias):][:1] in ("_", ".", "@"):
+                raise ValueError(f"cannot parse metric name {text!r}: {family} takes no cutoff or level (trec_eval's "
+                                 f"default levels only)")
+        gains = _GAIN_PARAMETER.match(text)
+        family = _family_and_variant(gains.group(1).lower())[0] if gains else None
+        if family in _GAIN_FAMILIES:  # ndcg_rel.1=3.5,2=9.0
+            raise ValueError(f"cannot parse metric name {text!r}: gain parameters ({gains.group(2)}) are not "
+                             f"supported: {family}'s gain is the grade, trec_eval's default"
+                             + (" (or 2^grade - 1: NDCG_exp, DCG_exp)" if family in _GAIN_FAMILIES[:3] else ""))
         if "(" in text:  # ir_measures' P(rel=2)@5, nDCG(judged_only)@10
             raise ValueError(f"cannot parse metric name {text!r}: metric parameters are not supported; binary "
                              "metrics take their relevance level from the relevance threshold "

@@ -110,3 +110,63 @@ class SchemedMetric(Metric):
     def name(self) -> str:
         suffix = "" if self.scheme == SCHEMES[0] else f"_{self.scheme}"
         return f"{self.family}{suffix}@{self.k}"
+
+
+def running_sum(query: np.ndarray, values: np.ndarray, n_queries: int) -> np.ndarray:
+    """Per position i, values[first of its query] + ... + values[i] (``query`` sorted ascending), added
+    one term at a time in order as a C loop adds them (no global cumsum minus the sum before the query,
+    which would carry the rounding of every earlier query's terms)."""
+    out = np.empty(len(values), dtype=np.float64)
+    if not len(values):
+        return out
+    position = np.arange(len(query)) - np.searchsorted(query, query, side="left")
+    order = np.argsort(position, kind="stable")
+    bounds = np.searchsorted(position[order], np.arange(int(position.max()) + 2), side="left")
+    running = np.zeros(n_queries)
+    for p in range(len(bounds) - 1):  # one pass per position within a query, over all queries at once
+        at = order[bounds[p]:bounds[p + 1]]
+        running[query[at]] += values[at]
+        out[at] = running[query[at]]
+    return out
+
+
+def dcg_prefix(j: Judgments, shift: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The ``trec`` scheme's running DCG at each retrieved positive grade: (query, rank, DCG@rank), sorted
+    by query then rank; gains scaled by 2^-shift[query] when given (:func:`linear_shift`)."""
+    gained = j.hit_grade > 0
+    query, rank, grade = j.hit_query[gained], j.hit_rank[gained], j.hit_grade[gained]
+    order = np.lexsort((rank, query))
+    query, rank, grade = query[order], rank[order], grade[order]
+    gains = gain(grade, "trec", 0.0 if shift is None else shift[query])
+    return query, rank, running_sum(query, gains / discount(rank, "trec"), j.n_queries)
+
+
+def ideal_prefix(j: Judgments, shift: np.ndarray | None = None) -> np.ndarray:
+    """The ideal ranking's running DCG (``trec`` scheme) at each of its ranks, aligned with ``j.ideal_*``;
+    gains scaled by 2^-shift[query] when given."""
+    gains = gain(j.ideal_grade, "trec", 0.0 if shift is None else shift[j.ideal_query])
+    return running_sum(j.ideal_query, gains / discount(j.ideal_rank, "trec"), j.n_queries)
+
+
+def at_rank(query: np.ndarray, rank: np.ndarray, running: np.ndarray, n_queries: int, at_query: np.ndarray,
+            cut: np.ndarray) -> np.ndarray:
+    """For each (at_query, cut): the running sum at the last entry of that query with rank <= cut (0 when
+    none); ``query``, ``rank`` sorted by query then rank, ``running`` from :func:`running_sum`."""
+    if not len(query):
+        return np.zeros(len(at_query))
+    start = np.searchsorted(query, np.arange(n_queries), side="left")
+    end = np.searchsorted(query, np.arange(n_queries), side="right")
+    # rank <= cut within the query: entries of the query are sorted by rank, so count them by a merge
+    both_query = np.concatenate([query, at_query])
+    both_rank = np.concatenate([rank, cut])
+    probe = np.concatenate([np.zeros(len(query), dtype=bool), np.ones(len(at_query), dtype=bool)])
+    order = np.lexsort((probe, both_rank, both_query))  # an entry before a probe of its rank
+    entries_before = np.cumsum(~probe[order])
+    count = np.empty(len(at_query), dtype=np.int64)
+    count[order[probe[order]] - len(query)] = entries_before[probe[order]]
+    last = count - 1  # the global index of the last entry <= (at_query, cut)
+    has = last >= start[at_query]
+    has &= last < end[at_query]
+    out = np.zeros(len(at_query))
+    out[has] = running[last[has]]
+    return out

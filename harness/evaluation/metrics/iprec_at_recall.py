@@ -86,17 +86,26 @@ class IPrecAtRecall(Metric):
         return self.family if self.recall is None else f"{self.family}_{self.recall:.2f}"
 
     def __call__(self, j: Judgments) -> np.ndarray:
-        mask = j.relevant_hits()
-        query, rank = j.hit_query[mask], j.hit_rank[mask]
-        order = np.lexsort((rank, query))
-        query, rank = query[order], rank[order]
-        start = np.searchsorted(query, query, side="left")
-        nth = np.arange(len(query)) - start + 1
-        interpolated = suffix_max(query, nth / rank)  # at the n-th relevant: max_{m >= n} m / r_m
-        retrieved_relevant = np.bincount(query, minlength=j.n_queries)
-        first = np.searchsorted(query, np.arange(j.n_queries), side="left")
-        c = np.maximum(recall_cutoff(self.recall, j.n_relevant, j.semantics), 1)
+        return interpolated_precision(j, [self.recall])[0]
+
+
+def interpolated_precision(j: Judgments, levels) -> list[np.ndarray]:
+    """``iprec_at_recall_p`` per query for each level p (see :class:`IPrecAtRecall`), ranking the relevant
+    hits once for all of them."""
+    mask = j.relevant_hits()
+    query, rank = j.hit_query[mask], j.hit_rank[mask]
+    order = np.lexsort((rank, query))
+    query, rank = query[order], rank[order]
+    start = np.searchsorted(query, query, side="left")
+    nth = np.arange(len(query)) - start + 1
+    interpolated = suffix_max(query, nth / rank)  # at the n-th relevant: max_{m >= n} m / r_m
+    retrieved_relevant = np.bincount(query, minlength=j.n_queries)
+    first = np.searchsorted(query, np.arange(j.n_queries), side="left")
+    values = []
+    for level in levels:
+        c = np.maximum(recall_cutoff(level, j.n_relevant, j.semantics), 1)
         reached = c <= retrieved_relevant
         out = np.zeros(j.n_queries)
         out[reached] = interpolated[first[reached] + c[reached] - 1]
-        return out
+        values.append(out)
+    return values

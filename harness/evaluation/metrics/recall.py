@@ -23,10 +23,14 @@ class Recall(Metric):
 
 @dataclass(frozen=True)
 class RCap(Metric):
-    """R_cap@k = |relevant documents in the top k| / min(R, k)  (BEIR's capped recall)."""
+    """R_cap@k = |relevant documents in the top k| / min(R, k)  (BEIR's capped recall).
+
+    Also trec_eval's ``relative_P.k`` (``m_rel_P.c``, the same in 9 and 10: relevant in the top k /
+    min(k, R), "precision up until R, and then recall after R"), so ``relative_P`` names it.
+    """
 
     family = "R_cap"
-    aliases = ("Recall_cap", "RCap")
+    aliases = ("Recall_cap", "RCap", "relative_P")
 
     def __call__(self, j: Judgments) -> np.ndarray:
         return safe_divide(j.per_query_sum(j.relevant_hits(self.k)), np.minimum(j.n_relevant, self.k))
