@@ -79,18 +79,24 @@ def show_own_deprecations() -> None:
     default filters hide a DeprecationWarning outside ``__main__``. Other packages' stay hidden."""
     import warnings
 
-    root = os.path.dirname(os.path.dirname(os.path.abspath(sys.modules["harness"].__file__)))
-    own = tuple(os.path.join(root, package, "") for package in ("harness", "retrievers"))  # (installed side by side)
     shown = warnings.showwarning
 
     def show(message, category, filename, lineno, file=None, line=None):
-        if issubclass(category, DeprecationWarning) and os.path.abspath(filename).startswith(own):
+        if own_deprecation(category, filename):
             print(f"warning: {message} (deprecated)", file=sys.stderr)
         else:
             shown(message, category, filename, lineno, file, line)
 
     warnings.showwarning = show
     warnings.filterwarnings("default", category=DeprecationWarning, module=r"(harness|retrievers)(\.|$)")
+
+
+def own_deprecation(category: type, filename: str) -> bool:
+    """Whether a warning is one of the project's own DeprecationWarnings (issued from a file of its
+    packages, harness and retrievers, installed side by side)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(sys.modules["harness"].__file__)))
+    own = tuple(os.path.join(root, package, "") for package in ("harness", "retrievers"))
+    return issubclass(category, DeprecationWarning) and os.path.abspath(filename).startswith(own)
 
 
 def _exit_on_sigterm(signum: int, frame) -> None:

@@ -12,6 +12,7 @@ from harness.cli import app
 
 @app.command()
 def bench(
+    ctx: typer.Context,
     config: Path = typer.Argument(..., help="Benchmark config (TOML), e.g. configs/quickstart.toml."),
     output_dir: Optional[Path] = typer.Option(None, "--output-dir", "-o",
                                               help="Override the config's output_dir (results go to OUTPUT_DIR/<name>/)."),
@@ -29,11 +30,13 @@ def bench(
     """Run every cell (dataset x retriever) of CONFIG, reusing finished cells, and write the leaderboard."""
     from harness import progress
     from harness.bench import load_config, run_bench
-    from harness.cli.display import print_leaderboard
+    from harness.cli.display import dependency_output_hidden, print_leaderboard
     from harness.cli.options import check_output_folder
 
     if quiet:
         progress.disable()
+        # (the dependencies' bars too: transformers' "Loading weights" of a dense cell's model)
+        ctx.with_resource(dependency_output_hidden(hide_warnings=False))
     cfg = load_config(config)
     if output_dir is not None:
         cfg = cfg.with_output_dir(output_dir)

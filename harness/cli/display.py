@@ -81,6 +81,59 @@ def note_left_out(result, threshold: float) -> None:
                    f"{threshold:.12g}) and are left out", err=True)
 
 
+# Hugging Face's switch of its progress bars (huggingface_hub's downloads, transformers' "Loading weights",
+# drawn by tqdm on stderr even when it is a pipe), read when huggingface_hub is imported.
+HF_PROGRESS_SWITCH = "HF_HUB_DISABLE_PROGRESS_BARS"
+
+
+@contextmanager
+def dependency_output_hidden(hide_warnings: bool = True) -> Iterator[None]:
+    """``--quiet``: while the block runs, the dependencies' own progress bars are off (a dense, sparse or
+    reranker model's load printed transformers' ``Loading weights: 100%|...| 103/103`` under ``harness run
+    -q``) and, with ``hide_warnings``, Python warnings are not printed (a dependency's DeprecationWarning,
+    FutureWarning or UserWarning), except the project's own DeprecationWarnings (a former name the user
+    typed: :func:`harness.cli.show_own_deprecations`). Errors are exceptions: unchanged. The environment
+    variable and the warning filters are put back at the end."""
+    import os
+    import sys
+    import warnings
+
+    with warnings.catch_warnings():  # (filters and showwarning put back at the end)
+        if hide_warnings:
+            from harness.cli import own_deprecation
+
+            shown = warnings.showwarning
+
+            def show(message, category, filename, lineno, file=None, line=None):
+                # (here, not by a filter: a package may add its own "always" filter when imported)
+                if own_deprecation(category, filename):
+                    shown(message, category, filename, lineno, file, line)
+
+            warnings.showwarning = show
+        previous = os.environ.get(HF_PROGRESS_SWITCH)
+        os.environ[HF_PROGRESS_SWITCH] = "1"  # (read when huggingface_hub is imported; if it was, switched below)
+        hub, bars = sys.modules.get("huggingface_hub.utils"), sys.modules.get("transformers.utils.logging")
+        hub = hub if hasattr(hub, "are_progress_bars_disabled") else None
+        bars = bars if hasattr(bars, "is_progress_bar_enabled") else None
+        hub_off = hub is not None and hub.are_progress_bars_disabled()
+        bars_on = bars is not None and bars.is_progress_bar_enabled()
+        if hub is not None and not hub_off:
+            hub.disable_progress_bars()
+        if bars_on:
+            bars.disable_progress_bar()
+        try:
+            yield
+        finally:
+            if bars_on:
+                bars.enable_progress_bar()  # (which turns huggingface_hub's on too)
+            if hub is not None:
+                hub.disable_progress_bars() if hub_off else hub.enable_progress_bars()
+            if previous is None:
+                os.environ.pop(HF_PROGRESS_SWITCH, None)
+            else:
+                os.environ[HF_PROGRESS_SWITCH] = previous
+
+
 @contextmanager
 def logged_warnings_hidden() -> Iterator[None]:
     """``--quiet``: while the block runs, what the library logs at WARNING or below is not printed (a

@@ -16,8 +16,8 @@ import typer
 
 from harness.cli import app
 from harness.cli.options import (K_OPTION, KEEP_IDENTICAL_IDS_OPTION, METRIC_OPTION, RELEVANCE_THRESHOLD_OPTION,
-                                  SEMANTICS_OPTION, build_evaluator, check_outputs, read_pipes,
-                                  refuse_outputs_over_inputs)
+                                  SEMANTICS_OPTION, build_evaluator, check_outputs, input_name, read_pipes,
+                                  refuse_outputs_over_inputs, refuse_stdin_twice)
 from harness.errors import HarnessError
 
 STDOUT = Path("-")  # --json -: metrics.json on stdout
@@ -25,8 +25,9 @@ STDOUT = Path("-")  # --json -: metrics.json on stdout
 
 @app.command()
 def evaluate(
-    qrels: Path = typer.Option(..., "--qrels", help="Qrels: TREC (qid iter docid grade) or BEIR tsv."),
-    run: List[Path] = typer.Option(..., "--run", help="TREC run (qid Q0 docid rank score tag); repeat for several."),
+    qrels: Path = typer.Option(..., "--qrels", help="Qrels: TREC (qid iter docid grade) or BEIR tsv; - reads stdin."),
+    run: List[Path] = typer.Option(..., "--run", help="TREC run (qid Q0 docid rank score tag); repeat for several; "
+                                                      "- reads stdin."),
     k: Optional[str] = K_OPTION,
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write metrics.json here (several runs: a folder "
                                                                   "receiving <run file name>.json each); - writes "
@@ -45,6 +46,7 @@ def evaluate(
     files = [out for out in outputs if out != STDOUT]
     check_outputs(*files, markdown_out)
     refuse_outputs_over_inputs([*(("--json", out) for out in files), ("--markdown", markdown_out)], [qrels, *run])
+    refuse_stdin_twice([("--qrels", qrels), *(("--run", r) for r in run)])
     # pipes (--run <(zcat run.gz)) can be read once: hashed and parsed from these bytes
     once = read_pipes([(qrels, "qrels"), *((r, "run") for r in run)]) if outputs else {}
     digest = _digests_meanwhile([qrels, *run], once) if outputs else None
@@ -64,7 +66,7 @@ def evaluate(
     from harness.cli.display import note_left_out, note_missing
 
     for path, result, _ in results:
-        note_missing(result, path.name)
+        note_missing(result, _name(path))
     if results:  # (the same qrels and threshold for every run)
         note_left_out(results[0][1], evaluator.relevance_threshold)
     if outputs:
@@ -92,10 +94,15 @@ def _json_paths(runs: list[Path], json_out: Path | None) -> list[Path]:
     return paths
 
 
+def _name(path: Path) -> str:
+    """An input's file name as tables and notes show it (``<stdin>`` for ``-``)."""
+    return input_name(path) if str(path) == "-" else path.name
+
+
 def _labels(results: list) -> list[str]:
     """Each run's row label: its file name, or the path as given when two runs share a file name."""
-    names = [path.name for path, _, _ in results]
-    return names if len(set(names)) == len(names) else [str(path) for path, _, _ in results]
+    names = [_name(path) for path, _, _ in results]
+    return names if len(set(names)) == len(names) else [input_name(path) for path, _, _ in results]
 
 
 def _print(results: list, to_stderr: bool = False) -> None:
@@ -105,7 +112,7 @@ def _print(results: list, to_stderr: bool = False) -> None:
         from rich.console import Console
 
         path, result, _ = results[0]
-        print_metrics(result.means, title=f"{path.name}: {result.n_queries} queries",
+        print_metrics(result.means, title=f"{_name(path)}: {result.n_queries} queries",
                       console=Console(stderr=True) if to_stderr else None)
         return
     from rich.table import Table
@@ -125,7 +132,7 @@ def _markdown(results: list) -> str:
 
     if len(results) == 1:
         path, result, _ = results[0]
-        return metrics_table(result.means, title=path.name)
+        return metrics_table(result.means, title=_name(path))
     names = list(results[0][1].means)
     lines = ["| run | " + " | ".join(names) + " |", "| --- | " + " | ".join("---:" for _ in names) + " |"]
     lines += [f"| {label} | " + " | ".join(f"{result.means[n]:.4f}" for n in names) + " |"
@@ -177,9 +184,9 @@ def _write_documents(outputs: list[Path], results: list, qrels: Path, k_values: 
     qrels_sum = digest(qrels)
     for out, (path, result, timings) in zip(outputs, results):
         document = build(
-            result, dataset={"name": qrels.name, "split": None, "files": {str(qrels): qrels_sum},
+            result, dataset={"name": _name(qrels), "split": None, "files": {input_name(qrels): qrels_sum},
                              "n_docs": None, "n_queries": result.n_queries},
-            retriever={"name": "run-file", "params": {"path": str(path), "sha256": digest(path)}},
+            retriever={"name": "run-file", "params": {"path": input_name(path), "sha256": digest(path)}},
             k_values=k_values, depth=None, timings=timings)
         _write_json(out, document)
 

@@ -9,7 +9,7 @@ import typer
 
 from harness.cli import app
 from harness.cli.options import (KEEP_IDENTICAL_IDS_OPTION, RELEVANCE_THRESHOLD_OPTION, SEMANTICS_OPTION, check_outputs,
-                                  given, read_pipes, refuse_outputs_over_inputs)
+                                  given, input_name, read_pipes, refuse_outputs_over_inputs, refuse_stdin_twice)
 from harness.errors import HarnessError
 
 
@@ -64,7 +64,8 @@ def _file_entry(path: Path, once: dict[Path, bytes]) -> dict:
 
     from harness.checksums import sha256
 
-    return {"path": str(path), "sha256": hashlib.sha256(once[path]).hexdigest() if path in once else sha256(path)}
+    return {"path": input_name(path),
+            "sha256": hashlib.sha256(once[path]).hexdigest() if path in once else sha256(path)}
 
 
 # (parameter, option) of the settings only --optimize reads: given without it they would change nothing
@@ -75,7 +76,8 @@ OPTIMIZE_ONLY = (("metric", "--metric"), ("split", "--split"), ("allow_test_spli
 @app.command()
 def fuse(
     ctx: typer.Context,
-    run: List[Path] = typer.Option(..., "--run", help="TREC run to fuse (repeat for each run, at least two)."),
+    run: List[Path] = typer.Option(..., "--run", help="TREC run to fuse (repeat for each run, at least two; - reads "
+                                                      "stdin)."),
     output: Path = typer.Option(..., "--output", "-o", help="Fused TREC run to write."),
     method: str = typer.Option("rrf", "--method",
                                help="rrf, combsum, combmnz, combmax, combmin or wsum (ranx's names also work)."),
@@ -146,6 +148,7 @@ def fuse(
     json_target = json_out or (output.with_name(output.name + ".json") if optimize else None)
     check_outputs(output, json_target)
     _check_outputs_apart(output, json_target, [*run, *([qrels] if qrels is not None else [])])
+    refuse_stdin_twice([*(("--run", r) for r in run), ("--qrels", qrels)])
     # pipes (--run <(zcat r.gz)) can be read once: parsed and hashed from these bytes
     once = read_pipes([*((r, "run") for r in run), *([(qrels, "qrels")] if qrels is not None else [])])
     runs = [read_run(path, once.get(path)) for path in run]

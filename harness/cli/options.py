@@ -101,6 +101,25 @@ def read_pipes(inputs: list[tuple[Path, str]]) -> dict[Path, bytes]:
     return once
 
 
+def refuse_stdin_twice(inputs: list[tuple[str, Path | None]]) -> None:
+    """Refuse, before anything is read, ``-`` (standard input) given to two input options (``(option,
+    path)``): it can be read once (``--qrels - --run -`` parsed the run's lines as qrels, or found
+    standard input at its end)."""
+    from harness.formats.trec import is_stdin
+
+    named = [option for option, path in inputs if path is not None and is_stdin(path)]
+    if len(named) > 1:
+        raise HarnessError(f"{named[0]} - and {named[1]} -: standard input can be read once; give the other "
+                           "as a file (or <(command))")
+
+
+def input_name(path: Path) -> str:
+    """An input path as results record and tables show it: ``<stdin>`` for ``-``."""
+    from harness.formats.trec import STDIN_NAME, is_stdin
+
+    return str(STDIN_NAME) if is_stdin(path) else str(path)
+
+
 def check_outputs(*paths) -> None:
     """Refuse, before any work, an output path that cannot be written: an existing folder, or a path
     under a file (so that a command writing several outputs fails before the first, not after it).

@@ -18,7 +18,7 @@ from harness.datasets import DEFAULT_DATASET
 @app.command()
 def rerank(
     ctx: typer.Context,
-    run: Path = typer.Option(..., "--run", help="First-stage TREC run (qid Q0 docid rank score tag)."),
+    run: Path = typer.Option(..., "--run", help="First-stage TREC run (qid Q0 docid rank score tag); - reads stdin."),
     output: Path = typer.Option(..., "--output", "-o", help="Where the reranked TREC run goes (written atomically)."),
     dataset: str = typer.Option(DEFAULT_DATASET, "--dataset", "-d", help="Dataset name or BEIR folder path."),
     reranker: str = typer.Option(..., "--reranker", "-r", help="Reranker name (cross-encoder, bi-encoder) "
@@ -39,11 +39,14 @@ def rerank(
     """Rerank the top DEPTH documents of each query of RUN with RERANKER and write the new run."""
     from harness import progress
     from harness.datasets import load_dataset
-    from harness.formats.trec import read_run, write_run
+    from harness.formats.trec import STDIN_NAME, is_stdin, read_run, write_run
     from harness.registry import create_reranker
 
     if quiet:
         progress.disable()
+        from harness.cli.display import dependency_output_hidden
+
+        ctx.with_resource(dependency_output_hidden())  # (transformers' "Loading weights" bar, others' warnings)
     if not 1 <= depth <= 2**63 - 1:  # (ranks and counts are int64, as harness run's --depth)
         raise typer.BadParameter("--depth must be >= 1 and at most 2^63 - 1")
     evaluator, k_values = build_evaluator(k, metric, relevance_threshold, keep_identical_ids, semantics)
@@ -60,7 +63,8 @@ def rerank(
     with progress.task(f"loading {dataset}"):
         ds = load_dataset(dataset, split)
     with progress.task(f"reranking {first_stage.n_queries:,} queries ({system.name}, depth {depth})"):
-        reranked = system.rerank(first_stage, ds.queries, ds.corpus, depth, source=run,
+        source = STDIN_NAME if is_stdin(run) else run  # (errors name <stdin>:LINE)
+        reranked = system.rerank(first_stage, ds.queries, ds.corpus, depth, source=source,
                                   ignore_identical_ids=evaluator.ignore_identical_ids, semantics=evaluator.semantics)
     write_run(reranked, output, tag=system.name)
     if evaluate and not quiet:

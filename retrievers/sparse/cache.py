@@ -166,6 +166,13 @@ class SparseWeightCache:
         with contextlib.suppress(FileNotFoundError):
             shutil.rmtree(self.folder)
 
+    def saved_part(self, i: int) -> SparseRows | None:
+        """Chunk ``i``'s part when its file is there whole and holds one row per document of the chunk,
+        else None."""
+        part = _load(self.part_path(i))
+        n = min(self.n_rows, (i + 1) * self.chunk_size) - i * self.chunk_size
+        return part if part is not None and part.check(n) else None
+
     def build(self, encode_rows: Callable[[int, int], SparseRows],
               on_progress: Callable[[int], None] | None = None) -> tuple[SparseRows, int]:
         """Fill the entry: load finished parts, encode the others with ``encode_rows(start, stop)``

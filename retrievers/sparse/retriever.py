@@ -12,6 +12,7 @@ threads and tie rule as BM25. See docs/sparse.md.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import time
@@ -133,15 +134,51 @@ class SparseRetriever(Retriever):
             found = entry.load_complete()
         except CacheCorrupt as exc:
             log.warning("sparse weight cache %s is damaged (%s); encoding again", entry.folder, exc)
-            entry.discard()
+            with contextlib.suppress(OSError):  # (a read-only cache: the build below fails and goes on without it)
+                entry.discard()
             found, status = None, "rebuilt"
         if found is not None:
             self.cache_status = "hit"
             return found
-        rows, reused = entry.build(encode)
-        self.cache_status = "resumed" if reused and status == "built" else status
+        encoded: dict[int, SparseRows] = {}  # the chunks this call encoded, by first position
+        encoder_failed: list[bool] = []  # (an OSError of the encoder itself is not the cache's)
+
+        def encode_for_cache(start: int, stop: int) -> SparseRows:
+            try:
+                encoded[start] = encode(start, stop)
+            except BaseException:
+                encoder_failed.append(True)
+                raise
+            return encoded[start]
+        try:
+            rows, reused = entry.build(encode_for_cache)
+        except OSError as exc:
+            # a read-only or full cache disk: encoded without the cache, as BM25 and dense go on; what is
+            # encoded already (this call's chunks, an earlier run's parts) is not encoded again
+            if encoder_failed:
+                raise
+            log.warning("could not write the sparse weight cache under %s: %s; encoding the documents without it",
+                        entry.folder.parent, exc)
+            rows, reused = self._uncached(entry, encoded, encode, len(texts), order)
+            self.cache_status = f"{'resumed' if reused and status == 'built' else status}, not cached " \
+                                f"({exc.strerror or exc})"
+        else:
+            self.cache_status = "resumed" if reused and status == "built" else status
         self._stats["documents_from_parts"] = reused
         return rows
+
+    def _uncached(self, entry: SparseWeightCache, encoded: dict, encode, n: int, order) -> tuple[SparseRows, int]:
+        """(rows in corpus order, rows taken from an earlier run's parts) when the cache cannot be written:
+        each chunk of the encoding order from ``encoded`` (this call's), else its part file, else encoded."""
+        parts, reused = [], 0
+        for i, start in enumerate(range(0, n, self.cache_chunk_size)):
+            stop = min(start + self.cache_chunk_size, n)
+            part = encoded.get(start)
+            if part is None:
+                part = entry.saved_part(i)
+                reused += 0 if part is None else stop - start
+            parts.append(part if part is not None else encode(start, stop))
+        return SparseRows.concat(parts).take(inverse_permutation(order)), reused
 
     def index(self, corpus: Corpus) -> None:
         started = time.perf_counter()
