@@ -302,12 +302,15 @@ def _executor(r: _Reader, value: Any, key: str) -> ExecutorSpec:
     return ExecutorSpec(kind=kind, address=address, num_cpus=num_cpus)
 
 
-def _metric(r: _Reader, value: Any, key: str) -> str:
-    from harness.evaluation import parse_metric
+def _metric(r: _Reader, value: Any, key: str) -> list[str]:
+    """The names one ``metrics`` entry stands for, as ``harness compare -m`` reads it
+    (:func:`harness.compare.load.evaluated_names`: ``nDCG@10`` is ``NDCG@10``, ``map`` is ``AP``,
+    ``iprec_at_recall`` its 11 levels)."""
+    from harness.compare.load import evaluated_names
 
     text = r.string(value, key)
     try:
-        return parse_metric(text).name
+        return evaluated_names(text)
     except ValueError as exc:
         raise r.error(key, str(exc)) from None
 
@@ -368,7 +371,8 @@ def parse_config(data: dict, source: str = "<config>") -> BenchConfig:
     name = r.string(top["name"], "name", LABEL, LABEL_RULE)
     split = r.string(top["split"], "split") if "split" in top else None
     k = tuple(sorted(set(r.items(top["k"], "k", r.integer)))) if "k" in top else DEFAULT_K
-    metrics = tuple(dict.fromkeys(r.items(top["metrics"], "metrics", lambda v, key: _metric(r, v, key)))) \
+    metrics = tuple(dict.fromkeys(name for names in r.items(top["metrics"], "metrics",
+                                                            lambda v, key: _metric(r, v, key)) for name in names)) \
         if "metrics" in top else DEFAULT_METRICS
     depth = r.integer(top["depth"], "depth") if "depth" in top else None
     threshold = r.number(top["relevance_threshold"], "relevance_threshold") if "relevance_threshold" in top else 1.0

@@ -1,6 +1,7 @@
 """The leaderboard: datasets as rows, retrievers as columns, one table per metric, plus timings.
 
-Values are each cell's mean over its evaluated queries (from its metrics.json). The ``average``
+Values are each cell's mean over its evaluated queries (from its metrics.json); the best of a row is bold,
+except for trec_eval's counts ``num_ret`` and ``num_rel`` (:mod:`harness.compare.measures`). The ``average``
 row is the unweighted mean over datasets, given only for retrievers with a value on every
 dataset (an average over fewer datasets would not be comparable); otherwise it is null / "-".
 The timings table adds each cell's efficiency figures (p95 latency, index size, peak RSS) and a
@@ -24,6 +25,7 @@ from datetime import datetime, timezone
 from harness.bench.cells import Cell
 from harness.bench.config import BenchConfig
 from harness.compare.analysis import same_mean
+from harness.compare.measures import ranks_systems
 from harness.fingerprint import describe_hardware
 from harness.reports import efficiency
 from harness.reports.document import MetricsDocument
@@ -185,9 +187,9 @@ def metric_table(board: dict, metric: str) -> list[str]:
     retrievers = board["retrievers"]
     lines = [f"| dataset | {' | '.join(retrievers)} |", "| --- |" + " ---: |" * len(retrievers)]
     for label, row in [*table["rows"].items(), ("average", table["average"])]:
-        present = [v for v in row.values() if v is not None]
+        present = [v for v in row.values() if v is not None] if ranks_systems(metric) else []  # (a count: no best)
         best = max(present) if present else None
-        cells = [f"**{_fmt(row[r])}**" if row[r] is not None and same_mean(row[r], best) and len(present) > 1
+        cells = [f"**{_fmt(row[r])}**" if row[r] is not None and len(present) > 1 and same_mean(row[r], best)
                  else _fmt(row[r]) for r in retrievers]
         lines.append(f"| {'**average**' if label == 'average' else label} | {' | '.join(cells)} |")
     return lines
@@ -216,7 +218,9 @@ def markdown(board: dict, description: str = "") -> str:
         lines += [description, ""]
     for metric in board["metrics"]:
         lines += [f"## {metric}", "",
-                  "Mean over each dataset's evaluated queries; best of each row in bold; the average row "
+                  "Mean over each dataset's evaluated queries; "
+                  + ("best of each row in bold" if ranks_systems(metric) else
+                     "a count, not a quality measure: no best value (docs/compare.md)") + "; the average row "
                   "covers retrievers with a value on every dataset."
                   + "".join(f" `{name}`: the mean of its {group['of']} forums (below)."
                             for name, group in (board.get("forums") or {}).items()), ""]

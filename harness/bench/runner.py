@@ -383,17 +383,15 @@ class BenchRunner:
         """report.html beside leaderboard.md; a failure costs the page (a warning), never the benchmark.
         Without a page of this run, an earlier run's page is removed: it would show numbers (cells,
         qrels) that the leaderboard beside it no longer has."""
-        from harness.reports.html import write_bench_report
+        from harness.reports.html import Bench, write_bench_report
 
         page = result.folder / "report.html"
-        done = [(o.cell.dataset.label, o.cell.retriever.label, o.cell.folder, o.cell.dataset.source)
-                for o in result.outcomes if o.status in ("run", "reused")]
-        if not done:
+        if not any(o.status in ("run", "reused") for o in result.outcomes):
             _remove(page)
             return
-        try:
-            write_bench_report(page, done, self.config.metrics, f"Benchmark {self.config.name}",
-                               list(result.board.get("forums") or {}), result.board["datasets"])
+        try:  # (from the leaderboard just written, as `harness report` over the folder reads it: one page)
+            write_bench_report(page, Bench(result.folder, result.board,
+                                           {d.label: d.source for d in self.config.datasets}))
         except Exception as exc:  # noqa: BLE001 - the leaderboard is written; the page is extra
             _remove(page)
             print(f"warning: report.html not written: {_one_line(exc)}", file=sys.stderr)

@@ -8,8 +8,8 @@ from typing import List, Optional
 import typer
 
 from harness.cli import app
-from harness.cli.options import (INTERSECTION_OPTION, check_outputs, given, refuse_outputs_over_inputs,
-                                 result_files, write_stdout_json)
+from harness.cli.options import (INTERSECTION_OPTION, check_outputs, given, metric_items,
+                                 refuse_outputs_over_inputs, result_files, write_stdout_json)
 
 
 @app.command()
@@ -17,8 +17,8 @@ def check(
     ctx: typer.Context,
     baseline: str = typer.Option(..., "--baseline", help="Baseline metrics.json (or its result folder)."),
     current: str = typer.Option(..., "--current", help="Current metrics.json (or its result folder)."),
-    metric: Optional[List[str]] = typer.Option(None, "--metric", "-m", help="Metric to gate (repeatable; "
-                                                                            "default NDCG@10)."),
+    metric: Optional[List[str]] = typer.Option(None, "--metric", "-m", help="Metric to gate (repeatable or "
+                                                                            "comma-separated; default NDCG@10)."),
     tolerance: float = typer.Option(0.005, "--tolerance", help="Largest mean change (absolute) that is never a "
                                                                "regression."),
     alpha: float = typer.Option(0.05, "--alpha", help="Significance level of the paired test."),
@@ -72,7 +72,7 @@ def check(
     if to_stdout:
         json_out = None
     check_outputs(json_out, junit)
-    metrics = list(dict.fromkeys(metric or ["NDCG@10"]))
+    metrics = list(dict.fromkeys(metric_items(metric) or ["NDCG@10"]))
     for role, argument in (("baseline", baseline), ("current", current)):
         path = Path(argument)
         if path.exists() and not path.is_dir() and path.suffix != ".json":

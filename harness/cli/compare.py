@@ -9,8 +9,8 @@ import typer
 
 from harness.cli import app
 from harness.cli.options import (ALPHA_OPTION, INTERSECTION_OPTION, PERMUTATIONS_OPTION, RESAMPLES_OPTION,
-                                 SEED_OPTION, TEST_OPTION, check_outputs, refuse_outputs_over_inputs, result_files,
-                                 write_stdout_json)
+                                 SEED_OPTION, TEST_OPTION, check_outputs, metric_items, refuse_outputs_over_inputs,
+                                 result_files, write_stdout_json)
 
 DEFAULT_METRICS = ("NDCG@10", "Recall@100", "MRR@10")
 
@@ -20,8 +20,8 @@ def compare(
     results: List[str] = typer.Argument(..., help="Result folders, metrics.json files or TREC runs (with --qrels); "
                                                   "NAME=PATH names one."),
     metric: Optional[List[str]] = typer.Option(None, "--metric", "-m",
-                                               help="Metric to compare (repeatable; default NDCG@10, Recall@100, "
-                                                    "MRR@10 where present)."),
+                                               help="Metric to compare (repeatable or comma-separated; default "
+                                                    "NDCG@10, Recall@100, MRR@10 where present)."),
     baseline: Optional[str] = typer.Option(None, "--baseline", "-b", help="Baseline system name (default: the first)."),
     qrels: Optional[Path] = typer.Option(None, "--qrels", help="Qrels for run files (TREC or BEIR tsv)."),
     test: str = TEST_OPTION,
@@ -49,6 +49,7 @@ def compare(
     to_stdout = json_out == Path("-")
     check_outputs(markdown_out, None if to_stdout else json_out)
     settings = Settings(test=test, alpha=alpha, permutations=permutations, resamples=resamples, seed=seed)
+    metric = metric_items(metric)
     wanted = list(metric or DEFAULT_METRICS)
     from harness.formats.trec import read_once
 

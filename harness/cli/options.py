@@ -169,15 +169,31 @@ METRIC_HELP = ("Metric to add to BEIR's six (repeatable or comma-separated), e.g
                "Success, Judged, DCG, NDCG_exp, DCG_jarvelin@10; a family without @k is computed at every --k.")
 
 
-def parse_metrics(items: list[str] | None, k_values: list[int]) -> list:
-    """BEIR's six families at every k, then the ``--metric`` names (families expand over k)."""
-    from harness.evaluation import DEFAULT_FAMILIES, metrics_for
-
-    extra = [part.strip() for item in items or [] for part in item.split(",") if part.strip()]
-    for name in extra:
-        if name.isascii() and name.isdigit():  # trec_eval's -m P.5,10 (cutoff lists) split at the comma
+def metric_items(items: list[str] | None) -> list[str]:
+    """The names of ``--metric`` options, each repeatable or comma-separated (``-m NDCG@10,Recall@100``),
+    blanks around each ignored: the one reading of every command's ``-m`` (run, evaluate, compare, check,
+    report). A bare number is refused: trec_eval's ``-m P.5,10`` (a cutoff list) split at the comma; so is an
+    option with no name in it (``-m ""``, ``-m ,``: an empty ``-m "$METRICS"`` gated the default metric)."""
+    names = [part.strip() for item in items or [] for part in item.split(",") if part.strip()]
+    empty = next((item for item in items or [] if not item.replace(",", "").strip()), None)
+    if empty is not None:
+        raise HarnessError(f"--metric: {empty!r} names no metric (e.g. -m NDCG@10,Recall@100)")
+    for name in names:
+        if name.isascii() and name.isdigit():
             raise HarnessError(f"--metric: {name!r} is not a metric name (trec_eval's P.5,10 is written "
                                f"P@5,P@10 here, or -m P with --k 5,10)")
+        if name.isascii() and name.replace(".", "", 1).isdigit():  # Rprec_mult.0.2,0.4: levels split at the comma
+            raise HarnessError(f"--metric: {name!r} is not a metric name (trec_eval's Rprec_mult.0.2,0.4 is "
+                               f"written Rprec_mult_0.20,Rprec_mult_0.40 here)")
+    return names
+
+
+def parse_metrics(items: list[str] | None, k_values: list[int]) -> list:
+    """BEIR's six families at every k, then the ``--metric`` names (:func:`metric_items`; families expand
+    over k)."""
+    from harness.evaluation import DEFAULT_FAMILIES, metrics_for
+
+    extra = metric_items(items)
     try:
         return metrics_for([*DEFAULT_FAMILIES, *extra], k_values)
     except ValueError as exc:

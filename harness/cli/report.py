@@ -9,7 +9,8 @@ import typer
 
 from harness.cli import app
 from harness.cli.options import (ALPHA_OPTION, INTERSECTION_OPTION, PERMUTATIONS_OPTION, RESAMPLES_OPTION,
-                                 SEED_OPTION, TEST_OPTION, check_outputs, refuse_outputs_over_inputs, result_files)
+                                 SEED_OPTION, TEST_OPTION, check_outputs, metric_items, refuse_outputs_over_inputs,
+                                 result_files)
 
 
 @app.command()
@@ -19,14 +20,16 @@ def report(
     output: Path = typer.Option(Path("report.html"), "--output", "-o", help="The HTML file to write."),
     baseline: Optional[str] = typer.Option(None, "--baseline", "-b", help="Baseline system (default: the first)."),
     metric: Optional[List[str]] = typer.Option(None, "--metric", "-m",
-                                               help="Metric of the leaderboard (repeatable; default NDCG@10, "
-                                                    "Recall@100, MRR@10 where every result has them)."),
+                                               help="Metric of the leaderboard (repeatable or comma-separated; "
+                                                    "default NDCG@10, Recall@100, MRR@10 where every result has "
+                                                    "them; a benchmark's folder: its metrics)."),
     dataset: Optional[List[str]] = typer.Option(None, "--dataset", "-d",
                                                 help="[LABEL=]NAME_OR_FOLDER of a dataset, for its judgments and "
                                                      "titles when the results' own dataset is not found "
                                                      "(repeatable; LABEL: the leaderboard row)."),
     top_k: int = typer.Option(10, "--top-k", help="Documents of each system's ranking shown per query."),
-    title: str = typer.Option("Retrieval report", "--title", help="Page title."),
+    title: Optional[str] = typer.Option(None, "--title", help="Page title (default: Retrieval report; a "
+                                                                "benchmark's folder: Benchmark NAME)."),
     test: str = TEST_OPTION,
     alpha: float = ALPHA_OPTION,
     permutations: int = PERMUTATIONS_OPTION,
@@ -38,11 +41,13 @@ def report(
     from harness.compare import Settings
     from harness.compare.load import split_name
     from harness.errors import HarnessError
-    from harness.reports.html import build_report, load_results, write_report
+    from harness.reports.html import load_inputs, report_of, write_report
 
     check_outputs(output)
-    groups = load_results(results)
-    refuse_outputs_over_inputs([("--output", output)], result_files(s for group in groups.values() for s in group))
+    inputs = load_inputs(results)
+    groups = inputs.groups
+    refuse_outputs_over_inputs([("--output", output)],
+                               result_files(s for group in groups.values() for s in group) + inputs.files)
     sources = {}
     for item in dataset or []:
         label, source = split_name(item)  # a folder whose path holds '=' is a plain folder, as for RESULTS
@@ -55,8 +60,12 @@ def report(
             raise HarnessError(f"--dataset {item}: no results on a dataset {label!r} ({', '.join(groups)})")
         sources[label] = source
     settings = Settings(test=test, alpha=alpha, permutations=permutations, resamples=resamples, seed=seed)
-    built = build_report(groups, metric, baseline, settings, top_k=top_k, sources=sources,
-                         intersection=intersection, title=title)
+    built = report_of(inputs, metric_items(metric), baseline, settings, top_k=top_k, sources=sources,
+                      intersection=intersection, title=title)
+    for note in inputs.notes:
+        typer.echo(f"note: {note}", err=True)
+    for warning in built.warnings:
+        typer.echo(f"warning: {warning}", err=True)
     for section in built.datasets:
         for warning in section.warnings:
             typer.echo(f"warning: {section.label}: {warning}", err=True)

@@ -5,6 +5,9 @@ values (:func:`harness.compare.significance.compare_paired`: paired t-test, Fish
 test, paired bootstrap interval). The p-values of each test are then Holm-adjusted across the
 systems compared on that metric (m = number of systems - 1), and a difference is called
 significant when the adjusted p-value of the chosen test is below ``alpha``.
+
+trec_eval's counts ``num_ret`` and ``num_rel`` rank no system (:mod:`harness.compare.measures`): their
+means are shown, with no best value and no test (no cell), and the JSON names them under ``counts``.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import math
 from dataclasses import dataclass, field
 
 from harness.compare.load import Aligned
+from harness.compare.measures import count, ranks_systems
 from harness.compare.significance import PairedComparison, compare_paired, holm_bonferroni, significant
 from harness.evaluation.evaluator import finite_mean
 
@@ -84,6 +88,9 @@ class Comparison:
         return self.aligned.metrics
 
     def best(self, metric: str) -> set[str]:
+        """The systems with the highest mean (none for a count: :mod:`harness.compare.measures`)."""
+        if not ranks_systems(metric):
+            return set()
         top = max(self.means[s][metric] for s in self.systems)
         return {s for s in self.systems if same_mean(self.means[s][metric], top)}
 
@@ -100,6 +107,7 @@ class Comparison:
             "systems": [{"name": s.name, "source": str(s.source), "means": self.means[s.name]}
                         for s in self.aligned.systems],
             "comparisons": [cell.to_dict() for cell in self.cells.values()],
+            **({"counts": counts} if (counts := {m: count(m) for m in self.metrics if count(m)}) else {}),
             "warnings": self.aligned.warnings,
         })
 
@@ -125,7 +133,7 @@ def compare(aligned: Aligned, baseline: str | None = None, settings: Settings | 
     means = {n: {m: finite_mean(aligned.of(n, m)) for m in aligned.metrics} for n in names}
     result = Comparison(aligned, baseline, settings, means)
     others = [n for n in names if n != baseline]
-    for metric in aligned.metrics:
+    for metric in filter(ranks_systems, aligned.metrics):  # (no test on a count: neither better nor worse)
         base = aligned.of(baseline, metric)
         stats = [compare_paired(base, aligned.of(n, metric), permutations=settings.permutations,
                                 resamples=settings.resamples, confidence=settings.confidence, seed=settings.seed)

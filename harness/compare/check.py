@@ -13,6 +13,10 @@ paired t-test), the verdict is:
 * ``OK``: ``|delta| <= tol``, whatever ``p`` -- within tolerance (a significant change smaller
   than the tolerance is deemed too small to matter). Passes.
 
+The gate is on quality measures, higher is better, ``tol`` in the metric's unit (for ``num_rel_ret``,
+relevant documents retrieved, documents per query); trec_eval's counts ``num_ret`` and ``num_rel`` are no
+quality measures and are refused (:mod:`harness.compare.measures`).
+
 The p-values are not corrected across the metrics of one check (each metric is its own gate);
 check fewer metrics, or lower ``alpha``, to keep the chance of a false alarm down.
 
@@ -28,6 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from harness.compare.load import Aligned, SystemResult
+from harness.compare.measures import count
 from harness.compare.significance import paired_t_test, randomization_test, significant
 from harness.errors import HarnessError, InputError
 from harness.evaluation.evaluator import finite_mean
@@ -198,6 +203,11 @@ def run_check(aligned: Aligned, metrics: list[str] | None = None, tolerance: flo
     unknown = [m for m in metrics or () if m not in aligned.metrics]
     if unknown:
         raise ValueError(f"metric {unknown[0]} was not aligned (aligned: {', '.join(aligned.metrics)})")
+    for metric in metrics or aligned.metrics:
+        what = count(metric)
+        if what is not None:  # (num_ret 980 -> 100, a run cut to depth 100, read as REGRESSED; see measures)
+            raise HarnessError(f"metric {metric} is not a quality measure and is not gated: it is {what}, where more "
+                               "is not better (gate num_rel_ret, the relevant documents retrieved, or Recall@k)")
     base, cur = aligned.systems
     warnings = list(aligned.warnings)
     checks = []

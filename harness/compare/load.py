@@ -186,8 +186,11 @@ def _evaluated_run(doc: MetricsDocument, folder: Path) -> tuple[Path | None, str
 def read_run_file(path: str | Path, qrels_path: str | Path, metrics: Sequence[str], name: str | None = None,
                   relevance_threshold: float = 1.0, ignore_identical_ids: bool = True,
                   qrels_raw: bytes | None = None) -> SystemResult:
-    """Evaluate a TREC run against qrels (TREC or BEIR tsv) on ``metrics``; ``qrels_raw``: the qrels'
-    bytes already read from a pipe (:func:`~harness.formats.trec.read_once`), for several run files."""
+    """Evaluate a TREC run against qrels (TREC or BEIR tsv) on ``metrics``, each read as :func:`align` reads
+    it (:func:`evaluated_names`: ``map`` alone is ``AP``, not ``MAP@k`` at every default cutoff, which align
+    then found no ``AP`` in); ``qrels_raw``: the qrels' bytes already read from a pipe
+    (:func:`~harness.formats.trec.read_once`), for several run files. ValueError for a name that spells
+    no metric."""
     import hashlib
 
     from harness.checksums import sha256
@@ -199,7 +202,8 @@ def read_run_file(path: str | Path, qrels_path: str | Path, metrics: Sequence[st
     # (qrels from a pipe, --qrels <(zcat q.gz), are read once: a checksum taken after the parse read an empty
     # pipe, a false 'not among the dataset files' warning, and a named pipe made it wait for good)
     raw = qrels_raw if qrels_raw is not None else read_once(qrels_path, "qrels")
-    result = Evaluator(list(metrics), relevance_threshold=relevance_threshold,
+    names = list(dict.fromkeys(name for metric in metrics for name in evaluated_names(metric)))
+    result = Evaluator(names, relevance_threshold=relevance_threshold,
                        ignore_identical_ids=ignore_identical_ids).evaluate(run, read_qrels(qrels_path, raw))
     digest = hashlib.sha256(raw).hexdigest() if raw is not None else sha256(qrels_path)
     return SystemResult(name=name or path.stem, source=path, query_ids=result.query_ids,
@@ -304,46 +308,58 @@ class Aligned:
         return self.values[system][metric]
 
 
-def result_metric_name(metric: str, results: Sequence[SystemResult]) -> str:
-    """The name under which ``results`` hold ``metric``: as given when every result has it, else the
-    evaluator's name of the one metric it spells (``nDCG@10``, ``ndcg_cut_10``: ``NDCG@10``, as
-    ``harness evaluate -m`` and a bench config read it), or as one name alone reads under trec_eval's
-    rule (:func:`~harness.evaluation.metrics.parse_metric`: ``map`` is ``AP``, ``mrr`` and ``recip_rank``
-    are ``RR``); ``metric`` itself when it spells no single metric (a family that needs a cutoff, an
-    unknown name: :func:`align` names what is missing)."""
-    if all(metric in s.values for s in results):
-        return metric
-    from harness.evaluation import metrics_for, parse_metric
+def evaluated_names(metric: str) -> list[str]:
+    """The names of the metrics one ``--metric`` name (of compare, check, report) stands for, as the
+    evaluator names them: a name read as ``harness evaluate -m`` reads it (``nDCG@10``, ``ndcg_cut_10``,
+    ``P.10``, ``P_10``: ``NDCG@10``, ``P@10``), a family named by a level without one at each of its
+    levels as in every metric list (``iprec_at_recall``: the 11 of ``iprec_at_recall_0.00`` ...
+    ``iprec_at_recall_1.00``), and any other family as one name alone under trec_eval's rule
+    (:func:`~harness.evaluation.metrics.parse_metric`: ``map`` is ``AP``, ``mrr`` and ``recip_rank`` are
+    ``RR``). ValueError when it names no metric (an unknown name, a family that needs a cutoff: ``NDCG``)."""
+    from harness.evaluation.metrics import level_names, parse_metric
 
+    return level_names(metric) or [parse_metric(metric).name]
+
+
+def result_metric_names(metric: str, results: Sequence[SystemResult]) -> list[str]:
+    """The names under which ``results`` hold ``metric``: as given when every result has it, else
+    :func:`evaluated_names`; ``[metric]`` itself when it spells no metric (a family that needs a cutoff,
+    an unknown name: :func:`align` names what is missing)."""
+    if results and all(metric in s.values for s in results):
+        return [metric]
     try:
-        parsed = metrics_for([metric], [])
-    except ValueError:  # (a family that takes a cutoff, in a list: map, mrr; one name alone is AP, RR)
-        try:
-            return parse_metric(metric).name
-        except ValueError:
-            return metric
-    return parsed[0].name if len(parsed) == 1 else metric
+        return evaluated_names(metric)
+    except ValueError:
+        return [metric]
 
 
-def align(systems: Sequence[SystemResult], metrics: Sequence[str], intersection: bool = False) -> Aligned:
-    """Align ``systems`` on their queries for ``metrics`` (see the module docstring for the rule; a metric
-    may be named as ``harness evaluate -m`` takes it: :func:`result_metric_name`)."""
-    systems = list(systems)
-    if not systems:
-        raise ValueError("nothing to align")
+def resolve_metrics(metrics: Sequence[str], systems: Sequence[SystemResult]) -> list[str]:
+    """The names under which every one of ``systems`` holds ``metrics`` (:func:`result_metric_names`, in
+    order, once each); InputError naming the first result that lacks one, and the name it was given as
+    where it reads as another (``metric AP (given as map) is not in this result``)."""
     typed = {}  # the name each metric was given as, where it reads as another (MAP alone: AP)
     for m in metrics:
-        typed.setdefault(result_metric_name(m, systems), m)
-    metrics = list(typed)
-    if not metrics:
-        raise ValueError("no metrics to align")
-    refuse_mixed_semantics(systems)
+        for name in result_metric_names(m, systems):  # (iprec_at_recall: its 11 levels)
+            typed.setdefault(name, m)
     for s in systems:
-        missing = [m for m in metrics if m not in s.values]
+        missing = [m for m in typed if m not in s.values]
         if missing:
             given = f" (given as {typed[missing[0]]})" if typed[missing[0]] != missing[0] else ""
             raise InputError(f"metric {missing[0]}{given} is not in this result (it has {', '.join(s.metric_names)})",
                              s.source)
+    return list(typed)
+
+
+def align(systems: Sequence[SystemResult], metrics: Sequence[str], intersection: bool = False) -> Aligned:
+    """Align ``systems`` on their queries for ``metrics`` (see the module docstring for the rule; a metric
+    may be named as ``harness evaluate -m`` takes it: :func:`result_metric_names`)."""
+    systems = list(systems)
+    if not systems:
+        raise ValueError("nothing to align")
+    if not metrics:
+        raise ValueError("no metrics to align")
+    refuse_mixed_semantics(systems)
+    metrics = resolve_metrics(metrics, systems)
     warnings: list[str] = []
     reference = systems[0]
     query_ids = reference.query_ids.tolist()

@@ -6,7 +6,8 @@ the sums: :func:`~harness.compare.analysis.same_mean`). A system
 significantly better than the baseline (Holm-adjusted p of the chosen test < alpha) is marked
 ``▲``, significantly worse ``▼``. The details table gives, for every system and metric, the mean
 difference with its bootstrap interval, the raw and adjusted p-values of both tests, and the
-number of queries won, tied and lost against the baseline. When the results carry efficiency
+number of queries won, tied and lost against the baseline. A count (``num_ret``, ``num_rel``:
+:mod:`harness.compare.measures`) has its means only. When the results carry efficiency
 blocks, efficiency columns follow the metrics in the main table (:func:`efficiency_columns`).
 """
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 import re
 
 from harness.compare.analysis import TESTS, Comparison
+from harness.compare.measures import count
 from harness.compare.significance import percent
 from harness.fingerprint import describe_hardware
 from harness.reports import efficiency
@@ -127,6 +129,10 @@ def comparison_markdown(comparison: Comparison, title: str | None = "Comparison"
     sections.append(f"{n} queries. Best value per metric in bold. ▲ / ▼: significantly better / worse than "
                     f"**{c.baseline}** ({TESTS[s.test]}, Holm-Bonferroni adjusted across {len(c.systems) - 1} "
                     f"system(s), alpha = {s.alpha}).")
+    counts = [m for m in c.metrics if count(m)]
+    if counts:
+        sections.append("Counts, not quality measures (more is not better): no best value and no significance test: "
+                        + "; ".join(f"{m}, {count(m)}" for m in counts) + " (docs/compare.md).")
     sections.extend(efficiency_columns(c.aligned.systems)[1])
     if c.cells:
         rand = (f"{s.permutations:,} seeded sign permutations (seed {s.seed}), or every sign flip of the m "

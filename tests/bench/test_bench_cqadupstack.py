@@ -74,11 +74,11 @@ def test_bench_reports_cqadupstack_as_one_row_in_every_output(tmp_path, monkeypa
     assert rows == [("tiny", "1.0"), ("cqadupstack", "0.25"), ("average", "0.625")]
     forums_html = re.search(r'<table class="board forums".*?</table>', page, re.S).group(0)
     assert len(re.findall(r"<tr[^>]*data-dataset=", forums_html)) == 13  # 12 forums and their mean
-    # `harness report` over the bench folder (rows named by the results' datasets, cqadupstack/<forum>)
-    from harness.reports.html import build_report, load_results
+    # `harness report` over the bench folder: its leaderboard's rows (dataset labels, config order), as the page
+    from harness.reports.html import load_inputs, report_of
 
-    report = build_report(load_results([str(out)]), ["P@1"])
-    assert [row.label for row in report.rows] == ["cqadupstack", "tiny"]  # (folders in path order: android ... tiny)
+    report = report_of(load_inputs([str(out)]), ["P@1"])
+    assert [row.label for row in report.rows] == ["tiny", "cqadupstack"]
     assert report.forums["cqadupstack"].cells["P@1"]["mine"]["mean"] == 0.25
     assert report.average["P@1"]["mine"]["mean"] == 0.625
     # each forum is an ordinary result folder

@@ -113,6 +113,8 @@ def _harness(monkeypatch, capsys, *args) -> tuple[int, str]:
                            "(--relevance-threshold; relevance_threshold in a bench config)"),
     (["-m", "P.5,10"], "error: --metric: '10' is not a metric name (trec_eval's P.5,10 is written P@5,P@10 here, "
                        "or -m P with --k 5,10)"),  # trec_eval's cutoff list, split at the comma
+    (["-m", "Rprec_mult.0.2,0.4"], "error: --metric: '0.4' is not a metric name (trec_eval's Rprec_mult.0.2,0.4 "
+                                   "is written Rprec_mult_0.20,Rprec_mult_0.40 here)"),  # its levels, split alike
     (["--relevance-threshold", "nan"], "error: relevance threshold must be a positive number, got nan"),
     (["--relevance-threshold", "inf"], "error: relevance threshold must be a positive number, got inf"),
     (["--relevance-threshold", "0"], "error: relevance threshold must be a positive number, got 0.0"),

@@ -23,6 +23,7 @@ class NumNonrelJudgedRet(Metric):
     family = "num_nonrel_judged_ret"
     aliases = ("NumNonrelJudgedRet",)
     needs_k = False
+    counts = "the number of judged non-relevant documents retrieved (it grows with the depth)"
 
     def __call__(self, j: Judgments) -> np.ndarray:
         return j.per_query_sum(j.nonrelevant_hits())

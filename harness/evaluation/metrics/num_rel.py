@@ -22,6 +22,7 @@ class NumRel(Metric):
     family = "num_rel"
     aliases = ("NumRel",)
     needs_k = False
+    counts = "the number of relevant documents judged (the qrels', the same for every run on them)"
 
     def __call__(self, j: Judgments) -> np.ndarray:
         return j.n_relevant.astype(np.float64)

@@ -22,6 +22,7 @@ class NumRet(Metric):
     family = "num_ret"
     aliases = ("NumRet",)
     needs_k = False
+    counts = "the number of documents retrieved (the run's depth, whatever their relevance)"
 
     def __call__(self, j: Judgments) -> np.ndarray:
         return j.n_retrieved.astype(np.float64)

@@ -1,61 +1,221 @@
 """The HTML report: one self-contained page with the leaderboard (bootstrap intervals, groups of
 systems that are not significantly different), plots, a per-query explorer, efficiency and settings.
 
-    result folders -> :func:`load_results` (grouped by dataset) -> :func:`build_report` -> :func:`write_report`
+    result folders -> :func:`load_inputs` (grouped by dataset; a benchmark's folder by its leaderboard)
+        -> :func:`report_of` (:func:`build_report`) -> :func:`write_report`
 """
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
 from harness.reports.html.model import Report, build_report, dataset_label, result_info
 from harness.reports.html.render import render, write_report
 
-__all__ = ["Report", "build_report", "load_results", "render", "write_report"]
+__all__ = ["Bench", "Inputs", "Report", "build_report", "load_inputs", "load_results", "read_bench", "render",
+           "report_of", "write_bench_report", "write_report"]
 
 
-def load_results(arguments: Sequence[str]) -> dict[str, list]:
-    """Load ``[NAME=]PATH`` arguments (result folders, metrics.json files, or folders holding result
-    folders at any depth, such as a ``harness bench`` output) and group them by dataset."""
+LEADERBOARD = "leaderboard.json"  # a benchmark's folder holds it (harness/bench/leaderboard.py)
+MANIFEST = "bench.json"
+FINISHED = ("run", "reused")  # the statuses of a cell with a result
+
+
+@dataclass
+class Bench:
+    """A benchmark's page as its leaderboard describes it: ``board`` is leaderboard.json's object (its rows
+    ``datasets``, ``forums``, ``metrics``, and each cell's status and folder), ``sources`` each dataset label's
+    source (the config's name or folder: judgments and titles), ``folder`` the benchmark's folder. ``harness
+    bench`` makes its report.html from the leaderboard it has just written and ``harness report`` from the
+    one it reads (:func:`read_bench`), through :func:`bench_inputs`: the same rows, cells and average (a row
+    whose every cell failed, a forum without results: no average), not the folders found below it."""
+
+    folder: Path
+    board: dict
+    sources: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def title(self) -> str:
+        return f"Benchmark {self.board['bench']}"
+
+    def cells(self) -> list[tuple[str, str, Path, str | None]]:
+        """(dataset label, retriever label, result folder, fingerprint) of each finished cell, in leaderboard order."""
+        return [(c["dataset"], c["retriever"], self.folder / c["folder"], c.get("fingerprint"))
+                for c in self.board["cells"] if c["status"] in FINISHED]
+
+
+@dataclass
+class Inputs:
+    """What a page is made of: ``groups`` (row label -> its systems, in column order), and from the
+    benchmarks among them what their own pages are made with: ``sources`` (row label -> dataset source),
+    ``listed_forums`` and ``listed_rows`` (:func:`~harness.reports.html.model.build_report`), ``metrics``
+    and ``title`` (a benchmark given alone: its leaderboard's), ``intersection`` (only benchmarks: as
+    ``harness bench``); ``warnings``: what the page shows that its leaderboard.json does not (a cell
+    rewritten since), ``notes``: what was left out (folders that are no finished cell); ``files``: the
+    benchmarks' leaderboard.json and bench.json (inputs, as the results' files, that no output may replace)."""
+
+    groups: dict[str, list] = field(default_factory=dict)
+    sources: dict[str, str] = field(default_factory=dict)
+    listed_forums: list[str] = field(default_factory=list)
+    listed_rows: list[str] = field(default_factory=list)
+    metrics: list[str] | None = None
+    title: str | None = None
+    intersection: bool = False
+    warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    files: list[Path] = field(default_factory=list)
+
+
+def read_bench(folder: str | Path) -> Bench:
+    """The benchmark in ``folder``: its leaderboard.json (checked: an InputError naming the file), and the
+    dataset sources of its bench.json's config (when that cannot be read, none: a warning on the page says
+    what is missing)."""
+    from harness.errors import InputError
+
+    folder = Path(folder)
+    path = folder / LEADERBOARD
+    try:
+        board = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read leaderboard: {getattr(exc, 'strerror', None) or exc}", path) from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"malformed JSON: {exc.msg}", path, exc.lineno) from None
+    problem = _board_problem(board)
+    if problem:
+        raise InputError(f"not a leaderboard written by harness bench: {problem}", path)
+    sources: dict[str, str] = {}
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        for entry in manifest["config"]["datasets"]:
+            source = entry.get("path", entry.get("name"))
+            if isinstance(entry.get("label"), str) and isinstance(source, str):
+                sources[entry["label"]] = source
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        sources = {}  # (judgments and titles only: found from the results' own records instead)
+    return Bench(folder, board, sources)
+
+
+def _board_problem(board: object) -> str | None:
+    """What makes ``board`` no leaderboard.json of :mod:`harness.bench.leaderboard` (None when it is one)."""
+    from harness.bench.leaderboard import SCHEMA
+
+    def strings(value) -> bool:
+        return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+    if not isinstance(board, dict) or board.get("schema") != SCHEMA:
+        schema = board.get("schema") if isinstance(board, dict) else None
+        return f"schema is {schema!r}, expected {SCHEMA!r}"
+    if not isinstance(board.get("bench"), str):
+        return "'bench' is not a string"
+    for key in ("metrics", "datasets"):
+        if not strings(board.get(key)):
+            return f"'{key}' is not a list of strings"
+    if not isinstance(board.get("forums", {}), dict):
+        return "'forums' is not an object"
+    cells = board.get("cells")
+    if not isinstance(cells, list):
+        return "'cells' is not a list"
+    for i, cell in enumerate(cells):
+        if not (isinstance(cell, dict) and all(isinstance(cell.get(k), str)
+                                               for k in ("dataset", "retriever", "folder", "status"))):
+            return f"cells[{i}] lacks a dataset, retriever, folder or status"
+    return None
+
+
+def bench_inputs(benches: Sequence[Bench], inputs: Inputs | None = None) -> Inputs:
+    """``inputs`` (new ones by default) with the finished cells of ``benches``: each cell in the row of its
+    dataset label, named by its retriever label, as the benchmark's leaderboard has them; one benchmark's
+    metrics and title."""
+    from harness.compare.load import load_system
+
+    inputs = inputs or Inputs()
+    for bench in benches:
+        for dataset, retriever, folder, recorded in bench.cells():
+            system = load_system(str(folder))
+            system.name = retriever
+            inputs.groups.setdefault(dataset, []).append(system)
+            found = (system.document.bench or {}).get("fingerprint")
+            if recorded and found != recorded:
+                inputs.warnings.append(f"{folder / 'metrics.json'}: not the cell {bench.folder / LEADERBOARD} "
+                                       "records (another fingerprint: rewritten since); the page shows this file's "
+                                       "values, not the leaderboard's")
+        for label, source in bench.sources.items():
+            inputs.sources.setdefault(label, source)
+        for group in (bench.board.get("forums") or {}).values():  # (without bench.json: the forum each cell records)
+            for label in group.get("forums") or []:
+                recorded = result_info(inputs.groups[label][0]).dataset if inputs.groups.get(label) else None
+                if label not in inputs.sources and recorded:
+                    inputs.sources[label] = recorded
+        inputs.listed_forums += [f for f in bench.board.get("forums") or {} if f not in inputs.listed_forums]
+        inputs.listed_rows += [r for r in bench.board["datasets"] if r not in inputs.listed_rows]
+        inputs.files += [bench.folder / LEADERBOARD, bench.folder / MANIFEST]
+    inputs.intersection = bool(benches)  # (harness bench compares a row's cells on their common queries)
+    if len(benches) == 1:
+        inputs.metrics, inputs.title = list(benches[0].board["metrics"]), benches[0].title
+    return inputs
+
+
+def load_inputs(arguments: Sequence[str]) -> Inputs:
+    """Load ``[NAME=]PATH`` arguments (result folders, metrics.json files, or folders holding them at any
+    depth, such as a ``harness bench`` output or a results tree holding some) and group them into rows:
+    a benchmark's folder (one holding leaderboard.json) by its leaderboard (:class:`Bench`: its finished
+    cells, its dataset labels, its failed cells left without a value), other results by dataset."""
     from harness.compare.load import load_system, split_name
     from harness.errors import HarnessError
 
-    systems = []
+    systems, benches, notes = [], [], []
     for argument in arguments:
         name, text = split_name(argument)
         path = Path(text)
         if path.is_dir() and not (path / "metrics.json").is_file():
             found = sorted(path.rglob("metrics.json"))
-            if not found:
+            folders = sorted({p.parent for p in path.rglob(LEADERBOARD)}, key=lambda p: len(p.parts))
+            if not found and not folders:
                 raise HarnessError(f"{path}: no metrics.json in this folder or below it")
             if name:
                 raise HarnessError(f"{path}: NAME=PATH names one result, but this folder holds {len(found)}")
-            systems.extend(load_system(str(p.parent)) for p in found)
+            read = [read_bench(folder) for folder in folders]
+            benches += read
+            cells = {cell[2] for bench in read for cell in bench.cells()}
+            for p in found:
+                bench = next((b for b in reversed(read) if b.folder in p.parents), None)
+                if bench is None:
+                    systems.append(load_system(str(p.parent)))
+                elif p.parent not in cells:
+                    notes.append(f"{p}: not a finished cell of {bench.folder / LEADERBOARD}: left out")
         else:
             systems.append(load_system(argument))
-    groups: dict[str, list] = {}
+    inputs = bench_inputs(benches, Inputs(notes=notes))
     for s in systems:
-        groups.setdefault(dataset_label(result_info(s)), []).append(s)
-    return groups
+        inputs.groups.setdefault(dataset_label(result_info(s)), []).append(s)
+    if systems:  # (results beside a benchmark: the defaults of any results)
+        inputs.metrics, inputs.title, inputs.intersection = None, None, False
+    return inputs
 
 
-def write_bench_report(path: str | Path, cells: Sequence[tuple[str, str, Path, str]], metrics: Sequence[str],
-                       title: str, listed_forums: Sequence[str] = (), listed_rows: Sequence[str] = ()) -> Path:
-    """The page of a benchmark: ``cells`` are (dataset label, retriever label, result folder, dataset
-    source) of its finished cells; rows are the dataset labels, columns the retriever labels.
-    ``listed_forums``: the datasets of forums the config lists whole (one row even when a forum's cells
-    failed: :func:`harness.reports.html.model.forum_rows`); ``listed_rows``: the leaderboard's rows (a row
-    whose cells all failed leaves the average without a value, as in leaderboard.json)."""
-    from harness.compare.load import load_system
+def load_results(arguments: Sequence[str]) -> dict[str, list]:
+    """The results of ``arguments`` grouped into rows (:func:`load_inputs`; a benchmark's page also needs what
+    its leaderboard lists, its failed cells and forums: :func:`report_of` of the whole :class:`Inputs`)."""
+    return load_inputs(arguments).groups
 
-    groups: dict[str, list] = {}
-    sources: dict[str, str] = {}
-    for dataset, retriever, folder, source in cells:
-        system = load_system(str(folder))
-        system.name = retriever
-        groups.setdefault(dataset, []).append(system)
-        sources[dataset] = source
-    report = build_report(groups, list(metrics), sources=sources, intersection=True, title=title,
-                          listed_forums=listed_forums, listed_rows=listed_rows)
-    return write_report(report, path)
+
+def report_of(inputs: Inputs, metrics: Sequence[str] | None = None, baseline: str | None = None,
+              settings=None, top_k: int = 10, sources: dict[str, str] | None = None, intersection: bool = False,
+              title: str | None = None) -> Report:
+    """The report of ``inputs``: ``metrics``, ``title`` default to a benchmark's; ``sources`` (``--dataset``)
+    take the place of a benchmark's for their rows."""
+    report = build_report(inputs.groups, metrics or inputs.metrics, baseline, settings, top_k=top_k,
+                          sources={**inputs.sources, **(sources or {})},
+                          intersection=intersection or inputs.intersection,
+                          title=title or inputs.title or "Retrieval report", listed_forums=inputs.listed_forums,
+                          listed_rows=inputs.listed_rows)
+    report.warnings = [*inputs.warnings, *report.warnings]
+    return report
+
+
+def write_bench_report(path: str | Path, bench: Bench) -> Path:
+    """The page of a benchmark (its leaderboard: rows, columns, metrics; see :class:`Bench`), written to ``path``."""
+    return write_report(report_of(bench_inputs([bench])), path)

@@ -15,6 +15,8 @@ Per dataset (the systems evaluated on it, aligned on their queries, :func:`harne
   rounding can differ in the last bit, e.g. a bound of -1.1e-16 shown as -0.0000 where every
   difference is >= 0), the chosen test's p-value Holm-adjusted across the systems; the numbers
   ``harness compare`` prints;
+* trec_eval's counts ``num_ret`` and ``num_rel`` (:mod:`harness.compare.measures`) have their means and
+  intervals only: no best, no groups, no row against the baseline;
 * the per-query values, query texts, judged documents with grades and each system's top k, for
   the explorer.
 
@@ -41,7 +43,8 @@ import numpy as np
 
 from harness.compare import Settings, SystemResult, align
 from harness.compare.analysis import same_mean
-from harness.compare.load import find_qrels, result_metric_name
+from harness.compare.load import find_qrels, resolve_metrics
+from harness.compare.measures import ranks_systems
 from harness.compare.plots import curves
 from harness.compare.significance import (bootstrap_means, holm_bonferroni, paired_bootstrap_ci, paired_t_test,
                                           percentile_interval, randomization_test, rank_groups, significant)
@@ -271,7 +274,9 @@ def dataset_section(label: str, systems: list[SystemResult], metrics: list[str],
         row = cells[metric]
         top = max(v["mean"] for v in row.values())
         for v in row.values():
-            v["best"] = same_mean(v["mean"], top) and len(row) > 1
+            v["best"] = same_mean(v["mean"], top) and len(row) > 1 and ranks_systems(metric)
+        if not ranks_systems(metric):  # a count (num_ret, num_rel): its means only, as harness compare shows it
+            continue
         values = [aligned.of(n, metric) for n in names]
         p = pair_p_values(values, settings)
         groups = rank_groups([row[n]["mean"] for n in names], pairwise_different(values, p, settings.alpha)) \
@@ -432,6 +437,7 @@ class Report:
     rows: list = field(default_factory=list)  # the leaderboard's rows: DatasetSection or ForumsRow
     forums: dict = field(default_factory=dict)  # name -> ForumsRow (a dataset of forums)
     without_results: list = field(default_factory=list)  # a benchmark's rows no result reached (failed cells)
+    warnings: list = field(default_factory=list)  # the page's own (beside each dataset's): rows_warnings
 
 
 def average_row(sections: list, metrics: list[str], systems: list[str], confidence: float,
@@ -462,8 +468,49 @@ def average_row(sections: list, metrics: list[str], systems: list[str], confiden
         if row:
             top = max(v["mean"] for v in row.values())
             for v in row.values():
-                v["best"] = same_mean(v["mean"], top) and len(row) > 1
+                v["best"] = same_mean(v["mean"], top) and len(row) > 1 and ranks_systems(metric)
         out[metric] = row
+    return out
+
+
+ROW_SETTINGS = ("relevance_threshold", "ignore_identical_ids", "depth")  # settings that change a row's numbers
+
+
+def _setting_text(value) -> str:
+    """A recorded setting as a warning shows it: a number by value (1 and 1.0 are one threshold: ``1``)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f"{float(value):.12g}"
+    return repr(value)
+
+
+def rows_warnings(groups: dict[str, list[SystemResult]]) -> list[str]:
+    """One warning per way the datasets' results were computed differently from one dataset to another:
+    trec_eval semantics, numbers version (:mod:`harness.compare.provenance`), relevance threshold,
+    identical-id rule, depth. Within a dataset, mixed semantics are refused and the others warned about
+    (:func:`harness.compare.align`); across datasets each row is still a fair comparison of its systems, but
+    the average row averages values computed under different rules (a trec_eval-9 row with a trec_eval-10
+    one), which the page and stderr then say rather than average them silently."""
+    from harness.compare.load import _settings
+    from harness.compare.provenance import numbers_version
+    from harness.compare.semantics import recorded_semantics
+
+    if len(groups) < 2:
+        return []
+    facts: dict[str, dict[str, list]] = {"semantics": {}, "numbers versions": {}}
+    for label, systems in groups.items():
+        facts["semantics"][label] = sorted({n for n in map(recorded_semantics, systems) if n})
+        facts["numbers versions"][label] = sorted({str(v) if v is not None else "unknown"
+                                                  for v in map(numbers_version, systems)})
+        for key in ROW_SETTINGS:
+            recorded = (_settings(s).get(key) for s in systems)
+            facts.setdefault(key, {})[label] = sorted({_setting_text(v) for v in recorded if v is not None})
+    out = []
+    for what, rows in facts.items():
+        known = {label: values for label, values in rows.items() if values}
+        if len({tuple(values) for values in known.values()}) > 1:
+            listed = "; ".join(f"{label}: {', '.join(values)}" for label, values in known.items())
+            out.append(f"the datasets were evaluated with different {what} ({listed}): the average row averages "
+                       "values computed under different rules")
     return out
 
 
@@ -480,12 +527,13 @@ def result_rows(groups: dict[str, list[SystemResult]]) -> list[dict]:
 
 
 def choose_metrics(groups: dict[str, list[SystemResult]], metrics: Sequence[str] | None) -> list[str]:
-    """``metrics`` as the results name them: a name every result has as given, else the evaluator's name
-    of the one metric it spells (``nDCG@10``, ``ndcg_cut_10``: ``NDCG@10``, as ``harness evaluate -m``
-    and a bench config read it); the defaults that every result has without ``metrics``."""
+    """``metrics`` as the results name them: a name every result has as given, else the evaluator's names
+    of the metrics it spells (``nDCG@10``, ``ndcg_cut_10``: ``NDCG@10``; ``iprec_at_recall``: its 11
+    levels; as compare and check read them, :func:`~harness.compare.load.resolve_metrics`, which names a
+    result without one); the defaults that every result has without ``metrics``."""
     everyone = [s for systems in groups.values() for s in systems]
     if metrics:
-        return list(dict.fromkeys(result_metric_name(m, everyone) for m in metrics))
+        return resolve_metrics(metrics, everyone)
     chosen = [m for m in DEFAULT_METRICS if all(m in s.values for s in everyone)]
     if not chosen:
         raise HarnessError(f"none of the default metrics ({', '.join(DEFAULT_METRICS)}) is in every result; "
@@ -532,4 +580,4 @@ def build_report(groups: dict[str, list[SystemResult]], metrics: Sequence[str] |
         {metric: {} for metric in metrics}  # (no system has a value on every dataset)
     return Report(title=title, metrics=metrics, systems=systems, baseline=baseline, settings=settings,
                   datasets=sections, average=average, results=result_rows(groups), top_k=top_k, rows=rows,
-                  forums=forums, without_results=missing)
+                  forums=forums, without_results=missing, warnings=rows_warnings(groups))

@@ -171,7 +171,8 @@ def results_section(report: Report) -> str:
 
 
 def warnings(report: Report) -> str:
-    items = [f"<li>{escape(s.label)}: {escape(w)}</li>" for s in report.datasets for w in s.warnings]
+    items = [f"<li>{escape(w)}</li>" for w in report.warnings]
+    items += [f"<li>{escape(s.label)}: {escape(w)}</li>" for s in report.datasets for w in s.warnings]
     return f'<ul class="warnings">{"".join(items)}</ul>' if items else ""
 
 
