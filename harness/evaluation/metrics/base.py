@@ -109,6 +109,16 @@ NOT_PER_QUERY = {
 }
 
 
+def hundredths(value, family: str, what: str, upper: float, example: str) -> float:
+    """``value`` as a float (-0.0 as 0.0) when it is a multiple of 0.01 from 0 to ``upper``, so that a name
+    with 2 decimals (``iprec_at_recall_0.10``, ``set_F_0.50``) names one parameter; else a ValueError naming
+    the family's ``what`` (recall level, weight, multiple) and ``example``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= upper \
+            or round(value, 2) != value:
+        raise ValueError(f"{family} {what} must be a multiple of 0.01 from 0 to {upper:g}, got {value!r} ({example})")
+    return float(value) + 0.0
+
+
 def parse_metric(text: str) -> Metric:
     """Parse ``NDCG@10``-style names (and aliases) into a metric object; ValueError if unknown."""
     leveled = _LEVEL_NAME.match(text)

@@ -8,7 +8,7 @@ from typing import ClassVar
 import numpy as np
 
 from harness.evaluation.judgments import Judgments
-from harness.evaluation.metrics.base import Metric
+from harness.evaluation.metrics.base import Metric, hundredths
 from harness.evaluation.semantics import Semantics
 
 # trec_eval's default levels (``-m iprec_at_recall``, part of ``-m official``): the 11-point curve.
@@ -74,12 +74,7 @@ class IPrecAtRecall(Metric):
                    "0.00 ... 1.00")
         if self.recall is None:
             raise ValueError(f"{self.family} needs a recall level, {example}")
-        level = self.recall
-        if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0.0 <= level <= 1.0 \
-                or round(level, 2) != level:  # (so that the name, level to 2 decimals, names one level)
-            raise ValueError(f"{self.family} recall level must be a multiple of 0.01 from 0 to 1, got {level!r} "
-                             f"({example})")
-        object.__setattr__(self, "recall", float(level) + 0.0)  # (-0.0: 0.0)
+        object.__setattr__(self, "recall", hundredths(self.recall, self.family, "recall level", 1.0, example))
 
     @property
     def name(self) -> str:

@@ -8,7 +8,7 @@ from typing import ClassVar
 import numpy as np
 
 from harness.evaluation.judgments import Judgments
-from harness.evaluation.metrics.base import Metric, safe_divide
+from harness.evaluation.metrics.base import Metric, hundredths, safe_divide
 
 # trec_eval's default multiples (``-m Rprec_mult``).
 STANDARD_MULTIPLES = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
@@ -47,12 +47,7 @@ class RPrecMult(Metric):
                    "0.20 ... 2.00")
         if self.multiple is None:
             raise ValueError(f"{self.family} needs a multiple of R, {example}")
-        m = self.multiple
-        if isinstance(m, bool) or not isinstance(m, (int, float)) or not 0.0 <= m <= _MAX_MULTIPLE \
-                or round(m, 2) != m:  # (so that the name, to 2 decimals, names one multiple)
-            raise ValueError(f"{self.family} multiple must be a multiple of 0.01 from 0 to {_MAX_MULTIPLE:g}, "
-                             f"got {m!r} ({example})")
-        object.__setattr__(self, "multiple", float(m) + 0.0)  # (-0.0: 0.0)
+        object.__setattr__(self, "multiple", hundredths(self.multiple, self.family, "multiple", _MAX_MULTIPLE, example))
 
     @property
     def name(self) -> str:

@@ -8,7 +8,7 @@ from typing import ClassVar
 import numpy as np
 
 from harness.evaluation.judgments import Judgments
-from harness.evaluation.metrics.base import Metric, safe_divide
+from harness.evaluation.metrics.base import Metric, hundredths, safe_divide
 
 _MAX_WEIGHT = 100.0
 
@@ -42,12 +42,8 @@ class SetF(Metric):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        x = self.weight
-        if isinstance(x, bool) or not isinstance(x, (int, float)) or not 0.0 <= x <= _MAX_WEIGHT \
-                or round(x, 2) != x:  # (so that the name, to 2 decimals, names one weight)
-            raise ValueError(f"{self.family} weight must be a multiple of 0.01 from 0 to {_MAX_WEIGHT:g}, got {x!r} "
-                             f"(e.g. {self.family}_0.50; {self.family} alone is weight 1)")
-        object.__setattr__(self, "weight", float(x) + 0.0)  # (-0.0: 0.0)
+        object.__setattr__(self, "weight", hundredths(self.weight, self.family, "weight", _MAX_WEIGHT,
+                                                      f"e.g. {self.family}_0.50; {self.family} alone is weight 1"))
 
     @property
     def name(self) -> str:
