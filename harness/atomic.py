@@ -21,9 +21,10 @@ import os
 import secrets
 import shutil
 import socket
+import threading
 import time
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO, Callable, Iterator
 
 FOREIGN_AGE_S = 7 * 86400  # another host's (or pid namespace's) temporary left this long is taken as abandoned
 
@@ -152,6 +153,48 @@ def file_lock(path: str | os.PathLike) -> Iterator[None]:
         finally:
             if locked:
                 fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def build_lock(path: str | os.PathLike, on_wait: Callable[[], None] | None = None) -> Callable[[], None]:
+    """Take an exclusive advisory lock (POSIX ``flock``) on the file ``path`` for building what it guards
+    (a cache entry), waiting while another process holds it (``on_wait`` is called once first, to say
+    so); returns the function that releases it, which may be called on another thread (the entry's
+    background write) and more than once. Processes that build the same entry then build it in turn,
+    and the later one finds it cached: the work (and memory) of a build is not duplicated. A process
+    killed while holding it releases it (the kernel closes its descriptor). Where the lock cannot be
+    taken (a read-only or full cache folder, a file system that refuses locks: see :func:`file_lock`)
+    nothing is locked and the builds go ahead side by side, each written atomically, as before."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - non-POSIX
+        return lambda: None
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(path, "a+")
+    except OSError:
+        return lambda: None
+    try:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if on_wait is not None:
+                on_wait()
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+    except OSError:  # ENOLCK, EOPNOTSUPP, ...: unlocked
+        handle.close()
+        return lambda: None
+    except BaseException:  # (KeyboardInterrupt while waiting)
+        handle.close()
+        raise
+    released = threading.Lock()
+
+    def release() -> None:
+        with released:
+            if not handle.closed:
+                handle.close()  # (closing the descriptor releases the lock)
+
+    return release
 
 
 def _umask() -> int:

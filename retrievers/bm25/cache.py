@@ -49,6 +49,7 @@ from typing import Callable
 
 import numpy as np
 
+from harness.atomic import build_lock as atomic_build_lock
 from harness.atomic import remove_abandoned, seal, writer_tag
 from harness.background import PendingWrites
 from harness.checksums import crc32
@@ -225,10 +226,12 @@ def save(index: SparseIndex, root: Path, key: str, settings: dict, staging: Stag
 
 def save_in_background(index: SparseIndex, root: Path, key: str, settings: dict,
                        staging: Staging | None = None,
-                       on_failure: Callable[[OSError], None] | None = None) -> threading.Thread:
+                       on_failure: Callable[[OSError], None] | None = None,
+                       on_done: Callable[[], None] | None = None) -> threading.Thread:
     """:func:`save` on a (non-daemon) thread (harness.background); a failure to write (read-only or
     full disk) is logged and passed to ``on_failure`` (before the write counts as finished: a
-    :func:`wait` for the entry returns after it)."""
+    :func:`wait` for the entry returns after it); ``on_done`` is called last, whatever happened (the
+    entry's :func:`build_lock` released)."""
     def write() -> None:
         try:
             save(index, root, key, settings, staging)
@@ -236,8 +239,17 @@ def save_in_background(index: SparseIndex, root: Path, key: str, settings: dict,
             log.warning("could not write the BM25 index cache under %s: %s", root, exc)
             if on_failure is not None:
                 on_failure(exc)
+        finally:
+            if on_done is not None:
+                on_done()
 
     return _pending.start(entry_dir(root, key), write, name=f"bm25-cache-{key[:8]}")
+
+
+def build_lock(root: Path, key: str, on_wait: Callable[[], None] | None = None) -> Callable[[], None]:
+    """Take the build lock of entry ``key`` (``<root>/<key>.lock``: :func:`harness.atomic.build_lock`);
+    returns its release."""
+    return atomic_build_lock(Path(root) / f"{key}.lock", on_wait)
 
 
 def wait(folder: Path | None = None) -> None:
