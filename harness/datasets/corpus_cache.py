@@ -55,7 +55,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable
 
-from harness.atomic import atomic_path, create_new, remove_abandoned, seal, temporary_path, write_json
+from harness.atomic import (atomic_path, build_lock, create_new, remove_abandoned, seal, temporary_path,
+                            write_json)
 from harness.background import PendingWrites
 from harness.cache import cache_dir
 from harness.checksums import sha256
@@ -207,8 +208,34 @@ def load_or_build(path: Path, columns: tuple[str, ...], build: Callable[[], obje
     so the parsed corpus is never held whole in RAM (nor copied into the file afterwards); when it
     refuses, ``build()`` runs as above.
 
+    A load that does not find the file cached under a remembered checksum parses under the source's
+    build lock (``<cache>/corpora/stat/<sha256 of the path>.lock``: :func:`harness.atomic.build_lock`): a
+    second process loading the same source meanwhile waits (a warning says so), then maps the file the
+    first wrote instead of parsing the source a second time beside it.
+
     Returns (the made object, sha256 of the source)."""
     path = Path(path)
+    digest, _ = _remembered(path) if path.stat().st_size >= MIN_BYTES else (None, True)
+    if digest is not None:
+        target = cache_path(digest)
+        wait(target)
+        cached = open_cached(target, digest, columns)
+        if cached is not None:  # a hit: no lock
+            remove_abandoned(target.parent)
+            return make(*cached), digest
+
+    def waiting() -> None:
+        log.warning("another process is parsing %s into the corpus cache; waiting for it", path)
+    release = build_lock(_memo_path(path).with_suffix(".lock"), on_wait=waiting)
+    try:
+        return _load_or_build(path, columns, build, make, stream)
+    finally:
+        release()
+
+
+def _load_or_build(path: Path, columns: tuple[str, ...], build: Callable[[], object],
+                   make: Callable[[object, mmap.mmap | None], object], stream: Callable | None):
+    """:func:`load_or_build` under the source's build lock."""
     digest, seen = _remembered(path) if path.stat().st_size >= MIN_BYTES else (None, True)
     table = streamed = None
     if digest is None and not seen:  # a path never loaded with this cache: no file to expect, so
