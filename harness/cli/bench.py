@@ -35,7 +35,8 @@ def bench(
 
     if quiet:
         progress.disable()
-        # (the dependencies' bars too: transformers' "Loading weights" of a dense cell's model)
+    if not progress.enabled():  # (-q, stderr no terminal, HARNESS_PROGRESS=0: the dependencies' bars too,
+        # transformers' "Loading weights" of a dense cell's model)
         ctx.with_resource(dependency_output_hidden(hide_warnings=False))
     cfg = load_config(config)
     if output_dir is not None:

@@ -42,11 +42,13 @@ def rerank(
     from harness.formats.trec import STDIN_NAME, is_stdin, read_run, write_run
     from harness.registry import create_reranker
 
+    from harness.cli.display import dependency_output_hidden
+
     if quiet:
         progress.disable()
-        from harness.cli.display import dependency_output_hidden
-
         ctx.with_resource(dependency_output_hidden())  # (transformers' "Loading weights" bar, others' warnings)
+    elif not progress.enabled():  # (stderr no terminal, HARNESS_PROGRESS=0: the dependencies' bars too)
+        ctx.with_resource(dependency_output_hidden(hide_warnings=False))
     if not 1 <= depth <= 2**63 - 1:  # (ranks and counts are int64, as harness run's --depth)
         raise typer.BadParameter("--depth must be >= 1 and at most 2^63 - 1")
     evaluator, k_values = build_evaluator(k, metric, relevance_threshold, keep_identical_ids, semantics)

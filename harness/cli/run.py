@@ -50,6 +50,8 @@ def run(
         progress.disable()
         ctx.with_resource(dependency_output_hidden())  # (transformers' "Loading weights" bar, other packages' warnings)
         ctx.with_resource(logged_warnings_hidden())  # (until the command is over: ctx is closed then, this first)
+    elif not progress.enabled():  # (stderr no terminal, HARNESS_PROGRESS=0: the dependencies' bars too)
+        ctx.with_resource(dependency_output_hidden(hide_warnings=False))
     evaluator, k_values = build_evaluator(k, metric, relevance_threshold, keep_identical_ids, semantics)
     if depth is not None and not 1 <= depth <= 2**63 - 1:  # (ranks and counts are int64, as for --k)
         raise typer.BadParameter("--depth must be >= 1 and at most 2^63 - 1")

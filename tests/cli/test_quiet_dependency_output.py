@@ -80,10 +80,22 @@ def test_quiet_hides_the_model_load_bar_of_a_dense_run(folder):
     (folder / "model").mkdir()
     model = sentence_transformer(folder / "model")
     args = ("-r", "dense", "-p", f"model={model}", "-p", "device=cpu")
-    proc = _run(folder, *args, "--name", "loud")
-    assert "Loading weights" in proc.stderr  # (the bar -q hides: drawn on a pipe)
     proc = _run(folder, *args, "-q", "--name", "quiet", "-p", "cache=false")
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, QUIET_LINE, "")
+
+
+def test_a_dense_run_without_a_terminal_draws_no_model_load_bar(folder):
+    """Without -q, on a stderr that is no terminal (CI logs, a pipe), the harness draws no bar, and now
+    neither does transformers: its ``Loading weights: 100%|...| 103/103`` was drawn on a pipe too."""
+    pytest.importorskip("sentence_transformers")
+    from tests.retrievers.tiny_models import sentence_transformer
+
+    (folder / "model").mkdir()
+    model = sentence_transformer(folder / "model")
+    proc = _run(folder, "-r", "dense", "-p", f"model={model}", "-p", "device=cpu", "--name", "loud")
+    assert proc.returncode == 0
+    assert "Loading weights" not in proc.stderr and "%|" not in proc.stderr
+    assert "┃ metric ┃" in proc.stdout and "results written to out/ds/loud" in proc.stdout  # (the table: not quiet)
 
 
 def test_the_switches_are_put_back_after_the_command(monkeypatch):
