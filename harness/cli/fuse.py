@@ -68,6 +68,23 @@ def _file_entry(path: Path, once: dict[Path, bytes]) -> dict:
             "sha256": hashlib.sha256(once[path]).hexdigest() if path in once else sha256(path)}
 
 
+def _named_split(qrels: Path) -> str | None:
+    """The split the name of the ``--qrels`` file gives (``dev.tsv``: ``dev``); None for standard input
+    (``-``) and a pipe (``<(zcat dev.tsv.gz)``: ``/dev/fd/63``), whose names say nothing of their split
+    (``cat test.tsv | harness fuse --optimize --qrels -`` tuned on the test split, recorded as split ``-``)."""
+    import stat
+
+    from harness.formats.trec import is_stdin
+
+    if is_stdin(qrels):
+        return None
+    try:
+        mode = qrels.stat().st_mode
+    except OSError:  # (the qrels reader names it)
+        return qrels.stem
+    return None if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISSOCK(mode) else qrels.stem
+
+
 # (parameter, option) of the settings only --optimize reads: given without it they would change nothing
 OPTIMIZE_ONLY = (("metric", "--metric"), ("split", "--split"), ("allow_test_split", "--allow-test-split"),
                  ("step", "--step"), ("k_grid", "--k-grid"), ("relevance_threshold", "--relevance-threshold"))
@@ -94,7 +111,8 @@ def fuse(
     qrels: Optional[Path] = typer.Option(None, "--qrels", help="Training/dev qrels for --optimize (TREC or BEIR tsv)."),
     metric: str = typer.Option("NDCG@10", "--metric", help="Metric that --optimize maximises."),
     split: Optional[str] = typer.Option(None, "--split",
-                                        help="Name of the --qrels split (default: the qrels file name, e.g. dev)."),
+                                        help="Name of the --qrels split (default: the qrels file name, e.g. dev; "
+                                             "required for - or a pipe)."),
     allow_test_split: bool = typer.Option(False, "--allow-test-split",
                                           help="Allow --optimize on the test split (optimistic scores)."),
     step: float = typer.Option(0.1, "--step", help="Weight grid step of --optimize for wsum."),
@@ -137,7 +155,12 @@ def fuse(
         if given(ctx, unused.lstrip("-").replace("-", "_")):
             raise HarnessError(f"{unused} does not apply to --optimize of {spec.method}, which tunes its {tuned}")
         single_metric_evaluator(metric)
-        for name in dict.fromkeys([split or qrels.stem, qrels.stem]):
+        named = _named_split(qrels)
+        if named is None and split is None:  # (the test-split guard has no name to read)
+            raise HarnessError(f"--qrels {qrels}: standard input or a pipe has no file name to read the split "
+                               "from; name it with --split (e.g. --split dev)")
+        split = split or named
+        for name in dict.fromkeys(filter(None, [split, named])):
             check_split(name, allow_test_split)
         if min(k_values) < 0:
             raise HarnessError(f"--k-grid values must be >= 0; got {k_grid!r}")
@@ -157,14 +180,14 @@ def fuse(
     document = {"fusion": spec.to_dict(), "semantics": order.name, "identical_ids": "kept" if keep_identical_ids
                 else "dropped", "runs": [_file_entry(path, once) for path in run]}
     if optimize:
-        result = run_optimize(runs, read_qrels(qrels, once.get(qrels)), spec, metric, split=split or qrels.stem,
+        result = run_optimize(runs, read_qrels(qrels, once.get(qrels)), spec, metric, split=split,
                               allow_test_split=allow_test_split, step=step, k_values=k_values,
                               relevance_threshold=relevance_threshold, ignore_identical_ids=not keep_identical_ids,
                               semantics=order)
         spec = result.spec
         chosen = ", ".join(f"{key}={value}" for key, value in result.chosen.items())
-        typer.echo(f"optimised on {result.split} ({qrels}): {chosen}  {result.metric} = {result.score:.6f} "
-                   f"({len(result.trials)} trials)")
+        typer.echo(f"optimised on {result.split} ({input_name(qrels)}): {chosen}  {result.metric} = "
+                   f"{result.score:.6f} ({len(result.trials)} trials)")
         document = {"fusion": spec.to_dict(), "semantics": order.name, "identical_ids": document["identical_ids"],
                     "runs": document["runs"],
                     "optimization": {**result.to_dict(), "relevance_threshold": float(relevance_threshold),

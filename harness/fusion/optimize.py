@@ -111,7 +111,7 @@ def single_metric_evaluator(metric: str, **options) -> Evaluator:
         raise ValueError(f"optimisation needs one metric with its cutoff (e.g. NDCG@10), got {metric!r}") from exc
     if parsed.counts is not None:
         raise ValueError(f"optimisation needs a quality measure: {parsed.name} is {parsed.counts}, where more is not "
-                         f"better (e.g. NDCG@10, AP, num_rel_ret)")
+                         f"better (e.g. NDCG@10 or AP)")
     return Evaluator([parsed], **options)
 
 
