@@ -29,9 +29,15 @@ def table_cells(means: dict[str, float]) -> tuple[list[str], list[str], dict[tup
     return families, labels, cells
 
 
+def text(value: str) -> str:
+    """A name as Markdown shows it literally: ``<`` as ``&lt;`` (GitHub dropped ``<stdin>``, the name of
+    a run read from standard input, as an HTML tag); the rest as it is (``>=`` stays readable)."""
+    return value.replace("<", "&lt;")
+
+
 def metrics_table(means: dict[str, float], title: str | None = None) -> str:
     families, labels, cells = table_cells(means)
-    lines = [f"### {title}", ""] if title else []
+    lines = [f"### {text(title)}", ""] if title else []
     lines.append("| metric | " + " | ".join(labels) + " |")
     lines.append("| --- | " + " | ".join("---:" for _ in labels) + " |")
     for family in families:

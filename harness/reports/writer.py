@@ -9,7 +9,7 @@ from harness.atomic import atomic_open, file_lock, remove_abandoned, write_json,
 from harness.formats.trec import write_run
 from harness.reports.document import MetricsDocument
 from harness.reports.efficiency import header_facts, run_header
-from harness.reports.markdown import metrics_table
+from harness.reports.markdown import metrics_table, text
 from harness.run import Run
 
 RESULT_FILES = ("metrics.json", "metrics.md", "per_query.jsonl", "run.trec")  # what a result folder holds
@@ -65,7 +65,7 @@ def _write_files(folder: Path, document: MetricsDocument, query_texts: dict[str,
         for qid, values in document.per_query.items():
             handle.write(json.dumps({"query_id": qid, "query": texts.get(qid), **values}, ensure_ascii=False) + "\n")
     dataset = document.dataset
-    title = f"{dataset.get('name', '')} ({dataset.get('split', '')}) - {document.retriever['name']}"
+    title = text(f"{dataset.get('name', '')} ({dataset.get('split', '')}) - {document.retriever['name']}")
     header = (f"{title}\n\n{document.n_queries} queries evaluated"
               f" ({document.n_missing_from_run} missing from the run, scored 0;"
               f" {document.n_without_relevant} with no document judged relevant"

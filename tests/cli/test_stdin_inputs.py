@@ -85,3 +85,12 @@ def test_fuse_reads_a_run_from_stdin(files):
     assert runs[0] == {"path": "<stdin>", "sha256": hashlib.sha256(RUN).hexdigest()}
     # RRF of a run with itself: the run's own order (d1, d3, d2)
     assert [line.split()[2] for line in (files / "fused.trec").read_text().splitlines()] == ["d1", "d3", "d2"]
+
+
+def test_the_markdown_title_of_a_run_from_stdin_is_shown_literally(tmp_path):
+    """GitHub renders ``### <stdin>`` as an empty heading (an unknown HTML tag); written as entities it
+    shows ``<stdin>``."""
+    from harness.reports.markdown import metrics_table
+
+    assert metrics_table({"P@1": 1.0}, title="<stdin>").splitlines()[0] == "### &lt;stdin>"
+    assert metrics_table({"P@1": 1.0}, title="a >= b.trec").splitlines()[0] == "### a >= b.trec"
