@@ -12,10 +12,11 @@ import os
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
+
+from tests.processes import json_result, until
 
 pytest.importorskip("fcntl")
 
@@ -54,28 +55,17 @@ def _start(folder: Path, name: str, hold: bool) -> subprocess.Popen:
                             stderr=open(folder / f"{name}.err", "w"), text=True)
 
 
-def _until(condition, what: str, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
-
-
-def _result(process: subprocess.Popen) -> dict:
-    out, _ = process.communicate(timeout=120)
-    assert process.returncode == 0
-    return json.loads(out.strip().splitlines()[-1])
 
 
 def test_a_second_load_waits_for_the_first_parse_and_maps_its_file(tmp_path):
     (tmp_path / "corpus.jsonl").write_text("".join(
         json.dumps({"_id": f"d{i}", "title": "", "text": f"text {i}"}) + "\n" for i in range(50)), encoding="utf-8")
     first = _start(tmp_path, "first", hold=True)
-    _until(lambda: (tmp_path / "first.parsing").exists(), "the first parse to start")
+    until(lambda: (tmp_path / "first.parsing").exists(), "the first parse to start")
     second = _start(tmp_path, "second", hold=False)
-    _until(lambda: "waiting for it" in (tmp_path / "second.err").read_text(), "the second to wait")
+    until(lambda: "waiting for it" in (tmp_path / "second.err").read_text(), "the second to wait")
     (tmp_path / "go").write_text("")
-    a, b = _result(first), _result(second)
+    a, b = json_result(first), json_result(second)
     assert not (tmp_path / "second.parsing").exists()  # (it mapped the first's file: no parse)
     assert a == b
     assert a["ids"][:2] == ["d0", "d1"] and a["texts"][49] == "text 49"

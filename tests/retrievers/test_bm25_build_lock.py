@@ -9,16 +9,16 @@ while building releases the lock (the kernel closes its descriptor), and the nex
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
+
+from tests.processes import json_result, until
 
 pytest.importorskip("fcntl")
 
@@ -58,27 +58,16 @@ def _start(tmp_path: Path, name: str, hold: bool) -> subprocess.Popen:
                             env=env, stdout=subprocess.PIPE, stderr=open(tmp_path / f"{name}.err", "w"), text=True)
 
 
-def _until(condition, what: str, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
-
-
-def _result(process: subprocess.Popen) -> dict:
-    out, _ = process.communicate(timeout=120)
-    assert process.returncode == 0
-    return json.loads(out.strip().splitlines()[-1])
 
 
 def test_a_second_process_waits_for_the_first_build_and_loads_it(tmp_path):
     first = _start(tmp_path, "first", hold=True)
-    _until(lambda: (tmp_path / "first.building").exists(), "the first build to start")
+    until(lambda: (tmp_path / "first.building").exists(), "the first build to start")
     second = _start(tmp_path, "second", hold=False)
-    _until(lambda: "waiting for it" in (tmp_path / "second.err").read_text(), "the second to wait")
+    until(lambda: "waiting for it" in (tmp_path / "second.err").read_text(), "the second to wait")
     assert not (tmp_path / "second.building").exists()
     (tmp_path / "go").write_text("")
-    a, b = _result(first), _result(second)
+    a, b = json_result(first), json_result(second)
     assert a["stats"]["cache"] == "built"
     assert b["stats"]["cache"] == "hit"  # (the second built nothing: no second.building)
     assert not (tmp_path / "second.building").exists()
@@ -88,10 +77,10 @@ def test_a_second_process_waits_for_the_first_build_and_loads_it(tmp_path):
 
 def test_a_build_killed_while_holding_the_lock_lets_the_next_process_build(tmp_path):
     first = _start(tmp_path, "first", hold=True)
-    _until(lambda: (tmp_path / "first.building").exists(), "the first build to start")
+    until(lambda: (tmp_path / "first.building").exists(), "the first build to start")
     first.send_signal(signal.SIGKILL)
     first.communicate(timeout=60)
-    b = _result(_start(tmp_path, "second", hold=False))
+    b = json_result(_start(tmp_path, "second", hold=False))
     assert b["stats"]["cache"] == "built"
     assert (tmp_path / "second.building").exists()
 
