@@ -247,9 +247,9 @@ def save_in_background(index: SparseIndex, root: Path, key: str, settings: dict,
 
 
 def build_lock(root: Path, key: str, on_wait: Callable[[], None] | None = None) -> Callable[[], None]:
-    """Take the build lock of entry ``key`` (``<root>/<key>.lock``: :func:`harness.atomic.build_lock`);
+    """Take the build lock of entry ``key`` (``<root>/.locks/<key>.lock``: :func:`harness.atomic.build_lock`);
     returns its release."""
-    return atomic_build_lock(Path(root) / f"{key}.lock", on_wait)
+    return atomic_build_lock(Path(root) / ".locks" / f"{key}.lock", on_wait)
 
 
 def wait(folder: Path | None = None) -> None:

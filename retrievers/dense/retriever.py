@@ -12,6 +12,7 @@ from typing import Sequence
 import numpy as np
 
 from harness import progress as progress_bars
+from harness.atomic import build_lock
 from harness.cache import cache_dir as default_cache_dir
 from harness.datasets.corpus import Corpus, Queries
 from harness.run import Run
@@ -191,57 +192,67 @@ class DenseRetriever(Retriever):
             if kind == "documents":
                 self._docs_entry = entry.folder
             out = entry.load_complete()
-            if out is not None:
-                status, reused = "hit", n
-            else:
-                if self.encoder == "ray" and kind == "documents":
-                    reused = entry.cached_rows()
-                    ray_stats = self._encode_on_ray(entry, texts, prompt)
-                    counter["seconds"] += ray_stats["seconds"]
-                    counter["encoded"] += ray_stats["rows"]
-                    self._stats["documents_ray_actors"] = ray_stats["actors"]
-                start_rows = entry.cached_rows()
-                encoder_failed = []  # (an OSError of the encoder itself is not the cache's)
-                encoded_here: set[int] = set()  # the chunks this call encoded (their first row)
-                last: list = []  # the last chunk encoded, [rows, part]: its part may be the write that failed
-
-                def encode_for_cache(rows: np.ndarray) -> np.ndarray:
-                    try:
-                        part = encode_rows(rows)
-                    except BaseException:
-                        encoder_failed.append(True)
-                        raise
-                    encoded_here.add(int(rows[0]))
-                    last[:] = [rows, part]
-                    return part
-
-                def done_part(i: int, rows: np.ndarray) -> tuple[np.ndarray | None, bool]:
-                    """Chunk i's rows encoded already: (part, whether an earlier run encoded it), or
-                    (None, False). A write that fails (a full disk: most often the join, which needs as
-                    much space again) must not encode again what is encoded (an hour of encoding)."""
-                    if last and np.array_equal(last[0], rows):
-                        return last[1], False
-                    part = entry.saved_part(i)
-                    return part, part is not None and int(rows[0]) not in encoded_here
-                try:
-                    with _progress(n, start_rows, f"encoding {kind}", self.progress, kind) as bar:
-                        out, from_parts = entry.build(encode_for_cache, on_progress=bar.advance)
-                except OSError as exc:
-                    # a read-only or full cache disk: encoded without the cache, as BM25, the corpus and
-                    # the pipeline caches go on (not with encoder='ray': its actors write the cache)
-                    if encoder_failed or (self.encoder == "ray" and kind == "documents"):
-                        raise
-                    log.warning("could not write the embedding cache under %s: %s; encoding the %s without it",
-                                entry.folder.parent, exc, kind)
-                    if kind == "documents":
-                        self._docs_entry = None  # (no faiss index file beside an entry that is not there)
-                    taken = []
-                    out = self._encode_uncached(n, order, encode_rows, kind, done_part, taken)
-                    reused = sum(taken)
-                    status = f"{'resumed' if reused else 'miss'}, not cached ({exc.strerror or exc})"
+            release = None
+            if out is None and not (self.encoder == "ray" and kind == "documents"):  # (Ray's actors write the parts)
+                release = build_lock(entry.folder.parent / ".locks" / f"{entry.folder.name}.lock",
+                                     on_wait=lambda: log.warning("another process is encoding the %s of %s; "
+                                                                 "waiting for it", kind, entry.folder))
+                out = entry.load_complete()  # (complete now when another process encoded it meanwhile)
+            try:
+                if out is not None:
+                    status, reused = "hit", n
                 else:
-                    reused = from_parts if self.encoder == "local" or kind != "documents" else reused
-                    status = "resumed" if reused else "miss"
+                    if self.encoder == "ray" and kind == "documents":
+                        reused = entry.cached_rows()
+                        ray_stats = self._encode_on_ray(entry, texts, prompt)
+                        counter["seconds"] += ray_stats["seconds"]
+                        counter["encoded"] += ray_stats["rows"]
+                        self._stats["documents_ray_actors"] = ray_stats["actors"]
+                    start_rows = entry.cached_rows()
+                    encoder_failed = []  # (an OSError of the encoder itself is not the cache's)
+                    encoded_here: set[int] = set()  # the chunks this call encoded (their first row)
+                    last: list = []  # the last chunk encoded, [rows, part]: its part may be the write that failed
+
+                    def encode_for_cache(rows: np.ndarray) -> np.ndarray:
+                        try:
+                            part = encode_rows(rows)
+                        except BaseException:
+                            encoder_failed.append(True)
+                            raise
+                        encoded_here.add(int(rows[0]))
+                        last[:] = [rows, part]
+                        return part
+
+                    def done_part(i: int, rows: np.ndarray) -> tuple[np.ndarray | None, bool]:
+                        """Chunk i's rows encoded already: (part, whether an earlier run encoded it), or
+                        (None, False). A write that fails (a full disk: most often the join, which needs as
+                        much space again) must not encode again what is encoded (an hour of encoding)."""
+                        if last and np.array_equal(last[0], rows):
+                            return last[1], False
+                        part = entry.saved_part(i)
+                        return part, part is not None and int(rows[0]) not in encoded_here
+                    try:
+                        with _progress(n, start_rows, f"encoding {kind}", self.progress, kind) as bar:
+                            out, from_parts = entry.build(encode_for_cache, on_progress=bar.advance)
+                    except OSError as exc:
+                        # a read-only or full cache disk: encoded without the cache, as BM25, the corpus and
+                        # the pipeline caches go on (not with encoder='ray': its actors write the cache)
+                        if encoder_failed or (self.encoder == "ray" and kind == "documents"):
+                            raise
+                        log.warning("could not write the embedding cache under %s: %s; encoding the %s without it",
+                                    entry.folder.parent, exc, kind)
+                        if kind == "documents":
+                            self._docs_entry = None  # (no faiss index file beside an entry that is not there)
+                        taken = []
+                        out = self._encode_uncached(n, order, encode_rows, kind, done_part, taken)
+                        reused = sum(taken)
+                        status = f"{'resumed' if reused else 'miss'}, not cached ({exc.strerror or exc})"
+                    else:
+                        reused = from_parts if self.encoder == "local" or kind != "documents" else reused
+                        status = "resumed" if reused else "miss"
+            finally:
+                if release is not None:
+                    release()
         seconds = counter["seconds"]
         self._stats.update({
             f"{kind}": n,
