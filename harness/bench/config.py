@@ -304,9 +304,9 @@ def _executor(r: _Reader, value: Any, key: str) -> ExecutorSpec:
 
 def _metric(r: _Reader, value: Any, key: str) -> list[str]:
     """The names one ``metrics`` entry stands for, as ``harness compare -m`` reads it
-    (:func:`harness.compare.load.evaluated_names`: ``nDCG@10`` is ``NDCG@10``, ``map`` is ``AP``,
+    (:func:`harness.evaluation.metrics.evaluated_names`: ``nDCG@10`` is ``NDCG@10``, ``map`` is ``AP``,
     ``iprec_at_recall`` its 11 levels)."""
-    from harness.compare.load import evaluated_names
+    from harness.evaluation.metrics import evaluated_names
 
     text = r.string(value, key)
     try:

@@ -187,7 +187,7 @@ def read_run_file(path: str | Path, qrels_path: str | Path, metrics: Sequence[st
                   relevance_threshold: float = 1.0, ignore_identical_ids: bool = True,
                   qrels_raw: bytes | None = None) -> SystemResult:
     """Evaluate a TREC run against qrels (TREC or BEIR tsv) on ``metrics``, each read as :func:`align` reads
-    it (:func:`evaluated_names`: ``map`` alone is ``AP``, not ``MAP@k`` at every default cutoff, which align
+    it (:func:`~harness.evaluation.metrics.evaluated_names`: ``map`` alone is ``AP``, not ``MAP@k`` at every default cutoff, which align
     then found no ``AP`` in); ``qrels_raw``: the qrels' bytes already read from a pipe
     (:func:`~harness.formats.trec.read_once`), for several run files. ValueError for a name that spells
     no metric."""
@@ -202,6 +202,8 @@ def read_run_file(path: str | Path, qrels_path: str | Path, metrics: Sequence[st
     # (qrels from a pipe, --qrels <(zcat q.gz), are read once: a checksum taken after the parse read an empty
     # pipe, a false 'not among the dataset files' warning, and a named pipe made it wait for good)
     raw = qrels_raw if qrels_raw is not None else read_once(qrels_path, "qrels")
+    from harness.evaluation.metrics import evaluated_names
+
     names = list(dict.fromkeys(name for metric in metrics for name in evaluated_names(metric)))
     result = Evaluator(names, relevance_threshold=relevance_threshold,
                        ignore_identical_ids=ignore_identical_ids).evaluate(run, read_qrels(qrels_path, raw))
@@ -308,25 +310,14 @@ class Aligned:
         return self.values[system][metric]
 
 
-def evaluated_names(metric: str) -> list[str]:
-    """The names of the metrics one ``--metric`` name (of compare, check, report) stands for, as the
-    evaluator names them: a name read as ``harness evaluate -m`` reads it (``nDCG@10``, ``ndcg_cut_10``,
-    ``P.10``, ``P_10``: ``NDCG@10``, ``P@10``), a family named by a level without one at each of its
-    levels as in every metric list (``iprec_at_recall``: the 11 of ``iprec_at_recall_0.00`` ...
-    ``iprec_at_recall_1.00``), and any other family as one name alone under trec_eval's rule
-    (:func:`~harness.evaluation.metrics.parse_metric`: ``map`` is ``AP``, ``mrr`` and ``recip_rank`` are
-    ``RR``). ValueError when it names no metric (an unknown name, a family that needs a cutoff: ``NDCG``)."""
-    from harness.evaluation.metrics import level_names, parse_metric
-
-    return level_names(metric) or [parse_metric(metric).name]
-
-
 def result_metric_names(metric: str, results: Sequence[SystemResult]) -> list[str]:
     """The names under which ``results`` hold ``metric``: as given when every result has it, else
-    :func:`evaluated_names`; ``[metric]`` itself when it spells no metric (a family that needs a cutoff,
+    :func:`~harness.evaluation.metrics.evaluated_names`; ``[metric]`` itself when it spells no metric (a family that needs a cutoff,
     an unknown name: :func:`align` names what is missing)."""
     if results and all(metric in s.values for s in results):
         return [metric]
+    from harness.evaluation.metrics import evaluated_names
+
     try:
         return evaluated_names(metric)
     except ValueError:

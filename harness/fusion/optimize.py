@@ -27,7 +27,7 @@ import numpy as np
 
 from harness.errors import HarnessError
 from harness.evaluation import Evaluator
-from harness.evaluation.metrics import level_names, parse_metric, takes_cutoff
+from harness.evaluation.metrics import evaluated_names, parse_metric, takes_cutoff
 from harness.fusion.fuse import align, contributions, fuse_aligned
 from harness.fusion.spec import FusionSpec
 from harness.qrels import Qrels
@@ -99,16 +99,16 @@ def single_metric_evaluator(metric: str, **options) -> Evaluator:
     """An evaluator of exactly one metric (``NDCG@10``, ``AP``, ...), the name read as one name, as
     ``harness compare -m`` and ``check -m`` read it (``map`` is ``AP``, ``mrr`` is ``RR``); not a count
     (``num_ret``: a higher value is no better fusion)."""
-    levels = level_names(metric)  # (iprec_at_recall: 11 levels, not cutoffs; set_F alone: one)
-    if levels and len(levels) > 1:
-        raise ValueError(f"optimisation needs one metric with its level (e.g. {levels[len(levels) // 2]}), "
-                         f"got {metric!r}")
     try:
-        parsed = parse_metric(metric)
+        names = evaluated_names(metric)
     except ValueError as exc:
         if not takes_cutoff(metric):
             raise
         raise ValueError(f"optimisation needs one metric with its cutoff (e.g. NDCG@10), got {metric!r}") from exc
+    if len(names) > 1:  # (iprec_at_recall: 11 levels, not cutoffs)
+        raise ValueError(f"optimisation needs one metric with its level (e.g. {names[len(names) // 2]}), "
+                         f"got {metric!r}")
+    parsed = parse_metric(names[0])
     if parsed.counts is not None:
         raise ValueError(f"optimisation needs a quality measure: {parsed.name} is {parsed.counts}, where more is not "
                          f"better (e.g. NDCG@10 or AP)")

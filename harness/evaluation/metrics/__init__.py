@@ -5,7 +5,8 @@ from harness.evaluation.metrics import (  # noqa: F401
     num_rel, num_rel_ret, num_ret, precision, r_precision, recall, reciprocal_rank, rndcg, rprec_mult, set_f,
     set_map, set_p, set_recall, set_relative_p, success)
 from harness.evaluation.metrics.average_precision import AP, MAP
-from harness.evaluation.metrics.base import REGISTRY, Metric, level_names, parse_metric, takes_cutoff
+from harness.evaluation.metrics.base import (REGISTRY, Metric, evaluated_names, level_names, parse_metric,
+                                              takes_cutoff)
 from harness.evaluation.metrics.bpref import Bpref
 from harness.evaluation.metrics.dcg import DCG
 from harness.evaluation.metrics.discounting import SCHEMES
@@ -34,7 +35,7 @@ from harness.evaluation.metrics.success import Success
 DEFAULT_FAMILIES = ("NDCG", "MAP", "Recall", "P", "R_cap", "MRR")
 DEFAULT_K = (1, 3, 5, 10, 100, 1000)
 
-__all__ = ["Metric", "parse_metric", "takes_cutoff", "level_names", "REGISTRY", "NDCG", "NDCGAll", "DCG", "MAP",
+__all__ = ["Metric", "parse_metric", "takes_cutoff", "level_names", "evaluated_names", "REGISTRY", "NDCG", "NDCGAll", "DCG", "MAP",
            "AP", "Precision", "Recall", "RCap", "MRR", "RR", "RPrecision", "Bpref", "Success", "Judged",
            "NumRet", "NumRel", "NumRelRet", "IPrecAtRecall", "SetP", "SetRecall", "SetF", "ElevenPtAvg", "SetMap",
            "SetRelativeP", "NumNonrelJudgedRet", "RPrecMult", "NDCGRel", "RNDCG", "SCHEMES",

@@ -208,3 +208,15 @@ def level_names(text: str) -> list[str] | None:
         return None
     cls = REGISTRY[family]
     return [cls.make(None, variant, level=level).name for level in cls.levels]
+
+
+def evaluated_names(text: str) -> list[str]:
+    """The names of the metrics one name stands for where a single name is read (``harness compare -m``,
+    ``check -m``, ``report -m``, a bench config's ``metrics``, ``fuse --optimize --metric``), as the evaluator
+    names them: a name read as ``harness evaluate -m`` reads it (``nDCG@10``, ``ndcg_cut_10``, ``P.10``,
+    ``P_10``: ``NDCG@10``, ``P@10``), a family named by a level without one at each of its levels as in
+    every metric list (``iprec_at_recall``: the 11 of ``iprec_at_recall_0.00`` ... ``iprec_at_recall_1.00``),
+    and any other family as one name alone under trec_eval's rule (:func:`parse_metric`: ``map`` is ``AP``,
+    ``mrr`` and ``recip_rank`` are ``RR``). ValueError when it names no metric (an unknown name, a family
+    that needs a cutoff: ``NDCG``)."""
+    return level_names(text) or [parse_metric(text).name]
