@@ -127,6 +127,31 @@ def remove_abandoned(folder: Path, name: str | None = None) -> None:
                     os.unlink(folder / entry)
 
 
+_NO_LOCKS = (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL)  # a file system that refuses flock
+
+
+def _lock_exclusive(handle: IO, on_wait: Callable[[], None] | None = None) -> bool:
+    """``flock(LOCK_EX)`` on ``handle``, waiting while another holder has it (``on_wait`` called once first):
+    True when taken, False where there is no ``fcntl`` or the file system refuses locks (:data:`_NO_LOCKS`);
+    any other OSError is raised."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - non-POSIX
+        return False
+    try:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if on_wait is not None:
+                on_wait()
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+    except OSError as exc:
+        if exc.errno not in _NO_LOCKS:
+            raise
+        return False
+    return True
+
+
 @contextlib.contextmanager
 def file_lock(path: str | os.PathLike) -> Iterator[None]:
     """An exclusive advisory lock (POSIX ``flock``) on the file ``path`` (created, with its folder, if
@@ -135,24 +160,9 @@ def file_lock(path: str | os.PathLike) -> Iterator[None]:
     EOPNOTSUPP, and the writes, each atomic, then go ahead unlocked as they did before the lock)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+") as handle:
-        try:
-            import fcntl
-        except ImportError:  # pragma: no cover - non-POSIX
-            yield
-            return
-        try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-            locked = True
-        except OSError as exc:
-            if exc.errno not in (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL):
-                raise
-            locked = False
-        try:
-            yield
-        finally:
-            if locked:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+    with open(path, "a+") as handle:  # (closing it releases the lock)
+        _lock_exclusive(handle)
+        yield
 
 
 def build_lock(path: str | os.PathLike, on_wait: Callable[[], None] | None = None) -> Callable[[], None]:
@@ -164,10 +174,6 @@ def build_lock(path: str | os.PathLike, on_wait: Callable[[], None] | None = Non
     killed while holding it releases it (the kernel closes its descriptor). Where the lock cannot be
     taken (a read-only or full cache folder, a file system that refuses locks: see :func:`file_lock`)
     nothing is locked and the builds go ahead side by side, each written atomically, as before."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - non-POSIX
-        return lambda: None
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -175,13 +181,8 @@ def build_lock(path: str | os.PathLike, on_wait: Callable[[], None] | None = Non
     except OSError:
         return lambda: None
     try:
-        try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            if on_wait is not None:
-                on_wait()
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-    except OSError:  # ENOLCK, EOPNOTSUPP, ...: unlocked
+        _lock_exclusive(handle, on_wait)
+    except OSError:  # unlocked, as where the file system refuses locks
         handle.close()
         return lambda: None
     except BaseException:  # (KeyboardInterrupt while waiting)

@@ -188,8 +188,8 @@ class SparseWeightCache:
         parts, reused = [], 0
         for i in range(self.n_chunks):
             start, stop = i * self.chunk_size, min(self.n_rows, (i + 1) * self.chunk_size)
-            part = _load(self.part_path(i))
-            if part is not None and part.check(stop - start):
+            part = self.saved_part(i)
+            if part is not None:
                 reused += stop - start
             else:
                 part = encode_rows(start, stop)
