@@ -171,8 +171,9 @@ def load_inputs(arguments: Sequence[str]) -> Inputs:
         name, text = split_name(argument)
         path = Path(text)
         if path.is_dir() and not (path / "metrics.json").is_file():
-            found = sorted(path.rglob("metrics.json"))
-            folders = sorted({p.parent for p in path.rglob(LEADERBOARD)}, key=lambda p: len(p.parts))
+            files = [p for p in path.rglob("*.json") if p.name in ("metrics.json", LEADERBOARD)]  # (one walk)
+            found = sorted(p for p in files if p.name == "metrics.json")
+            folders = sorted({p.parent for p in files if p.name == LEADERBOARD}, key=lambda p: len(p.parts))
             if not found and not folders:
                 raise HarnessError(f"{path}: no metrics.json in this folder or below it")
             if name:
