@@ -19,8 +19,10 @@ def check(
     current: str = typer.Option(..., "--current", help="Current metrics.json (or its result folder)."),
     metric: Optional[List[str]] = typer.Option(None, "--metric", "-m", help="Metric to gate (repeatable or "
                                                                             "comma-separated; default NDCG@10)."),
-    tolerance: float = typer.Option(0.005, "--tolerance", help="Largest mean change (absolute) that is never a "
-                                                               "regression."),
+    tolerance: Optional[List[str]] = typer.Option(
+        None, "--tolerance", help="Largest mean change (absolute, in the metric's unit) that is never a regression: "
+                                  "a number for every metric (default 0.005), or METRIC=NUMBER for one "
+                                  "(repeatable or comma-separated: --tolerance 0.01,num_rel_ret=2)."),
     alpha: float = typer.Option(0.05, "--alpha", help="Significance level of the paired test."),
     test: str = typer.Option("randomization", "--test", help="Paired test: randomization or t."),
     permutations: int = typer.Option(10_000, "--permutations", help="Sign permutations of the randomization test."),
@@ -49,7 +51,7 @@ def check(
     """
     from harness.atomic import indented_json, write_text
     from harness.compare import align, load_system, run_check
-    from harness.compare.check import format_report
+    from harness.compare.check import format_report, metric_tolerances, parse_tolerances
     from harness.compare.table import valid_json_text, valid_text
     from harness.errors import HarnessError
 
@@ -68,6 +70,7 @@ def check(
     if latency_tolerance is None and given(ctx, "latency_metric"):
         # (without the tolerance no latency is gated: a gate on p99 that the user believed in would pass silently)
         raise HarnessError("--latency-metric applies only with --latency-tolerance (the latency gate)")
+    default_tolerance, own_tolerances = parse_tolerances(tolerance or [])
     to_stdout = json_out == Path("-")
     if to_stdout:
         json_out = None
@@ -86,9 +89,11 @@ def check(
     refuse_outputs_over_inputs([("--json", json_out), ("--junit", junit)],
                                [*result_files([base, cur]), *([qrels] if qrels is not None else [])])
     aligned = align([base, cur], metrics, intersection=intersection)
+    tolerances = metric_tolerances(own_tolerances, aligned, aligned.metrics)
     judgments = _judgments(qrels, cur, base) if show else None
-    result = run_check(aligned, aligned.metrics, tolerance=tolerance, alpha=alpha, test=test,
-                       permutations=permutations, seed=seed, show=show, qrels=judgments)
+    result = run_check(aligned, aligned.metrics, tolerance=0.005 if default_tolerance is None else default_tolerance,
+                       alpha=alpha, test=test, permutations=permutations, seed=seed, show=show, qrels=judgments,
+                       tolerances=tolerances)
     if latency_tolerance is not None:
         result.latency = check_latency(base, cur, latency_metric, latency_tolerance, alpha=alpha, seed=seed)
     # (a lone surrogate, from a '\ud800' escape in a metrics file's query id, cannot be written as UTF-8: the

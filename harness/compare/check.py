@@ -15,7 +15,9 @@ paired t-test), the verdict is:
 
 The gate is on quality measures, higher is better, ``tol`` in the metric's unit (for ``num_rel_ret``,
 relevant documents retrieved, documents per query); trec_eval's counts ``num_ret`` and ``num_rel`` are no
-quality measures and are refused (:mod:`harness.compare.measures`).
+quality measures and are refused (:mod:`harness.compare.measures`). One tolerance applies to every
+metric, except those given one of their own (``tolerances``: ``harness check --tolerance num_rel_ret=2``),
+since the metrics of one gate may be in different units (0-1 scores, documents, DCG sums).
 
 The p-values are not corrected across the metrics of one check (each metric is its own gate);
 check fewer metrics, or lower ``alpha``, to keep the chance of a false alarm down.
@@ -104,6 +106,7 @@ class MetricCheck:
     ties: int
     losses: int
     worst: list[QueryChange] = field(default_factory=list)
+    tolerance: float | None = None  # the tolerance this metric was judged with (its own, or the default)
 
     @property
     def delta(self) -> float:
@@ -111,7 +114,8 @@ class MetricCheck:
 
     def to_dict(self) -> dict:
         return {"metric": self.metric, "baseline": self.baseline_mean, "current": self.current_mean,
-                "delta": self.delta, "p_value": self.p_value, "verdict": self.verdict, "wins": self.wins,
+                "delta": self.delta, "tolerance": self.tolerance, "p_value": self.p_value, "verdict": self.verdict,
+                "wins": self.wins,
                 "ties": self.ties, "losses": self.losses, "worst_queries": [q.to_dict() for q in self.worst]}
 
 
@@ -126,6 +130,12 @@ class CheckResult:
     latency: object | None = None  # harness.compare.latency.LatencyResult, with --latency-tolerance
     permutations: int | None = None  # the randomization test's, and the seed of it and of the bootstraps:
     seed: int | None = None  # recorded so that a Monte Carlo p-value can be reproduced from the JSON
+    tolerances: dict[str, float] = field(default_factory=dict)  # metrics given a tolerance of their own
+
+    def settings(self) -> str:
+        """``tolerance 0.005, 2 for num_rel_ret, alpha 0.05`` (the own tolerances only where given)."""
+        own = "".join(f", {t:g} for {m}" for m, t in self.tolerances.items())
+        return f"tolerance {self.tolerance:g}{own}, alpha {self.alpha:g}"
 
     @property
     def failures(self) -> list[str]:
@@ -145,10 +155,62 @@ class CheckResult:
 
     def to_dict(self) -> dict:
         return {"schema": "retrieval-harness/check/v1", "passed": not self.regressed, "n_queries": self.n_queries,
-                "tolerance": self.tolerance, "alpha": self.alpha, "test": self.test, "permutations": self.permutations,
+                "tolerance": self.tolerance, "tolerances": dict(self.tolerances), "alpha": self.alpha,
+                "test": self.test, "permutations": self.permutations,
                 "seed": self.seed, "warnings": self.warnings,
                 "checks": [c.to_dict() for c in self.checks],
                 **({"latency": self.latency.to_dict()} if self.latency is not None else {})}
+
+
+def parse_tolerances(items: list[str]) -> tuple[float | None, list[tuple[str, float]]]:
+    """``harness check --tolerance`` items, each repeatable or comma-separated: a number is the tolerance of
+    every gated metric, ``METRIC=NUMBER`` one metric's own (``--tolerance 0.01,num_rel_ret=2``). Returns
+    (the number or None, [(metric as given, number)]); HarnessError naming an item that is neither, a
+    negative or non-finite number, or a second bare number."""
+    default, own = None, []
+    for item in items:
+        parts = [part.strip() for part in item.split(",")]
+        if not any(parts):
+            raise HarnessError(f"--tolerance: {item!r} gives no tolerance (e.g. --tolerance 0.005 or "
+                               "--tolerance num_rel_ret=2)")
+        for part in filter(None, parts):
+            name, sep, text = part.rpartition("=")
+            name, text = name.strip(), text.strip()
+            try:
+                value = float(text)
+            except ValueError:
+                value = None
+            if value is None or (sep and not name):
+                raise HarnessError(f"--tolerance: {part!r} is neither a number nor METRIC=NUMBER (e.g. "
+                                   "--tolerance 0.005 or --tolerance num_rel_ret=2)")
+            if not 0 <= value < float("inf"):
+                raise HarnessError(f"--tolerance must be >= 0 and finite, got {part}")
+            if not sep:
+                if default is not None and default != value:
+                    raise HarnessError(f"--tolerance: two tolerances for every metric ({default:g} and {value:g}); "
+                                       "give one, and METRIC=NUMBER for a metric's own")
+                default = value
+            else:
+                own.append((name, value))
+    return default, own
+
+
+def metric_tolerances(own: list[tuple[str, float]], aligned: Aligned, metrics: list[str]) -> dict[str, float]:
+    """``{aligned metric name: tolerance}`` of :func:`parse_tolerances`'s ``own``: a name read as ``-m``
+    reads it (``map`` is ``AP``; ``iprec_at_recall`` its 11 levels). HarnessError for a metric that is not
+    gated here (``metrics``) or given two different tolerances."""
+    from harness.compare.load import result_metric_names
+
+    out: dict[str, float] = {}
+    for given, value in own:
+        for name in result_metric_names(given, aligned.systems):
+            if name not in metrics:
+                raise HarnessError(f"--tolerance {given}={value:g}: {name} is not gated here (gated: "
+                                   f"{', '.join(metrics)}; add it with -m)")
+            if out.get(name, value) != value:
+                raise HarnessError(f"--tolerance: two tolerances for {name} ({out[name]:g} and {value:g})")
+            out[name] = value
+    return out
 
 
 def failed_queries(system: SystemResult) -> list:
@@ -189,20 +251,27 @@ def _top(system: SystemResult, query_id: str, k: int, warnings: list[str]) -> li
 
 def run_check(aligned: Aligned, metrics: list[str] | None = None, tolerance: float = 0.005, alpha: float = 0.05,
               test: str = "randomization", permutations: int = 10_000, seed: int = 0, show: int = 5,
-              default_k: int = 10, qrels: dict[str, dict[str, float]] | None = None) -> CheckResult:
+              default_k: int = 10, qrels: dict[str, dict[str, float]] | None = None,
+              tolerances: dict[str, float] | None = None) -> CheckResult:
     """Verdicts for ``aligned.systems[0]`` (baseline) against ``aligned.systems[1]`` (current).
 
-    ``qrels`` (``{query_id: {doc_id: grade}}``), when given, adds the judged grades of the
-    documents that left or entered the top k of the queries that lost most.
+    ``tolerance`` applies to every metric but those in ``tolerances`` (``{metric: tolerance}``, aligned
+    names: :func:`metric_tolerances`). ``qrels`` (``{query_id: {doc_id: grade}}``), when given, adds the
+    judged grades of the documents that left or entered the top k of the queries that lost most.
     """
     if len(aligned.systems) != 2:
         raise ValueError("a check compares exactly two results: baseline and current")
     if test not in ("randomization", "t"):
         raise ValueError(f"test must be 'randomization' or 't', got {test!r}")
-    verdict(0.0, 1.0, tolerance, alpha)  # validates tolerance and alpha up front
-    unknown = [m for m in metrics or () if m not in aligned.metrics]
+    tolerances = dict(tolerances or {})
+    for value in (tolerance, *tolerances.values()):
+        verdict(0.0, 1.0, value, alpha)  # validates the tolerances and alpha up front
+    unknown = [m for m in [*(metrics or ()), *tolerances] if m not in aligned.metrics]
     if unknown:
         raise ValueError(f"metric {unknown[0]} was not aligned (aligned: {', '.join(aligned.metrics)})")
+    stray = [m for m in tolerances if m not in (metrics or aligned.metrics)]
+    if stray:
+        raise ValueError(f"a tolerance is given for {stray[0]}, which is not gated")
     for metric in metrics or aligned.metrics:
         what = count(metric)
         if what is not None:  # (num_ret 980 -> 100, a run cut to depth 100, read as REGRESSED; see measures)
@@ -220,8 +289,9 @@ def run_check(aligned: Aligned, metrics: list[str] | None = None, tolerance: flo
             p = randomization_test(a, b, permutations=permutations, seed=seed).p_value
         before, after = finite_mean(a), finite_mean(b)  # (DCG_exp near 2^1023: a plain sum overflows)
         delta = after - before
-        check = MetricCheck(metric, before, after, p, verdict(delta, p, tolerance, alpha, max(abs(before), abs(after))),
-                            int((d > 0).sum()), int((d == 0).sum()), int((d < 0).sum()))
+        tol = tolerances.get(metric, tolerance)
+        check = MetricCheck(metric, before, after, p, verdict(delta, p, tol, alpha, max(abs(before), abs(after))),
+                            int((d > 0).sum()), int((d == 0).sum()), int((d < 0).sum()), tolerance=tol)
         losers = np.argsort(d, kind="stable")[:show]
         losers = losers[d[losers] < 0]
         texts = cur.query_texts() or base.query_texts()
@@ -240,7 +310,7 @@ def run_check(aligned: Aligned, metrics: list[str] | None = None, tolerance: flo
             check.worst.append(QueryChange(qid, texts.get(qid), float(a[i]), float(b[i]), k, left, entered, grades))
         checks.append(check)
     return CheckResult(checks, len(aligned.query_ids), tolerance, alpha, test, list(dict.fromkeys(warnings)),
-                       permutations=permutations, seed=seed)
+                       permutations=permutations, seed=seed, tolerances=tolerances)
 
 
 def _docs(ids: list[str] | None, grades: dict[str, float] | None, limit: int) -> str:
@@ -260,7 +330,7 @@ def format_report(result: CheckResult, baseline: str, current: str, max_docs: in
     """The plain-text report ``harness check`` prints."""
     test = "randomization test" if result.test == "randomization" else "paired t-test"
     lines = [f"check: {current} against baseline {baseline} on {result.n_queries} queries "
-             f"(tolerance {result.tolerance:g}, alpha {result.alpha:g}, {test})"]
+             f"({result.settings()}, {test})"]
     width = max(len(c.metric) for c in result.checks)
     for c in result.checks:
         lines.append(f"  {c.verdict:<9} {c.metric:<{width}}  {c.baseline_mean:.4f} -> {c.current_mean:.4f}  "

@@ -42,7 +42,7 @@ def _cell(text: str) -> str:
 
 def _settings(result: CheckResult) -> str:
     test = "randomization test" if result.test == "randomization" else "paired t-test"
-    return f"{result.n_queries} queries, tolerance {result.tolerance:g}, alpha {result.alpha:g}, {test}"
+    return f"{result.n_queries} queries, {result.settings()}, {test}"
 
 
 def headline(result: CheckResult) -> str:
@@ -92,7 +92,8 @@ def junit_xml(result: CheckResult, baseline: str, current: str) -> str:
                        errors="0", skipped=str(skipped))
     properties = ET.SubElement(suite, "properties")
     for name, value in (("baseline", baseline), ("current", current), ("n_queries", result.n_queries),
-                        ("tolerance", result.tolerance), ("alpha", result.alpha), ("test", result.test)):
+                        ("tolerance", result.tolerance), *((f"tolerance {m}", t) for m, t in result.tolerances.items()),
+                        ("alpha", result.alpha), ("test", result.test)):
         ET.SubElement(properties, "property", name=name, value=str(value))
     for c in result.checks:
         case = ET.SubElement(suite, "testcase", classname="harness.check", name=c.metric)

@@ -68,7 +68,7 @@ def test_a_nan_latency_tolerance_is_named_as_the_option(harness, tmp_path):
 
 @pytest.mark.parametrize("option, message", [
     ("--latency-tolerance", "error: --latency-tolerance must be >= 0 and finite, got inf"),
-    ("--tolerance", "error: tolerance must be >= 0 and finite, got inf"),
+    ("--tolerance", "error: --tolerance must be >= 0 and finite, got inf"),
 ])
 def test_an_infinite_tolerance_is_refused(harness, tmp_path, option, message):
     # inf was accepted and written to --json as "tolerance": Infinity, which is not JSON (efficiency review)
