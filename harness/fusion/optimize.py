@@ -68,13 +68,20 @@ class Optimization:
     trials: tuple[tuple[object, float], ...]
 
     @property
+    def tied(self) -> int:
+        """How many trials scored the best score exactly (the chosen one among them: the last in grid
+        order). Every trial tied: the metric could not tell the values apart (e.g. a measure of the
+        retrieved set, ``set_F``, under rrf with no depth cut), and the choice is the grid's last value."""
+        return sum(score == self.score for _, score in self.trials)
+
+    @property
     def chosen(self) -> dict:
         value = getattr(self.spec, self.parameter)
         return {self.parameter: list(value) if isinstance(value, tuple) else value}
 
     def to_dict(self) -> dict:
         return {"metric": self.metric, "score": self.score, "split": self.split, "chosen": self.chosen,
-                "spec": self.spec.to_dict(),
+                "tied": self.tied, "spec": self.spec.to_dict(),
                 "trials": [{self.parameter: list(v) if isinstance(v, tuple) else v, "score": s}
                            for v, s in self.trials]}
 
