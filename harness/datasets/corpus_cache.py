@@ -276,6 +276,87 @@ def _load_or_build(path: Path, columns: tuple[str, ...], build: Callable[[], obj
     return made, digest
 
 
+def keyed_memo(key: str) -> Path:
+    """Where the content checksum of a corpus cached under ``key`` (:func:`load_keyed`) is remembered."""
+    return cache_dir(KIND) / "keyed" / f"{key}.json"
+
+
+def keyed_path(digest: str) -> Path:
+    return cache_dir(KIND) / f"keyed-{digest}-v{FORMAT}.arrow"
+
+
+def _keyed_hit(key: str, columns: tuple[str, ...]):
+    """(table, map, content sha256) of the corpus cached under ``key``, or None."""
+    if os.environ.get(VERIFY_ENV, "").strip().lower() == "full":
+        return None
+    try:
+        entry = json.loads(keyed_memo(key).read_text(encoding="utf-8"))
+        digest = entry["sha256"]
+        if entry.get("key") != key or not isinstance(digest, str):
+            return None
+    except (OSError, ValueError, AttributeError, KeyError, TypeError):
+        return None
+    cached = open_cached(keyed_path(digest), digest, columns)
+    if cached is None or cached[0].num_rows != entry.get("rows"):
+        return None
+    return (*cached, digest)
+
+
+def load_keyed(key: str, columns: tuple[str, ...], stream: Callable, check: Callable | None = None,
+               waiting: str = "another process is caching this corpus; waiting for it"):
+    """A corpus cached under a key that identifies its source without reading it (an ir_datasets
+    collection: its id, its documents file's path and stat, the conversion's version:
+    :mod:`harness.datasets.irds`), where there is no one file whose bytes make the key.
+
+    ``stream(write) -> str | None`` parses the source batch by batch into ``write`` (as
+    :func:`load_or_build`'s ``stream``) and returns the sha256 of the content it wrote (None: nothing
+    to keep). The batches go into a temporary file; ``check(table)`` (the mapped table; it raises to
+    refuse the corpus, e.g. a duplicate id) runs before the file is renamed to
+    ``<cache>/corpora/keyed-<content sha256>-v<FORMAT>.arrow`` and the key's memo
+    (``<cache>/corpora/keyed/<key>.json``: the content sha256 and the row count) is written, both
+    atomically. The next load with that key maps the file: the source is not read again. A second
+    process loading the same key meanwhile waits under the key's build lock (``waiting`` is logged)
+    and then maps it. ``$HARNESS_CORPUS_VERIFY=full`` reads the source again on every load.
+
+    Returns (table, map, content sha256), or None when the file could not be written (a read-only
+    or full cache) or ``stream`` kept nothing: the caller then reads the source into memory."""
+    hit = _keyed_hit(key, columns)
+    if hit is not None:
+        return hit
+    memo = keyed_memo(key)
+    release = build_lock(memo.with_suffix(".lock"), on_wait=lambda: log.warning(waiting))
+    try:
+        hit = _keyed_hit(key, columns)
+        if hit is not None:
+            return hit
+        box: dict = {}
+
+        def take(write) -> bool:
+            box["digest"] = stream(write)
+            return box["digest"] is not None
+        tmp = stream_into_cache(take)
+        if tmp is None:
+            return None
+        digest = box["digest"]
+        try:
+            cached = open_cached(tmp, digest, columns)
+            if cached is None:
+                return None
+            if check is not None:
+                check(cached[0])
+            target = keyed_path(digest)
+            try:
+                os.replace(tmp, target)
+                write_json(memo, {"key": key, "sha256": digest, "rows": cached[0].num_rows})
+            except OSError as exc:
+                log.warning("could not write the corpus cache %s: %s", target, exc)
+            return (*cached, digest)  # (the map stays valid when its file is renamed)
+        finally:
+            tmp.unlink(missing_ok=True)
+    finally:
+        release()
+
+
 def stream_into_cache(stream: Callable) -> Path | None:
     """Run ``stream(write)`` (see :func:`load_or_build`) into a temporary Arrow IPC file in the cache
     folder, written and fsynced: its path, to be renamed into place; None when ``stream`` refused

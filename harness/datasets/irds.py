@@ -14,6 +14,8 @@ the documents, queries and qrels together (the split is part of the id), as ir_d
   the type has one (``MsMarcoDocument``, ``Cord19Doc``, ``NfCorpusDoc``, ``TrecParsedDoc``: title
   ``title``, text ``body`` / ``abstract``, as BEIR's conversions split them), so that title + " " +
   text is ``default_text()`` and the title is not read twice.
+* The corpus cache: the first load streams the batches into an Arrow file of the corpus cache, later
+  loads map it (:func:`_corpus`; keyed on the files ir_datasets reads the documents from: :func:`_docs_key`).
 * Queries: ``text`` field (or ``default_text()``); qrels: ``relevance`` as the grade.
 * The split: an id that names one (a path part such as ``dev`` in ``msmarco-passage/dev/small``) is
   that split, also when ``split`` is the default ``test`` (a warning says so; another ``split`` is an
@@ -40,6 +42,8 @@ from harness.datasets.corpus import COLUMNS, Corpus, Queries
 from harness.errors import HarnessError
 from harness.qrels import Qrels
 
+CONVERSION = 1  # how documents become (id, title, text) here: part of the corpus cache key (bump on change)
+CACHE_MIN_BYTES = 0  # every collection is cached: ir_datasets reads documents in Python (NFCorpus's 3,633: 1 s)
 BATCH_DOCS = 50_000
 BATCH_CHARS = 2**28  # a batch ends at this many title and text characters (<= 1 GiB of UTF-8) or sooner:
 # an Arrow string column holds at most 2 GiB (int32 offsets), and 50,000 long documents (PMC or CORD-19
@@ -95,24 +99,24 @@ def _digest_strings(digest, array) -> None:
         digest.update(memoryview(array.buffers()[2])[offsets[0]:offsets[-1]])
 
 
-def _docs_table(ds, source: str, digest):
+def _docs_batches(ds, digest):
+    """The documents of ``ds`` as Arrow record batches of :data:`BATCH_DOCS` rows (fewer past
+    :data:`BATCH_CHARS` characters), each fed to ``digest`` (:func:`_digest_strings`) as it is made."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     title_and_text = _title_and_text(ds.docs_cls())
     schema = pa.schema([(name, pa.string()) for name in COLUMNS])
-    batches = []
     ids: list[str] = []
     titles: list[str] = []
     texts: list[str] = []
 
-    def flush():
-        if ids:
-            batches.append(pa.record_batch([pa.array(ids, pa.string()), pa.array(titles, pa.string()),
-                                            pa.array(texts, pa.string())], schema=schema))
-            for column in batches[-1].columns:
-                _digest_strings(digest, column)
-            ids.clear(), titles.clear(), texts.clear()
+    def batch():
+        made = pa.record_batch([pa.array(ids, pa.string()), pa.array(titles, pa.string()),
+                                pa.array(texts, pa.string())], schema=schema)
+        for column in made.columns:
+            _digest_strings(digest, column)
+        ids.clear(), titles.clear(), texts.clear()
+        return made
 
     chars = 0
     for doc in ds.docs_iter():
@@ -122,17 +126,102 @@ def _docs_table(ds, source: str, digest):
         texts.append(text)
         chars += len(title) + len(text)
         if len(ids) == BATCH_DOCS or chars >= BATCH_CHARS:
-            flush()
+            yield batch()
             chars = 0
-    flush()
-    table = pa.Table.from_batches(batches, schema=schema)
+    if ids:
+        yield batch()
+
+
+def _check_docs(table, source: str) -> None:
+    """HarnessError for an empty corpus or a duplicate document id (named)."""
+    import pyarrow.compute as pc
+
     if not len(table):
         raise HarnessError(f"{source}: the corpus is empty")
     if pc.count_distinct(table.column("_id")).as_py() != len(table):
         counts = pc.value_counts(table.column("_id")).filter(
             pc.greater(pc.value_counts(table.column("_id")).field("counts"), 1))
         raise HarnessError(f"{source}: duplicate document id {counts.field('values')[0].as_py()!r}")
+
+
+def _docs_table(ds, source: str, digest):
+    import pyarrow as pa
+
+    schema = pa.schema([(name, pa.string()) for name in COLUMNS])
+    table = pa.Table.from_batches(list(_docs_batches(ds, digest)), schema=schema)
+    _check_docs(table, source)
     return table
+
+
+def _stat(path: Path) -> list:
+    stat = path.stat()
+    return [path.name, stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns]
+
+
+def _docs_files(ds) -> tuple[Path, list] | None:
+    """(the path, the stat of each file: name, device, inode, size, mtime, ctime) of what ir_datasets
+    reads the documents of ``ds`` from: its documents file (``docs_path()``: a TSV, JSONL, ... file),
+    else its docstore's folder (``docs_store()``, e.g. every ``beir/*`` collection), built first when it
+    is not yet (as its ``docs_iter()`` builds it); None when it names neither."""
+    try:
+        path = Path(ds.docs_path())
+        if path.is_file():
+            return path, [_stat(path)]
+    except Exception:  # noqa: BLE001 - no docs_path (AttributeError, NotImplementedError), a folder
+        pass
+    try:
+        store = ds.docs_store()
+        folder = Path(store.path)
+    except Exception:  # noqa: BLE001 - no docstore, or one kept elsewhere than a folder of files
+        return None
+    store.build()  # (nothing when built; else what docs_iter() would do first)
+    if not folder.is_dir():
+        return None
+    return folder, [_stat(file) for file in sorted(folder.iterdir()) if file.is_file()]
+
+
+def _docs_key(ds, load_id: str, version: str) -> str | None:
+    """The corpus cache key of ``ds``'s documents (:func:`harness.datasets.corpus_cache.load_keyed`):
+    the sha256 of the id, the ir_datasets version, the document type and its fields, this module's
+    conversion (:data:`CONVERSION`), and the path and stat of the files ir_datasets reads them from
+    (:func:`_docs_files`), as the JSONL corpus cache trusts a file whose stat is unchanged. None (not
+    cached) where there are no such files, or they hold less than :data:`CACHE_MIN_BYTES`."""
+    try:
+        found = _docs_files(ds)
+    except OSError:
+        return None
+    if found is None or sum(entry[3] for entry in found[1]) < CACHE_MIN_BYTES:
+        return None
+    cls = ds.docs_cls()
+    identity = [CONVERSION, load_id, version, f"{cls.__module__}.{cls.__qualname__}",
+                list(getattr(cls, "_fields", ())), str(found[0].resolve()), found[1]]
+    return "irds-" + _json_sha256(identity)
+
+
+def _corpus(ds, source: str, load_id: str, version: str) -> tuple[Corpus, str]:
+    """(the corpus of ``ds``, the sha256 of its content: ``files``' ``irds:<id>/docs``): from the corpus
+    cache when its documents file is unchanged since it was cached (see :func:`_docs_key`), else read
+    from ``docs_iter()`` batch by batch straight into the cache, or into memory where it is not cached."""
+    from harness.datasets import corpus_cache
+
+    key = _docs_key(ds, load_id, version)
+    if key is not None:
+        def stream(write):
+            digest = hashlib.sha256()
+            rows = 0
+            for batch in _docs_batches(ds, digest):
+                write(batch)
+                rows += len(batch)
+            return digest.hexdigest() if rows else None
+        cached = corpus_cache.load_keyed(key, COLUMNS, stream, check=lambda table: _check_docs(table, source),
+                                         waiting=f"another process is caching the documents of {source}; "
+                                                 "waiting for it")
+        if cached is not None:
+            table, mapping, digest = cached
+            return Corpus.from_table(table, mapping), digest
+    digest = hashlib.sha256()
+    corpus = Corpus.from_table(_docs_table(ds, source, digest))
+    return corpus, digest.hexdigest()
 
 
 def _queries(ds, source: str) -> Queries:
@@ -190,9 +279,9 @@ def load_irds_dataset(dataset_id: str, split: str = "test"):
                 if splits and load_id == dataset_id else
                 "; name one with documents, queries and qrels (e.g. beir/scifact/test)")
         raise HarnessError(f"{source}: this ir_datasets id has no {', '.join(missing)}" + hint)
-    docs_digest = hashlib.sha256()
+    version = getattr(ir_datasets, "__version__", "?")
     try:
-        corpus = Corpus.from_table(_docs_table(ds, source, docs_digest))
+        corpus, docs_digest = _corpus(ds, source, load_id, version)
         queries = _queries(ds, source)
         qrels = _qrels(ds, source)
     except HarnessError:
@@ -202,8 +291,8 @@ def load_irds_dataset(dataset_id: str, split: str = "test"):
     # ir_datasets verifies its downloads; the version and the content's sha256 identify what was loaded
     # (a benchmark's cells and pipeline stage caches are keyed on them; the id alone may name other content)
     rows = [[q, d, g] for q, d, g in zip(qrels.query_ids.tolist(), qrels.doc_ids.tolist(), qrels.grades.tolist())]
-    files = {f"irds:{load_id}": f"ir_datasets {getattr(ir_datasets, '__version__', '?')}",
-             f"irds:{load_id}/docs": docs_digest.hexdigest(),
+    files = {f"irds:{load_id}": f"ir_datasets {version}",
+             f"irds:{load_id}/docs": docs_digest,
              f"irds:{load_id}/queries": _json_sha256([queries.ids, queries.texts]),
              f"irds:{load_id}/qrels": _json_sha256(rows)}
     # the documents' sha256 is the corpus fingerprint too: an index or embedding cache need not hash them again
