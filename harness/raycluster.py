@@ -12,7 +12,9 @@ on this machine with ``ray start``, remembered until ``ray stop``: a head that d
 from __future__ import annotations
 
 import os
+import signal
 import socket
+import threading
 
 from harness.errors import HarnessError
 
@@ -56,7 +58,12 @@ def init(ray, address: str | None) -> None:
                                    "started on this machine with `ray start`; `ray stop` forgets it)") from None
     # "local": a new local Ray, as documented; ray.init(address=None) would join the cluster last started
     # with `ray start` on this machine instead (its /tmp/ray/ray_current_cluster), which may grow
+    handler = signal.getsignal(signal.SIGTERM)
     ray.init(address=address or "local", log_to_driver=False, include_dashboard=False)
+    if callable(handler) and threading.current_thread() is threading.main_thread():
+        # Ray's core worker installs its own handler of SIGTERM under Python's (absl's failure handler:
+        # it prints a stack and aborts, exit 134, none of the harness's cleanup run); the harness's is put back
+        signal.signal(signal.SIGTERM, handler)
     _started_here = address in (None, "local")  # ("local" given, as Ray spells it: also a new local Ray)
 
 
