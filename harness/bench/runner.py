@@ -376,6 +376,7 @@ class BenchRunner:
 
         write_json(folder / "bench.json", {
             "schema": MANIFEST_SCHEMA, "config_path": self.config.source, "config": without_secrets(self.config.to_dict()),
+            "cwd": os.getcwd(),  # (the config's relative dataset folders were taken from it: harness report reads them)
             "evaluation": self.evaluation, "cells": result.board["cells"], "counts": result.counts,
             "seconds": round(result.seconds, 3), "versions": versions(), "created": result.board["created"]})
 

@@ -22,7 +22,8 @@ def report(
     metric: Optional[List[str]] = typer.Option(None, "--metric", "-m",
                                                help="Metric of the leaderboard (repeatable or comma-separated; "
                                                     "default NDCG@10, Recall@100, MRR@10 where every result has "
-                                                    "them; a benchmark's folder: its metrics)."),
+                                                    "them; a benchmark's folder, or benchmarks of one list of "
+                                                    "metrics: theirs)."),
     dataset: Optional[List[str]] = typer.Option(None, "--dataset", "-d",
                                                 help="[LABEL=]NAME_OR_FOLDER of a dataset, for its judgments and "
                                                      "titles when the results' own dataset is not found "

@@ -41,6 +41,17 @@ class Bench:
     def title(self) -> str:
         return f"Benchmark {self.board['bench']}"
 
+    def retrievers(self) -> list[str]:
+        """The leaderboard's columns, failed ones too: its ``retrievers`` (and any other retriever label of its
+        cells, in their order)."""
+        listed = self.board.get("retrievers")
+        listed = listed if isinstance(listed, list) and all(isinstance(r, str) for r in listed) else []
+        return list(dict.fromkeys([*listed, *(c["retriever"] for c in self.board["cells"])]))
+
+    def labelled(self) -> set[tuple[str, str]]:
+        """(dataset label, retriever label) of each cell of the leaderboard, whatever its status."""
+        return {(c["dataset"], c["retriever"]) for c in self.board["cells"]}
+
     def cells(self) -> list[tuple[str, str, Path, str | None]]:
         """(dataset label, retriever label, result folder, fingerprint) of each finished cell, in leaderboard order."""
         return [(c["dataset"], c["retriever"], self.folder / c["folder"], c.get("fingerprint"))
@@ -53,7 +64,8 @@ class Inputs:
     benchmarks among them what their own pages are made with: ``sources`` (row label -> dataset source),
     ``listed_forums`` and ``listed_rows`` (:func:`~harness.reports.html.model.build_report`), ``metrics``
     and ``title`` (a benchmark given alone: its leaderboard's), ``intersection`` (only benchmarks: as
-    ``harness bench``); ``warnings``: what the page shows that its leaderboard.json does not (a cell
+    ``harness bench``); ``listed_systems``: the benchmarks' columns, those whose every cell failed too;
+    ``warnings``: what the page shows that its leaderboard.json does not (a cell
     rewritten since), ``notes``: what was left out (folders that are no finished cell); ``files``: the
     benchmarks' leaderboard.json and bench.json (inputs, as the results' files, that no output may replace)."""
 
@@ -61,6 +73,7 @@ class Inputs:
     sources: dict[str, str] = field(default_factory=dict)
     listed_forums: list[str] = field(default_factory=list)
     listed_rows: list[str] = field(default_factory=list)
+    listed_systems: list[str] = field(default_factory=list)
     metrics: list[str] | None = None
     title: str | None = None
     intersection: bool = False
@@ -72,7 +85,8 @@ class Inputs:
 def read_bench(folder: str | Path) -> Bench:
     """The benchmark in ``folder``: its leaderboard.json (checked: an InputError naming the file), and the
     dataset sources of its bench.json's config (when that cannot be read, none: a warning on the page says
-    what is missing)."""
+    what is missing); a relative folder there is taken from the directory the benchmark ran in
+    (:func:`_located`), as the benchmark took it, not from the one ``harness report`` runs in."""
     from harness.errors import InputError
 
     folder = Path(folder)
@@ -89,13 +103,58 @@ def read_bench(folder: str | Path) -> Bench:
     sources: dict[str, str] = {}
     try:
         manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        bases = _run_directories(folder, manifest)
         for entry in manifest["config"]["datasets"]:
             source = entry.get("path", entry.get("name"))
             if isinstance(entry.get("label"), str) and isinstance(source, str):
-                sources[entry["label"]] = source
+                sources[entry["label"]] = _located(source, "path" in entry, bases)
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         sources = {}  # (judgments and titles only: found from the results' own records instead)
     return Bench(folder, board, sources)
+
+
+def _run_directories(folder: Path, manifest: dict) -> list[Path]:
+    """The directories a benchmark's relative dataset folders were taken from, as its bench.json proves them:
+    the one it records (``cwd``), then the one its bench folder was made in (``folder`` is
+    ``<that directory>/<output_dir>/<name>`` when the config's ``output_dir`` is relative: a bench.json written
+    before ``cwd`` was recorded, or a project moved since as a whole). Empty: the benchmark does not say (an
+    absolute ``output_dir`` and no ``cwd``; its relative folders are then taken from the current directory)."""
+    out = []
+    recorded = manifest.get("cwd")
+    if isinstance(recorded, str) and Path(recorded).is_absolute():
+        out.append(Path(recorded))
+    config = manifest.get("config") or {}
+    output_dir, name = config.get("output_dir"), config.get("name")
+    if isinstance(output_dir, str) and isinstance(name, str) and not output_dir.startswith("~") \
+            and not Path(output_dir).is_absolute():
+        tail = (Path(output_dir) / name).parts
+        here = folder.absolute().parts
+        if ".." not in tail and len(here) > len(tail) and here[-len(tail):] == tail:
+            made = Path(*here[:-len(tail)])
+            if made not in out:
+                out.append(made)
+    return out
+
+
+def _located(source: str, path: bool, bases: Sequence[Path]) -> str:
+    """A bench config's dataset ``source`` (``path``: given as ``path =``) as the benchmark found it, from any
+    directory: a relative folder under the first of ``bases`` (:func:`_run_directories`) that holds it (a name
+    such as ``scifact`` too: :func:`harness.datasets.resolve` looks for a folder first), else, for a ``path``
+    that names no registered dataset, under the first base (where the benchmark took it from). Unchanged:
+    absolute and ``~`` paths, ``hf:`` / ``irds:`` sources, forums (``cqadupstack/android``: their name says
+    which row they are), names found no folder of, and every source when ``bases`` is empty."""
+    import os
+
+    from harness.datasets.registry import DatasetRef, forum_of
+
+    ref = DatasetRef.parse(source)
+    if not bases or ref.remote is not None or forum_of(source) is not None \
+            or Path(os.path.expanduser(source)).is_absolute():
+        return source
+    for base in bases:
+        if (base / source).is_dir():
+            return str(base / source)
+    return str(bases[0] / source) if path and ref.info is None else source
 
 
 def _board_problem(board: object) -> str | None:
@@ -125,17 +184,43 @@ def _board_problem(board: object) -> str | None:
     return None
 
 
+def column_names(benches: Sequence[Bench]) -> list[dict[str, str]]:
+    """Each benchmark's columns as the page names them: retriever label -> column. Its labels, unless two of
+    ``benches`` have a cell of one dataset label under one retriever label (two configs with a retriever
+    ``bm25`` on ``scifact``: two results of one row with one name). Every benchmark's columns are then named
+    ``<folder>/<label>``, ``<folder>`` its folder below the folder common to all (``a/bm25``, ``b/bm25`` for
+    results/a and results/b), so that each keeps its own columns. Benchmarks whose cells share no row and
+    label (one config per dataset) keep their labels: a label is one column across them, with its average."""
+    import os
+
+    plain = [{label: label for label in bench.retrievers()} for bench in benches]
+    seen: set[tuple[str, str]] = set()
+    for bench in benches:
+        cells = bench.labelled()
+        if cells & seen:
+            break
+        seen |= cells
+    else:
+        return plain
+    folders = [bench.folder.absolute() for bench in benches]
+    common = Path(os.path.commonpath(folders))
+    prefixes = [folder.relative_to(common).as_posix() if folder != common else folder.name for folder in folders]
+    return [{label: f"{prefix}/{label}" for label in names} for prefix, names in zip(prefixes, plain)]
+
+
 def bench_inputs(benches: Sequence[Bench], inputs: Inputs | None = None) -> Inputs:
     """``inputs`` (new ones by default) with the finished cells of ``benches``: each cell in the row of its
-    dataset label, named by its retriever label, as the benchmark's leaderboard has them; one benchmark's
-    metrics and title."""
+    dataset label, named by its retriever label (:func:`column_names`: qualified by its benchmark's folder
+    when two benchmarks share one), as the benchmark's leaderboard has them; its columns, those whose every
+    cell failed too (a column of '-', as in leaderboard.json); one benchmark's metrics and title (benchmarks
+    that all have the same metrics: those)."""
     from harness.compare.load import load_system
 
     inputs = inputs or Inputs()
-    for bench in benches:
+    for bench, names in zip(benches, column_names(benches)):
         for dataset, retriever, folder, recorded in bench.cells():
             system = load_system(str(folder))
-            system.name = retriever
+            system.name = names[retriever]
             inputs.groups.setdefault(dataset, []).append(system)
             found = (system.document.bench or {}).get("fingerprint")
             if recorded and found != recorded:
@@ -151,10 +236,13 @@ def bench_inputs(benches: Sequence[Bench], inputs: Inputs | None = None) -> Inpu
                     inputs.sources[label] = recorded
         inputs.listed_forums += [f for f in bench.board.get("forums") or {} if f not in inputs.listed_forums]
         inputs.listed_rows += [r for r in bench.board["datasets"] if r not in inputs.listed_rows]
+        inputs.listed_systems += [n for n in names.values() if n not in inputs.listed_systems]
         inputs.files += [bench.folder / LEADERBOARD, bench.folder / MANIFEST]
     inputs.intersection = bool(benches)  # (harness bench compares a row's cells on their common queries)
     if len(benches) == 1:
         inputs.metrics, inputs.title = list(benches[0].board["metrics"]), benches[0].title
+    elif benches and all(b.board["metrics"] == benches[0].board["metrics"] for b in benches):
+        inputs.metrics = list(benches[0].board["metrics"])  # (benchmarks of one list of metrics: theirs)
     return inputs
 
 
@@ -173,13 +261,14 @@ def load_inputs(arguments: Sequence[str]) -> Inputs:
         if path.is_dir() and not (path / "metrics.json").is_file():
             files = [p for p in path.rglob("*.json") if p.name in ("metrics.json", LEADERBOARD)]  # (one walk)
             found = sorted(p for p in files if p.name == "metrics.json")
-            folders = sorted({p.parent for p in files if p.name == LEADERBOARD}, key=lambda p: len(p.parts))
+            folders = sorted({p.parent for p in files if p.name == LEADERBOARD},  # (outer first; by name: not in
+                             key=lambda p: (len(p.parts), str(p)))  # the set's order, which changes with the hash seed)
             if not found and not folders:
                 raise HarnessError(f"{path}: no metrics.json in this folder or below it")
             if name:
                 raise HarnessError(f"{path}: NAME=PATH names one result, but this folder holds {len(found)}")
             read = [read_bench(folder) for folder in folders]
-            benches += read
+            benches += [b for b in read if all(b.folder.resolve() != o.folder.resolve() for o in benches)]  # (once)
             cells = {cell[2] for bench in read for cell in bench.cells()}
             for p in found:
                 bench = next((b for b in reversed(read) if b.folder in p.parents), None)
@@ -189,7 +278,7 @@ def load_inputs(arguments: Sequence[str]) -> Inputs:
                     notes.append(f"{p}: not a finished cell of {bench.folder / LEADERBOARD}: left out")
         else:
             systems.append(load_system(argument))
-    inputs = bench_inputs(benches, Inputs(notes=notes))
+    inputs = bench_inputs(benches, Inputs(notes=list(dict.fromkeys(notes))))
     for s in systems:
         inputs.groups.setdefault(dataset_label(result_info(s)), []).append(s)
     if systems:  # (results beside a benchmark: the defaults of any results)
@@ -212,7 +301,7 @@ def report_of(inputs: Inputs, metrics: Sequence[str] | None = None, baseline: st
                           sources={**inputs.sources, **(sources or {})},
                           intersection=intersection or inputs.intersection,
                           title=title or inputs.title or "Retrieval report", listed_forums=inputs.listed_forums,
-                          listed_rows=inputs.listed_rows)
+                          listed_rows=inputs.listed_rows, listed_systems=inputs.listed_systems)
     report.warnings = [*inputs.warnings, *report.warnings]
     return report
 

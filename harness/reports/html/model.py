@@ -15,8 +15,9 @@ Per dataset (the systems evaluated on it, aligned on their queries, :func:`harne
   rounding can differ in the last bit, e.g. a bound of -1.1e-16 shown as -0.0000 where every
   difference is >= 0), the chosen test's p-value Holm-adjusted across the systems; the numbers
   ``harness compare`` prints;
-* trec_eval's counts ``num_ret`` and ``num_rel`` (:mod:`harness.compare.measures`) have their means and
-  intervals only: no best, no groups, no row against the baseline;
+* trec_eval's counts ``num_ret``, ``num_rel`` and ``num_nonrel_judged_ret`` (:mod:`harness.compare.measures`)
+  have their means and intervals only: no best, no groups, no row against the baseline; the explorer shows
+  their per-query differences uncoloured and filters them as lower / higher, not worse / better;
 * the per-query values, query texts, judged documents with grades and each system's top k, for
   the explorer.
 
@@ -342,7 +343,9 @@ def _negative_grade_judged(systems: list[SystemResult]) -> bool:
 
 def explorer_data(label: str, aligned, baseline: str, top_k: int, systems: list[SystemResult], info: ResultInfo,
                   source: str | None, warnings: list[str]) -> dict:
-    """Per-query data for the explorer, compact: documents interned into one list per dataset."""
+    """Per-query data for the explorer, compact: documents interned into one list per dataset; ``counts``: per
+    metric, whether it is a count (``num_ret``: :func:`~harness.compare.measures.ranks_systems`), whose
+    differences the explorer shows as neither better nor worse."""
     query_ids = aligned.query_ids.tolist()
     texts: dict[str, str] = {}
     for s in systems:
@@ -363,7 +366,8 @@ def explorer_data(label: str, aligned, baseline: str, top_k: int, systems: list[
     doc_ids = list(docs)
     return {"label": label, "baseline": [s.name for s in systems].index(baseline),
             "negative_unjudged": not _negative_grade_judged(systems),
-            "systems": [s.name for s in systems], "metrics": aligned.metrics, "queries": query_ids,
+            "systems": [s.name for s in systems], "metrics": aligned.metrics,
+            "counts": [not ranks_systems(m) for m in aligned.metrics], "queries": query_ids,
             "texts": [texts.get(q, "") for q in query_ids],
             "values": [[_rounded(aligned.of(s.name, m)) for m in aligned.metrics] for s in systems],
             "docs": doc_ids, "titles": [judgments.titles.get(d, "") for d in doc_ids] if judgments.titles else None,
@@ -437,6 +441,7 @@ class Report:
     rows: list = field(default_factory=list)  # the leaderboard's rows: DatasetSection or ForumsRow
     forums: dict = field(default_factory=dict)  # name -> ForumsRow (a dataset of forums)
     without_results: list = field(default_factory=list)  # a benchmark's rows no result reached (failed cells)
+    systems_without_results: list = field(default_factory=list)  # a benchmark's columns no result reached
     warnings: list = field(default_factory=list)  # the page's own (beside each dataset's): rows_warnings
 
 
@@ -545,12 +550,15 @@ def build_report(groups: dict[str, list[SystemResult]], metrics: Sequence[str] |
                  baseline: str | None = None, settings: Settings | None = None, top_k: int = 10,
                  sources: dict[str, str] | None = None, intersection: bool = False,
                  title: str = "Retrieval report", listed_forums: Collection[str] = (),
-                 listed_rows: Sequence[str] = ()) -> Report:
+                 listed_rows: Sequence[str] = (), listed_systems: Sequence[str] = ()) -> Report:
     """The report of ``groups`` (dataset label -> the systems evaluated on it, in column order);
     ``listed_forums``: the datasets of forums whose every forum was asked for (:func:`forum_rows`);
     ``listed_rows``: a benchmark's leaderboard rows (leaderboard.json's ``datasets``): one that no result
     reached (every cell of it failed) leaves the average row without a value, as in leaderboard.json,
-    rather than an average over the other datasets."""
+    rather than an average over the other datasets; ``listed_systems``: a benchmark's columns
+    (leaderboard.json's ``retrievers``), the page's first columns in that order: one that no result reached
+    (every cell of it failed) is a column of '-', as in leaderboard.json (the default baseline is the first
+    column with results; one without any is no baseline)."""
     settings = settings or Settings()
     groups = {label: list(systems) for label, systems in groups.items() if systems}
     if not groups:
@@ -565,10 +573,16 @@ def build_report(groups: dict[str, list[SystemResult]], metrics: Sequence[str] |
                                    f"{s.source}); name them with NAME=PATH")
             seen[s.name] = s
     metrics = choose_metrics(groups, metrics)
-    systems = list(dict.fromkeys(s.name for group in groups.values() for s in group))
+    found = list(dict.fromkeys(s.name for group in groups.values() for s in group))
+    systems = [*(n for n in listed_systems if n in found), *(n for n in found if n not in listed_systems)]
+    failed = [n for n in dict.fromkeys(listed_systems) if n not in found]
+    if baseline is not None and baseline in failed:
+        raise HarnessError(f"baseline {baseline!r} has no results (every cell of it failed); choose one of "
+                           f"{', '.join(systems)}")
     if baseline is not None and baseline not in systems:
         raise HarnessError(f"baseline {baseline!r} is not one of the systems ({', '.join(systems)})")
     baseline = baseline or systems[0]
+    columns = list(dict.fromkeys([*listed_systems, *systems]))  # (the leaderboard's order, failed ones too)
     sources = sources or {}
     sections = [dataset_section(label, group, metrics, baseline, settings, top_k, sources.get(label), intersection)
                 for label, group in groups.items()]
@@ -578,6 +592,7 @@ def build_report(groups: dict[str, list[SystemResult]], metrics: Sequence[str] |
     missing = [label for label in listed_rows if label not in present]
     average = average_row(rows, metrics, systems, settings.confidence, settings.seed) if not missing else \
         {metric: {} for metric in metrics}  # (no system has a value on every dataset)
-    return Report(title=title, metrics=metrics, systems=systems, baseline=baseline, settings=settings,
+    return Report(title=title, metrics=metrics, systems=columns, baseline=baseline, settings=settings,
                   datasets=sections, average=average, results=result_rows(groups), top_k=top_k, rows=rows,
-                  forums=forums, without_results=missing, warnings=rows_warnings(groups))
+                  forums=forums, without_results=missing, systems_without_results=failed,
+                  warnings=rows_warnings(groups))

@@ -82,7 +82,9 @@ def leaderboard(report: Report) -> str:
                          f'resamples each forum\'s queries independently), counted once in the average; the forums '
                          f'table lists each.' for g in report.forums.values())
                + (f' No results for {escape(", ".join(report.without_results))} (every cell failed): the average '
-                  f'row has no value, as in leaderboard.json.' if report.without_results else '') + '</p>')
+                  f'row has no value, as in leaderboard.json.' if report.without_results else '')
+               + (f' No results from {escape(", ".join(report.systems_without_results))} (every cell failed): '
+                  f'- in every row, as in leaderboard.json.' if report.systems_without_results else '') + '</p>')
     out.append(versus_tables(report))
     return "".join(out)
 

@@ -23,6 +23,20 @@
   function ds() { return data.datasets[state.dataset]; }
   function value(s, q) { return ds().values[s][state.metric][q]; }
   function delta(q) { var d = ds(); return state.system < 0 ? 0 : value(state.system, q) - value(d.baseline, q); }
+  // A count (num_ret, num_rel, num_nonrel_judged_ret) is no quality measure: its differences are lower or
+  // higher, neither worse nor better (uncoloured), as harness compare shows them.
+  function isCount() { var d = ds(); return !!(d.counts && d.counts[state.metric]); }
+  function directions() {
+    var count = isCount(), text = {
+      "worse": count ? "lower than baseline" : "worse than baseline",
+      "better": count ? "higher than baseline" : "better than baseline",
+      "delta-asc": count ? "Δ, lowest first" : "Δ, losses first",
+      "delta-desc": count ? "Δ, highest first" : "Δ, gains first"
+    };
+    [$("x-filter"), $("x-sort")].forEach(function (select) {
+      Array.prototype.forEach.call(select.options, function (o) { if (text[o.value]) o.textContent = text[o.value]; });
+    });
+  }
   function options(select, labels, selected) {
     select.textContent = "";
     labels.forEach(function (label, i) { var o = el("option", { value: String(i), text: label }); if (i === selected) o.selected = true; select.appendChild(o); });
@@ -41,6 +55,7 @@
     lowered = null;
     state.open = -1;
     $("x-detail").hidden = true;
+    directions();
     header();
   }
 
@@ -92,7 +107,7 @@
       d.systems.forEach(function (_, s) { row.appendChild(el("td", { "class": "num", text: fmt(value(s, q)) })); });
       if (state.system >= 0) {
         var dq = delta(q);
-        row.appendChild(el("td", { "class": "num " + (dq > 0 ? "up" : dq < 0 ? "down" : ""), text: signed(dq) }));
+        row.appendChild(el("td", { "class": "num " + (isCount() ? "" : dq > 0 ? "up" : dq < 0 ? "down" : ""), text: signed(dq) }));
       }
       if (q === state.open) row.className = "open";
       row.tabIndex = 0; // keyboard: Tab to a row, Enter opens it
@@ -177,6 +192,7 @@
       state.page = 0;
       if (key === "dataset") setupDataset();
       if (key === "system") header();
+      if (key === "metric") directions();
       recompute();
     });
   }
