@@ -160,6 +160,21 @@ class DenseRetriever(Retriever):
                               normalize=self.normalize, max_seq_length=self.max_seq_length,
                               workers=self.ray_workers, address=self.ray_address)
 
+    def _check_ray_plan(self) -> None:
+        """Before waiting for another process's encode of the same documents: the one-line error that
+        :func:`~retrievers.dense.distributed.plan_workers` gives where this process's own actors could never
+        start (a benchmark cell's task holding the only GPU of the local Ray the bench started), which the
+        encode after the wait would give; that task would otherwise hold the GPU while it waits for the other
+        cell, whose actors wait for the GPU: without end. Only where Ray is connected already (no Ray is
+        started to wait)."""
+        import sys
+
+        ray = sys.modules.get("ray")
+        if ray is not None and ray.is_initialized():
+            from retrievers.dense.distributed import plan_workers
+
+            plan_workers(ray, self.model.requested_device, self.ray_workers)
+
     def resources(self, cluster: dict) -> dict:
         """What a benchmark cell of this retriever asks a Ray cluster for (harness/bench/executors.py):
         one GPU when the model runs on one (``device='cuda'``, or ``auto`` on a cluster with GPUs).
@@ -193,10 +208,14 @@ class DenseRetriever(Retriever):
                 self._docs_entry = entry.folder
             out = entry.load_complete()
             release = None
-            if out is None and not (self.encoder == "ray" and kind == "documents"):  # (Ray's actors write the parts)
-                release = build_lock(entry.folder.parent / ".locks" / f"{entry.folder.name}.lock",
-                                     on_wait=lambda: log.warning("another process is encoding the %s of %s; "
-                                                                 "waiting for it", kind, entry.folder))
+            if out is None:  # (with encoder='ray' this process holds it while its actors write the parts)
+                on_ray = self.encoder == "ray" and kind == "documents"
+
+                def waiting() -> None:
+                    if on_ray:  # (a cell holding the GPU the holder's actors wait for would wait without end)
+                        self._check_ray_plan()
+                    log.warning("another process is encoding the %s of %s; waiting for it", kind, entry.folder)
+                release = build_lock(entry.folder.parent / ".locks" / f"{entry.folder.name}.lock", on_wait=waiting)
                 out = entry.load_complete()  # (complete now when another process encoded it meanwhile)
             try:
                 if out is not None:

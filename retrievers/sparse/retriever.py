@@ -5,7 +5,8 @@ an impact index.
 
 index(corpus): the documents' term weights (encode_document), from the cache when an intact entry
 exists for these model files, corpus and max_active_dims, else encoded in chunks (resumable) and
-cached (retrievers/sparse/cache.py) -> impact index (impact_index.py; ``quantize`` optional).
+cached (retrievers/sparse/cache.py; under the entry's build lock, so that a second process missing it
+meanwhile waits and loads it) -> impact index (impact_index.py; ``quantize`` optional).
 search(queries, k): queries encoded (encode_query), scored by sparse dot product on the index,
 threads and tie rule as BM25. See docs/sparse.md.
 """
@@ -20,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from harness.atomic import build_lock
 from harness.cache import cache_dir as default_cache_dir
 from harness.columns import inverse_permutation
 from harness.datasets.corpus import Corpus, Queries
@@ -129,6 +131,27 @@ class SparseRetriever(Retriever):
                   "encoding_order": "longest first"}  # (parts of entries encoded in corpus order are never read)
         entry = SparseWeightCache(self.cache_dir / f"doc-{cache_key(fields)}", len(texts), self.cache_chunk_size,
                                   fields, order)
+        try:
+            found = entry.load_complete()
+        except CacheCorrupt:  # (discarded and encoded again under the lock, once looked at again there)
+            found = None
+        if found is not None:
+            self.cache_status = "hit"
+            return found
+        # a miss is encoded under the entry's build lock (<cache_dir>/.locks/doc-<key>.lock): a second process
+        # missing the same entry meanwhile waits for the first, then loads what it wrote (a hit); where no
+        # lock can be taken (a read-only cache, a file system without locks) it goes ahead unlocked
+        release = build_lock(entry.folder.parent / ".locks" / f"{entry.folder.name}.lock",
+                             on_wait=lambda: log.warning("another process is encoding the documents of %s; "
+                                                         "waiting for it", entry.folder))
+        try:
+            return self._load_or_build(entry, encode, len(texts), order)
+        finally:
+            release()
+
+    def _load_or_build(self, entry: SparseWeightCache, encode, n: int, order) -> SparseRows:
+        """``entry``'s rows (a damaged entry discarded and encoded again), else encoded into it: under its
+        build lock (:meth:`document_weights`)."""
         status = "built"
         try:
             found = entry.load_complete()
@@ -159,7 +182,7 @@ class SparseRetriever(Retriever):
                 raise
             log.warning("could not write the sparse weight cache under %s: %s; encoding the documents without it",
                         entry.folder.parent, exc)
-            rows, reused = self._uncached(entry, encoded, encode, len(texts), order)
+            rows, reused = self._uncached(entry, encoded, encode, n, order)
             self.cache_status = f"{'resumed' if reused and status == 'built' else status}, not cached " \
                                 f"({exc.strerror or exc})"
         else:
