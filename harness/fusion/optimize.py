@@ -8,7 +8,8 @@
 
 Each trial fuses the runs (aligned and normalised once), cuts to the spec's depth and is scored
 with the project's evaluator on one metric (e.g. ``NDCG@10``). The best score wins; among equal
-scores the later trial in grid order wins, as in ranx (``score >= best``). When the evaluator
+scores the later trial in grid order wins, as in ranx (``score >= best``), scores equal up to the
+rounding of their means counting as equal (:func:`best_trials`). When the evaluator
 ignores hits whose document id is the query id (its default), they are dropped from the runs
 first, as ``harness fuse`` and :func:`~harness.fusion.fuse` drop them: each trial is the fused run
 those give (kept, they shifted RRF's ranks and took depth slots of documents the evaluator counts).
@@ -19,6 +20,7 @@ queries they are then evaluated on make the reported score optimistic.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Iterable, Iterator, Sequence
@@ -36,6 +38,27 @@ from harness.run import Run
 RRF_K_GRID = tuple(range(10, 101, 10))
 WEIGHT_STEP = 0.1
 OPTIMIZABLE = {"rrf": "k", "wsum": "weights"}
+
+# Slack of "equal scores", relative to the best: a score is a float mean over the queries, and trials
+# whose per-query values are the same numbers on other queries (equal in exact arithmetic) differ in its
+# last bits by the order of the sum (RR 1, 1/6, 1/2 on three queries: 0.5555555555555556; 1/2, 1/6, 1:
+# 0.5555555555555555), so the qrels' query order, not the fusion, chose among them.
+_ROUNDING = 1e-12
+# The rule above, named in a pipeline fuse stage's cache key (harness.pipeline.run): a stage optimised under
+# the exact `score >= best` of before (the trial chosen by the last bits of near-equal means) is computed again
+TIE_RULE = "the last trial within 1e-12 * max(1, |best|) of the best"
+
+
+def best_trials(scores: Sequence[float]) -> list[int]:
+    """The indices of the trials that tie at the best score, in grid order: those with
+    ``score >= best - 1e-12 * max(1, |best|)`` (a few ulps of rounding in a mean never breaks a tie);
+    the last of them is chosen (ranx's ``score >= best``)."""
+    numbers = [score for score in scores if not math.isnan(score)]
+    if not numbers:
+        return list(range(len(scores)))
+    best = max(numbers)
+    floor = best - _ROUNDING * max(1.0, abs(best)) if math.isfinite(best) else best
+    return [i for i, score in enumerate(scores) if score >= floor]
 
 
 def weight_grid(n_runs: int, step: float = WEIGHT_STEP) -> list[tuple[float, ...]]:
@@ -69,10 +92,11 @@ class Optimization:
 
     @property
     def tied(self) -> int:
-        """How many trials scored the best score exactly (the chosen one among them: the last in grid
-        order). Every trial tied: the metric could not tell the values apart (e.g. a measure of the
-        retrieved set, ``set_F``, under rrf with no depth cut), and the choice is the grid's last value."""
-        return sum(score == self.score for _, score in self.trials)
+        """How many trials tie at the best score, up to the rounding of a mean (:func:`best_trials`; the
+        chosen one among them: the last in grid order). Every trial tied: the metric could not tell the
+        values apart (e.g. a measure of the retrieved set, ``set_F``, under rrf with no depth cut), and the
+        choice is the grid's last value."""
+        return len(best_trials([score for _, score in self.trials]))
 
     @property
     def chosen(self) -> dict:
@@ -146,13 +170,11 @@ def optimize(runs: Sequence[Run], qrels: Qrels, spec: FusionSpec, metric: str = 
     aligned = align(runs)
     with np.errstate(invalid="ignore", over="ignore"):  # (NaN from infinite scores: fuse_aligned names it)
         parts = contributions(aligned, spec)  # normalised once; only k or the weights change per trial
-    trials, best, best_score = [], None, 0.0
+    trials = []
     for value in grid:
         trial = spec.replace(**{parameter: value})
         fused = fuse_aligned(aligned, trial, trial.weights_for(len(runs)), parts, semantics=evaluator.semantics)
-        score = evaluator.evaluate(fused, qrels).means[name]
-        trials.append((value, score))
-        if best is None or score >= best_score:
-            best, best_score = trial, score
-    return Optimization(spec=best, metric=name, score=best_score, split=split, parameter=parameter,
-                        trials=tuple(trials))
+        trials.append((value, evaluator.evaluate(fused, qrels).means[name]))
+    value, score = trials[best_trials([s for _, s in trials])[-1]]
+    return Optimization(spec=spec.replace(**{parameter: value}), metric=name, score=score, split=split,
+                        parameter=parameter, trials=tuple(trials))

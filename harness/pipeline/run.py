@@ -100,8 +100,10 @@ class PipelineRunner:
         if stage.optimize is not None:
             from harness.checksums import sha256
 
+            from harness.fusion.optimize import TIE_RULE
+
             blob["optimize"] = {**stage.optimize, "qrels_sha256": sha256(stage.optimize["qrels"]),
-                                "relevance_threshold": self.evaluator.relevance_threshold}
+                                "relevance_threshold": self.evaluator.relevance_threshold, "ties": TIE_RULE}
         return blob
 
     def compute(self, stage: Stage, system) -> tuple[Run, dict, dict]:

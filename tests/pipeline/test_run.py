@@ -45,3 +45,30 @@ def test_stages_block_round_trips_and_is_typed(tmp_path):
     assert again.stages == doc.stages and "stages" not in MetricsDocument().to_json()
     with pytest.raises(InputError, match="'stages' is .* expected an array"):
         MetricsDocument.from_json({**doc.to_json(), "stages": {"bm25": 1}}, "m.json")
+
+
+def test_an_optimised_fuse_stage_is_keyed_on_the_tie_rule(tmp_path, monkeypatch):
+    # fuse --optimize chose among trials whose means differ only in their last bits by `score >= best`
+    # (the qrels' query order chose), now by harness.fusion.optimize.TIE_RULE: a stage cached under
+    # another rule is computed again, not read back (the retrieve stages still hit)
+    import sys
+
+    optimize_module = sys.modules["harness.fusion.optimize"]  # (harness.fusion.optimize is also the function)
+
+    lines = (BUNDLED / "scifact" / "qrels" / "test.tsv").read_text().splitlines()
+    (tmp_path / "dev.tsv").write_text("\n".join(lines[:151]) + "\n")
+    pipeline = parse_pipeline({"name": "tuned", "stages": [
+        {"name": "bm25", "type": "retrieve", "retriever": "bm25"},
+        {"name": "bm25b", "type": "retrieve", "retriever": "bm25", "params": {"k1": 1.2, "b": 0.75}},
+        {"name": "rrf", "type": "fuse", "inputs": ["bm25", "bm25b"],
+         "optimize": {"qrels": "dev.tsv", "k_grid": [1, 30]}}]}, "p.toml", base=tmp_path)
+    ds = load_dataset("scifact")
+
+    def caches():
+        _, outcomes = run_pipeline(ds, pipeline, Evaluator(["NDCG@10"]), [10], depth=100,
+                                   cache=StageCache(tmp_path / "cache"))
+        return [o.record()["cache"] for o in outcomes]
+    assert caches() == ["miss", "miss", "miss"]
+    assert caches() == ["hit", "hit", "hit"]
+    monkeypatch.setattr(optimize_module, "TIE_RULE", "score >= best (exact)")
+    assert caches() == ["hit", "hit", "miss"]
