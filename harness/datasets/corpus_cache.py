@@ -404,7 +404,10 @@ def stream_into_cache(stream: Callable) -> Path | None:
                 close()
             except (OSError, pa.ArrowException):
                 pass
-            tmp.unlink(missing_ok=True)
+            try:
+                tmp.unlink(missing_ok=True)
+            except OSError:  # (a read-only file system: EROFS even for a file it never created)
+                pass
 
 
 def write_in_background(target: Path, table, digest: str, columns: tuple[str, ...], made) -> threading.Thread:

@@ -158,23 +158,74 @@ def _stat(path: Path) -> list:
     return [path.name, stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns]
 
 
+def _store_files(ds) -> list:
+    """The stat of each file of ``ds``'s docstore folder where it is on disk ([] where there is none)."""
+    try:
+        folder = Path(ds.docs_store().path)
+    except Exception:  # noqa: BLE001 - no docstore, or one kept elsewhere than a folder of files
+        return []
+    return [_stat(file) for file in sorted(folder.iterdir()) if file.is_file()] if folder.is_dir() else []
+
+
+def _build_store(store, folder: Path) -> None:
+    """``store.build()`` (nothing when built; else what ``docs_iter()`` would do first) under a build lock
+    of its folder (``<cache>/corpora/keyed/docstore-<sha256 of the folder>.lock``): ir_datasets builds a
+    docstore in place, unlocked, and two processes loading the same collection built it over each other,
+    leaving it corrupt for every later load (``ValueError: Invalid size``, a duplicate document id). A
+    second process waits, then finds it built."""
+    import logging
+
+    from harness.atomic import build_lock
+    from harness.cache import cache_dir
+    from harness.datasets.corpus_cache import KIND
+
+    name = hashlib.sha256(str(folder.resolve()).encode()).hexdigest()[:32]
+    release = build_lock(cache_dir(KIND) / "keyed" / f"docstore-{name}.lock", on_wait=lambda: logging.getLogger(
+        __name__).warning("another process is building ir_datasets' docstore %s; waiting for it", folder))
+    try:
+        store.build()
+    finally:
+        release()
+
+
+def _builds_its_store(ds) -> bool:
+    """Whether ``ds``'s ``docs_iter()`` builds its docstore first (ir_datasets' BEIR collections: it
+    iterates the docstore, built on first use), so that building it for the cache key is what the read
+    does anyway."""
+    try:
+        from ir_datasets.datasets.beir import BeirDocs
+    except ImportError:
+        return False
+    return isinstance(getattr(ds.docs_iter, "__self__", None), BeirDocs)
+
+
 def _docs_files(ds) -> tuple[Path, list] | None:
     """(the path, the stat of each file: name, device, inode, size, mtime, ctime) of what ir_datasets
-    reads the documents of ``ds`` from: its documents file (``docs_path()``: a TSV, JSONL, ... file),
-    else its docstore's folder (``docs_store()``, e.g. every ``beir/*`` collection), built first when it
-    is not yet (as its ``docs_iter()`` builds it); None when it names neither."""
+    reads the documents of ``ds`` from: its documents file (``docs_path()``: a TSV, JSONL, ... file)
+    and its docstore's files where it has one on disk (``docs_iter()`` reads a built docstore instead
+    of the file: a docstore built before the file changed is served until it is removed), else its
+    docstore's folder (``docs_store()``, e.g. every ``beir/*`` collection), built first when it is
+    not yet (as BEIR's ``docs_iter()`` builds it; a type whose ``docs_iter()`` reads a docstore only
+    once built, KILT's, CAR's, gets one ir_datasets would not build); None when it names neither, and
+    where ``docs_path()`` is a folder (``TrecDocs``) whose docstore is not built (``docs_iter()`` reads
+    the folder's files)."""
     try:
         path = Path(ds.docs_path())
-        if path.is_file():
-            return path, [_stat(path)]
-    except Exception:  # noqa: BLE001 - no docs_path (AttributeError, NotImplementedError), a folder
-        pass
+    except Exception:  # noqa: BLE001 - no docs_path (AttributeError, NotImplementedError)
+        path = None
+    if path is not None and path.is_file():  # (an OSError of a stat: not cached, _docs_key)
+        return path, [_stat(path), *_store_files(ds)]
     try:
         store = ds.docs_store()
         folder = Path(store.path)
+        if not store.built() and not _builds_its_store(ds):
+            # (a folder of files, TrecDocs', or a type whose docs_iter() reads a docstore only once built: KILT,
+            # CAR, ...: built here, it would be a copy of the collection that ir_datasets alone would not make,
+            # multi-GB for some, and read instead of the files from then on, edits unseen: not cached)
+            return None
     except Exception:  # noqa: BLE001 - no docstore, or one kept elsewhere than a folder of files
         return None
-    store.build()  # (nothing when built; else what docs_iter() would do first)
+    _build_store(store, folder)
     if not folder.is_dir():
         return None
     return folder, [_stat(file) for file in sorted(folder.iterdir()) if file.is_file()]

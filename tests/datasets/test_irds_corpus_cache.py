@@ -8,6 +8,9 @@ On datasets registered locally (no network), as tests/datasets/test_irds.py does
 
 from __future__ import annotations
 
+import gzip
+import json
+import shutil
 import uuid
 
 import pytest
@@ -107,3 +110,183 @@ def test_a_duplicate_id_is_refused_and_not_cached(tmp_path):
         with pytest.raises(HarnessError, match=f"^irds:{irds_id}: duplicate document id 'd1'$"):
             load_dataset(f"irds:{irds_id}")
     assert not list((tmp_path / "cache" / "corpora").glob("keyed-*.arrow"))
+
+
+def test_a_stale_docstore_removed_is_read_again(tmp_path):
+    # ir_datasets' TsvDocs.docs_iter() reads its docstore (docs.tsv.pklz4) once one is built (e.g. by a
+    # docs_store() lookup), not the file: edited after that, the file is not what ir_datasets serves, until
+    # the docstore is removed. The cache was keyed on the file's stat alone: the load after the edit cached
+    # the stale docstore's documents under the new stat, and once the docstore was removed they were still
+    # served ('first text') where ir_datasets itself (the oracle: an uncached docs_iter()) reads the file.
+    irds_id = _register_tsv(tmp_path / "c", "d1\tfirst text\nd2\tsecond text\n")
+    load_dataset(f"irds:{irds_id}")
+    ir_datasets.load(irds_id).docs_store().build()
+    (tmp_path / "c" / "docs.tsv").write_text("d1\tedited text\nd2\tsecond text\n")
+    served = [doc.text for doc in ir_datasets.load(irds_id).docs_iter()]
+    assert served == ["first text", "second text"]  # (ir_datasets: the docstore, stale)
+    assert list(load_dataset(f"irds:{irds_id}").corpus.texts) == served
+    shutil.rmtree(tmp_path / "c" / "docs.tsv.pklz4")
+    served = [doc.text for doc in ir_datasets.load(irds_id).docs_iter()]
+    assert served == ["edited text", "second text"]  # (ir_datasets: the file again)
+    again = load_dataset(f"irds:{irds_id}")
+    assert list(again.corpus.texts) == served and again.corpus._mapping is not None
+
+
+def _read_only(monkeypatch, folder):
+    """``folder`` as on a read-only mount (seen on a tmpfs mounted ``ro``): creating a file fails with EROFS,
+    and so does removing one, also one that is not there (``Path.unlink(missing_ok=True)`` raises it)."""
+    import errno
+    import os
+
+    real_open, real_unlink = os.open, os.unlink
+
+    def refuse(path):
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(path))
+
+    def open_(path, flags, *args, **kwargs):
+        if str(path).startswith(str(folder)) and flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT):
+            refuse(path)
+        return real_open(path, flags, *args, **kwargs)
+
+    def unlink(path, *args, **kwargs):
+        if str(path).startswith(str(folder)):
+            refuse(path)
+        return real_unlink(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", open_)
+    monkeypatch.setattr(os, "unlink", unlink)
+
+
+def test_a_read_only_cache_loads_the_documents_into_memory(tmp_path, monkeypatch):
+    # A read-only cache folder (a shared cache mounted ro) that holds a corpora folder but not this
+    # collection: the temporary file cannot be created, and removing it in the clean-up raised EROFS,
+    # so the load failed ('irds:...: ir_datasets could not provide it: OSError: [Errno 30] Read-only
+    # file system: .../corpora/.stream....tmp') instead of reading the documents into memory.
+    irds_id = _register_tsv(tmp_path / "c", "d1\tfirst text\nd2\tsecond text\n")
+    (tmp_path / "cache" / "corpora").mkdir(parents=True)
+    _read_only(monkeypatch, tmp_path / "cache")
+    loaded = load_dataset(f"irds:{irds_id}")
+    assert list(loaded.corpus.texts) == ["first text", "second text"] and loaded.corpus._mapping is None
+    monkeypatch.undo()
+    monkeypatch.setenv("IR_DATASETS_HOME", str(tmp_path / "irds-home"))
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    cached = load_dataset(f"irds:{irds_id}")  # writable again: cached, with the same content recorded
+    assert cached.corpus._mapping is not None
+    assert cached.files == loaded.files and cached.corpus.fingerprint == loaded.corpus.fingerprint
+
+
+def test_two_loads_do_not_build_one_docstore_at_once(tmp_path, monkeypatch):
+    # ir_datasets builds a BEIR collection's docstore in place and unlocked; the cache key is taken from
+    # the built docstore (its build forced first), and two processes loading one uncached collection
+    # built it at the same time, leaving it corrupt for every later load (seen with two `harness` processes
+    # on SciFact: 'ir_datasets could not provide it: ValueError: Invalid size: 0x2500100193', and, before
+    # the cache, "duplicate document id '4983'"). Two loads on threads (flock locks two open files of one
+    # process alike): the first to build waits up to 3 s for the other to start building too; the
+    # builds must not overlap (the second waits for the first, then finds the docstore built).
+    import threading
+
+    folder = tmp_path / "beir"
+    (folder / "qrels").mkdir(parents=True)
+    with gzip.open(folder / "corpus.jsonl.gz", "wt") as out:
+        out.writelines(json.dumps({"_id": f"d{i}", "title": "", "text": f"text {i}"}) + "\n" for i in range(50))
+    with gzip.open(folder / "queries.jsonl.gz", "wt") as out:
+        out.write(json.dumps({"_id": "q1", "text": "one"}) + "\n")
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+    irds_id = _register_beir(folder)
+    original = BeirDocs._docs_iter
+    state = {"active": 0, "most": 0}
+    lock, other = threading.Lock(), threading.Event()
+
+    def building(self):
+        with lock:
+            state["active"] += 1
+            state["most"] = max(state["most"], state["active"])
+            if state["active"] > 1:
+                other.set()
+        other.wait(3)
+        try:
+            yield from original(self)
+        finally:
+            with lock:
+                state["active"] -= 1
+    monkeypatch.setattr(BeirDocs, "_docs_iter", building)
+    loaded, errors = [], []
+
+    def load():
+        try:
+            loaded.append(load_dataset(f"irds:{irds_id}"))
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+    threads = [threading.Thread(target=load) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert state["most"] == 1 and not errors
+    assert [len(d.corpus) for d in loaded] == [50, 50] and loaded[0].files == loaded[1].files
+
+
+def test_a_folder_of_trec_files_is_read_from_the_folder(tmp_path):
+    # TrecDocs over a folder of TREC files (docs_path() is the folder): ir_datasets' docs_iter() reads the
+    # files and builds no docstore. The cache key forced a docstore build (a copy of the collection beside
+    # it), which docs_iter() then read instead of the folder: an edited file was no longer seen, by the
+    # harness nor by ir_datasets ('second text' after the edit to 'edited text'). Oracle: ir_datasets'
+    # docs_iter(), which reads the folder while no docstore is built.
+    from ir_datasets.formats import TrecDocs
+
+    folder = tmp_path / "trec"
+    (folder / "docs").mkdir(parents=True)
+
+    def write(name, doc_id, text):
+        (folder / "docs" / name).write_text(f"<DOC>\n<DOCNO>{doc_id}</DOCNO>\n<TEXT>{text}</TEXT>\n</DOC>\n")
+    write("a.txt", "d1", "first text")
+    write("b.txt", "d2", "second text")
+    (folder / "queries.tsv").write_text("q1\tone\n")
+    (folder / "qrels.txt").write_text("q1 0 d1 1\n")
+    irds_id = f"harness-test/{uuid.uuid4().hex[:8]}"
+    ir_datasets.registry.register(irds_id, IrdsDataset(
+        TrecDocs(LocalDownload(folder / "docs", mkdir=False), parser="sax"),
+        TsvQueries(LocalDownload(folder / "queries.tsv", mkdir=False), GenericQuery),
+        TrecQrels(LocalDownload(folder / "qrels.txt", mkdir=False), {})))
+
+    def served():
+        return sorted(doc.default_text().strip() for doc in ir_datasets.load(irds_id).docs_iter())
+    assert sorted(load_dataset(f"irds:{irds_id}").corpus.texts) == served() == ["first text", "second text"]
+    write("b.txt", "d2", "edited text")
+    assert served() == ["edited text", "first text"]
+    assert sorted(load_dataset(f"irds:{irds_id}").corpus.texts) == served()
+    assert not (folder / "docs.pklz4").exists()
+
+
+def test_a_docstore_the_read_would_not_build_is_not_built(tmp_path):
+    # KILT's, CAR's, Mr. TyDi's documents: no documents file (docs_path), and docs_iter() reads the docstore
+    # only once it is built (ir_datasets' use_docstore). Building it for the cache key made a copy of the
+    # collection that ir_datasets alone does not make (multi-GB for KILT): such a collection is read from
+    # docs_iter() into memory, uncached, and no docstore is built.
+    from ir_datasets.formats import BaseDocs
+    from ir_datasets.indices import PickleLz4FullStore
+    from ir_datasets.util import use_docstore
+
+    docs = [GenericDoc("d1", "first text"), GenericDoc("d2", "second text")]
+
+    class StoreOnceBuilt(BaseDocs):
+        @use_docstore
+        def docs_iter(self):
+            return iter(docs)
+
+        def docs_cls(self):
+            return GenericDoc
+
+        def docs_store(self, field="doc_id"):
+            return PickleLz4FullStore(path=str(tmp_path / "docs.pklz4"), init_iter_fn=lambda: iter(docs),
+                                      data_cls=GenericDoc, lookup_field=field, index_fields=["doc_id"])
+
+    (tmp_path / "queries.tsv").write_text("q1\tone\n")
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\n")
+    name = f"harness-test/{uuid.uuid4().hex[:8]}"
+    ir_datasets.registry.register(name, IrdsDataset(
+        StoreOnceBuilt(), TsvQueries(LocalDownload(tmp_path / "queries.tsv", mkdir=False), GenericQuery),
+        TrecQrels(LocalDownload(tmp_path / "qrels.txt", mkdir=False), {})))
+    loaded = load_dataset(f"irds:{name}")
+    assert list(loaded.corpus.texts) == ["first text", "second text"] and loaded.corpus._mapping is None
+    assert not StoreOnceBuilt().docs_store().built()
