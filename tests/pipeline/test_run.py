@@ -10,15 +10,20 @@ from harness.pipeline import StageCache, parse_pipeline, run_pipeline
 from harness.reports import MetricsDocument
 
 
-def test_optimized_fuse_stage_records_chosen_k(tmp_path):
-    # a tuning split: the first 150 judged lines' queries of SciFact's test qrels, named "dev"
+def _tuned(tmp_path, k_grid):
+    """Two BM25 stages fused by rrf, k optimised over ``k_grid`` on a tuning split: the first 150 judged
+    lines' queries of SciFact's test qrels, named "dev"."""
     lines = (BUNDLED / "scifact" / "qrels" / "test.tsv").read_text().splitlines()
     (tmp_path / "dev.tsv").write_text("\n".join(lines[:151]) + "\n")
-    pipeline = parse_pipeline({"name": "tuned", "stages": [
+    return parse_pipeline({"name": "tuned", "stages": [
         {"name": "bm25", "type": "retrieve", "retriever": "bm25"},
         {"name": "bm25b", "type": "retrieve", "retriever": "bm25", "params": {"k1": 1.2, "b": 0.75}},
         {"name": "rrf", "type": "fuse", "inputs": ["bm25", "bm25b"],
-         "optimize": {"qrels": "dev.tsv", "k_grid": [1, 30, 200]}}]}, "p.toml", base=tmp_path)
+         "optimize": {"qrels": "dev.tsv", "k_grid": k_grid}}]}, "p.toml", base=tmp_path)
+
+
+def test_optimized_fuse_stage_records_chosen_k(tmp_path):
+    pipeline = _tuned(tmp_path, [1, 30, 200])
     ds = load_dataset("scifact")
     evaluator = Evaluator(["NDCG@10"])
     exp, outcomes = run_pipeline(ds, pipeline, evaluator, [10], depth=100, output_dir=tmp_path / "out",
@@ -55,13 +60,7 @@ def test_an_optimised_fuse_stage_is_keyed_on_the_tie_rule(tmp_path, monkeypatch)
 
     optimize_module = sys.modules["harness.fusion.optimize"]  # (harness.fusion.optimize is also the function)
 
-    lines = (BUNDLED / "scifact" / "qrels" / "test.tsv").read_text().splitlines()
-    (tmp_path / "dev.tsv").write_text("\n".join(lines[:151]) + "\n")
-    pipeline = parse_pipeline({"name": "tuned", "stages": [
-        {"name": "bm25", "type": "retrieve", "retriever": "bm25"},
-        {"name": "bm25b", "type": "retrieve", "retriever": "bm25", "params": {"k1": 1.2, "b": 0.75}},
-        {"name": "rrf", "type": "fuse", "inputs": ["bm25", "bm25b"],
-         "optimize": {"qrels": "dev.tsv", "k_grid": [1, 30]}}]}, "p.toml", base=tmp_path)
+    pipeline = _tuned(tmp_path, [1, 30])
     ds = load_dataset("scifact")
 
     def caches():
