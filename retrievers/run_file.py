@@ -10,7 +10,9 @@ trec_eval-9, so 1.00000001 and 1.0 tie; as doubles under trec_eval-10 or outside
 Queries the run lacks come back empty and score 0. The file's sha256 is part of :meth:`params`, so
 a benchmark notices when the file changes; it is the hash of the content that was read and scored
 (a file rewritten between a benchmark's fingerprint and the search is hashed again when read, and
-one rewritten while it is read is an error).
+one rewritten while it is read is an error). ``path=-`` is standard input (``zcat run.gz | harness run -r
+run-file -p path=- ...``), read once, whole, at the first :meth:`params` or :meth:`run`: recorded as
+``<stdin>`` with the sha256 of the bytes read, and named ``<stdin>:LINE`` in errors.
 """
 
 from __future__ import annotations
@@ -40,9 +42,13 @@ class RunFileRetriever(Retriever):
     search_batch_size = None  # one search() call: stats() describe it (a lookup has no latency to speak of)
 
     def __init__(self, path: str):
-        self.path = Path(os.path.expanduser(str(path)))
-        if not self.path.is_file():
+        from harness.formats.trec import STDIN_NAME, is_stdin
+
+        self._stdin = is_stdin(path)  # (read at the first params() or run(): after every option is checked)
+        self.path = STDIN_NAME if self._stdin else Path(os.path.expanduser(str(path)))
+        if not self._stdin and not self.path.is_file():
             raise ValueError(f"run file not found: {self.path}")
+        self._raw: bytes | None = None  # standard input's bytes, until run() has parsed them
         self._sha256: str | None = None
         self._hashed: tuple | None = None  # the file's signature when _sha256 was computed
         self._run: Run | None = None
@@ -51,8 +57,11 @@ class RunFileRetriever(Retriever):
 
     def params(self) -> dict:
         """The file's path and sha256: of the content :meth:`run` read, once it has read it (a file
-        rewritten after that keeps the hash of what was scored), else of the file as it is now."""
-        if self._sha256 is None or (self._run is None and self._hashed != _signature(self.path)):
+        rewritten after that keeps the hash of what was scored), else of the file as it is now; standard
+        input's: of the bytes read (read now, once)."""
+        if self._stdin:
+            self._read_stdin()
+        elif self._sha256 is None or (self._run is None and self._hashed != _signature(self.path)):
             self._sha256, self._hashed = self._unchanged(sha256)
         return {"path": str(self.path), "sha256": self._sha256}
 
@@ -68,8 +77,23 @@ class RunFileRetriever(Retriever):
     def stats(self) -> dict:
         return dict(self._stats)
 
+    def _read_stdin(self) -> None:
+        """Standard input's bytes, read once and hashed (kept until :meth:`run` parses them)."""
+        if self._sha256 is None:
+            import hashlib
+
+            from harness.formats.trec import read_once
+
+            self._raw = read_once("-", "run")
+            self._sha256 = hashlib.sha256(self._raw).hexdigest()
+
     def run(self) -> Run:
         """The whole run file, in canonical order (read once)."""
+        if self._run is None and self._stdin:
+            from harness.formats.trec import read_run
+
+            self._read_stdin()
+            self._run, self._raw = read_run("-", self._raw), None
         if self._run is None:
             from harness.formats.trec import read_run
 

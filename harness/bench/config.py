@@ -315,6 +315,20 @@ def _metric(r: _Reader, value: Any, key: str) -> list[str]:
         raise r.error(key, str(exc)) from None
 
 
+def _one_stdin_replay(r: _Reader, retrievers: list, pipelines: list) -> None:
+    """At most one ``run-file`` entry (a retriever or a pipeline stage) replays standard input (``path =
+    "-"``), refused before anything is read: it can be read once (a second entry found it at its end, a
+    cell failed with 'the run file is empty')."""
+    readers = [f"retrievers[{i}].params.path" for i, x in enumerate(retrievers)
+               if x.type == "run-file" and x.params.get("path") == "-"]
+    readers += [f"pipelines[{i}].stages[{j}].params.path" for i, p in enumerate(pipelines)
+                for j, stage in enumerate(p.stages)
+                if stage.type == "retrieve" and stage.component == "run-file" and stage.params.get("path") == "-"]
+    if len(readers) > 1:
+        raise r.error(readers[1], f'"-" (standard input) is replayed by {readers[0]} too: standard input can be '
+                                  "read once; give the other as a file")
+
+
 def _unique(r: _Reader, labels: list[str], key: str, what: str, index: list[int] | None = None) -> None:
     """Labels are distinct; ``index``: the entry of the config each label came from (the position in ``key``)."""
     seen: dict[str, int] = {}
@@ -389,6 +403,7 @@ def parse_config(data: dict, source: str = "<config>") -> BenchConfig:
     _unique(r, [d.label for d in datasets], "datasets", "dataset", origin)
     _unique(r, [x.label for x in retrievers], "retrievers", "retriever")
     _unique(r, [p.name for p in pipelines], "pipelines", "pipeline")
+    _one_stdin_replay(r, retrievers, pipelines)
     taken = {x.label for x in retrievers}
     for i, p in enumerate(pipelines):
         if p.name in taken:

@@ -78,7 +78,7 @@ def check(
     metrics = list(dict.fromkeys(metric_items(metric) or ["NDCG@10"]))
     for role, argument in (("baseline", baseline), ("current", current)):
         path = Path(argument)
-        if path.exists() and not path.is_dir() and path.suffix != ".json":
+        if argument == "-" or (path.exists() and not path.is_dir() and path.suffix != ".json"):  # (- : a run)
             raise HarnessError(f"--{role} takes a metrics.json or a result folder, got {argument}")
     base = load_system(f"baseline={baseline}")
     cur = load_system(f"current={current}")

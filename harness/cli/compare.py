@@ -10,20 +10,21 @@ import typer
 from harness.cli import app
 from harness.cli.options import (ALPHA_OPTION, INTERSECTION_OPTION, PERMUTATIONS_OPTION, RESAMPLES_OPTION,
                                  SEED_OPTION, TEST_OPTION, check_outputs, metric_items, refuse_outputs_over_inputs,
-                                 result_files, write_stdout_json)
+                                 refuse_missing_beside_stdin, refuse_stdin_twice, result_files, write_stdout_json)
 
 DEFAULT_METRICS = ("NDCG@10", "Recall@100", "MRR@10")
 
 
 @app.command()
 def compare(
-    results: List[str] = typer.Argument(..., help="Result folders, metrics.json files or TREC runs (with --qrels); "
-                                                  "NAME=PATH names one."),
+    results: List[str] = typer.Argument(..., help="Result folders, metrics.json files or TREC runs (with --qrels; "
+                                                  "- reads one from stdin); NAME=PATH names one."),
     metric: Optional[List[str]] = typer.Option(None, "--metric", "-m",
                                                help="Metric to compare (repeatable or comma-separated; default "
                                                     "NDCG@10, Recall@100, MRR@10 where present)."),
     baseline: Optional[str] = typer.Option(None, "--baseline", "-b", help="Baseline system name (default: the first)."),
-    qrels: Optional[Path] = typer.Option(None, "--qrels", help="Qrels for run files (TREC or BEIR tsv)."),
+    qrels: Optional[Path] = typer.Option(None, "--qrels", help="Qrels for run files (TREC or BEIR tsv); - reads "
+                                                               "stdin."),
     test: str = TEST_OPTION,
     alpha: float = ALPHA_OPTION,
     permutations: int = PERMUTATIONS_OPTION,
@@ -51,15 +52,20 @@ def compare(
     settings = Settings(test=test, alpha=alpha, permutations=permutations, resamples=resamples, seed=seed)
     metric = metric_items(metric)
     wanted = list(metric or DEFAULT_METRICS)
+    from harness.compare.load import is_run_argument, split_name
     from harness.formats.trec import read_once
 
+    # (before standard input is read: every path is looked at, and --qrels - is refused where nothing reads it)
+    runs = [is_run_argument(r) for r in results]
+    if qrels is not None and not any(runs):  # (it evaluated nothing, silently)
+        raise HarnessError("--qrels applies to run files only; every result given is evaluated already "
+                           "(a result folder or metrics.json)")
+    refuse_stdin_twice([("--qrels", qrels), *(("RESULTS", Path(split_name(r)[1])) for r in results)])
+    refuse_missing_beside_stdin([(qrels, "qrels"), *((Path(split_name(r)[1]), "run") for r in results)])
     # (--qrels <(zcat q.gz): a pipe is read once, here, for every run file; the second read an empty pipe)
     raw = read_once(qrels, "qrels") if qrels is not None else None
     systems = [load_system(r, qrels=qrels, metrics=wanted, **({"qrels_raw": raw} if raw is not None else {}))
                for r in results]
-    if qrels is not None and all(s.document is not None for s in systems):  # (it evaluated nothing, silently)
-        raise HarnessError("--qrels applies to run files only; every result given is evaluated already "
-                           "(a result folder or metrics.json)")
     unique_names(systems)
     from harness.compare.check import failed_queries
 

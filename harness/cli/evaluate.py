@@ -17,7 +17,7 @@ import typer
 from harness.cli import app
 from harness.cli.options import (K_OPTION, KEEP_IDENTICAL_IDS_OPTION, METRIC_OPTION, RELEVANCE_THRESHOLD_OPTION,
                                   SEMANTICS_OPTION, build_evaluator, check_outputs, input_name, read_pipes,
-                                  refuse_outputs_over_inputs, refuse_stdin_twice)
+                                  refuse_missing_beside_stdin, refuse_outputs_over_inputs, refuse_stdin_twice)
 from harness.errors import HarnessError
 
 STDOUT = Path("-")  # --json -: metrics.json on stdout
@@ -47,6 +47,7 @@ def evaluate(
     check_outputs(*files, markdown_out)
     refuse_outputs_over_inputs([*(("--json", out) for out in files), ("--markdown", markdown_out)], [qrels, *run])
     refuse_stdin_twice([("--qrels", qrels), *(("--run", r) for r in run)])
+    refuse_missing_beside_stdin([(qrels, "qrels"), *((r, "run") for r in run)])
     # pipes (--run <(zcat run.gz)) can be read once: hashed and parsed from these bytes
     once = read_pipes([(qrels, "qrels"), *((r, "run") for r in run)]) if outputs else {}
     digest = _digests_meanwhile([qrels, *run], once) if outputs else None

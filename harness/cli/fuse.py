@@ -9,7 +9,8 @@ import typer
 
 from harness.cli import app
 from harness.cli.options import (KEEP_IDENTICAL_IDS_OPTION, RELEVANCE_THRESHOLD_OPTION, SEMANTICS_OPTION, check_outputs,
-                                  given, input_name, read_pipes, refuse_outputs_over_inputs, refuse_stdin_twice)
+                                  given, input_name, read_pipes, refuse_missing_beside_stdin,
+                                  refuse_outputs_over_inputs, refuse_stdin_twice)
 from harness.errors import HarnessError
 
 
@@ -172,6 +173,7 @@ def fuse(
     check_outputs(output, json_target)
     _check_outputs_apart(output, json_target, [*run, *([qrels] if qrels is not None else [])])
     refuse_stdin_twice([*(("--run", r) for r in run), ("--qrels", qrels)])
+    refuse_missing_beside_stdin([*((r, "run") for r in run), (qrels, "qrels")])
     # pipes (--run <(zcat r.gz)) can be read once: parsed and hashed from these bytes
     once = read_pipes([*((r, "run") for r in run), *([(qrels, "qrels")] if qrels is not None else [])])
     runs = [read_run(path, once.get(path)) for path in run]

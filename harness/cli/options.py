@@ -113,6 +113,25 @@ def refuse_stdin_twice(inputs: list[tuple[str, Path | None]]) -> None:
                            "as a file (or <(command))")
 
 
+def refuse_missing_beside_stdin(inputs: list[tuple[Path | None, str]]) -> None:
+    """Where ``-`` (standard input) is one of the inputs (``(path, "run" or "qrels")``), refuse an input
+    file that does not exist before standard input is read, in its reader's words (``--qrels - --run
+    missing.trec`` read standard input first, waiting on a terminal, and named the missing run after)."""
+    import os
+
+    from harness.errors import InputError
+    from harness.formats.trec import is_stdin
+
+    if not any(path is not None and is_stdin(path) for path, _ in inputs):
+        return
+    for path, what in inputs:
+        if path is not None and not is_stdin(path):
+            try:
+                os.stat(path)
+            except FileNotFoundError as exc:
+                raise InputError(f"cannot read {what} file: {exc.strerror}", Path(path)) from None
+
+
 def input_name(path: Path) -> str:
     """An input path as results record and tables show it: ``<stdin>`` for ``-``."""
     from harness.formats.trec import STDIN_NAME, is_stdin

@@ -106,6 +106,19 @@ def _refuse_result_files_as_inputs(folder: Path, values) -> None:
                            "writing there would replace it")
 
 
+def _refuse_stdin_twice(spec) -> None:
+    """Refuse, before anything is read, two ``run-file`` stages replaying standard input (``path = "-"``):
+    it can be read once (the second found it at its end: an empty run)."""
+    from harness.formats.trec import is_stdin
+    from harness.registry import ENTRY_POINT_GROUP, component_class
+
+    named = [stage.name for stage in spec.stages if stage.type == "retrieve" and is_stdin(stage.params.get("path"))
+             and getattr(component_class(stage.component, ENTRY_POINT_GROUP), "name", None) == "run-file"]
+    if len(named) > 1:
+        raise HarnessError(f"stages {named[0]!r} and {named[1]!r} both replay path = \"-\": standard input can be "
+                           "read once; give the other as a file")
+
+
 def _folder_name(name) -> bool:
     """Whether ``name`` names a folder inside the dataset's result folder (not "", ".", "..", "../x", "/x")."""
     parts = Path(name).parts if isinstance(name, str) else ()
@@ -119,6 +132,7 @@ def _run_pipeline(path: Path, dataset: str, split: str | None, evaluator, k_valu
     from harness.pipeline import load_pipeline, run_pipeline
 
     spec = load_pipeline(path)  # every stage checked before the dataset is loaded
+    _refuse_stdin_twice(spec)
     ref = DatasetRef.parse(dataset)
     with progress.task(f"loading {ref.text}"):
         ds = load_dataset(ref, split)

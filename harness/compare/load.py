@@ -6,7 +6,8 @@ A system is given as one of
   ``per_query.jsonl`` (query texts) and ``run.trec`` (the ranking);
 * a ``metrics.json`` file (``harness run`` or ``harness evaluate --json``); the files above are
   looked for beside it;
-* a TREC run file, evaluated here against the qrels given with it.
+* a TREC run file, evaluated here against the qrels given with it; ``-`` is a run read from standard
+  input (named ``stdin``; ``<stdin>`` in errors).
 
 ``NAME=PATH`` names the system (default: the folder name, or the file name without suffix).
 
@@ -195,10 +196,11 @@ def read_run_file(path: str | Path, qrels_path: str | Path, metrics: Sequence[st
 
     from harness.checksums import sha256
     from harness.evaluation import Evaluator
-    from harness.formats.trec import read_once, read_qrels, read_run
+    from harness.formats.trec import STDIN_NAME, is_stdin, read_once, read_qrels, read_run
 
-    path = Path(path)
-    run = read_run(path)
+    stdin = is_stdin(path)
+    path = STDIN_NAME if stdin else Path(path)
+    run = read_run("-" if stdin else path)
     # (qrels from a pipe, --qrels <(zcat q.gz), are read once: a checksum taken after the parse read an empty
     # pipe, a false 'not among the dataset files' warning, and a named pipe made it wait for good)
     raw = qrels_raw if qrels_raw is not None else read_once(qrels_path, "qrels")
@@ -208,9 +210,10 @@ def read_run_file(path: str | Path, qrels_path: str | Path, metrics: Sequence[st
     result = Evaluator(names, relevance_threshold=relevance_threshold,
                        ignore_identical_ids=ignore_identical_ids).evaluate(run, read_qrels(qrels_path, raw))
     digest = hashlib.sha256(raw).hexdigest() if raw is not None else sha256(qrels_path)
-    return SystemResult(name=name or path.stem, source=path, query_ids=result.query_ids,
+    return SystemResult(name=name or ("stdin" if stdin else path.stem), source=path, query_ids=result.query_ids,
                         values={m: np.asarray(v, dtype=np.float64) for m, v in result.values.items()},
-                        run_path=path, settings=dict(result.settings), qrels_sha256=digest, _run=run)
+                        run_path=None if stdin else path, settings=dict(result.settings), qrels_sha256=digest,
+                        _run=run)
 
 
 def find_qrels(system: SystemResult) -> Path | None:
@@ -258,9 +261,17 @@ def split_name(argument: str) -> tuple[str | None, str]:
 def load_system(argument: str, qrels: str | Path | None = None, metrics: Sequence[str] = (),
                 **evaluator_options) -> SystemResult:
     """Load one ``[NAME=]PATH`` argument (result folder, metrics.json, or run file with ``qrels``)."""
+    from harness.formats.trec import STDIN_NAME, is_stdin
+
     name, text = split_name(argument)
-    path = Path(text)
-    if path.is_dir():
+    path = STDIN_NAME if is_stdin(text) else Path(text)
+    if is_stdin(text):
+        if qrels is None:
+            raise InputError("a run file needs qrels to be evaluated (--qrels FILE)", path)
+        if not metrics:
+            raise InputError("a run file needs the metrics to compute (--metric)", path)
+        system = read_run_file(text, qrels, metrics, name, **evaluator_options)
+    elif path.is_dir():
         if not (path / "metrics.json").is_file():
             raise InputError("no metrics.json in this result folder", path)
         system = read_metrics_json(path / "metrics.json", name)
@@ -276,6 +287,22 @@ def load_system(argument: str, qrels: str | Path | None = None, metrics: Sequenc
         system = read_run_file(path, qrels, metrics, name, **evaluator_options)
     system.explicit_name = name is not None
     return system
+
+
+def is_run_argument(argument: str) -> bool:
+    """Whether :func:`load_system` reads ``argument`` (``[NAME=]PATH``) as a TREC run to evaluate (``-``,
+    standard input, or a file not named ``.json``) rather than a result evaluated already; looked at
+    before any input is read (``--qrels -`` given for result folders only is refused without waiting
+    on standard input). InputError for a path that is neither a file nor a folder, as load_system's."""
+    from harness.formats.trec import is_stdin
+
+    _, text = split_name(argument)
+    if is_stdin(text):
+        return True
+    path = Path(text)
+    if not path.is_dir() and not path.is_file():
+        raise InputError("no such file or folder", path)
+    return not path.is_dir() and path.suffix != ".json"
 
 
 def unique_names(systems: list[SystemResult]) -> None:
