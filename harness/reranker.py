@@ -25,19 +25,15 @@ from harness.evaluation.semantics import Semantics, parse_semantics
 from harness.run import Run
 
 
-def _line_of(path: str | Path | None, column: int, value: str) -> int | None:
-    """The first line of a whitespace-separated file whose ``column`` is ``value`` (for error messages)."""
+def _line_of(path: str | Path | None, column: int, value: str, data: bytes | None = None) -> int | None:
+    """The first line of the run file ``path`` whose ``column`` is ``value`` (for error messages), read
+    as the run was (:func:`harness.formats.trec.line_of`: a ``.gz`` run decompressed; ``data``, the bytes
+    of standard input or a pipe, already read)."""
     if path is None:
         return None
-    try:
-        with open(path, encoding="utf-8") as handle:
-            for number, line in enumerate(handle, 1):
-                parts = line.split()
-                if len(parts) > column and parts[column] == value:
-                    return number
-    except (OSError, UnicodeDecodeError):
-        pass
-    return None
+    from harness.formats.trec import line_of
+
+    return line_of(path, column, value, data)
 
 
 @dataclass(frozen=True, eq=False)
@@ -58,14 +54,15 @@ class Candidates:
 
     @classmethod
     def of(cls, run: Run, queries: Queries, corpus: Corpus, depth: int, source: str | Path | None = None,
-           semantics: Semantics | str | None = None) -> "Candidates":
+           semantics: Semantics | str | None = None, source_data: bytes | None = None) -> "Candidates":
         """The top ``depth`` documents of each query of ``run`` in the evaluator's order under
         ``semantics`` (default trec_eval-9: score descending compared as float32, then document id
         descending; trec_eval-10: as doubles).
 
         Every query id of the run must be one of ``queries`` and every document id one of ``corpus``
         (the whole run is checked, not only the top ``depth``); otherwise an :class:`InputError`
-        names the id (and ``source``, the run's file, with the line when it can be found).
+        names the id (and ``source``, the run's file, with the line when it can be found; ``source_data``:
+        its bytes as stored, when it was standard input or a pipe, read once).
         """
         if not isinstance(depth, (int, np.integer)) or isinstance(depth, bool) or not 1 <= depth <= 2**63 - 1:
             raise ValueError(f"depth must be an integer >= 1 and at most 2^63 - 1 (ranks are int64), got {depth!r}")
@@ -73,7 +70,8 @@ class Candidates:
         qids = run.query_ids.tolist()
         for qid in qids:
             if qid not in query_row:
-                raise InputError("query is not among the split's queries (those its qrels judge)", source, _line_of(source, 0, qid), qid)
+                raise InputError("query is not among the split's queries (those its qrels judge)", source,
+                                 _line_of(source, 0, qid, source_data), qid)
         # the top depth of the evaluator's ranking (trec_eval 9, the default: scores compared as
         # float32, ties by id descending), not of the run's float64 order: a file's double scores that
         # tie in float32 would otherwise cut a different document at the depth than the evaluator ranks
@@ -92,7 +90,8 @@ class Candidates:
         missing = np.flatnonzero(used & (vocab_rows < 0))
         if missing.size:
             doc_id = run.doc_vocab[missing[0]]
-            raise InputError("document is not in the dataset's corpus", source, _line_of(source, 2, doc_id), doc_id)
+            raise InputError("document is not in the dataset's corpus", source,
+                             _line_of(source, 2, doc_id, source_data), doc_id)
         return cls(qids, query_rows, top.offsets, vocab_rows[top.doc_codes])
 
     def __len__(self) -> int:
@@ -140,10 +139,11 @@ class Reranker(ABC):
 
     def rerank(self, run: Run, queries: Queries, corpus: Corpus, depth: int,
                source: str | Path | None = None, ignore_identical_ids: bool = True,
-               semantics: Semantics | str | None = None) -> Run:
+               semantics: Semantics | str | None = None, source_data: bytes | None = None) -> Run:
         """The reranked top ``depth`` of each query of ``run`` in canonical order (see module docstring).
 
-        ``queries`` and ``corpus`` are the dataset's; ``source`` names the run's file in errors.
+        ``queries`` and ``corpus`` are the dataset's; ``source`` names the run's file in errors (with the
+        line: ``source_data``, the bytes of a run read from standard input or a pipe).
         ``ignore_identical_ids`` (the evaluator's rule, on by default): a document whose id is its
         query's id is dropped before the cut, so it takes none of the ``depth`` places the evaluator
         would rank other documents in. ``semantics``: the evaluator's, whose order the cut follows
@@ -151,7 +151,7 @@ class Reranker(ABC):
         """
         if ignore_identical_ids:
             run = run.without_identical_ids()
-        candidates = Candidates.of(run, queries, corpus, depth, source, semantics)
+        candidates = Candidates.of(run, queries, corpus, depth, source, semantics, source_data)
         return candidates.to_run(self.score(candidates, queries, corpus), corpus)
 
     @abstractmethod

@@ -39,7 +39,7 @@ def rerank(
     """Rerank the top DEPTH documents of each query of RUN with RERANKER and write the new run."""
     from harness import progress
     from harness.datasets import load_dataset
-    from harness.formats.trec import STDIN_NAME, is_stdin, read_run, write_run
+    from harness.formats.trec import STDIN_NAME, is_stdin, read_once, read_run, write_run
     from harness.registry import create_reranker
 
     from harness.cli.display import dependency_output_hidden
@@ -61,12 +61,13 @@ def rerank(
     check_outputs(output)
     refuse_outputs_over_inputs([("--output", output)], [run])
     system = create_reranker(reranker, **parse_params(param, reranker, reranker=True))
-    first_stage = read_run(run)
+    raw = read_once(run, "run")  # standard input or a pipe: read once, parsed, and searched for an error's line
+    first_stage = read_run(run, raw)
     with progress.task(f"loading {dataset}"):
         ds = load_dataset(dataset, split)
     with progress.task(f"reranking {first_stage.n_queries:,} queries ({system.name}, depth {depth})"):
         source = STDIN_NAME if is_stdin(run) else run  # (errors name <stdin>:LINE)
-        reranked = system.rerank(first_stage, ds.queries, ds.corpus, depth, source=source,
+        reranked = system.rerank(first_stage, ds.queries, ds.corpus, depth, source=source, source_data=raw,
                                   ignore_identical_ids=evaluator.ignore_identical_ids, semantics=evaluator.semantics)
     write_run(reranked, output, tag=system.name)
     if evaluate and not quiet:

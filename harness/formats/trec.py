@@ -143,6 +143,37 @@ def read_once(path: str | Path, what: str) -> bytes | None:
         raise InputError(f"cannot read {what} file: {exc.strerror}", path) from None
 
 
+def line_of(path: str | Path, column: int, value: str, raw: bytes | None = None) -> int | None:
+    """The number of the first line of a run or qrels file whose ``column`` is ``value``, the line an
+    error about an id names (``harness rerank``: a document missing from the corpus). Lines are read as
+    :func:`read_run` reads them (columns split on ASCII whitespace, ``#`` lines skipped, a ``.gz`` file
+    decompressed, a byte-order mark dropped), streamed; ``raw``: the bytes as stored when already read
+    (standard input, a pipe: :func:`read_once`). None when no line has it, or when the file is no
+    regular file and ``raw`` is not given: a pipe is never opened again (a named pipe would wait for
+    a writer for good; standard input and ``<(command)`` are at their end)."""
+    import io
+    import stat
+
+    path, target = Path(path), value.encode("utf-8")
+    try:
+        if raw is not None:
+            handle = io.BytesIO(gzip.decompress(raw) if path.suffix == ".gz" else raw)
+        elif is_stdin(path) or not stat.S_ISREG(path.stat().st_mode):
+            return None
+        else:
+            handle = gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")
+        with handle:
+            for number, line in enumerate(handle, 1):
+                if number == 1 and line.startswith(codecs.BOM_UTF8):
+                    line = line[len(codecs.BOM_UTF8):]
+                parts = line.split()
+                if len(parts) > column and parts[column] == target and not parts[0].startswith(b"#"):
+                    return number
+    except (OSError, EOFError, zlib.error):
+        return None
+    return None
+
+
 def _bodies(data: bytes, path: Path, first: int = 1) -> Iterator[tuple[int, bytes]]:
     """(line number, line without its LF or CRLF end) of every line, numbered from ``first``; a lone CR
     is refused."""
@@ -445,15 +476,15 @@ def read_run(path: str | Path, raw: bytes | None = None) -> Run:
 
     path, raw = _source(path, raw, "run")
     compiled = native.available()
-    with _mapped(path, "run", compiled) if raw is None else nullcontext(_read_bytes(path, "run", raw)) as data:
+    with _mapped(path, "run") if raw is None else nullcontext(_read_bytes(path, "run", raw)) as data:
         data = _without_bom(data)
         if compiled:
             run = native.read_run_native(data, locate=True)
             if isinstance(run, native.Refused):
                 _refuse_at(data, path, run)  # (raises, unless the compiled reader was stricter)
                 run = None
-        else:
-            run = read_run_columns(lambda: bytes(data))
+        else:  # (a .gz run's buffer as it is: bytes() of it would be a second copy; an mmap as bytes)
+            run = read_run_columns(lambda: data if isinstance(data, (bytes, bytearray)) else bytes(data))
         return run if run is not None else read_run_lines(bytes(data), path)
 
 
@@ -516,12 +547,12 @@ def _decompressed(path: Path, what: str) -> bytearray:
 
 
 @contextmanager
-def _mapped(path: Path, what: str, compiled: bool = True) -> Iterator:
+def _mapped(path: Path, what: str) -> Iterator:
     """The file's bytes without a copy (a read-only memory map; an empty file is read); a ``.gz`` file
-    decompressed into one buffer (:func:`_decompressed`) for the ``compiled`` reader, which reads it in
-    place, else as bytes (the pyarrow reader takes bytes: a buffer would be copied)."""
+    decompressed into one buffer (:func:`_decompressed`), which the compiled reader and the pyarrow
+    reader (:func:`harness.formats.columnar.read_run_columns`) both read in place."""
     if path.suffix == ".gz":
-        yield _decompressed(path, what) if compiled else _read_bytes(path, what)
+        yield _decompressed(path, what)
         return
     try:
         handle = open(path, "rb")

@@ -1,0 +1,77 @@
+"""``harness rerank --run`` names the line of a document missing from the corpus (or a query missing from
+the split) whatever the run's source (harness/reranker.py ``_line_of``, harness/formats/trec.py
+``line_of``). Before, the line was found by opening the file again as text: standard input (``--run -``)
+and a ``.gz`` run were named without it (``error: <stdin>: document is not ...``), and a named pipe
+(``mkfifo``) was opened again and waited for a writer for good (the command never ended).
+
+Expected values, a worked example: the run's 4th line retrieves ``nope``, which the corpus (d1, d2, d3)
+lacks: ``FILE:4: document is not in the dataset's corpus (id 'nope')``, as for a plain file."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from tests.cli.test_rerank_cli import main_in_process
+
+RERANKER = "tests.cli.test_rerank_review2:ByRow"
+BAD = b"# a comment: not line 1 of the entries\nq1 Q0 d3 1 3.0 f\nq1 Q0 d1 2 2.0 f\nq1 Q0 nope 3 1.0 f\n"
+MESSAGE = "4: document is not in the dataset's corpus (id 'nope')"
+
+
+@pytest.fixture
+def files(tmp_path):
+    (tmp_path / "ds" / "qrels").mkdir(parents=True)
+    (tmp_path / "ds" / "corpus.jsonl").write_text("".join(
+        f'{{"_id": "{d}", "title": "", "text": "t"}}\n' for d in ("d1", "d2", "d3")))
+    (tmp_path / "ds" / "queries.jsonl").write_text('{"_id": "q1", "text": "x"}\n')
+    (tmp_path / "ds" / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td3\t1\n")
+    return tmp_path
+
+
+def _rerank(files, run: str, monkeypatch, capsys):
+    return main_in_process(monkeypatch, capsys, "rerank", "-d", str(files / "ds"), "--run", run, "-r", RERANKER,
+                           "-o", str(files / "out.trec"), "--quiet")
+
+
+def test_a_run_from_stdin_names_the_line(files, monkeypatch, capsys):
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(BAD), encoding="utf-8"))
+    code, _, err = _rerank(files, "-", monkeypatch, capsys)
+    assert (code, err) == (2, f"error: <stdin>:{MESSAGE}\n")
+    assert not (files / "out.trec").exists()
+    bad_query = BAD.replace(b"q1 Q0 nope", b"q9 Q0 d2")
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(bad_query), encoding="utf-8"))
+    code, _, err = _rerank(files, "-", monkeypatch, capsys)
+    assert (code, err) == (2, "error: <stdin>:4: query is not among the split's queries (those its qrels judge) "
+                              "(id 'q9')\n")
+
+
+def test_a_gz_run_names_the_line(files, monkeypatch, capsys):
+    (files / "bad.trec.gz").write_bytes(gzip.compress(BAD))
+    code, _, err = _rerank(files, str(files / "bad.trec.gz"), monkeypatch, capsys)
+    assert (code, err) == (2, f"error: {files / 'bad.trec.gz'}:{MESSAGE}\n")
+    (files / "bad.trec").write_bytes(BAD)  # (the plain file, named so before)
+    code, _, err = _rerank(files, str(files / "bad.trec"), monkeypatch, capsys)
+    assert (code, err) == (2, f"error: {files / 'bad.trec'}:{MESSAGE}\n")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes")
+def test_a_named_pipe_is_not_opened_again(files):
+    fifo = files / "run.fifo"
+    os.mkfifo(fifo)
+
+    def write():
+        with open(fifo, "wb") as handle:  # (waits for the reader)
+            handle.write(BAD)
+
+    threading.Thread(target=write, daemon=True).start()
+    proc = subprocess.run([sys.executable, "-m", "harness", "rerank", "-d", str(files / "ds"), "--run", str(fifo),
+                           "-r", RERANKER, "-o", str(files / "out.trec"), "--quiet"], capture_output=True,
+                          text=True, timeout=120)  # (before: waited for a second writer for good)
+    assert (proc.returncode, proc.stderr) == (2, f"error: {fifo}:{MESSAGE}\n")
