@@ -130,14 +130,17 @@ def _print(results: list, to_stderr: bool = False) -> None:
 
 def _markdown(results: list) -> str:
     from harness.reports import metrics_table
+    from harness.reports.markdown import text
 
     if len(results) == 1:
         path, result, _ = results[0]
         return metrics_table(result.means, title=_name(path))
     names = list(results[0][1].means)
     lines = ["| run | " + " | ".join(names) + " |", "| --- | " + " | ".join("---:" for _ in names) + " |"]
-    lines += [f"| {label} | " + " | ".join(f"{result.means[n]:.4f}" for n in names) + " |"
-              for label, (_, result, _) in zip(_labels(results), results)]
+    # (a run's label as GitHub shows it literally: <stdin> was read as an HTML tag and hidden; a | in a file
+    # name split the row)
+    lines += [f"| {text(label).replace('|', chr(92) + '|')} | " + " | ".join(f"{result.means[n]:.4f}" for n in names)
+              + " |" for label, (_, result, _) in zip(_labels(results), results)]
     return "\n".join(lines) + "\n"
 
 
