@@ -61,6 +61,7 @@ def rerank(
     check_outputs(output)
     refuse_outputs_over_inputs([("--output", output)], [run])
     system = create_reranker(reranker, **parse_params(param, reranker, reranker=True))
+    _known_dataset(dataset, split)  # (before standard input is read: a slow producer's run, then a typo)
     raw = read_once(run, "run")  # standard input or a pipe: read once, parsed, and searched for an error's line
     first_stage = read_run(run, raw)
     with progress.task(f"loading {dataset}"):
@@ -84,3 +85,15 @@ def rerank(
 
         note_missing(result)
     typer.echo(f"reranked run written to {output}")
+
+
+def _known_dataset(dataset: str, split: str | None) -> None:
+    """Refuse a local dataset that :func:`harness.datasets.resolve` finds no folder of (a typo in a name or
+    a path) before the run is read, in the loader's words: ``cat run | harness rerank --run - -d scifcat``
+    read the whole run from standard input first. Registered and remote datasets (which may download) are
+    left to the load."""
+    from harness.datasets import DatasetRef, resolve
+
+    ref = DatasetRef.parse(dataset)
+    if ref.remote is None and ref.info is None:
+        resolve(ref, download=False, split=split)

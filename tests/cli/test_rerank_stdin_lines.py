@@ -75,3 +75,20 @@ def test_a_named_pipe_is_not_opened_again(files):
                            "-r", RERANKER, "-o", str(files / "out.trec"), "--quiet"], capture_output=True,
                           text=True, timeout=120)  # (before: waited for a second writer for good)
     assert (proc.returncode, proc.stderr) == (2, f"error: {fifo}:{MESSAGE}\n")
+
+
+def test_an_unknown_dataset_is_named_before_standard_input_is_read(tmp_path):
+    # `slow-retrieval | harness rerank --run - -d scifcat ...` read the whole run from standard input (here:
+    # never closed) before it named the typo; a local dataset no folder is found for is refused first
+    proc = subprocess.Popen([sys.executable, "-m", "harness", "rerank", "--run", "-", "-d", str(tmp_path / "nosuch"),
+                             "-r", RERANKER, "-o", str(tmp_path / "out.trec")], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        code = proc.wait(timeout=60)  # (standard input left open: the old code waited on it, until killed here)
+        err = proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()
+    assert code == 2
+    assert err.startswith(f"error: unknown dataset {str(tmp_path / 'nosuch')!r}: not a folder"), err
