@@ -12,7 +12,9 @@ a benchmark notices when the file changes; it is the hash of the content that wa
 (a file rewritten between a benchmark's fingerprint and the search is hashed again when read, and
 one rewritten while it is read is an error). ``path=-`` is standard input (``zcat run.gz | harness run -r
 run-file -p path=- ...``), read once, whole, at the first :meth:`params` or :meth:`run`: recorded as
-``<stdin>`` with the sha256 of the bytes read, and named ``<stdin>:LINE`` in errors.
+``<stdin>`` with the sha256 of the bytes read, and named ``<stdin>:LINE`` in errors. What was read is
+shared by every ``path=-`` retriever this process makes (a bench's pipeline stage is made once to plan
+its params and again for each dataset it runs on: each found standard input at its end, an empty run).
 """
 
 from __future__ import annotations
@@ -35,6 +37,25 @@ def _signature(path: Path) -> tuple:
     return st.st_size, st.st_mtime_ns, st.st_ino
 
 
+_STDIN: dict = {}  # standard input as this process read it for path=-: stream, sha256, then raw bytes or the Run
+
+
+def _stdin_replay() -> dict:
+    """Standard input's bytes (``raw``, until parsed into ``run``) and their ``sha256``, read once per
+    process (per ``sys.stdin``: a test or an embedding that replaces it is read anew)."""
+    import sys
+
+    if _STDIN.get("stream") is not sys.stdin:
+        import hashlib
+
+        from harness.formats.trec import read_once
+
+        raw = read_once("-", "run")
+        _STDIN.clear()
+        _STDIN.update(stream=sys.stdin, raw=raw, sha256=hashlib.sha256(raw).hexdigest())
+    return _STDIN
+
+
 class RunFileRetriever(Retriever):
     """Serve results from a 6-column TREC run file (``qid Q0 docid rank score tag``)."""
 
@@ -48,7 +69,6 @@ class RunFileRetriever(Retriever):
         self.path = STDIN_NAME if self._stdin else Path(os.path.expanduser(str(path)))
         if not self._stdin and not self.path.is_file():
             raise ValueError(f"run file not found: {self.path}")
-        self._raw: bytes | None = None  # standard input's bytes, until run() has parsed them
         self._sha256: str | None = None
         self._hashed: tuple | None = None  # the file's signature when _sha256 was computed
         self._run: Run | None = None
@@ -78,14 +98,9 @@ class RunFileRetriever(Retriever):
         return dict(self._stats)
 
     def _read_stdin(self) -> None:
-        """Standard input's bytes, read once and hashed (kept until :meth:`run` parses them)."""
+        """Standard input's sha256 (read once per process: :func:`_stdin_replay`)."""
         if self._sha256 is None:
-            import hashlib
-
-            from harness.formats.trec import read_once
-
-            self._raw = read_once("-", "run")
-            self._sha256 = hashlib.sha256(self._raw).hexdigest()
+            self._sha256 = _stdin_replay()["sha256"]
 
     def run(self) -> Run:
         """The whole run file, in canonical order (read once)."""
@@ -93,7 +108,11 @@ class RunFileRetriever(Retriever):
             from harness.formats.trec import read_run
 
             self._read_stdin()
-            self._run, self._raw = read_run("-", self._raw), None
+            shared = _stdin_replay()
+            if "run" not in shared:  # (the bytes are dropped once parsed: one copy of the run in memory)
+                shared["run"] = read_run("-", shared["raw"])
+                del shared["raw"]
+            self._run = shared["run"]
         if self._run is None:
             from harness.formats.trec import read_run
 

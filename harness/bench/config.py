@@ -315,15 +315,22 @@ def _metric(r: _Reader, value: Any, key: str) -> list[str]:
         raise r.error(key, str(exc)) from None
 
 
-def _one_stdin_replay(r: _Reader, retrievers: list, pipelines: list) -> None:
-    """At most one ``run-file`` entry (a retriever or a pipeline stage) replays standard input (``path =
-    "-"``), refused before anything is read: it can be read once (a second entry found it at its end, a
-    cell failed with 'the run file is empty')."""
+def stdin_replays(retrievers, pipelines) -> list[str]:
+    """The key paths of the ``run-file`` entries (retrievers, pipeline stages) that replay standard input
+    (``path = "-"``)."""
     readers = [f"retrievers[{i}].params.path" for i, x in enumerate(retrievers)
                if x.type == "run-file" and x.params.get("path") == "-"]
     readers += [f"pipelines[{i}].stages[{j}].params.path" for i, p in enumerate(pipelines)
                 for j, stage in enumerate(p.stages)
                 if stage.type == "retrieve" and stage.component == "run-file" and stage.params.get("path") == "-"]
+    return readers
+
+
+def _one_stdin_replay(r: _Reader, retrievers: list, pipelines: list) -> None:
+    """At most one ``run-file`` entry (a retriever or a pipeline stage) replays standard input (``path =
+    "-"``), refused before anything is read: it can be read once (a second entry found it at its end, a
+    cell failed with 'the run file is empty')."""
+    readers = stdin_replays(retrievers, pipelines)
     if len(readers) > 1:
         raise r.error(readers[1], f'"-" (standard input) is replayed by {readers[0]} too: standard input can be '
                                   "read once; give the other as a file")

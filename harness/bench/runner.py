@@ -113,6 +113,18 @@ def _stages_as_run(planned: dict, outcomes) -> dict:
     return resolved
 
 
+def _refuse_stdin_on_ray(config: BenchConfig) -> None:
+    """Refuse, before anything is read, a run-file entry replaying standard input (``path = "-"``) under
+    the Ray executor: the driver read it for the plan, and each Ray task read its worker's own standard
+    input, empty (every such cell failed with 'the run file is empty')."""
+    from harness.bench.config import stdin_replays
+
+    readers = stdin_replays(config.retrievers, config.pipelines)
+    if readers:
+        raise HarnessError(f'{config.source}: {readers[0]}: "-" (standard input) is read by this process, not by '
+                           "the Ray executor's tasks; give the run as a file, or run the bench with --executor local")
+
+
 class _Datasets:
     """Load each dataset on first need; keep only the current one in memory. Each of its cells
     records the one load's time (``Dataset.load_s``). A load that failed fails each of the dataset's
@@ -290,6 +302,8 @@ class BenchRunner:
         plan = cells(self.config)
         outcomes: dict[int, CellOutcome] = {}
         executor = executor_for(self.config.executor)
+        if executor.kind == "ray":
+            _refuse_stdin_on_ray(self.config)
         # Here, each dataset's cells run right after they are planned, with the dataset the plan loaded (one
         # not in a local folder, irds:/hf:, is loaded to learn its files' checksums; was loaded again to run
         # its cells): one load per dataset, one in memory at a time. Ray gets every cell at once.
