@@ -217,8 +217,11 @@ class BenchRunner:
                     if stage.type != "fuse":
                         make = create if stage.type == "retrieve" else create_reranker
                         resolved[stage.name] = _with_release(make(stage.component, **stage.params))
-                    elif stage.optimize is not None:
-                        resolved[stage.name] = {"qrels_sha256": sha256(stage.optimize["qrels"])}
+                    elif stage.optimize is not None:  # (and the rule choosing among tied trials, as the stage cache
+                        # key names it: a cell optimised under another rule may hold another choice)
+                        from harness.fusion.optimize import TIE_RULE
+
+                        resolved[stage.name] = {"qrels_sha256": sha256(stage.optimize["qrels"]), "ties": TIE_RULE}
                 except Exception as exc:  # noqa: BLE001 - reported as the cell's one-line error
                     raise HarnessError(f"pipeline {pipeline.label!r}, stage {stage.name!r}: {_one_line(exc)}") from None
             self._pipeline_params[pipeline.label] = resolved
