@@ -242,3 +242,34 @@ def test_the_benchmarks_of_a_tree_are_read_in_one_order(tmp_path, monkeypatch):
                            check=True, cwd=root, env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout.strip()
             for seed in range(8)}
     assert seen == {"x y"}
+
+
+def test_a_moved_project_is_found_from_the_directory_the_report_runs_in(tmp_path, monkeypatch, harness_cli):
+    """The benchmark ran in project/ (bench.json's cwd); then project/ was moved to moved/ and the bench
+    folder copied elsewhere, so neither the recorded directory nor the folder layout holds data/tiny.
+    `harness report` run from moved/ looked in the deleted project/ only: "no document titles" and no
+    judgments. Expected, as from project/ before the move: tiny's judgments (the qrels file: q1 d2 2, d3 1;
+    q2 d4 1), no warning."""
+    import shutil
+
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    project = tmp_path / "project"
+    write_tiny(project / "data" / "tiny")
+    (project / "run.trec").write_text(GOOD)
+    (project / "b.toml").write_text('name = "suite"\nk = [1]\nmetrics = ["P@1"]\noutput_dir = "results"\n'
+                                    'datasets = [{path = "data/tiny", label = "tiny"}]\n'
+                                    '[[retrievers]]\ntype = "run-file"\nlabel = "mine"\nparams = {path = "run.trec"}\n')
+    monkeypatch.chdir(project)
+    run_bench(load_config("b.toml"))
+    shutil.copytree(project / "results" / "suite", tmp_path / "copied" / "suite")
+    monkeypatch.chdir(tmp_path)
+    project.rename(tmp_path / "moved")
+    monkeypatch.chdir(tmp_path / "moved")
+    ran = harness_cli("report", tmp_path / "copied" / "suite", "-o", tmp_path / "r.html")
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stderr == ""
+    explorer = _explorer((tmp_path / "r.html").read_text())["datasets"][0]
+    grades = {q: {explorer["docs"][c]: g for c, g in zip(flat[::2], flat[1::2])}
+              for q, flat in zip(explorer["queries"], explorer["judged"])}
+    assert grades == {"q1": {"d2": 2, "d3": 1}, "q2": {"d4": 1}} == {
+        q: {d: g for qq, d, g in QRELS if qq == q} for q in ("q1", "q2")}

@@ -139,7 +139,8 @@ def _run_directories(folder: Path, manifest: dict) -> list[Path]:
 def _located(source: str, path: bool, bases: Sequence[Path]) -> str:
     """A bench config's dataset ``source`` (``path``: given as ``path =``) as the benchmark found it, from any
     directory: a relative folder under the first of ``bases`` (:func:`_run_directories`) that holds it (a name
-    such as ``scifact`` too: :func:`harness.datasets.resolve` looks for a folder first), else, for a ``path``
+    such as ``scifact`` too: :func:`harness.datasets.resolve` looks for a folder first), else as it is when
+    the current directory holds it (a project moved since, reported from its new place), else, for a ``path``
     that names no registered dataset, under the first base (where the benchmark took it from). Unchanged:
     absolute and ``~`` paths, ``hf:`` / ``irds:`` sources, forums (``cqadupstack/android``: their name says
     which row they are), names found no folder of, and every source when ``bases`` is empty."""
@@ -154,6 +155,8 @@ def _located(source: str, path: bool, bases: Sequence[Path]) -> str:
     for base in bases:
         if (base / source).is_dir():
             return str(base / source)
+    if Path(source).is_dir():  # (none of them holds it any more, the directory the report runs in does:
+        return source  # a project moved, its results elsewhere, reported from its new place)
     return str(bases[0] / source) if path and ref.info is None else source
 
 
