@@ -68,8 +68,10 @@ def rerank(
         ds = load_dataset(dataset, split)
     with progress.task(f"reranking {first_stage.n_queries:,} queries ({system.name}, depth {depth})"):
         source = STDIN_NAME if is_stdin(run) else run  # (errors name <stdin>:LINE)
-        reranked = system.rerank(first_stage, ds.queries, ds.corpus, depth, source=source, source_data=raw,
-                                  ignore_identical_ids=evaluator.ignore_identical_ids, semantics=evaluator.semantics)
+        extra = {"source_data": raw} if raw is not None and _takes(system.rerank, "source_data") else {}
+        reranked = system.rerank(first_stage, ds.queries, ds.corpus, depth, source=source,
+                                  ignore_identical_ids=evaluator.ignore_identical_ids, semantics=evaluator.semantics,
+                                  **extra)
     write_run(reranked, output, tag=system.name)
     if evaluate and not quiet:
         from harness.evaluation import depth_warning
@@ -97,3 +99,16 @@ def _known_dataset(dataset: str, split: str | None) -> None:
     ref = DatasetRef.parse(dataset)
     if ref.remote is None and ref.info is None:
         resolve(ref, download=False, split=split)
+
+
+def _takes(method, name: str) -> bool:
+    """Whether ``method`` takes the keyword ``name``: a plugin that overrides ``rerank()`` with the signature
+    it had before ``source_data`` (the bytes of a run read from standard input, for the line an error names)
+    is called without it, as before, rather than failing with a TypeError."""
+    import inspect
+
+    try:
+        parameters = inspect.signature(method).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.name == name or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)

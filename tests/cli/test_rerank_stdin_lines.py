@@ -19,6 +19,7 @@ import threading
 import pytest
 
 from tests.cli.test_rerank_cli import main_in_process
+from tests.cli.test_rerank_review2 import ByRow
 
 RERANKER = "tests.cli.test_rerank_review2:ByRow"
 BAD = b"# a comment: not line 1 of the entries\nq1 Q0 d3 1 3.0 f\nq1 Q0 d1 2 2.0 f\nq1 Q0 nope 3 1.0 f\n"
@@ -92,3 +93,25 @@ def test_an_unknown_dataset_is_named_before_standard_input_is_read(tmp_path):
         proc.communicate()
     assert code == 2
     assert err.startswith(f"error: unknown dataset {str(tmp_path / 'nosuch')!r}: not a folder"), err
+
+
+class OldSignature(ByRow):
+    """A plugin that overrides rerank() with the signature it had before ``source_data``."""
+
+    def rerank(self, run, queries, corpus, depth, source=None, ignore_identical_ids=True, semantics=None):
+        return super().rerank(run, queries, corpus, depth, source=source, ignore_identical_ids=ignore_identical_ids,
+                              semantics=semantics)
+
+
+def test_a_plugin_overriding_rerank_with_the_old_signature_still_runs(files, monkeypatch, capsys):
+    # `harness rerank --run -` passed source_data= to every reranker: a plugin's rerank() written before it
+    # failed with "unexpected keyword argument 'source_data'". Expected: the run reranked by ByRow's score
+    # (minus the corpus row: d1, d2, d3 in that order)
+    good = b"q1 Q0 d3 1 3.0 f\nq1 Q0 d1 2 2.0 f\nq1 Q0 d2 3 1.0 f\n"
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(good), encoding="utf-8"))
+    code, _, err = main_in_process(monkeypatch, capsys, "rerank", "-d", str(files / "ds"), "--run", "-", "-r",
+                                   "tests.cli.test_rerank_stdin_lines:OldSignature", "-o", str(files / "out.trec"),
+                                   "--quiet")
+    assert code == 0, err
+    lines = [line.split() for line in (files / "out.trec").read_text().splitlines() if not line.startswith("#")]
+    assert [line[2] for line in lines] == ["d1", "d2", "d3"]
