@@ -131,7 +131,7 @@ def fuse(
     from harness.fusion import FusionSpec, fuse_runs
     from harness.fusion.spec import INT64_MAX
     from harness.fusion.optimize import (RRF_K_GRID, check_split, optimize as run_optimize, single_metric_evaluator,
-                                         tuned_parameter, weight_grid)
+                                         tie_warning, tuned_parameter, weight_grid)
 
     # Everything the options decide is checked before any file is read or written.
     from harness.evaluation.semantics import parse_semantics
@@ -190,11 +190,9 @@ def fuse(
         chosen = ", ".join(f"{key}={value}" for key, value in result.chosen.items())
         typer.echo(f"optimised on {result.split} ({input_name(qrels)}): {chosen}  {result.metric} = "
                    f"{result.score:.6f} ({len(result.trials)} trials)")
-        if result.tied > 1:  # (the last of them is chosen, as ranx: say so rather than present it as the optimum)
-            which = "every one" if result.tied == len(result.trials) else f"{result.tied}"
-            typer.echo(f"warning: {which} of the {len(result.trials)} trials scored {result.metric} = "
-                       f"{result.score!r}: {result.metric} does not tell them apart, and {chosen} is the last of "
-                       "them in grid order (ranx's rule), not a better value", err=True)
+        tied = tie_warning(result.to_dict())  # (the last of them is chosen, as ranx: not presented as the optimum)
+        if tied:
+            typer.echo(f"warning: {tied}", err=True)
         document = {"fusion": spec.to_dict(), "semantics": order.name, "identical_ids": document["identical_ids"],
                     "runs": document["runs"],
                     "optimization": {**result.to_dict(), "relevance_threshold": float(relevance_threshold),

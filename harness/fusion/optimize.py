@@ -61,6 +61,21 @@ def best_trials(scores: Sequence[float]) -> list[int]:
     return [i for i, score in enumerate(scores) if score >= floor]
 
 
+def tie_warning(optimization: dict) -> str | None:
+    """The warning for an optimisation (:meth:`Optimization.to_dict`, as a JSON sidecar or a pipeline
+    stage records it) whose best score several trials share: the chosen value is then only the last of
+    them in grid order, not a better one; None when one trial alone scored best."""
+    tied, trials = optimization.get("tied") or 0, optimization.get("trials") or []
+    if tied <= 1:
+        return None
+    chosen = ", ".join(f"{key}={value}" for key, value in (optimization.get("chosen") or {}).items())
+    which = "every one" if tied == len(trials) else f"{tied}"
+    metric = optimization.get("metric")
+    return (f"{which} of the {len(trials)} trials scored {metric} = {optimization.get('score')!r}: {metric} "
+            f"does not tell them apart, and {chosen} is the last of them in grid order (ranx's rule), not a "
+            "better value")
+
+
 def weight_grid(n_runs: int, step: float = WEIGHT_STEP) -> list[tuple[float, ...]]:
     """Every weight vector of ``n_runs`` multiples of ``step`` summing to 1, in product order."""
     parts = Fraction(1) / Fraction(str(step)) if 0 < step <= 1 else Fraction(1, 2)

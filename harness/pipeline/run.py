@@ -213,6 +213,20 @@ def kept_depth(pipeline: Pipeline, depth: int) -> int:
     return kept[pipeline.stages[-1].name]
 
 
+def _tie_warnings(outcomes) -> list[str]:
+    """A warning per optimised fuse stage whose best score several trials share (as ``harness fuse
+    --optimize`` prints it): its chosen value is only the last of them in grid order."""
+    from harness.fusion.optimize import tie_warning
+
+    out = []
+    for outcome in outcomes:
+        optimization = outcome.info.get("optimization")
+        warning = tie_warning(optimization) if isinstance(optimization, dict) else None
+        if warning:
+            out.append(f"stage {outcome.stage.name!r}: {warning}")
+    return out
+
+
 def run_pipeline(dataset: Dataset, pipeline: Pipeline, evaluator: Evaluator, k_values: list[int],
                  depth: int | None = None, output_dir: str | Path | None = None,
                  cache: StageCache | None = None) -> tuple[Experiment, list[StageOutcome]]:
@@ -231,7 +245,8 @@ def run_pipeline(dataset: Dataset, pipeline: Pipeline, evaluator: Evaluator, k_v
         final.result, dataset=dataset_info(dataset),
         retriever={"name": pipeline.name, "params": {"pipeline": without_secrets(pipeline.to_dict())}},
         k_values=k_values, depth=kept, timings=timings,
-        warnings=[*dataset.warnings, *filter(None, [depth_warning(kept, k_values, evaluator.metrics)])] or None,
+        warnings=[*dataset.warnings, *_tie_warnings(outcomes),
+                  *filter(None, [depth_warning(kept, k_values, evaluator.metrics)])] or None,
         stages=[o.record() for o in outcomes])
     folder = None
     if output_dir is not None:

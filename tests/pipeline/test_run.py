@@ -71,3 +71,24 @@ def test_an_optimised_fuse_stage_is_keyed_on_the_tie_rule(tmp_path, monkeypatch)
     assert caches() == ["hit", "hit", "hit"]
     monkeypatch.setattr(optimize_module, "TIE_RULE", "score >= best (exact)")
     assert caches() == ["hit", "hit", "miss"]
+
+
+def test_an_optimised_fuse_stage_whose_trials_tie_warns(tmp_path):
+    # harness fuse --optimize warns when trials tie at the best score; a pipeline's fuse stage recorded
+    # `tied` only. Two identical BM25 stages: RRF of a run with itself orders as the run whatever k, so
+    # both k tie (NDCG@10 the same for k 1 and 30) and the last, k = 30, is chosen.
+    lines = (BUNDLED / "scifact" / "qrels" / "test.tsv").read_text().splitlines()
+    (tmp_path / "dev.tsv").write_text("\n".join(lines[:151]) + "\n")
+    pipeline = parse_pipeline({"name": "same", "stages": [
+        {"name": "a", "type": "retrieve", "retriever": "bm25"},
+        {"name": "b", "type": "retrieve", "retriever": "bm25"},
+        {"name": "rrf", "type": "fuse", "inputs": ["a", "b"],
+         "optimize": {"qrels": "dev.tsv", "k_grid": [1, 30]}}]}, "p.toml", base=tmp_path)
+    exp, outcomes = run_pipeline(load_dataset("scifact"), pipeline, Evaluator(["NDCG@10"]), [10], depth=100,
+                                 cache=StageCache(tmp_path / "cache"))
+    optimization = outcomes[2].info["optimization"]
+    assert optimization["tied"] == 2 and optimization["chosen"] == {"k": 30}
+    assert optimization["trials"][0]["score"] == optimization["trials"][1]["score"]
+    assert [w for w in exp.document.warnings if w.startswith("stage 'rrf'")] == [
+        f"stage 'rrf': every one of the 2 trials scored NDCG@10 = {optimization['score']!r}: NDCG@10 does not "
+        "tell them apart, and k=30 is the last of them in grid order (ranx's rule), not a better value"]
