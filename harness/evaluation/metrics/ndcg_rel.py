@@ -37,9 +37,8 @@ class NDCGRel(Metric):
         at_hits = np.bincount(query, weights=safe_divide(dcg, idcg_at_hit), minlength=j.n_queries)
         positive = np.bincount(j.ideal_query, minlength=j.n_queries).astype(np.float64)  # R+
         retrieved = np.bincount(query, minlength=j.n_queries)
-        last = np.maximum(np.searchsorted(query, np.arange(j.n_queries), side="right") - 1, 0)
-        whole = np.where(retrieved > 0, dcg[last] if len(dcg) else 0.0, 0.0)  # DCG of the whole ranking
-        ideal_last = np.maximum(np.searchsorted(j.ideal_query, np.arange(j.n_queries), side="right") - 1, 0)
-        whole_ideal = np.where(positive > 0, ideal[ideal_last] if len(ideal) else 0.0, 0.0)
+        queries, end = np.arange(j.n_queries), np.full(j.n_queries, np.iinfo(np.int64).max)
+        whole = at_rank(query, rank, dcg, j.n_queries, queries, end)  # DCG of the whole ranking, and IDCG
+        whole_ideal = at_rank(j.ideal_query, j.ideal_rank, ideal, j.n_queries, queries, end)
         total = at_hits + (positive - retrieved) * safe_divide(whole, whole_ideal)
         return safe_divide(total, positive)
