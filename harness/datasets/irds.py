@@ -158,13 +158,18 @@ def _stat(path: Path) -> list:
     return [path.name, stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns]
 
 
+def _folder_files(folder: Path) -> list:
+    """The stat (:func:`_stat`) of each file in ``folder``, by name."""
+    return [_stat(file) for file in sorted(folder.iterdir()) if file.is_file()]
+
+
 def _store_files(ds) -> list:
     """The stat of each file of ``ds``'s docstore folder where it is on disk ([] where there is none)."""
     try:
         folder = Path(ds.docs_store().path)
     except Exception:  # noqa: BLE001 - no docstore, or one kept elsewhere than a folder of files
         return []
-    return [_stat(file) for file in sorted(folder.iterdir()) if file.is_file()] if folder.is_dir() else []
+    return _folder_files(folder) if folder.is_dir() else []
 
 
 def _build_store(store, folder: Path) -> None:
@@ -205,10 +210,9 @@ def _docs_files(ds) -> tuple[Path, list] | None:
     and its docstore's files where it has one on disk (``docs_iter()`` reads a built docstore instead
     of the file: a docstore built before the file changed is served until it is removed), else its
     docstore's folder (``docs_store()``, e.g. every ``beir/*`` collection), built first when it is
-    not yet (as BEIR's ``docs_iter()`` builds it; a type whose ``docs_iter()`` reads a docstore only
-    once built, KILT's, CAR's, gets one ir_datasets would not build); None when it names neither, and
-    where ``docs_path()`` is a folder (``TrecDocs``) whose docstore is not built (``docs_iter()`` reads
-    the folder's files)."""
+    not yet only where ``docs_iter()`` builds it too (:func:`_builds_its_store`); None when it names
+    neither, and where the docstore is not built and the read would not build it (a ``docs_path()``
+    folder of TREC files, ``TrecDocs``; KILT's or CAR's documents, read from their downloads)."""
     try:
         path = Path(ds.docs_path())
     except Exception:  # noqa: BLE001 - no docs_path (AttributeError, NotImplementedError)
@@ -228,7 +232,7 @@ def _docs_files(ds) -> tuple[Path, list] | None:
     _build_store(store, folder)
     if not folder.is_dir():
         return None
-    return folder, [_stat(file) for file in sorted(folder.iterdir()) if file.is_file()]
+    return folder, _folder_files(folder)
 
 
 def _docs_key(ds, load_id: str, version: str) -> str | None:
