@@ -187,7 +187,11 @@ def load_beir_folder(folder: str | Path, split: str = "test", name: str | None =
     qrels_path = folder / "qrels" / f"{split}.tsv"
     if not qrels_path.is_file():
         available = sorted(p.stem for p in (folder / "qrels").glob("*.tsv") if p.is_file())
-        raise InputError(f"no qrels for split {split!r} (available: {', '.join(available) or 'none'})", qrels_path)
+        packed = qrels_path.with_name(qrels_path.name + ".gz")  # (it read "available: none" beside it)
+        hint = (f"; {packed.name} is there, but a dataset's qrels/<split>.tsv is read as plain text: decompress it"
+                if packed.is_file() else "")
+        raise InputError(f"no qrels for split {split!r} (available: {', '.join(available) or 'none'}){hint}",
+                         qrels_path)
     qrels = load_qrels_tsv(qrels_path)
     corpus = load_corpus(corpus_path)
     all_queries = load_queries(queries_path)

@@ -103,6 +103,7 @@ class ResumableDownloader:
     backoff: float = 1.0
     timeout: float = 60.0
     chunk_size: int = 1 << 16
+    resumed: bool = False  # set once bytes are appended to a part (a Range request answered)
 
     def __call__(self, url: str, output_file, pooch=None, check_only: bool = False):
         import requests
@@ -122,6 +123,13 @@ class ResumableDownloader:
             except (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError) as exc:
                 # ChunkedEncodingError: the body ended before Content-Length (urllib3 enforces it).
                 last = RetryableError(f"{type(exc).__name__}: {exc}")
+            except requests.RequestException as exc:
+                if isinstance(exc, ValueError):  # a URL that is no URL (InvalidURL, MissingSchema): fetch names it
+                    raise
+                # a redirect loop (TooManyRedirects), a body that does not decode: not worth a retry, and named
+                # with the URL (it was the bare 'error: Exceeded 30 redirects.')
+                raise TransferError(url, f"{type(exc).__name__}: {str(exc).rstrip('.')}", attempts=attempt + 1,
+                                    retry=False) from None
         else:
             raise TransferError(url, str(last), attempts=self.retries + 1)
         os.replace(self.part_path, output_file)
@@ -131,13 +139,20 @@ class ResumableDownloader:
         import requests
 
         have = self.part_path.stat().st_size if self.part_path.exists() else 0
-        headers = {"Range": f"bytes={have}-"} if have else {}
+        # identity: the zip's own bytes, which Range offsets and Content-Length count. A server that gzips its
+        # answers (Content-Encoding) counts the encoded ones while requests writes the decoded: every
+        # download failed 'body cut short: 2095776 of 2094964 bytes'
+        headers = {"Accept-Encoding": "identity"}
+        if have:
+            headers["Range"] = f"bytes={have}-"
         with requests.get(url, headers=headers, stream=True, timeout=self.timeout) as response:
             status = response.status_code
-            if have and (status == 416 or status == 206 and not _range_starts_at(
-                    response.headers.get("Content-Range"), have)):
-                # 416: nothing left to send from that offset (the part is stale), or resumed at another
-                # offset: start over now, in this attempt (a request without Range cannot get here)
+            encoded = response.headers.get("Content-Encoding", "identity").strip().lower() not in ("", "identity")
+            if have and (status == 416 or status == 206 and (encoded or not _range_starts_at(
+                    response.headers.get("Content-Range"), have))):
+                # 416: nothing left to send from that offset (the part is stale), resumed at another offset, or
+                # encoded all the same (its offsets are not the part's): start over now, in this attempt (a
+                # request without Range cannot get here)
                 self.part_path.unlink(missing_ok=True)
                 response.close()
                 return self._transfer(url)
@@ -146,9 +161,10 @@ class ResumableDownloader:
             if status >= 400:
                 raise TransferError(url, f"HTTP {status} {response.reason}", attempts=1, retry=False)
             mode = "ab" if have and status == 206 else "wb"
+            self.resumed = self.resumed or mode == "ab"
             start = have if mode == "ab" else 0
-            length = response.headers.get("Content-Length")
-            expected = start + int(length) if length and length.isdigit() else None
+            length = response.headers.get("Content-Length")  # (of the encoded body, when encoded: not checked)
+            expected = start + int(length) if length and length.isdigit() and not encoded else None
             try:
                 with open(self.part_path, mode) as handle, _progress(self.progressbar, url, expected, start) as advance:
                     for block in response.iter_content(self.chunk_size):
@@ -203,7 +219,8 @@ def fetch(url: str, dest: Path, known_hash: str | None, progressbar: bool = Fals
     """Download ``url`` to ``dest`` unless ``dest`` already holds a file with ``known_hash``.
 
     ``known_hash`` is pooch's ``"md5:<hex>"`` / ``"sha256:<hex>"``. On a checksum mismatch nothing is
-    left behind (not even the ``.part``) and a HarnessError names both checksums.
+    left behind (not even the ``.part``) and a HarnessError names both checksums; a mismatch after a
+    resumed transfer is first retried once, whole (the bytes kept from before may be what differs).
     """
     import pooch
     from pooch.hashes import hash_matches
@@ -220,15 +237,23 @@ def fetch(url: str, dest: Path, known_hash: str | None, progressbar: bool = Fals
     # tmpXXXXXXXX beside the zip could not be told from another process's live one.
     remove_abandoned(dest.parent, dest.name)
     staging = Path(tempfile.mkdtemp(prefix=f".{dest.name}.{writer_tag()}.", suffix=".tmp", dir=dest.parent))
+    kept = part.is_file() and part.stat().st_size > 0  # bytes received by an earlier call (resumed from)
     try:
-        fetched = pooch.retrieve(url, known_hash=known_hash, fname=dest.name, path=staging, downloader=downloader)
+        while True:
+            try:
+                fetched = pooch.retrieve(url, known_hash=known_hash, fname=dest.name, path=staging,
+                                         downloader=downloader)
+                break
+            except ValueError as exc:  # pooch: hash mismatch (temp file already deleted)
+                if isinstance(exc, OSError):  # requests' InvalidURL, MissingSchema...: ValueErrors too, but no download
+                    raise HarnessError(f"cannot download {url}: {exc}".replace("\n", " ")) from None
+                part.unlink(missing_ok=True)
+                if kept and downloader.resumed:  # the part kept from an earlier call may hold another mirror's or
+                    kept = False  # an older zip's bytes (the mismatch blamed this URL): once more, whole
+                    continue
+                raise HarnessError(f"checksum mismatch for {url}: {exc}".replace("\n", " ")) from None
         os.replace(fetched, dest)
         return dest
-    except ValueError as exc:  # pooch: hash mismatch (temp file already deleted)
-        if isinstance(exc, OSError):  # requests' InvalidURL, MissingSchema...: ValueErrors too, but no download
-            raise HarnessError(f"cannot download {url}: {exc}".replace("\n", " ")) from None
-        part.unlink(missing_ok=True)
-        raise HarnessError(f"checksum mismatch for {url}: {exc}".replace("\n", " ")) from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 
@@ -320,10 +345,12 @@ def download(dataset: str | DatasetRef, *, mirror: str | None = None, url: str |
             raise HarnessError(f"no published checksum for {ref.text!r}; give --url and --sha256")
     target = datasets_root() / base
     if not force and is_downloaded(ref):
+        _same_zip(ref, known_hash, url)
         return dataset_dir(ref)
     zip_path = downloads_dir() / f"{base}.zip"
     with _lock(downloads_dir() / f"{base}.lock"):
         if not force and is_downloaded(ref):  # another process finished it meanwhile
+            _same_zip(ref, known_hash, url)
             return dataset_dir(ref)
         if _offline():  # never touch the network: a zip placed by hand must be the one published
             if not zip_path.exists():
@@ -351,6 +378,22 @@ def download(dataset: str | DatasetRef, *, mirror: str | None = None, url: str |
     if ref.subset is not None and not folder.is_dir():
         raise HarnessError(f"{target} has no forum folder {ref.subset!r}")
     return folder
+
+
+def _same_zip(ref: DatasetRef, known_hash: str, url: str) -> None:
+    """HarnessError when the dataset in the cache was unpacked from another zip than the one asked for
+    (its DOWNLOAD.json records the zip's md5 and sha256): ``download NAME --url B --sha256 Y`` over a NAME
+    unpacked from zip X printed the folder, exit 0, and NAME went on holding X's content. A folder placed
+    by hand (no DOWNLOAD.json) says nothing of its zip and is taken as it is."""
+    recorded = manifest(ref)
+    if recorded is None:
+        return
+    algorithm, expected = known_hash.split(":", 1)
+    found = recorded.get(algorithm)
+    if isinstance(found, str) and found.lower() != expected.lower():
+        raise HarnessError(f"{ref.base} is already downloaded, unpacked from {recorded.get('url')} ({algorithm} "
+                           f"{found}), not from the zip asked for ({url}: {algorithm} {expected}); add --force to "
+                           f"replace {datasets_root() / ref.base} with it")
 
 
 def manifest(dataset: str | DatasetRef) -> dict | None:

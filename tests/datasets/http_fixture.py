@@ -9,6 +9,10 @@ Paths are ``/<mode>/<file>``; ``files`` maps file names to bytes. Modes:
     alwayscut   every answer is cut in half
     slow        as ``ok``, sent in 16 KiB pieces 20 ms apart (to be killed midway)
     missing     HTTP 404
+    gzip        as ``ok``, gzip-encoded (Content-Encoding: gzip) when the request's Accept-Encoding names gzip,
+                as a web server compressing its answers does (ranges count the encoded bytes)
+    gzipalways  gzip-encoded whatever the request accepts (a server that ignores Accept-Encoding: identity)
+    redirectloop   302 to itself, for ever
 
 Every request is logged as (mode, file, Range header or None). Bounded: it serves only while the
 fixture is open and only to this machine.
@@ -16,6 +20,7 @@ fixture is open and only to this machine.
 
 from __future__ import annotations
 
+import gzip
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -73,6 +78,16 @@ class FlakyServer:
                     return self._status(404)
                 if mode == "always500" or (mode == "fail500" and n <= server.fail_count):
                     return self._status(500)
+                if mode == "redirectloop":
+                    self.send_response(302)
+                    self.send_header("Location", self.path)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                accepts = [c.split(";")[0].strip() for c in (self.headers.get("Accept-Encoding") or "").split(",")]
+                encoded = mode == "gzipalways" or (mode == "gzip" and "gzip" in accepts)
+                if encoded:
+                    data = gzip.compress(data, compresslevel=6, mtime=0)
                 start = 0
                 if rng and rng.startswith("bytes="):
                     start = int(rng[6:].split("-", 1)[0])
@@ -84,6 +99,8 @@ class FlakyServer:
                     self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
                 self.send_header("Content-Length", str(len(body)))
                 self.send_header("Accept-Ranges", "bytes")
+                if encoded:
+                    self.send_header("Content-Encoding", "gzip")
                 self.end_headers()
                 if mode == "alwayscut" or (mode == "truncate" and n == 1):
                     self.wfile.write(body[: len(body) // 2])
