@@ -89,9 +89,17 @@ def whole_of_forums(ref: DatasetRef) -> None:
 
 def default_split(dataset: str | DatasetRef) -> str:
     """The split evaluated when none is named: the registry's evaluation split of a registered BEIR name
-    (``dev`` for msmarco, whose ``test`` is TREC DL 2019's 43 queries, where BEIR reports dev), else ``test``."""
+    (``dev`` for msmarco, whose ``test`` is TREC DL 2019's 43 queries, where BEIR reports dev), also when
+    the name comes as BEIR's own copy on the hub or in ir_datasets (``hf:BeIR/msmarco``,
+    ``irds:beir/msmarco``: the same dataset, the same split), else ``test``."""
     ref = DatasetRef.parse(dataset)
-    return ref.info.eval_split if ref.info is not None and ref.remote is None else "test"
+    if ref.remote is not None:
+        prefix = "BeIR/" if ref.hf_repo is not None else "beir/"
+        remote = ref.hf_repo if ref.hf_repo is not None else ref.irds_id
+        if remote[:len(prefix)].lower() != prefix.lower():  # (hub ids are not case-sensitive)
+            return "test"
+        ref = DatasetRef.parse(remote[len(prefix):])
+    return ref.info.eval_split if ref.info is not None else "test"
 
 
 def load_dataset(dataset: str | os.PathLike | DatasetRef = DEFAULT_DATASET, split: str | None = None,

@@ -25,7 +25,32 @@ def _fake_downloaded_msmarco(root):
 def test_default_split_follows_the_registry():
     assert default_split("msmarco") == "dev"
     assert [default_split(n) for n in ("scifact", "nfcorpus", "cqadupstack/android", "my/folder")] == ["test"] * 4
-    assert default_split("hf:BeIR/msmarco") == "test" and default_split("irds:msmarco-passage") == "test"
+    assert default_split("irds:msmarco-passage") == "test" and default_split("hf:someone/msmarco") == "test"
+
+
+def test_beirs_own_copies_on_the_hub_and_in_ir_datasets_take_the_registrys_split(monkeypatch):
+    # hf:BeIR/msmarco and irds:beir/msmarco are BEIR's MS MARCO, which BEIR reports on dev (6,980 queries);
+    # they took test, TREC DL 2019's 43 queries, while -d msmarco took dev (datasets review, session 15)
+    assert [default_split(n) for n in ("hf:BeIR/msmarco", "hf:beir/msmarco", "irds:beir/msmarco")] == ["dev"] * 3
+    assert [default_split(n) for n in ("hf:BeIR/nfcorpus", "irds:beir/scifact", "irds:beir/cqadupstack/android",
+                                       "hf:BeIR/msmarco-qrels")] == ["test"] * 4
+    import harness.datasets.hf as hf
+    import harness.datasets.irds as irds
+
+    asked = []
+
+    def record(_id, split="test", **_kwargs):
+        asked.append(split)
+        raise RuntimeError("recorded")
+
+    monkeypatch.setattr(irds, "load_irds_dataset", record)
+    monkeypatch.setattr(hf, "load_hf_dataset", record)
+    for name in ("irds:beir/msmarco", "hf:BeIR/msmarco", "irds:beir/scifact"):
+        try:
+            load_dataset(name)
+        except RuntimeError:
+            pass
+    assert asked == ["dev", "dev", "test"]
 
 
 def test_a_downloaded_msmarco_is_evaluated_on_dev_unless_told(tmp_path, monkeypatch, harness_cli):
