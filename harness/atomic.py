@@ -153,15 +153,16 @@ def _lock_exclusive(handle: IO, on_wait: Callable[[], None] | None = None) -> bo
 
 
 @contextlib.contextmanager
-def file_lock(path: str | os.PathLike) -> Iterator[None]:
+def file_lock(path: str | os.PathLike, on_wait: Callable[[], None] | None = None) -> Iterator[None]:
     """An exclusive advisory lock (POSIX ``flock``) on the file ``path`` (created, with its folder, if
     need be) for the ``with`` block: processes that take it write in turn (a no-op where there is no
     ``fcntl``, or where the file system refuses locks: some NFS and FUSE mounts answer ENOLCK or
-    EOPNOTSUPP, and the writes, each atomic, then go ahead unlocked as they did before the lock)."""
+    EOPNOTSUPP, and the writes, each atomic, then go ahead unlocked as they did before the lock).
+    ``on_wait`` is called once before waiting for another holder, to say so."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a+") as handle:  # (closing it releases the lock)
-        _lock_exclusive(handle)
+        _lock_exclusive(handle, on_wait)
         yield
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import json
+import logging
 import os
 import re
 import shutil
@@ -348,7 +349,8 @@ def download(dataset: str | DatasetRef, *, mirror: str | None = None, url: str |
         _same_zip(ref, known_hash, url)
         return dataset_dir(ref)
     zip_path = downloads_dir() / f"{base}.zip"
-    with _lock(downloads_dir() / f"{base}.lock"):
+    with _lock(downloads_dir() / f"{base}.lock", on_wait=lambda: logging.getLogger(__name__).warning(
+            "another process is downloading %s; waiting for it", base)):
         if not force and is_downloaded(ref):  # another process finished it meanwhile
             _same_zip(ref, known_hash, url)
             return dataset_dir(ref)

@@ -255,3 +255,30 @@ def test_the_help_after_a_failed_url_download_suggests_no_mirror(cache):
     assert url in str(err.value) and "mirror" not in str(err.value)
     with pytest.raises(HarnessError, match=r"or point HARNESS_BEIR_MIRROR \(or --mirror\) at a reachable copy"):
         dl.download("nfcorpus", mirror="http://127.0.0.1:9", retries=0, timeout=2)
+
+
+def test_a_download_waiting_for_another_process_says_so(cache, server, registry_md5, caplog):
+    # Another process holds the dataset's lock (flock on the lock file: a second open file conflicts, as a
+    # second process's would). The waiting call logs one line, as the corpus and index caches' waits do; it
+    # printed nothing while it waited (datasets review, session 15), then downloads once the lock is free.
+    import fcntl
+    import logging
+    import threading
+
+    lock = cache / "datasets" / ".downloads" / "nfcorpus.lock"
+    lock.parent.mkdir(parents=True)
+    with open(lock, "a+") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)
+        done = []
+        with caplog.at_level(logging.WARNING, logger="harness.datasets.download"):
+            worker = threading.Thread(target=lambda: done.append(dl.download("nfcorpus", mirror=server.base + "/ok",
+                                                                             backoff=0)))
+            worker.start()
+            deadline = time.monotonic() + 30
+            while "waiting" not in caplog.text and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert server.log == [] and not done  # still waiting: nothing asked of the server
+            fcntl.flock(held.fileno(), fcntl.LOCK_UN)
+            worker.join(60)
+    assert [r.getMessage() for r in caplog.records] == ["another process is downloading nfcorpus; waiting for it"]
+    assert done == [cache / "datasets" / "nfcorpus"] and len(server.log) == 1
