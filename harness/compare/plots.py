@@ -123,7 +123,7 @@ def plot_query_differences(baseline: str, system: str, metric: str, differences:
     ax.set_xlabel(f"queries, sorted ({int((d > 0).sum())} better, {int((d == 0).sum())} same, "
                   f"{int((d < 0).sum())} worse)")
     ax.set_ylabel(f"Δ {metric}")
-    ax.set_title(f"{metric}: {system} - {baseline} per query (mean {d.mean():+.4f})")
+    ax.set_title(f"{metric}: {system} - {baseline} per query (mean {finite_mean(d):+.4f})")
     names = names or {}
     system_slug, baseline_slug = names.get(system) or slug(system), names.get(baseline) or slug(baseline)
     path = _save(fig, Path(folder) / f"{prefix}_diff_{slug(metric)}_{system_slug}_vs_{baseline_slug}.png")

@@ -30,7 +30,8 @@ def three(tmp_path):
 def test_holm_is_applied_across_systems(three):
     systems, base, better, same = three
     c = compare(align(systems, ["NDCG@10", "P@10"]), settings=Settings(permutations=2000))
-    raw = [randomization_test(base, x, permutations=2000).p_value for x in (better, same)]
+    order = np.argsort([f"q{i}" for i in range(len(base))], kind="stable")  # (aligned in query-id order)
+    raw = [randomization_test(base[order], x[order], permutations=2000).p_value for x in (better, same)]
     adjusted = holm_bonferroni(raw)
     assert c.cells[("better", "NDCG@10")].p_randomization_holm == adjusted[0]
     assert c.cells[("same", "NDCG@10")].p_randomization_holm == adjusted[1]

@@ -9,14 +9,15 @@ from harness.compare.table import comparison_table
 from tests.compare.helpers import write_result
 
 # P@3 hits per query of two systems: the same values in another query order, so the same mean
-# (exactly 36/60 = 0.6), which numpy sums to 0.6 for A and 0.5999999999999999 for B.
+# (exactly 36/60 = 0.6), which numpy sums to 0.6 for A and 0.5999999999999999 for B (ids q00 ... q19: the
+# query-id order the systems are aligned in is the order given).
 A = [3, 3, 2, 2, 3, 2, 1, 0, 2, 0, 2, 0, 3, 3, 0, 3, 1, 0, 3, 3]
 B = [2, 0, 1, 3, 3, 2, 3, 3, 3, 3, 0, 0, 3, 1, 2, 3, 2, 0, 2, 0]
 
 
 def test_equal_means_summed_in_another_order_are_both_best(tmp_path):
     assert sum(Fraction(h, 3) for h in A) == sum(Fraction(h, 3) for h in B)  # equal means, exactly
-    folders = [str(write_result(tmp_path / name, {f"q{i}": {"P@3": h / 3} for i, h in enumerate(hits)}))
+    folders = [str(write_result(tmp_path / name, {f"q{i:02d}": {"P@3": h / 3} for i, h in enumerate(hits)}))
                for name, hits in (("base", [1] * 20), ("A", A), ("B", B))]
     result = compare(align([load_system(f) for f in folders], ["P@3"]), None,
                      Settings(test="t", permutations=100, resamples=100))

@@ -66,7 +66,7 @@ def test_equal_means_summed_in_another_order_are_both_best(tmp_path):
     row (tests/compare/test_best_review.py has the oracle)."""
     from tests.compare.test_best_review import A, B
 
-    folders = [str(write_result(tmp_path / name, {f"q{i}": {"P@3": h / 3} for i, h in enumerate(hits)}))
+    folders = [str(write_result(tmp_path / name, {f"q{i:02d}": {"P@3": h / 3} for i, h in enumerate(hits)}))
                for name, hits in (("base", [1] * 20), ("A", A), ("B", B))]
     report = build_report(load_results(folders), ["P@3"], None, FAST)
     cells = report.datasets[0].cells["P@3"]
