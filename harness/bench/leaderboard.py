@@ -1,7 +1,7 @@
 """The leaderboard: datasets as rows, retrievers as columns, one table per metric, plus timings.
 
 Values are each cell's mean over its evaluated queries (from its metrics.json); the best of a row is bold,
-except for trec_eval's counts ``num_ret`` and ``num_rel`` (:mod:`harness.compare.measures`). The ``average``
+except for trec_eval's counts ``num_ret`` and ``num_rel`` and for ``Judged@k`` (:mod:`harness.compare.measures`). The ``average``
 row is the unweighted mean over datasets, given only for retrievers with a value on every
 dataset (an average over fewer datasets would not be comparable); otherwise it is null / "-".
 The timings table adds each cell's efficiency figures (p95 latency, index size, peak RSS) and a

@@ -6,7 +6,7 @@ test, paired bootstrap interval). The p-values of each test are then Holm-adjust
 systems compared on that metric (m = number of systems - 1), and a difference is called
 significant when the adjusted p-value of the chosen test is below ``alpha``.
 
-trec_eval's counts ``num_ret`` and ``num_rel`` rank no system (:mod:`harness.compare.measures`): their
+trec_eval's counts ``num_ret`` and ``num_rel``, and ``Judged@k``, rank no system (:mod:`harness.compare.measures`): their
 means are shown, with no best value and no test (no cell), and the JSON names them under ``counts``.
 """
 

@@ -14,8 +14,9 @@ paired t-test), the verdict is:
   than the tolerance is deemed too small to matter). Passes.
 
 The gate is on quality measures, higher is better, ``tol`` in the metric's unit (for ``num_rel_ret``,
-relevant documents retrieved, documents per query); trec_eval's counts ``num_ret`` and ``num_rel`` are no
-quality measures and are refused (:mod:`harness.compare.measures`). One tolerance applies to every
+relevant documents retrieved, documents per query); trec_eval's counts ``num_ret`` and ``num_rel``, and
+``Judged@k`` (the judgments' coverage of the run), are no quality measures and are refused
+(:mod:`harness.compare.measures`). One tolerance applies to every
 metric, except those given one of their own (``tolerances``: ``harness check --tolerance num_rel_ret=2``),
 since the metrics of one gate may be in different units (0-1 scores, documents, DCG sums).
 

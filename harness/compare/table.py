@@ -6,8 +6,8 @@ the sums: :func:`~harness.compare.analysis.same_mean`). A system
 significantly better than the baseline (Holm-adjusted p of the chosen test < alpha) is marked
 ``▲``, significantly worse ``▼``. The details table gives, for every system and metric, the mean
 difference with its bootstrap interval, the raw and adjusted p-values of both tests, and the
-number of queries won, tied and lost against the baseline. A count (``num_ret``, ``num_rel``:
-:mod:`harness.compare.measures`) has its means only. When the results carry efficiency
+number of queries won, tied and lost against the baseline. A count (``num_ret``, ``num_rel``) or
+``Judged@k`` (:mod:`harness.compare.measures`) has its means only. When the results carry efficiency
 blocks, efficiency columns follow the metrics in the main table (:func:`efficiency_columns`).
 """
 
@@ -131,7 +131,7 @@ def comparison_markdown(comparison: Comparison, title: str | None = "Comparison"
                     f"system(s), alpha = {s.alpha}).")
     counts = [m for m in c.metrics if count(m)]
     if counts:
-        sections.append("Counts, not quality measures (more is not better): no best value and no significance test: "
+        sections.append("Not quality measures (counts, coverage: more is not better): no best value and no significance test: "
                         + "; ".join(f"{m}, {count(m)}" for m in counts) + " (docs/compare.md).")
     sections.extend(efficiency_columns(c.aligned.systems)[1])
     if c.cells:

@@ -41,8 +41,8 @@ class Metric:
     # the family without a cutoff (NDCG: NDCG_all), where ``whole_ranking_form`` would parse to it
     levels: ClassVar[tuple[float, ...]] = ()  # a family named by a level (iprec_at_recall_0.10), not a cutoff:
     # the levels its name without one stands for in a metric list
-    counts: ClassVar[str | None] = None  # what the family counts, when it is no quality measure (num_ret: a
-    # higher value is no better system; harness/compare/measures.py), else None
+    counts: ClassVar[str | None] = None  # what the family counts, when it is no quality measure (num_ret,
+    # Judged: a higher value is no better system; harness/compare/measures.py), else None
 
     @classmethod
     def make(cls, k: int | None, variant: str | None = None) -> "Metric":

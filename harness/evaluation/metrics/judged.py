@@ -21,10 +21,16 @@ class Judged(Metric):
     ``len(hole_docs) / k``; ``unj_so_far / cutoff`` for cutoffs past the ranking), so
     1 - unj@k = Judged@k only when at least k documents are retrieved. A low Judged@k warns that the
     other metrics treat many unjudged documents as non-relevant.
+
+    It measures the judgments, not the ranking (ir_measures lists it beside its effectiveness measures as a
+    check of pool coverage; BEIR reports Hole@k for the same reason): a run that finds relevant documents
+    the pool never saw scores lower on it. So it is no quality measure (``counts``,
+    :mod:`harness.compare.measures`): a drop is reported, never a regression, and no system is its best.
     """
 
     family = "Judged"
     aliases = ("judged",)
+    counts = "the share of the top k that the qrels judge (how far the judgments cover the run, not its quality)"
 
     def __call__(self, j: Judgments) -> np.ndarray:
         judged = j.hit_rank <= self.k

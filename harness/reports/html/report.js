@@ -23,7 +23,7 @@
   function ds() { return data.datasets[state.dataset]; }
   function value(s, q) { return ds().values[s][state.metric][q]; }
   function delta(q) { var d = ds(); return state.system < 0 ? 0 : value(state.system, q) - value(d.baseline, q); }
-  // A count (num_ret, num_rel, num_nonrel_judged_ret) is no quality measure: its differences are lower or
+  // A count (num_ret, num_rel, num_nonrel_judged_ret) or Judged@k (coverage) is no quality measure: its differences are lower or
   // higher, neither worse nor better (uncoloured), as harness compare shows them.
   function isCount() { var d = ds(); return !!(d.counts && d.counts[state.metric]); }
   function directions() {
