@@ -284,15 +284,19 @@ def run_check(aligned: Aligned, metrics: list[str] | None = None, tolerance: flo
     for metric in metrics or aligned.metrics:
         a, b = aligned.of(base.name, metric), aligned.of(cur.name, metric)
         d = b - a
+        drawn = None
         if test == "t":
             p = paired_t_test(a, b).p_value
         else:
-            p = randomization_test(a, b, permutations=permutations, seed=seed).p_value
+            r = randomization_test(a, b, permutations=permutations, seed=seed)
+            p, drawn = r.p_value, None if r.exact else r.n_permutations
         before, after = finite_mean(a), finite_mean(b)  # (DCG_exp near 2^1023: a plain sum overflows)
         delta = after - before
         tol = tolerances.get(metric, tolerance)
         check = MetricCheck(metric, before, after, p, verdict(delta, p, tol, alpha, max(abs(before), abs(after))),
                             int((d > 0).sum()), int((d == 0).sum()), int((d < 0).sum()), tolerance=tol)
+        if drawn is not None and check.verdict != OK:
+            warnings.extend(_near_alpha(metric, p, drawn, alpha, check.verdict))
         losers = np.argsort(d, kind="stable")[:show]
         losers = losers[d[losers] < 0]
         texts = cur.query_texts() or base.query_texts()
@@ -312,6 +316,20 @@ def run_check(aligned: Aligned, metrics: list[str] | None = None, tolerance: flo
         checks.append(check)
     return CheckResult(checks, len(aligned.query_ids), tolerance, alpha, test, list(dict.fromkeys(warnings)),
                        permutations=permutations, seed=seed, tolerances=tolerances)
+
+
+def _near_alpha(metric: str, p: float, permutations: int, alpha: float, outcome: str) -> list[str]:
+    """A warning when a Monte Carlo p-value lies within 3 standard errors of ``alpha``::
+
+        se = sqrt(p (1 - p) / permutations),   |p - alpha| < 3 se
+
+    Then another seed or more permutations could put it on the other side, and the verdict with it:
+    the verdict is reproducible (the draws are seeded) but decided by the draws, not the data."""
+    se = math.sqrt(p * (1 - p) / permutations)
+    if abs(p - alpha) >= 3 * se:
+        return []
+    return [f"{metric}: the randomization p = {p:.4g} is within 3 standard errors (se {se:.2g}) of alpha = {alpha:g}, "
+            f"so {outcome} rests on the {permutations:,} random draws: more --permutations (or --test t) settle it"]
 
 
 def _docs(ids: list[str] | None, grades: dict[str, float] | None, limit: int) -> str:
