@@ -101,7 +101,8 @@ def fuse(
                                help="rrf, combsum, combmnz, combmax, combmin or wsum (ranx's names also work)."),
     norm: Optional[str] = typer.Option(None, "--norm",
                                        help="Score normalisation per run and query: none, min-max, max, sum, "
-                                            "zmuv (z-score) or rank (default: none for rrf, min-max otherwise)."),
+                                            "zmuv (z-score) or rank (default: none for rrf, which uses ranks "
+                                            "only, min-max otherwise)."),
     k: Optional[int] = typer.Option(None, "--k", help="RRF's rank constant (default 60)."),
     weights: Optional[str] = typer.Option(None, "--weights",
                                           help="One weight per run, comma-separated (rrf and wsum only)."),
@@ -129,7 +130,7 @@ def fuse(
     from harness.atomic import write_json
     from harness.formats.trec import check_writable_ids, read_qrels, read_run, write_run
     from harness.fusion import FusionSpec, fuse_runs
-    from harness.fusion.spec import INT64_MAX
+    from harness.fusion.spec import INT64_MAX, ignored_norm
     from harness.fusion.optimize import (RRF_K_GRID, check_split, optimize as run_optimize, single_metric_evaluator,
                                          tie_warning, tuned_parameter, weight_grid)
 
@@ -179,6 +180,8 @@ def fuse(
     runs = [read_run(path, once.get(path)) for path in run]
     if not keep_identical_ids:  # the runs as the evaluator sees them (as a pipeline's retrieve stages give
         runs = [r.without_identical_ids() for r in runs]  # them): the --depth slots go to documents it counts
+    if ignored_norm(spec):  # (as ranx takes it: told, not refused; once every input is known good)
+        typer.echo(f"warning: --norm {spec.norm} {ignored_norm(spec)}", err=True)
     document = {"fusion": spec.to_dict(), "semantics": order.name, "identical_ids": "kept" if keep_identical_ids
                 else "dropped", "runs": [_file_entry(path, once) for path in run]}
     if optimize:

@@ -51,6 +51,17 @@ def default_norm(method: str) -> str:
     return "none" if method_name(method) == "rrf" else "min-max"
 
 
+def ignored_norm(spec: FusionSpec) -> str | None:
+    """Why ``spec``'s normalisation changes nothing (to follow its name, e.g. ``--norm min-max``), or None
+    when it is used: RRF reads each run's ranks only (``1 / (k + rank)``), and every normalisation keeps a
+    run's order. ranx's ``fuse`` takes a norm with RRF the same way (it normalises, then RRF reads the
+    order), so this is a warning, not an error; the fused run is RRF's without it."""
+    if spec.method != "rrf" or spec.norm == "none":
+        return None
+    return ("has no effect with rrf, which uses each run's ranks only (every normalisation keeps a run's "
+            "order); the fused run is rrf's without it")
+
+
 @dataclass(frozen=True)
 class FusionSpec:
     """A fusion stage. Build with :meth:`create` (validates and fills defaults) or :meth:`from_dict`.

@@ -227,6 +227,15 @@ def _tie_warnings(outcomes) -> list[str]:
     return out
 
 
+def _norm_warnings(pipeline: Pipeline) -> list[str]:
+    """A warning per fuse stage whose ``norm`` changes nothing (rrf uses ranks only; as ``harness fuse``
+    warns of ``--norm`` with rrf)."""
+    from harness.fusion.spec import ignored_norm
+
+    return [f"stage {stage.name!r}: norm = {stage.fusion.norm!r} {ignored_norm(stage.fusion)}"
+            for stage in pipeline.stages if stage.fusion is not None and ignored_norm(stage.fusion)]
+
+
 def run_pipeline(dataset: Dataset, pipeline: Pipeline, evaluator: Evaluator, k_values: list[int],
                  depth: int | None = None, output_dir: str | Path | None = None,
                  cache: StageCache | None = None) -> tuple[Experiment, list[StageOutcome]]:
@@ -245,7 +254,7 @@ def run_pipeline(dataset: Dataset, pipeline: Pipeline, evaluator: Evaluator, k_v
         final.result, dataset=dataset_info(dataset),
         retriever={"name": pipeline.name, "params": {"pipeline": without_secrets(pipeline.to_dict())}},
         k_values=k_values, depth=kept, timings=timings,
-        warnings=[*dataset.warnings, *_tie_warnings(outcomes),
+        warnings=[*dataset.warnings, *_norm_warnings(pipeline), *_tie_warnings(outcomes),
                   *filter(None, [depth_warning(kept, k_values, evaluator.metrics)])] or None,
         stages=[o.record() for o in outcomes])
     folder = None
