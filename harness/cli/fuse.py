@@ -156,6 +156,9 @@ def fuse(
         unused = "--k-grid" if tuned == "weights" else "--step"  # (wsum tunes weights, rrf its k)
         if given(ctx, unused.lstrip("-").replace("-", "_")):
             raise HarnessError(f"{unused} does not apply to --optimize of {spec.method}, which tunes its {tuned}")
+        if given(ctx, tuned):  # (the value given was replaced by the grid's best, silently)
+            raise HarnessError(f"--{tuned} does not apply with --optimize, which tunes {spec.method}'s {tuned} "
+                               f"({'--k-grid' if tuned == 'k' else '--step'}); give one or the other")
         single_metric_evaluator(metric)
         named = _named_split(qrels)
         if named is None and split is None:  # (the test-split guard has no name to read)

@@ -163,6 +163,12 @@ def _fuse(c: _Checker, table: dict, key: str, earlier: list[str]) -> tuple[tuple
     optimize = None
     if "optimize" in table:
         optimize = _optimize(c, table["optimize"], _join(key, "optimize"), spec)
+        from harness.fusion.optimize import tuned_parameter
+
+        tuned = tuned_parameter(spec)  # (_optimize checked that there is one)
+        if tuned in table:  # (the value given was replaced by the grid's best, silently)
+            raise c.error(_join(key, tuned), f"does not apply with optimize, which tunes {spec.method}'s {tuned} "
+                                             f"({'k_grid' if tuned == 'k' else 'step'}); give one or the other")
     return inputs, spec, optimize
 
 
