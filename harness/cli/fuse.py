@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import List, Optional
 
@@ -14,13 +15,22 @@ from harness.cli.options import (KEEP_IDENTICAL_IDS_OPTION, RELEVANCE_THRESHOLD_
 from harness.errors import HarnessError
 
 
+_NUMBER = {int: re.compile(r"[+-]?[0-9]+"), float: re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")}
+
+
 def _numbers(text: str | None, option: str, kind: type) -> list | None:
+    """Comma-separated ASCII numbers (blanks around each ignored; "" is none). An empty item, ``1_0``
+    (Python's 10), ``nan`` and non-ASCII digits are refused: a weight is the weight of the run in its
+    position, and ``0.7,,0.3`` was read as two weights."""
     if text is None:
         return None
-    try:
-        return [kind(part) for part in text.replace(" ", "").split(",") if part]
-    except ValueError:
-        raise HarnessError(f"{option} takes comma-separated numbers, e.g. 0.7,0.3; got {text!r}") from None
+    parts = [part.strip() for part in text.split(",")]
+    if parts == [""]:
+        return []
+    if not all(_NUMBER[kind].fullmatch(part) for part in parts):
+        example = "0.7,0.3" if kind is float else "10,20,30"
+        raise HarnessError(f"{option} takes comma-separated numbers, e.g. {example}; got {text!r}")
+    return [kind(part) for part in parts]
 
 
 def _check_outputs_apart(output: Path, json_out: Path | None, inputs: list[Path]) -> None:

@@ -50,6 +50,13 @@ def test_wsum_weights_norm_depth_and_json(runs):
 @pytest.mark.parametrize("args,message", [
     (["--weights", "0.7,0.2,0.1"], "error: 3 weights given for 2 runs; give one weight per run"),
     (["--weights", "0.7,x"], "error: --weights takes comma-separated numbers, e.g. 0.7,0.3; got '0.7,x'"),
+    # a weight is its run's by position: an empty item was dropped (two weights, 0.7 for a and 0.3 for b, no error);
+    # 1_0 was Python's 10, a full-width digit Python's 0.5 (session 15 fusion review)
+    (["--weights", "0.7,,0.3"], "error: --weights takes comma-separated numbers, e.g. 0.7,0.3; got '0.7,,0.3'"),
+    (["--weights", "1_0,1"], "error: --weights takes comma-separated numbers, e.g. 0.7,0.3; got '1_0,1'"),
+    (["--weights", "\uff10.5,0.5"], "error: --weights takes comma-separated numbers, e.g. 0.7,0.3; got '\uff10.5,0.5'"),
+    (["--optimize", "--qrels", "dev.tsv", "--split", "dev", "--k-grid", "1_0,2_0"],
+     "error: --k-grid takes comma-separated numbers, e.g. 10,20,30; got '1_0,2_0'"),
     (["--method", "borda"], "error: unknown fusion method 'borda'; choose one of rrf, combsum, combmnz, combmax, "
                             "combmin, wsum"),
     (["--norm", "l2"], "error: unknown score normalisation 'l2'; choose one of none, min-max, max, sum, zmuv, rank"),
