@@ -33,6 +33,20 @@ def _numbers(text: str | None, option: str, kind: type) -> list | None:
     return [kind(part) for part in parts]
 
 
+def _query_sets_differ(runs, names: list[str]) -> str | None:
+    """A warning when the runs do not hold the same queries (ranx's fuse refuses such runs; here each query
+    is fused over the runs holding it, as documented): how many are in every run, and each run's count.
+    Runs of different datasets or splits share few queries or none."""
+    sets = [set(r.query_ids.tolist()) for r in runs]
+    union, common = set().union(*sets), set.intersection(*sets)
+    if len(common) == len(union):
+        return None
+    counts = ", ".join(f"{name} {len(found):,}" for name, found in zip(names, sets))
+    return (f"the runs hold different queries ({counts}; {len(common):,} of {len(union):,} in every run): "
+            + ("no query is in every run (runs of different datasets or splits?); " if not common else "")
+            + "a query is fused over the runs that hold it, a run without it adds nothing")
+
+
 def _check_outputs_apart(output: Path, json_out: Path | None, inputs: list[Path]) -> None:
     """Refuse, before any work, ``--json`` naming the ``-o`` file (the settings replaced the fused run,
     exit 0) and an output that is one of the input files (writing it would replace the user's run or
@@ -193,6 +207,9 @@ def fuse(
     runs = [read_run(path, once.get(path)) for path in run]
     if not keep_identical_ids:  # the runs as the evaluator sees them (as a pipeline's retrieve stages give
         runs = [r.without_identical_ids() for r in runs]  # them): the --depth slots go to documents it counts
+    differ = _query_sets_differ(runs, [input_name(path) for path in run])
+    if differ:
+        typer.echo(f"warning: {differ}", err=True)
     if ignored_norm(spec):  # (as ranx takes it: told, not refused; once every input is known good)
         typer.echo(f"warning: --norm {spec.norm} {ignored_norm(spec)}", err=True)
     document = {"fusion": spec.to_dict(), "semantics": order.name, "identical_ids": "kept" if keep_identical_ids

@@ -226,3 +226,22 @@ def test_a_plain_fusion_removes_an_earlier_optimisations_settings_beside_its_out
     assert {line.split()[5] for line in out.read_text().splitlines()} == {"combsum"}
     side.write_text('{"a user\'s": "file"}')  # a file of another shape is the user's: kept
     assert harness("fuse", "--method", "combsum", *pair).returncode == 0 and side.exists()
+
+
+def test_runs_holding_different_queries_are_fused_with_a_warning(tmp_path):
+    # ranx's fuse refuses runs whose queries differ; here each query is fused over the runs holding it
+    # (docs/fusion.md) and the user is told (session 15 fusion review: runs of two splits fused silently).
+    (tmp_path / "a.trec").write_text(RUN_A + "r Q0 d1 1 1.0 a\n")
+    (tmp_path / "b.trec").write_text(RUN_B)
+    (tmp_path / "c.trec").write_text("x Q0 d1 1 1.0 c\n")
+    out = tmp_path / "f.trec"
+    proc = harness("fuse", "--run", str(tmp_path / "a.trec"), "--run", str(tmp_path / "b.trec"), "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.splitlines() == [
+        f"warning: the runs hold different queries ({tmp_path / 'a.trec'} 2, {tmp_path / 'b.trec'} 1; 1 of 2 in every "
+        "run): a query is fused over the runs that hold it, a run without it adds nothing"]
+    assert out.read_text().splitlines()[-1] == f"r Q0 d1 1 {1 / 61!r} rrf"  # r: a's rank 1 alone
+    proc = harness("fuse", "--run", str(tmp_path / "b.trec"), "--run", str(tmp_path / "c.trec"), "-o", str(out))
+    assert "no query is in every run (runs of different datasets or splits?)" in proc.stderr
+    proc = harness("fuse", "--run", str(tmp_path / "a.trec"), "--run", str(tmp_path / "a.trec"), "-o", str(out))
+    assert proc.returncode == 0 and proc.stderr == ""  # the same queries: nothing to say
