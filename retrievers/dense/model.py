@@ -112,13 +112,18 @@ def _model_files(folder: Path) -> list[Path]:
 def folder_digest(folder: Path, memo_path: Path | None = None) -> str:
     """sha256 over (relative path, sha256 of content) of the model's files.
 
-    With ``memo_path``, digests are remembered per folder together with each file's size and
-    mtime, and reused while those are unchanged.
+    With ``memo_path``, digests are remembered per folder together with each file's size,
+    modification time, change time (ns) and inode, and reused while those are unchanged. (Size and
+    mtime alone are not enough: a checkpoint rewritten in place keeps its size, and ``touch -r``,
+    ``tar`` or ``rsync -a`` give it its old mtime; ctime cannot be set back, as
+    :func:`harness.bench.cells.file_sha256` relies on.)
     """
     files = _model_files(folder)
     if not files:
         raise HarnessError(f"model folder {folder} holds no files")
-    stamp = [[str(p.relative_to(folder)), p.stat().st_size, p.stat().st_mtime_ns] for p in files]
+    stats = [p.stat() for p in files]
+    stamp = [[str(p.relative_to(folder)), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+             for p, st in zip(files, stats)]
     memo: dict = {}
     key = str(folder.resolve())
     if memo_path is not None and memo_path.is_file():
@@ -130,7 +135,7 @@ def folder_digest(folder: Path, memo_path: Path | None = None) -> str:
         if isinstance(entry, dict) and entry.get("files") == stamp:
             return entry["digest"]
     outer = hashlib.sha256()
-    for path, (rel, _, _) in zip(files, stamp):
+    for path, (rel, *_) in zip(files, stamp):
         outer.update(f"{rel}\0{sha256(path)}\n".encode())
     digest = outer.hexdigest()
     if memo_path is not None:
