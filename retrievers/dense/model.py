@@ -353,6 +353,8 @@ class ModelHandle:
         path = Path(os.path.expanduser(name))
         if path.is_dir():
             return cls(name, path.resolve(), None, "path", device)
+        if name.startswith(("/", ".", "~")):  # a path, never a hub name: not "hub download failed: HFValidationError"
+            raise HarnessError(f"model folder {name!r} {'is not a folder' if path.exists() else 'does not exist'}")
         if name in _DEFAULT_ALIASES and revision is None:
             bundled = bundled_model_path()
             if bundled is not None:

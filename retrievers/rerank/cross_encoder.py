@@ -30,6 +30,28 @@ from retrievers.rerank.base import Candidates, Reranker
 ACTIVATIONS = ("model", "identity", "sigmoid")
 
 
+def untrained_head(transformers_model) -> str | None:
+    """The architectures the checkpoint was saved as (``config.json``'s ``architectures``) when the class
+    that loaded it is not among them, else None (also when the config names none: nothing to compare).
+
+    ``CrossEncoder`` loads any folder as ``AutoModelForSequenceClassification`` (a sentence-transformers
+    bi-encoder or SPLADE folder is "converted", with only a log line): for a checkpoint saved as
+    ``BertModel`` or ``BertForMaskedLM`` the classifier is not in the file and transformers initializes it
+    at random, so every score, and the reranked run's metrics, are noise."""
+    config = getattr(transformers_model, "config", None)
+    saved = getattr(config, "architectures", None)
+    if not saved or not isinstance(saved, (list, tuple)) or type(transformers_model).__name__ in saved:
+        return None
+    return ", ".join(map(str, saved))
+
+
+def _stamp(folder: Path) -> list:
+    """(relative path, size, mtime, ctime, inode) of every file under ``folder``: while it is unchanged, so is
+    the digest (ctime too: a checkpoint rewritten in place keeps its size, and ``rsync -a`` its mtime)."""
+    return [(str(p.relative_to(folder)), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+            for p in sorted(folder.rglob("*")) if p.is_file() for st in (p.stat(),)]
+
+
 class CrossEncoderReranker(Reranker):
     """Rescore candidates with a cross-encoder (hub name or local folder; one output label)."""
 
@@ -47,6 +69,7 @@ class CrossEncoderReranker(Reranker):
         self.model_name, self.revision, self.batch_size = model, revision, batch_size
         self.max_length, self.requested_device, self.activation = max_length, device, activation
         self._model = None
+        self._digest: tuple | None = None  # (the folder's file stamps, their sha256)
         self._stats: dict = {}
 
     def load(self):
@@ -67,6 +90,11 @@ class CrossEncoderReranker(Reranker):
             if model.num_labels != 1:
                 raise ValueError(f"cross-encoder {self.model_name!r} has {model.num_labels} output labels; "
                                  "a reranker needs a model with one score per pair")
+            untrained = untrained_head(model.model)
+            if untrained:
+                raise ValueError(f"{self.model_name!r} is not a cross-encoder: its weights were saved for "
+                                 f"{untrained}, and sentence-transformers would score the pairs with a "
+                                 f"{type(model.model).__name__} head of random weights")
             positions = position_limit(model.model.config)
             if self.max_length is not None and positions is not None and self.max_length > positions:
                 raise ValueError(f"max_length {self.max_length} is more than cross-encoder {self.model_name!r} "
@@ -83,8 +111,24 @@ class CrossEncoderReranker(Reranker):
         return torch.nn.Identity() if self.activation == "identity" else torch.nn.Sigmoid()
 
     def params(self) -> dict:
-        return {"model": self.model_name, "revision": self.revision, "max_length": self.max_length,
-                "batch_size": self.batch_size, "activation": self.activation}
+        """The settings, with ``model_sha256``: the sha256 of a local model folder's files
+        (:func:`retrievers.dense.model.folder_digest`, as the dense and sparse retrievers record theirs), so
+        that a pipeline's rerank stage cache and a benchmark's cell, keyed by these params, are computed
+        again when the model in the folder changes (a model retrained into the same folder was served the
+        old model's reranked run). None for a hub name (its ``revision`` identifies it when given)."""
+        return {"model": self.model_name, "revision": self.revision, "model_sha256": self.model_sha256,
+                "max_length": self.max_length, "batch_size": self.batch_size, "activation": self.activation}
+
+    @property
+    def model_sha256(self) -> str | None:
+        folder = Path(os.path.expanduser(self.model_name))
+        if not folder.is_dir():
+            return None
+        if self._digest is None or self._digest[0] != _stamp(folder):  # (computed once while the files stay)
+            from retrievers.dense.model import folder_digest
+
+            self._digest = (_stamp(folder), folder_digest(folder))
+        return self._digest[1]
 
     def stats(self) -> dict:
         return {"device": str(self._model.device) if self._model is not None else "not loaded", **self._stats}

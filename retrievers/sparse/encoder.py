@@ -9,7 +9,8 @@ from typing import Sequence
 
 import numpy as np
 
-from retrievers.dense.model import ModelHandle, resolve_device
+from harness.errors import HarnessError
+from retrievers.dense.model import ModelHandle, _json_or_none, resolve_device
 from retrievers.sparse.cache import SparseRows
 
 
@@ -32,6 +33,24 @@ def rows_of(tensor, n_rows: int) -> SparseRows:
                       values[order].astype(np.float32))
 
 
+def check_sparse_encoder(model, handle: ModelHandle) -> None:
+    """A HarnessError when sentence-transformers built ``model`` with a layer that is not in the folder.
+
+    ``SparseEncoder(folder)`` takes any model: a saved SparseEncoder is loaded as saved, a masked-LM
+    checkpoint (``architectures`` ``...ForMaskedLM``) becomes SPLADE (its MLM head and max pooling), but
+    anything else (a sentence-transformers bi-encoder, a plain ``BertModel``, a cross-encoder) gets a
+    ``SparseAutoEncoder`` (CSR) appended with random weights (a log line at most: "Converting
+    SentenceTransformer model ... to SparseEncoder"): every term weight, and the run's metrics, would be
+    noise (or, for a small hidden size, a torch traceback "selected index k out of range")."""
+    st_config = _json_or_none(handle.folder / "config_sentence_transformers.json")
+    saved = (handle.folder / "modules.json").is_file() and isinstance(st_config, dict) and \
+        st_config.get("model_type") == "SparseEncoder"
+    if not saved and any(type(module).__name__ == "SparseAutoEncoder" for module in model):
+        raise HarnessError(f"model {handle.name!r} is not a sparse encoder (a saved SparseEncoder or a masked-LM "
+                           "checkpoint for SPLADE): sentence-transformers would add a SparseAutoEncoder of random "
+                           "weights to it")
+
+
 class SparseModel:
     """Encode documents and queries to term weights; ``max_active_dims`` keeps each text's largest."""
 
@@ -45,7 +64,9 @@ class SparseModel:
             self.handle.device = resolve_device(self.handle.requested_device)
             from sentence_transformers import SparseEncoder
 
-            self._model = SparseEncoder(str(self.handle.folder), device=self.handle.device)
+            model = SparseEncoder(str(self.handle.folder), device=self.handle.device)
+            check_sparse_encoder(model, self.handle)
+            self._model = model
             self.handle.load_seconds = time.perf_counter() - started
         return self._model
 
