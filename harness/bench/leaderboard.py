@@ -25,7 +25,7 @@ from datetime import datetime, timezone
 from harness.bench.cells import Cell
 from harness.bench.config import BenchConfig
 from harness.compare.analysis import same_mean
-from harness.compare.measures import ranks_systems
+from harness.compare.measures import count, ranks_systems
 from harness.fingerprint import describe_hardware
 from harness.reports import efficiency
 from harness.reports.document import MetricsDocument
@@ -220,7 +220,7 @@ def markdown(board: dict, description: str = "") -> str:
         lines += [f"## {metric}", "",
                   "Mean over each dataset's evaluated queries; "
                   + ("best of each row in bold" if ranks_systems(metric) else
-                     "a count, not a quality measure: no best value (docs/compare.md)") + "; the average row "
+                     f"not a quality measure ({count(metric)}): no best value (docs/compare.md)") + "; the average row "
                   "covers retrievers with a value on every dataset."
                   + "".join(f" `{name}`: the mean of its {group['of']} forums (below)."
                             for name, group in (board.get("forums") or {}).items()), ""]
