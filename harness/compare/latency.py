@@ -216,7 +216,8 @@ def _positive(value) -> bool:
 
 def _search_check(blocks: dict, latencies: dict, result: LatencyResult) -> StageCheck | None:
     a_map, b_map = latencies["baseline"], latencies["current"]
-    common = [q for q in a_map if q in b_map]
+    common = sorted(q for q in a_map if q in b_map)  # (query-id order, as compare aligns: the resampled queries
+    # are drawn by position, so the order the metrics files list them in moved the interval)
     if len(common) < 2:
         result.warnings.append("search: fewer than 2 queries with a latency in both results; its wall time is "
                                "compared instead")

@@ -217,3 +217,25 @@ def test_one_timed_batch_is_a_wall_time(harness, tmp_path):
     assert proc.returncode == 0, proc.stdout
     assert "SLOWER    search wall: 0.1 s -> 0.3 s (x3.000)" in proc.stdout
     assert "warning: search: every query was searched in one timed call" in proc.stdout
+
+
+def test_the_search_interval_does_not_depend_on_the_order_the_files_list_the_queries(tmp_path):
+    # The bootstrap draws queries by position; the positions followed the baseline's query_latency_ms order,
+    # so the same latencies listed in another order gave another interval (fresh-eyes review, session 15:
+    # the gate's queries are now in query-id order, as compare aligns its queries).
+    from harness.compare import load_system
+    from harness.compare.latency import check_latency
+
+    rng = np.random.default_rng(3)
+    base = rng.lognormal(mean=np.log(5.0), sigma=0.5, size=N)
+    cur = base * rng.uniform(0.9, 1.5, N)
+    quality = values("NDCG@10", list(rng.uniform(0, 1, N)))
+    intervals = set()
+    for tag, order in (("numbered", range(N)), ("reversed", range(N - 1, -1, -1))):
+        folders = [write_result(tmp_path / tag / name, quality, efficiency=block(lat),
+                                query_latency_ms={f"q{i}": float(lat[i]) for i in order})
+                   for name, lat in (("baseline", base), ("current", cur))]
+        result = check_latency(*(load_system(str(f)) for f in folders), resamples=2000)
+        (search,) = [c for c in result.checks if c.stage == "search"]
+        intervals.add((search.ci_low, search.ci_high, search.baseline, search.current))
+    assert len(intervals) == 1, intervals
