@@ -276,8 +276,10 @@ def run_check(aligned: Aligned, metrics: list[str] | None = None, tolerance: flo
     for metric in metrics or aligned.metrics:
         what = count(metric)
         if what is not None:  # (num_ret 980 -> 100, a run cut to depth 100, read as REGRESSED; see measures)
+            hint = ("gate the quality measures; compare shows the coverage beside them" if metric.startswith("Judged")
+                    else "gate num_rel_ret, the relevant documents retrieved, or Recall@k")
             raise HarnessError(f"metric {metric} is not a quality measure and is not gated: it is {what}, where more "
-                               "is not better (gate num_rel_ret, the relevant documents retrieved, or Recall@k)")
+                               f"is not better ({hint})")
     base, cur = aligned.systems
     warnings = list(aligned.warnings)
     checks = []

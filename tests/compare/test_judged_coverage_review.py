@@ -32,7 +32,9 @@ def test_check_refuses_to_gate_judged_as_it_refuses_counts(harness_cli, tmp_path
     done = harness_cli("check", "--baseline", base, "--current", cur, "-m", "Judged@10")
     assert done.returncode == 2, done.stdout
     lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and "metric Judged@10 is not a quality measure and is not gated" in lines[0], done.stderr
+    assert lines == ["error: metric Judged@10 is not a quality measure and is not gated: it is the share of the top k "
+                     "that the qrels judge (how far the judgments cover the run, not its quality), where more is not "
+                     "better (gate the quality measures; compare shows the coverage beside them)"], done.stderr
     assert "REGRESSED" not in done.stdout
     assert harness_cli("check", "--baseline", base, "--current", cur, "-m", "NDCG@10").returncode == 0
 
