@@ -303,6 +303,7 @@ def run_experiment(
             raise HarnessError(f"the retriever's name is {retriever.name!r}, not a str (run.trec's tag column)")
         check_writable_ids([retriever.name], "run tag")  # run.trec's tag column: refused now, not after the search
 
+    evaluator.refuse_no_relevant(dataset.qrels)  # (before the index and the search, not after)
     timer = Timer({"load_s": dataset.load_s})
     depth = depth or default_depth(k_values, evaluator.metrics)
     retriever.ranking_semantics = evaluator.semantics  # a run-file cuts its ranking in the evaluator's order

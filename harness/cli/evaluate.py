@@ -53,6 +53,7 @@ def evaluate(
     digest = _digests_meanwhile([qrels, *run], once) if outputs else None
     start = time.perf_counter()
     judgments = read_qrels(qrels, once.get(qrels))
+    evaluator.refuse_no_relevant(judgments)
     qrels_s = time.perf_counter() - start
     results = []
     for path in run:

@@ -173,6 +173,18 @@ class Evaluator:
         self.ignore_identical_ids = bool(ignore_identical_ids)
         self.semantics = parse_semantics(semantics)
 
+    def refuse_no_relevant(self, qrels: Qrels) -> None:
+        """ValueError when no judgment reaches the relevance threshold: every query would be left out (no
+        metric is defined for a query without a relevant document) and every mean, over no query, would read
+        0 (``--relevance-threshold 2`` on SciFact, whose grades are all 1, printed a table of 0.0000 after the
+        whole search). The commands check this before they index or evaluate; :meth:`evaluate` itself gives
+        the means of no query, 0.0."""
+        grades = np.asarray(qrels.grades, dtype=np.float64)
+        if len(grades) and not (grades >= self.relevance_threshold).any():
+            raise ValueError(f"no judgment reaches the relevance threshold {self.relevance_threshold:g} (the qrels' "
+                             f"highest grade is {grades.max():g}): every query would be left out and no metric is "
+                             "defined; give a lower threshold")
+
     def judge(self, run: Run, qrels: Qrels) -> Judgments:
         return judge(run, qrels, self.relevance_threshold, self.ignore_identical_ids, self.semantics)
 

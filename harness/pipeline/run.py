@@ -243,6 +243,7 @@ def run_pipeline(dataset: Dataset, pipeline: Pipeline, evaluator: Evaluator, k_v
     (with ``output_dir``, the ids run.trec could not hold are refused before any stage runs)."""
     if output_dir is not None:
         check_run_file_ids(dataset)
+    evaluator.refuse_no_relevant(dataset.qrels)  # (before any stage runs)
     depth = depth or default_depth(k_values, evaluator.metrics)
     outcomes = PipelineRunner(pipeline, dataset, evaluator, depth, cache).run()
     final = outcomes[-1]
