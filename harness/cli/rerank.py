@@ -66,6 +66,8 @@ def rerank(
     first_stage = read_run(run, raw)
     with progress.task(f"loading {dataset}"):
         ds = load_dataset(dataset, split)
+    if evaluate:
+        evaluator.refuse_no_relevant(ds.qrels)  # (before the reranking)
     with progress.task(f"reranking {first_stage.n_queries:,} queries ({system.name}, depth {depth})"):
         source = STDIN_NAME if is_stdin(run) else run  # (errors name <stdin>:LINE)
         extra = {"source_data": raw} if raw is not None and _takes(system.rerank, "source_data") else {}

@@ -180,6 +180,7 @@ def optimize(runs: Sequence[Run], qrels: Qrels, spec: FusionSpec, metric: str = 
     grid: list = [int(k) for k in k_values] if parameter == "k" else weight_grid(len(runs), step)
     if not grid:
         raise ValueError("the optimisation grid is empty")
+    evaluator.refuse_no_relevant(qrels)  # (every trial would score 0 over no query, a tie of them all)
     if evaluator.ignore_identical_ids:  # as harness fuse / fuse(): else they shift RRF's ranks and take
         runs = [run.without_identical_ids() for run in runs]  # depth slots of documents the evaluator counts
     aligned = align(runs)

@@ -42,3 +42,16 @@ def test_a_bench_cell_with_such_a_threshold_fails_with_the_line(tmp_path):
     assert outcome.status == "failed"
     assert outcome.error.endswith("no judgment reaches the relevance threshold 3 (the qrels' highest grade is 2): "
                                   "every query would be left out and no metric is defined; give a lower threshold")
+
+
+def test_rerank_evaluate_and_fuse_optimize_refuse_it_too(harness_cli, tmp_path):
+    run = tmp_path / "r.trec"
+    run.write_text("1 Q0 31715818 1 2.0 x\n1 Q0 4983 2 1.0 x\n")
+    done = harness_cli("rerank", "-d", "scifact", "--run", run, "-r", "bi-encoder", "-o", tmp_path / "rr.trec",
+                       "--evaluate", "--relevance-threshold", "2")
+    assert (done.returncode, done.stderr.strip().splitlines()) == (2, [LINE])
+    assert not (tmp_path / "rr.trec").exists()
+    qrels = BUNDLED / "scifact" / "qrels" / "test.tsv"
+    done = harness_cli("fuse", "--run", run, "--run", run, "-o", tmp_path / "f.trec", "--optimize", "--qrels", qrels,
+                       "--allow-test-split", "--relevance-threshold", "2")
+    assert (done.returncode, done.stderr.strip().splitlines()) == (2, [LINE])  # (every trial scored 0, tied)
