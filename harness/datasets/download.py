@@ -285,6 +285,11 @@ def unpack(zip_path: Path, target: Path, manifest: dict | None = None) -> Path:
             raise
         entries = [p for p in tmp.iterdir() if p.name != "__MACOSX"]
         content = entries[0] if len(entries) == 1 and entries[0].is_dir() else tmp
+        if not _holds_a_corpus(content):  # (it unpacked, and every load then said "no corpus.jsonl")
+            shown = sorted(p.name + ("/" if p.is_dir() else "") for p in content.iterdir() if p.name != "__MACOSX")
+            raise HarnessError(f"{zip_path}: no corpus.jsonl (or corpus.jsonl.gz) at its top or in the folders "
+                               f"there, as a BEIR zip has one; it holds {', '.join(shown[:8]) or 'nothing'}"
+                               f"{', ...' if len(shown) > 8 else ''}: nothing was unpacked")
         if manifest is not None:  # with each unpacked file's size and sha256 (`harness datasets info` checks them)
             files = {p.relative_to(content).as_posix(): {"bytes": p.stat().st_size, "sha256": file_digest(p)}
                      for p in sorted(content.rglob("*")) if p.is_file()}
@@ -300,6 +305,14 @@ def unpack(zip_path: Path, target: Path, manifest: dict | None = None) -> Path:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return target
+
+
+def _holds_a_corpus(folder: Path) -> bool:
+    """Whether an unpacked zip is a BEIR dataset: a corpus file at its top, or in its folders (CQADupStack's
+    forums, each a dataset of its own)."""
+    names = ("corpus.jsonl", "corpus.jsonl.gz")
+    return any((folder / name).is_file() for name in names) or any(
+        (sub / name).is_file() for sub in folder.iterdir() if sub.is_dir() for name in names)
 
 
 # --------------------------------------------------------------------------- the whole job

@@ -282,3 +282,23 @@ def test_a_download_waiting_for_another_process_says_so(cache, server, registry_
             worker.join(60)
     assert [r.getMessage() for r in caplog.records] == ["another process is downloading nfcorpus; waiting for it"]
     assert done == [cache / "datasets" / "nfcorpus"] and len(server.log) == 1
+
+
+def test_a_zip_without_a_corpus_is_refused_before_anything_is_unpacked(tmp_path):
+    # A --url zip of another layout (no corpus.jsonl at its top) unpacked "successfully"; every load then said
+    # the folder has no corpus.jsonl, and only --force could replace it (datasets review, session 15).
+    bad = tmp_path / "other.zip"
+    with zipfile.ZipFile(bad, "w") as archive:
+        archive.writestr("mine/data/docs.jsonl", "{}\n")
+        archive.writestr("mine/README", "x")
+    with pytest.raises(HarnessError) as err:
+        dl.unpack(bad, tmp_path / "target")
+    assert str(err.value) == (f"{bad}: no corpus.jsonl (or corpus.jsonl.gz) at its top or in the folders there, as a "
+                              "BEIR zip has one; it holds README, data/: nothing was unpacked")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other.zip"]  # no target, no temporary folder left
+    # BEIR's layouts unpack: a corpus at the top of the zip's folder, or in its forums' folders (CQADupStack)
+    forums = tmp_path / "cqa.zip"
+    with zipfile.ZipFile(forums, "w") as archive:
+        for forum in ("android", "gis"):
+            archive.writestr(f"cqadupstack/{forum}/corpus.jsonl", '{"_id": "d", "text": "x"}\n')
+    assert sorted(p.name for p in dl.unpack(forums, tmp_path / "cqadupstack").iterdir()) == ["android", "gis"]
