@@ -45,13 +45,6 @@ def untrained_head(transformers_model) -> str | None:
     return ", ".join(map(str, saved))
 
 
-def _stamp(folder: Path) -> list:
-    """(relative path, size, mtime, ctime, inode) of every file under ``folder``: while it is unchanged, so is
-    the digest (ctime too: a checkpoint rewritten in place keeps its size, and ``rsync -a`` its mtime)."""
-    return [(str(p.relative_to(folder)), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
-            for p in sorted(folder.rglob("*")) if p.is_file() for st in (p.stat(),)]
-
-
 class CrossEncoderReranker(Reranker):
     """Rescore candidates with a cross-encoder (hub name or local folder; one output label)."""
 
@@ -69,7 +62,6 @@ class CrossEncoderReranker(Reranker):
         self.model_name, self.revision, self.batch_size = model, revision, batch_size
         self.max_length, self.requested_device, self.activation = max_length, device, activation
         self._model = None
-        self._digest: tuple | None = None  # (the folder's file stamps, their sha256)
         self._stats: dict = {}
 
     def load(self):
@@ -130,13 +122,12 @@ class CrossEncoderReranker(Reranker):
         folder = Path(os.path.expanduser(self.model_name))
         if not folder.is_dir():
             return None
-        if self._digest is None or self._digest[0] != _stamp(folder):  # (computed once while the files stay)
-            from harness.cache import cache_dir
-            from retrievers.dense.model import folder_digest
+        from harness.cache import cache_dir
+        from retrievers.dense.model import folder_digest
 
-            # (without the memo every instance hashed the folder whole: 2.3 GB for bge-reranker-v2-m3)
-            self._digest = (_stamp(folder), folder_digest(folder, cache_dir("embeddings") / "model-digests.json"))
-        return self._digest[1]
+        # (the memo's stamps of the files tell an unchanged folder; without it every instance hashed the folder
+        # whole: 2.3 GB for bge-reranker-v2-m3)
+        return folder_digest(folder, cache_dir("embeddings") / "model-digests.json")
 
     def stats(self) -> dict:
         return {"device": str(self._model.device) if self._model is not None else "not loaded", **self._stats}
