@@ -73,7 +73,11 @@ def is_downloaded(dataset: str | DatasetRef) -> bool:
     folder = dataset_dir(ref)
     if (datasets_root() / ref.base / MANIFEST).is_file() and folder.is_dir():
         return True
-    return any((folder / f).is_file() for f in ("corpus.jsonl", "corpus.jsonl.gz"))
+    return _has_corpus(folder)
+
+
+def _has_corpus(folder: Path) -> bool:
+    return any((folder / name).is_file() for name in ("corpus.jsonl", "corpus.jsonl.gz"))
 
 
 def mirror_url() -> str | None:
@@ -310,9 +314,7 @@ def unpack(zip_path: Path, target: Path, manifest: dict | None = None) -> Path:
 def _holds_a_corpus(folder: Path) -> bool:
     """Whether an unpacked zip is a BEIR dataset: a corpus file at its top, or in its folders (CQADupStack's
     forums, each a dataset of its own)."""
-    names = ("corpus.jsonl", "corpus.jsonl.gz")
-    return any((folder / name).is_file() for name in names) or any(
-        (sub / name).is_file() for sub in folder.iterdir() if sub.is_dir() for name in names)
+    return _has_corpus(folder) or any(_has_corpus(sub) for sub in folder.iterdir() if sub.is_dir())
 
 
 # --------------------------------------------------------------------------- the whole job
