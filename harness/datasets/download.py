@@ -90,7 +90,38 @@ def _offline() -> bool:
 
 # --------------------------------------------------------------------------- transfer
 class RetryableError(Exception):
-    """A transfer failure worth another try (connection lost, body cut short, server error)."""
+    """A transfer failure worth another try (connection lost, body cut short, server error, 408, 429).
+
+    ``wait``: the seconds the server asked for (``Retry-After``), when it did.
+    """
+
+    def __init__(self, message: str, wait: float | None = None):
+        super().__init__(message)
+        self.wait = wait
+
+
+#: the longest ``Retry-After`` honoured, in seconds (a server asking for more is waited on this long)
+MAX_RETRY_AFTER = 60.0
+#: 4xx answers that say "not now" rather than "not this": retried as server errors are
+RETRY_STATUSES = {408, 429}
+
+
+def _retry_after(value: str | None) -> float | None:
+    """``Retry-After`` as seconds: delta-seconds or an HTTP date (RFC 9110 10.2.3); None if absent or unreadable."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    from email.utils import parsedate_to_datetime
+
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        return None
+    return max(0.0, when.timestamp() - time.time())
 
 
 @dataclass
@@ -116,10 +147,11 @@ class ResumableDownloader:
         if check_only:
             response = requests.head(url, allow_redirects=True, timeout=self.timeout)
             return response.status_code == 200
-        last: Exception | None = None
+        last: RetryableError | None = None
         for attempt in range(self.retries + 1):
-            if attempt:
-                time.sleep(self.backoff * 2 ** (attempt - 1))
+            if attempt:  # the backoff, or as long as the server asked (Retry-After), within MAX_RETRY_AFTER
+                asked = last.wait if last is not None and last.wait is not None else 0.0
+                time.sleep(max(self.backoff * 2 ** (attempt - 1), min(asked, MAX_RETRY_AFTER)))
             try:
                 self._transfer(url)
                 break
@@ -161,8 +193,9 @@ class ResumableDownloader:
                 self.part_path.unlink(missing_ok=True)
                 response.close()
                 return self._transfer(url)
-            if status >= 500:
-                raise RetryableError(f"HTTP {status} {response.reason}")
+            if status >= 500 or status in RETRY_STATUSES:  # (408 Request Timeout, 429 Too Many Requests)
+                raise RetryableError(f"HTTP {status} {response.reason}",
+                                     wait=_retry_after(response.headers.get("Retry-After")))
             if status >= 400:
                 raise TransferError(url, f"HTTP {status} {response.reason}", attempts=1, retry=False)
             mode = "ab" if have and status == 206 else "wb"

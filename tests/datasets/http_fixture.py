@@ -5,6 +5,9 @@ Paths are ``/<mode>/<file>``; ``files`` maps file names to bytes. Modes:
     ok          the file, with Range support (206 + Content-Range)
     fail500     HTTP 500 for the first ``fail_count`` requests, then as ``ok``
     always500   HTTP 500 every time
+    fail429     HTTP 429 with ``Retry-After: 2`` for the first ``fail_count`` requests, then as ``ok``
+    fail408     HTTP 408 (no Retry-After) for the first ``fail_count`` requests, then as ``ok``
+    always429   HTTP 429 with ``Retry-After: 3600`` every time
     truncate    the first answer promises the whole file but sends half and closes; then as ``ok``
     alwayscut   every answer is cut in half
     slow        as ``ok``, sent in 16 KiB pieces 20 ms apart (to be killed midway)
@@ -78,6 +81,12 @@ class FlakyServer:
                     return self._status(404)
                 if mode == "always500" or (mode == "fail500" and n <= server.fail_count):
                     return self._status(500)
+                if mode == "fail429" and n <= server.fail_count:
+                    return self._status(429, {"Retry-After": "2"})
+                if mode == "fail408" and n <= server.fail_count:
+                    return self._status(408)
+                if mode == "always429":
+                    return self._status(429, {"Retry-After": "3600"})
                 if mode == "redirectloop":
                     self.send_response(302)
                     self.send_header("Location", self.path)
@@ -115,9 +124,11 @@ class FlakyServer:
                     return
                 self.wfile.write(body)
 
-            def _status(self, code: int) -> None:
+            def _status(self, code: int, headers: dict[str, str] | None = None) -> None:
                 payload = f"status {code}\n".encode()
                 self.send_response(code)
+                for key, value in (headers or {}).items():
+                    self.send_header(key, value)
                 self.send_header("Content-Length", str(len(payload)))
                 self.end_headers()
                 self.wfile.write(payload)
