@@ -85,6 +85,8 @@ def compare(
     for warning in aligned.warnings:  # (a name or path of a folder that is not UTF-8: shown as U+FFFD)
         typer.echo(valid_text(f"warning: {warning}"), err=True)
     comparison = run_compare(aligned, baseline, settings)
+    for warning in comparison.warnings:  # (a p-value that the random draws put on one side of alpha)
+        typer.echo(valid_text(f"warning: {warning}"), err=True)
     markdown = comparison_markdown(comparison)
     typer.echo(valid_text(markdown), nl=False, err=to_stdout)
     if markdown_out:

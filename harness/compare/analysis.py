@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 
 from harness.compare.load import Aligned
 from harness.compare.measures import count, ranks_systems
-from harness.compare.significance import PairedComparison, compare_paired, holm_bonferroni, significant
+from harness.compare.significance import (PairedComparison, compare_paired, holm_bonferroni, holm_standard_errors,
+                                          near_alpha, significant)
 from harness.evaluation.evaluator import finite_mean
 
 TESTS = {"randomization": "Fisher's randomization test", "t": "paired t-test"}
@@ -78,6 +79,7 @@ class Comparison:
     settings: Settings
     means: dict[str, dict[str, float]]  # system -> metric -> mean over the aligned queries
     cells: dict[tuple[str, str], Cell] = field(default_factory=dict)  # (system, metric) -> Cell
+    warnings: list[str] = field(default_factory=list)  # of the tests (the inputs' are aligned.warnings)
 
     @property
     def systems(self) -> list[str]:
@@ -108,7 +110,7 @@ class Comparison:
                         for s in self.aligned.systems],
             "comparisons": [cell.to_dict() for cell in self.cells.values()],
             **({"counts": counts} if (counts := {m: count(m) for m in self.metrics if count(m)}) else {}),
-            "warnings": self.aligned.warnings,
+            "warnings": [*self.aligned.warnings, *self.warnings],
         })
 
 
@@ -140,8 +142,23 @@ def compare(aligned: Aligned, baseline: str | None = None, settings: Settings | 
                  for n in others]
         p_t = holm_bonferroni([s.p_t for s in stats])
         p_r = holm_bonferroni([s.p_randomization for s in stats])
+        se = holm_standard_errors([s.p_randomization for s in stats],
+                                  [None if s.randomization_exact else s.permutations for s in stats])
         for i, (name, s) in enumerate(zip(others, stats)):
             p = float(p_t[i] if settings.test == "t" else p_r[i])
             result.cells[(name, metric)] = Cell(name, metric, s, float(p_t[i]), float(p_r[i]), p,
                                                 significant(p, settings.alpha) and s.difference != 0)
+            if settings.test == "randomization" and s.difference != 0 and near_alpha(p, se[i], settings.alpha):
+                result.warnings.append(near_alpha_warning(f"{name} vs {baseline}, {metric}", p, se[i], s.permutations,
+                                                          settings.alpha, adjusted=len(others) > 1))
     return result
+
+
+def near_alpha_warning(what: str, p: float, se: float, permutations: int, alpha: float, adjusted: bool | str,
+                       outcome: str = "whether it is significant") -> str:
+    """The line for a Monte Carlo p-value within 3 standard errors of alpha (:func:`near_alpha`);
+    ``adjusted``: whether it is Holm's (or how: a string)."""
+    holm = f" ({adjusted})" if isinstance(adjusted, str) else " (Holm-adjusted)" if adjusted else ""
+    return (f"{what}: the randomization p{holm} = {p:.4g} is within 3 standard errors (se {se:.2g}) of alpha = "
+            f"{alpha:g}, so {outcome} rests on the {permutations:,} random draws: more "
+            "--permutations (or --test t) settle it")

@@ -36,7 +36,8 @@ import numpy as np
 
 from harness.compare.load import Aligned, SystemResult
 from harness.compare.measures import count
-from harness.compare.significance import paired_t_test, randomization_test, significant
+from harness.compare.significance import (holm_standard_errors, near_alpha, paired_t_test, randomization_test,
+                                          significant)
 from harness.errors import HarnessError, InputError
 from harness.evaluation.evaluator import finite_mean
 
@@ -321,14 +322,11 @@ def run_check(aligned: Aligned, metrics: list[str] | None = None, tolerance: flo
 
 
 def _near_alpha(metric: str, p: float, permutations: int, alpha: float, outcome: str) -> list[str]:
-    """A warning when a Monte Carlo p-value lies within 3 standard errors of ``alpha``::
-
-        se = sqrt(p (1 - p) / permutations),   |p - alpha| < 3 se
-
-    Then another seed or more permutations could put it on the other side, and the verdict with it:
-    the verdict is reproducible (the draws are seeded) but decided by the draws, not the data."""
-    se = math.sqrt(p * (1 - p) / permutations)
-    if abs(p - alpha) >= 3 * se:
+    """A warning when a Monte Carlo p-value lies within 3 standard errors of ``alpha``
+    (:func:`harness.compare.significance.near_alpha`, ``se = sqrt(p (1 - p) / permutations)``): the
+    verdict is then decided by the draws, not the data."""
+    se = float(holm_standard_errors([p], [permutations])[0])
+    if not near_alpha(p, se, alpha):
         return []
     return [f"{metric}: the randomization p = {p:.4g} is within 3 standard errors (se {se:.2g}) of alpha = {alpha:g}, "
             f"so {outcome} rests on the {permutations:,} random draws: more --permutations (or --test t) settle it"]

@@ -272,6 +272,40 @@ def holm_bonferroni(p_values: Sequence[float]) -> np.ndarray:
     return adjusted
 
 
+def holm_standard_errors(p_values: Sequence[float], draws: Sequence[int | None]) -> np.ndarray:
+    """The Monte Carlo standard error of each Holm-adjusted p-value, in the input order::
+
+        p'_(i) = max_{j <= i} min(1, (m - j + 1) p_(j))      (p'_(i) is (m - j* + 1) p_(j*), j* attaining the max)
+        se(p'_(i)) = (m - j* + 1) sqrt(p_(j*) (1 - p_(j*)) / n_(j*))
+
+    ``draws[i]``: the random sign vectors behind ``p_values[i]``, or None where it is exact (se 0, as it is
+    where the adjusted p is clipped at 1). With m = 1 it is the plain ``sqrt(p (1 - p) / n)``."""
+    p = np.asarray(p_values, dtype=np.float64)
+    m = len(p)
+    se = np.zeros(m, dtype=np.float64)
+    if m == 0:
+        return se
+    order = np.argsort(p, kind="stable")
+    scaled = (m - np.arange(m)) * p[order]
+    best = 0
+    for i in range(m):
+        if scaled[i] > scaled[best]:
+            best = i
+        n = draws[order[best]]
+        if n is not None and scaled[best] < 1.0:
+            q = p[order[best]]
+            se[order[i]] = (m - best) * math.sqrt(q * (1.0 - q) / n)
+    return se
+
+
+def near_alpha(p: float, se: float, alpha: float) -> bool:
+    """Whether a Monte Carlo p-value lies within 3 standard errors of ``alpha``: ``|p - alpha| < 3 se``.
+
+    Then another seed or more draws could put it on the other side of alpha, and the call with it: the
+    call is reproducible (the draws are seeded) but decided by the draws, not the data."""
+    return se > 0 and abs(p - alpha) < 3 * se
+
+
 def percent(confidence: float) -> str:
     """A confidence level as printed: ``95%``, ``99.5%`` (``:.0%`` printed 0.995, ``--alpha 0.005``, as 100%),
     ``99.99999%`` (up to 10 decimals of the percentage: ``:g`` kept 6 digits, and printed 1 - 1e-7 as 100%)."""

@@ -141,5 +141,5 @@ def comparison_markdown(comparison: Comparison, title: str | None = "Comparison"
         sections.append(f"Δ: mean per-query difference (system - baseline); CI: paired bootstrap, "
                         f"{s.resamples:,} resamples (seed {s.seed}); randomization test: {rand}; "
                         "W/T/L: queries won / tied / lost.")
-    sections.extend(f"> warning: {w}" for w in c.aligned.warnings)
+    sections.extend(f"> warning: {w}" for w in [*c.aligned.warnings, *c.warnings])
     return "\n\n".join(sections) + "\n"

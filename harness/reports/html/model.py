@@ -43,12 +43,13 @@ from typing import Collection, Sequence
 import numpy as np
 
 from harness.compare import Settings, SystemResult, align
-from harness.compare.analysis import same_mean
+from harness.compare.analysis import near_alpha_warning, same_mean
 from harness.compare.load import find_qrels, resolve_metrics
 from harness.compare.measures import ranks_systems
 from harness.compare.plots import curves
-from harness.compare.significance import (bootstrap_means, holm_bonferroni, paired_bootstrap_ci, paired_t_test,
-                                          percentile_interval, randomization_test, rank_groups, significant)
+from harness.compare.significance import (bootstrap_means, holm_bonferroni, holm_standard_errors, near_alpha,
+                                          paired_bootstrap_ci, paired_t_test, percentile_interval, randomization_test,
+                                          rank_groups, significant)
 from harness.errors import HarnessError
 from harness.evaluation.evaluator import finite_mean
 
@@ -189,16 +190,22 @@ def _letters(count: int) -> list[str]:
     return [alphabet[i] if i < 26 else f"{alphabet[i // 26 - 1]}{alphabet[i % 26]}" for i in range(count)]
 
 
-def pair_p_values(columns: list[np.ndarray], settings: Settings) -> dict[tuple[int, int], float]:
-    """Raw two-sided p-value of the chosen paired test (as ``harness compare``) for every pair i < j."""
+def pair_p_values(columns: list[np.ndarray], settings: Settings,
+                  draws: dict[tuple[int, int], int | None] | None = None) -> dict[tuple[int, int], float]:
+    """Raw two-sided p-value of the chosen paired test (as ``harness compare``) for every pair i < j.
+
+    ``draws``, when given, receives each pair's random sign vectors (None where the p is exact: the t-test,
+    or every sign flip counted)."""
     p = {}
     for i in range(len(columns)):
         for j in range(i + 1, len(columns)):
             if settings.test == "t":
-                p[(i, j)] = paired_t_test(columns[i], columns[j]).p_value
+                p[(i, j)], n = paired_t_test(columns[i], columns[j]).p_value, None
             else:
-                p[(i, j)] = randomization_test(columns[i], columns[j], permutations=settings.permutations,
-                                               seed=settings.seed).p_value
+                r = randomization_test(columns[i], columns[j], permutations=settings.permutations, seed=settings.seed)
+                p[(i, j)], n = r.p_value, None if r.exact else r.n_permutations
+            if draws is not None:
+                draws[(i, j)] = n
     return p
 
 
@@ -279,17 +286,30 @@ def dataset_section(label: str, systems: list[SystemResult], metrics: list[str],
         if not ranks_systems(metric):  # a count (num_ret, num_rel): its means only, as harness compare shows it
             continue
         values = [aligned.of(n, metric) for n in names]
-        p = pair_p_values(values, settings)
+        drawn: dict[tuple[int, int], int | None] = {}
+        p = pair_p_values(values, settings, drawn)
         groups = rank_groups([row[n]["mean"] for n in names], pairwise_different(values, p, settings.alpha)) \
             if len(names) > 1 else []
+        if len(names) > 2:  # (with two systems the one pair is the baseline's, warned of below)
+            every = holm_bonferroni(list(p.values())).tolist()
+            for (i, j), q, e in zip(p, every, holm_standard_errors(list(p.values()), list(drawn.values())).tolist()):
+                if finite_mean(values[i]) != finite_mean(values[j]) and near_alpha(q, e, settings.alpha):
+                    warnings.append(near_alpha_warning(
+                        f"{names[i]} and {names[j]}, {metric}", q, e, settings.permutations, settings.alpha,
+                        f"Holm-adjusted over the {len(p)} pairs", "whether they share a group letter"))
         for letter, group in zip(_letters(len(groups)), groups):
             for i in group:
                 row[names[i]]["groups"] = row[names[i]].get("groups", "") + letter
         # Against the baseline: harness compare's family (Holm over the other systems) and its interval,
         # computed as compare computes it (the same draws; the same arithmetic, so the same digits).
-        adjusted = holm_bonferroni([p[(min(i, b), max(i, b))] for i in others])
-        for i, q in zip(others, adjusted.tolist()):
+        pairs = [(min(i, b), max(i, b)) for i in others]
+        adjusted = holm_bonferroni([p[pair] for pair in pairs])
+        se = holm_standard_errors([p[pair] for pair in pairs], [drawn[pair] for pair in pairs])
+        for i, q, e in zip(others, adjusted.tolist(), se.tolist()):
             d = values[i] - values[b]
+            if finite_mean(d) != 0 and near_alpha(q, e, settings.alpha):  # (as harness compare warns)
+                warnings.append(near_alpha_warning(f"{names[i]} vs {base}, {metric}", q, e, settings.permutations,
+                                                   settings.alpha, adjusted=len(others) > 1))
             ci = paired_bootstrap_ci(values[b], values[i], settings.resamples, settings.confidence, settings.seed)
             versus.append({"system": names[i], "metric": metric, "difference": finite_mean(d), "low": ci.low,
                            "high": ci.high, "p_holm": q, "significant": significant(q, settings.alpha) and finite_mean(d) != 0,
