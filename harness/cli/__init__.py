@@ -20,7 +20,8 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
 
 # Command name -> its module (harness/cli/<name>.py adds the command to ``app`` when imported), in the
 # order ``--help`` lists them.
-COMMANDS = ("datasets", "evaluate", "run", "check", "compare", "bench", "serve", "report", "fuse", "rerank")
+COMMANDS = ("datasets", "evaluate", "run", "check", "compare", "bench", "serve", "report", "fuse", "rerank",
+            "cache")
 
 
 def _print_version(value: bool) -> None:
