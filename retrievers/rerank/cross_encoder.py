@@ -62,7 +62,34 @@ class CrossEncoderReranker(Reranker):
         self.model_name, self.revision, self.batch_size = model, revision, batch_size
         self.max_length, self.requested_device, self.activation = max_length, device, activation
         self._model = None
+        self._folder: Path | None = None
         self._stats: dict = {}
+
+    def folder(self) -> Path:
+        """The model's files: the local folder, or for a hub name the snapshot of ``revision`` (default the
+        repo's main) in the Hugging Face cache, downloaded on first use as the dense retriever's
+        :meth:`~retrievers.dense.model.ModelHandle.resolve` does (same files skipped: ONNX, TF, Flax...;
+        ``HF_HUB_OFFLINE=1`` takes the cached snapshot). The model is loaded from, and its digest taken
+        over, this one folder."""
+        if self._folder is None:
+            path = Path(os.path.expanduser(self.model_name))
+            if path.is_dir():
+                self._folder = path
+            elif self.model_name.startswith(("/", ".", "~")):  # (a file: not "does not exist")
+                raise ValueError(f"cross-encoder model folder {self.model_name!r} "
+                                 f"{'is not a folder' if path.exists() else 'does not exist'}")
+            else:
+                from retrievers.dense.model import _HUB_IGNORE
+
+                try:
+                    from huggingface_hub import snapshot_download
+
+                    self._folder = Path(snapshot_download(self.model_name, revision=self.revision,
+                                                          ignore_patterns=_HUB_IGNORE))
+                except Exception as exc:  # network, missing repo, offline without a cached copy
+                    raise ValueError(f"cannot get cross-encoder {self.model_name!r} (not a folder; hub download "
+                                     f"failed: {type(exc).__name__}: {exc})") from None
+        return self._folder
 
     def load(self):
         """The CrossEncoder (loaded on first use; torch is imported only then)."""
@@ -72,12 +99,9 @@ class CrossEncoderReranker(Reranker):
 
             from retrievers.dense.model import resolve_device
 
-            path = Path(os.path.expanduser(self.model_name))
-            if self.model_name.startswith(("/", ".", "~")) and not path.is_dir():  # (a file: not "does not exist")
-                raise ValueError(f"cross-encoder model folder {self.model_name!r} "
-                                 f"{'is not a folder' if path.exists() else 'does not exist'}")
+            folder = self.folder()
             try:
-                model = CrossEncoder(str(path), revision=self.revision, max_length=self.max_length,
+                model = CrossEncoder(str(folder), max_length=self.max_length,
                                      device=resolve_device(self.requested_device))
             except (OSError, ValueError) as exc:  # not a model folder / hub repo, or offline without a cached copy
                 raise ValueError(f"cannot load cross-encoder {self.model_name!r}: {exc}") from None
@@ -109,7 +133,8 @@ class CrossEncoderReranker(Reranker):
         (:func:`retrievers.dense.model.folder_digest`, as the dense and sparse retrievers record theirs), so
         that a pipeline's rerank stage cache and a benchmark's cell, keyed by these params, are computed
         again when the model in the folder changes (a model retrained into the same folder was served the
-        old model's reranked run). None for a hub name (its ``revision`` identifies it when given).
+        old model's reranked run). A hub name's digest is its snapshot's (:meth:`folder`): a repo whose main
+        moved to new weights is a new digest, where it was None (and a cached stage served the old model's run).
 
         The digest is remembered in ``<cache>/embeddings/model-digests.json``, the dense retriever's memo
         (keyed by folder, each file's size, mtime, ctime and inode), so that a new process (a rerun whose
@@ -118,10 +143,8 @@ class CrossEncoderReranker(Reranker):
                 "max_length": self.max_length, "batch_size": self.batch_size, "activation": self.activation}
 
     @property
-    def model_sha256(self) -> str | None:
-        folder = Path(os.path.expanduser(self.model_name))
-        if not folder.is_dir():
-            return None
+    def model_sha256(self) -> str:
+        folder = self.folder()
         from harness.cache import cache_dir
         from retrievers.dense.model import folder_digest
 
