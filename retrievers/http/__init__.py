@@ -66,10 +66,16 @@ class HTTPRetriever(Retriever):
                                "(elasticsearch, opensearch, solr, vespa, harness)")
         self.index_check = index_check
         self._stats: dict = {}
+        self._answers_sha256: str | None = None
 
     # ------------------------------------------------------------------------- the interface
     def params(self) -> dict:
-        return {"preset": self.preset, **self.template.describe()}
+        """The request template and response mapping, and ``answers_sha256``: the sha256 of the run the
+        last search made of the service's answers (None before a search). A live service answers what its
+        index holds now: a pipeline stage is keyed by params() (a run cached under the answers' digest is
+        never found by a lookup before the search, so the service is queried every time, and a stage after
+        it is reused only when the service answered exactly as before), a bench cell's fingerprint too."""
+        return {"preset": self.preset, **self.template.describe(), "answers_sha256": self._answers_sha256}
 
     def stats(self) -> dict:
         return dict(self._stats)
@@ -117,8 +123,11 @@ class HTTPRetriever(Retriever):
             # trec_eval-9 scores equal in float32 tie and the larger id ranks first), as the run-file retriever does
             from harness.evaluation.semantics import top_depth
 
-            return top_depth(run, k, semantics)
-        return run.truncated(k)
+            run = top_depth(run, k, semantics)
+        else:
+            run = run.truncated(k)
+        self._answers_sha256 = _run_sha256(run)
+        return run
 
     # ------------------------------------------------------------------------- index check
     def count_documents(self) -> int:
@@ -132,6 +141,8 @@ class HTTPRetriever(Retriever):
         try:
             response = httpx.request(count["method"], url, params=count.get("params"), json=count.get("body"),
                                      headers=self.template.header_values(), timeout=self.settings.timeout)
+        except httpx.LocalProtocolError as exc:  # a request that cannot be sent: its text may quote a header's value
+            raise HarnessError(f"index_check: {where} could not be sent ({type(exc).__name__})") from None
         except httpx.HTTPError as exc:  # connection errors and timeouts; their text names no URL
             raise HarnessError(f"index_check: {where} failed: {type(exc).__name__}: {exc}") from None
         if response.status_code >= 300:  # a redirect is not followed: its body holds no count
@@ -146,6 +157,20 @@ class HTTPRetriever(Retriever):
         if isinstance(value, bool) or not isinstance(value, int):
             raise HarnessError(f"index_check: {field.source!r} is {value!r}, not a document count")
         return value
+
+
+def _run_sha256(run: Run) -> str:
+    """sha256 of a run's content: per query, in order, one JSON line ``[query id, [doc ids], [scores]]``
+    (scores as JSON writes a double: exactly)."""
+    import hashlib
+    import json
+
+    digest = hashlib.sha256()
+    docs, scores, offsets = run.doc_vocab[run.doc_codes].tolist(), run.scores.tolist(), run.offsets.tolist()
+    for i, qid in enumerate(run.query_ids.tolist()):
+        start, end = offsets[i], offsets[i + 1]
+        digest.update(json.dumps([qid, docs[start:end], scores[start:end]]).encode("utf-8") + b"\n")
+    return digest.hexdigest()
 
 
 def _outcome_stats(ids: list[str], outcomes: list, wall_s: float) -> dict:

@@ -136,6 +136,9 @@ async def _attempt(client: httpx.AsyncClient, template: RequestTemplate, query_i
         if isinstance(exc, httpx.ConnectTimeout):
             raise _Retryable(f"could not connect within {timeout:g} s") from None
         raise ResponseError(f"timed out after {timeout:g} s ({request.method} {_where(request.url)})") from None
+    except httpx.LocalProtocolError as exc:  # this request cannot be sent (the same again); its text may quote a header
+        raise ResponseError(f"the request could not be sent ({type(exc).__name__}) "
+                            f"({request.method} {_where(request.url)})") from None
     except httpx.TransportError as exc:  # connection refused / reset / closed early: worth another try
         raise _Retryable(f"connection error: {type(exc).__name__}: {exc}") from None
     except httpx.HTTPError as exc:  # a body its Content-Encoding does not decode (DecodingError): same answer again

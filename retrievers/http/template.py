@@ -9,9 +9,9 @@ pre-split strings. Placeholders (in the URL, the query-string parameters and the
 
 A JSON string that is exactly one placeholder takes the value's own type (``"size": "{k}"`` sends
 ``"size": 10``); inside a longer string the value is inserted as text; in the URL it is
-percent-encoded as one component (``quote(value, safe="")``: "a#b" is sent as ``a%23b``, never a
-fragment, a parameter or a path separator). ``{{`` and ``}}`` are literal braces. Any other
-``{name}`` is refused up front.
+percent-encoded as one component (``quote(value, safe="")``: "a#b" is sent as ``a%23b``, ".." as
+``%2E%2E``, never a fragment, a parameter, a path separator or a dot-segment). ``{{`` and ``}}`` are
+literal braces. Any other ``{name}`` is refused up front.
 
 Header values may name environment variables, ``${SEARCH_API_KEY}``; they are expanded only when
 requests are sent, and :meth:`RequestTemplate.describe` (what results record) keeps the reference,
@@ -25,6 +25,8 @@ integer indexes a list.
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import re
 import string
@@ -86,10 +88,26 @@ def _compile_json(value: Any, where: str) -> Any:
         return {str(key): _compile_json(item, f"{where}.{key}") for key, item in value.items()}
     if isinstance(value, list):
         return [_compile_json(item, f"{where}[{i}]") for i, item in enumerate(value)]
+    if isinstance(value, float) and not math.isfinite(value):  # (--param reads NaN, Infinity; JSON has no such number)
+        raise HarnessError(f"{where}: {value} is not a JSON number (JSON has no NaN or Infinity)")
     if value is None or isinstance(value, (bool, int, float)):
         return value
     raise HarnessError(f"{where}: a JSON template takes objects, lists, strings, numbers, booleans and null; "
                        f"got {type(value).__name__}")
+
+
+def _param_text(value: Any, where: str) -> str:
+    """A query-string value as the service reads it: a string as is, a number or boolean as JSON writes it
+    (``true``, not Python's ``True``, which Elasticsearch refuses); null, a list or an object has no one
+    query-string form (``str()`` sent ``rows=None``, ``fq=['a', 'b']``) and is refused."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)) and math.isfinite(value):
+        return json.dumps(value)
+    raise HarnessError(f"{where}: a query-string value is a string, a number or true/false; got "
+                       f"{json.dumps(value, default=repr)}")
 
 
 def _render_json(template: Any, values: Mapping[str, Any]) -> Any:
@@ -141,6 +159,11 @@ class FieldPath:
 
 
 # ----------------------------------------------------------------------------- headers
+HEADER_NAME = re.compile(r"[-!#$%&'*+.^_`|~0-9a-zA-Z]+")  # RFC 9110 token (h11's field-name)
+_BAD_HEADER_CHAR = re.compile(r"[\x00\n\r\x0b\x0c]")  # never in a field value (h11: NUL and \s but space, tab)
+_CHAR_NAMES = {"\n": "a line break (\\n)", "\r": "a carriage return (\\r)", "\x00": "a NUL character"}
+
+
 @dataclass(frozen=True)
 class HeaderValue:
     """A header value; ``${NAME}`` names an environment variable, read when requests are sent."""
@@ -159,7 +182,28 @@ class HeaderValue:
                 raise HarnessError(f"header {self.name!r} names the environment variable {var}, which is not set")
             return environ[var]
 
-        return ENV_VAR.sub(value, self.source)
+        return self.check(ENV_VAR.sub(value, self.source))
+
+    def check(self, value: str) -> str:
+        """``value`` if HTTP can send it (HarnessError naming the header, never the value, otherwise).
+
+        The HTTP library refuses a value with a line break, a NUL or a space at either end (h11's
+        ``field-value``), or with a non-ASCII character, and its error quotes the whole value: a key
+        read from a file with its trailing newline (``${SEARCH_API_KEY}``) was printed in the error
+        line, after every query had been retried as if the service had failed."""
+        problem, bad = None, _BAD_HEADER_CHAR.search(value)
+        if not value.isascii():
+            problem = "a non-ASCII character"
+        elif bad:
+            problem = _CHAR_NAMES.get(bad.group(), "a control character")
+            problem += " at its end" if bad.end() == len(value) else ""
+        elif value != value.strip(" \t"):
+            problem = "a space or tab at its start or end"
+        if problem is None:
+            return value
+        where = f" (from {', '.join('${' + var + '}' for var in self.env_vars)})" if self.env_vars else ""
+        raise HarnessError(f"header {self.name!r}: its value{where} holds {problem}, which HTTP cannot send; "
+                           f"a header value is ASCII text without line breaks (the value is not shown)")
 
     def describe(self) -> str:
         """What results may record: the template with its ``${VAR}`` references, or ``<redacted>``."""
@@ -235,11 +279,17 @@ class RequestTemplate:
         for name, value in (headers or {}).items():
             if not isinstance(value, str):
                 raise HarnessError(f"header {name!r} must be a string; got {value!r}")
-            header_values.append(HeaderValue(str(name), value))
+            if not HEADER_NAME.fullmatch(str(name)):
+                raise HarnessError(f"header name {name!r} is not an HTTP header name (letters, digits and "
+                                   f"!#$%&'*+-.^_`|~, no spaces or colons)")
+            header = HeaderValue(str(name), value)
+            if not header.env_vars:  # a literal value: refused now, not after every query has been tried
+                header.check(value)
+            header_values.append(header)
         return cls(
             method=method,
             url=TemplateString.parse(url, "url"),
-            params=tuple((str(name), TemplateString.parse(str(value), f"params.{name}"))
+            params=tuple((str(name), TemplateString.parse(_param_text(value, f"params.{name}"), f"params.{name}"))
                          for name, value in (params or {}).items()),
             body=None if body is None else _compile_json(body, "body"),
             headers=tuple(header_values),
@@ -253,7 +303,7 @@ class RequestTemplate:
         values = {"query": query, "query_id": query_id, "k": k}
         # In the URL a value is one percent-encoded component: "a#b" or "x?y=1&z" stays the query text
         # (a path segment or a query-string value), never a fragment, a parameter or a path separator.
-        url = self.url.render(values, escape=lambda text: quote(text, safe=""))
+        url = self.url.render(values, escape=_url_component)
         return Request(self.method, url, {name: value.render(values) for name, value in self.params},
                        None if self.body is None else _render_json(self.body, values))
 
@@ -316,6 +366,14 @@ class RequestTemplate:
         out["response"] = {"hits": self.hits.source, "id_field": self.id_field.source,
                            "score_field": self.score_field.source}
         return out
+
+
+def _url_component(text: str) -> str:
+    """``text`` percent-encoded as one URL component, ``quote(text, safe="")``; a dot-segment (``.``, ``..``)
+    as ``%2E``: the URL's path resolution removes it (``..``: with the segment before it), and the query
+    text ".." in ``/x/{query}/search`` was sent to ``/search``."""
+    encoded = quote(text, safe="")
+    return encoded.replace(".", "%2E") if encoded in (".", "..") else encoded
 
 
 def _field(path: FieldPath, hit: Any, position: int, what: str) -> Any:
