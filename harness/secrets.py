@@ -19,6 +19,10 @@ REDACTED = "<redacted>"
 _SECRET_PARAMETER = re.compile(r"(?<![\w/\\?&])((?:ssl)?password)\s*=\s*('(?:[^'\\]|\\.)*'|(?:\\[\s\S]|\S)+)")
 _SECRET_QUERY = re.compile(r"([?&](?:ssl)?password)=[^&#\s]*")
 _SECRET_USERINFO = re.compile(r"(://[^/@:\s]*):[^@/\s]*@")
+# A PostgreSQL URI whose password holds a raw '@' or '/' (``postgresql://u:p@ss@h/db``): libpq ends the
+# user info at the first '@' (or reads no user info at all past a '/'), which left the rest of the
+# password ("ss") in view; here the password runs to the last '@' before the query ('?')
+_SECRET_PG_USERINFO = re.compile(r"((?:postgresql|postgres)://[^/:\s?]*):[^\s?]*@")
 
 
 def without_secrets(value, name: object = None):
@@ -31,7 +35,7 @@ def without_secrets(value, name: object = None):
         if name in SECRET_PARAMETERS:
             return "***"
         value = _SECRET_PARAMETER.sub(r"\1=***", _SECRET_QUERY.sub(r"\1=***", value))
-        return _SECRET_USERINFO.sub(r"\1:***@", value)
+        return _SECRET_USERINFO.sub(r"\1:***@", _SECRET_PG_USERINFO.sub(r"\1:***@", value))
     if isinstance(value, dict):
         if name == "headers":
             return {key: REDACTED if isinstance(item, str) and SECRET_HEADER.search(str(key))

@@ -37,6 +37,7 @@ import itertools
 import queue
 import re
 import time
+from urllib.parse import unquote
 
 import numpy as np
 
@@ -67,6 +68,27 @@ def _psycopg():
 def _first_line(exc: Exception) -> str:
     lines = str(exc).strip().splitlines()
     return lines[0] if lines else type(exc).__name__
+
+
+def _misread_uri(dsn: str, conninfo: dict) -> bool:
+    """Whether libpq reads the URI ``dsn`` otherwise than its author meant, so that (part of) the
+    password would land in a shown value (host, port, dbname; the error line of a connection that
+    fails). libpq ends a URI's user info at the first '@', and at a '/' before any '@':
+    ``postgresql://u:p@ss@h/db`` is password "p", host "ss@h"; ``postgresql://u:pa/ss@h/db`` is host
+    "u", port "pa", dbname "ss@h/db". Meant: user info up to the last '@' before the query ('?'),
+    password after its first ':'; misread when libpq's password is not that (percent-decoded), or
+    when a host or port holds an '@' (never a network host; a socket folder starts with '/')."""
+    scheme, sep, rest = dsn.partition("://")
+    if not sep or scheme not in ("postgresql", "postgres"):  # (libpq's test: the exact prefix)
+        return False
+    head = rest.split("?", 1)[0]
+    if "@" in head:
+        userinfo = head[:head.rfind("@")]
+        if ":" in userinfo:
+            if (conninfo.get("password") or "") != unquote(userinfo.split(":", 1)[1]):
+                return True
+    return any("@" in value for key in ("host", "hostaddr", "port")
+               for value in str(conninfo.get(key) or "").split(",") if not value.startswith("/"))
 
 
 def _text(text: str) -> str:
@@ -111,6 +133,10 @@ class PostgresRetriever(Retriever):
             if re.search(r"password|@", str(dsn)):
                 reason = re.sub(r'"[^"]*"', lambda m: m[0] if m[0] == '"="' else '"***"', reason)
             raise ValueError(f"bad dsn: {reason}") from None
+        if _misread_uri(str(dsn), conninfo):
+            raise ValueError("bad dsn: libpq reads this URI otherwise than written (its user info ends at the first "
+                             "'@' and at a '/'): percent-encode '@' as %40 and '/' as %2F in the user name, "
+                             "password and database name (not shown: the password is part of it)")
         self.dsn = str(dsn)
         self.dsn_shown = self._pg.conninfo.make_conninfo(**{k: v for k, v in conninfo.items() if k not in SECRET_PARAMETERS})
         self.table, self.id_column, self.vector_column = table, str(id_column), str(vector_column)

@@ -15,7 +15,8 @@ Index: one FTS5 table in a database file, rowid = the rank of the document id in
 The database is cached under ``<cache root>/sqlite/<key>/`` (key: sha256 of the corpus, as the
 BM25 cache hashes it, and the settings, SQLite's version included), built in a temporary sibling
 folder and renamed into place when complete; ``manifest.json`` holds the file's size and sha256,
-checked on every load; a damaged entry is rebuilt.
+checked on every load; a damaged entry is rebuilt. A cache that cannot be written (read-only) is
+logged and the database built in a temporary folder, as with ``cache=false``.
 
 Search: each query becomes an FTS5 query of its tokens (runs of the characters the table's tokenizer
 keeps in tokens: letters and digits, each non-ASCII character of the queries classified by SQLite's
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 import os
 import re
 import shutil
@@ -58,6 +60,7 @@ FORMAT_VERSION = 1
 TOKENIZERS = ("porter unicode61", "unicode61", "trigram", "porter ascii", "ascii")
 COLUMNS = {"contents": ("contents",), "title,text": ("title", "text")}
 DB_FILE = "index.sqlite3"
+log = logging.getLogger(__name__)
 # Rows asked for beyond k: enough to settle float32 ties at the cut in one go almost always.
 MARGIN = 16
 LIMIT_MAX = 2**63 - 1  # SQLite's largest integer: a LIMIT beyond it is an OverflowError (a depth of 2^63 - 1)
@@ -159,8 +162,17 @@ class SQLiteRetriever(Retriever):
                 shutil.rmtree(root / key, ignore_errors=True)
                 self._path, status = None, f"rebuilt ({exc})"
             if self._path is None:
-                self._path = self._save(corpus, root, key)
                 status = "built" if status == "hit" else status
+                try:
+                    self._path = self._save(corpus, root, key)
+                except OSError as exc:  # a read-only cache (or a cache root under a file): built without
+                    # it, in a temporary folder, as BM25, dense and sparse go on without theirs
+                    log.warning("could not write the SQLite index cache under %s: %s; building the index "
+                                "without it", root, exc.strerror or exc)
+                    self._tmp = tempfile.TemporaryDirectory(prefix="harness-sqlite-")
+                    self._path = Path(self._tmp.name) / DB_FILE
+                    self._build(corpus, self._path)
+                    status = f"{status}, not cached ({exc.strerror or exc})"
         self._stats = {"engine": "sqlite-fts5", "sqlite_version": sqlite3.sqlite_version, "cache": status,
                        "index_path": str(self._path), "index_bytes": self._path.stat().st_size,
                        "index_s": round(time.perf_counter() - started, 6), "n_docs": len(corpus)}
