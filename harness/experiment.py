@@ -294,7 +294,17 @@ def run_experiment(
     """Index, search, evaluate and report ``dataset``; ``timings.load_s`` is the time
     :func:`~harness.datasets.load_dataset` took to load it (``dataset.load_s``). With ``output_dir``
     (a result folder with ``run.trec``), ids the run file could not hold fail first
-    (:func:`check_run_file_ids`), and so does a retriever name its tag column could not hold."""
+    (:func:`check_run_file_ids`), and so does a retriever name its tag column could not hold.
+    ``k_values`` (recorded in metrics.json) and ``depth`` (None: :func:`default_depth`) are checked
+    first, as the evaluator checks its own: a ValueError naming the value."""
+    k_values = list(k_values)
+    if any(isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1 for k in k_values):
+        raise ValueError(f"k values must be integers >= 1, got {k_values}")
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, (int, np.integer))
+                              or not 1 <= depth <= 2**63 - 1):
+        # (0 was taken as None, the default depth; 2.5 failed in numpy after the index, "10" in the search)
+        raise ValueError(f"depth must be an integer >= 1 (at most 2^63 - 1), or None for the deepest cutoff; "
+                         f"got {depth!r}")
     if output_dir is not None:
         check_run_file_ids(dataset)
         from harness.formats.trec import check_writable_ids
@@ -305,7 +315,7 @@ def run_experiment(
 
     evaluator.refuse_no_relevant(dataset.qrels)  # (before the index and the search, not after)
     timer = Timer({"load_s": dataset.load_s})
-    depth = depth or default_depth(k_values, evaluator.metrics)
+    depth = int(depth) if depth is not None else default_depth(k_values, evaluator.metrics)
     retriever.ranking_semantics = evaluator.semantics  # a run-file cuts its ranking in the evaluator's order
     with timer("index_s"), progress.task(f"indexing {len(dataset.corpus):,} documents ({retriever.name})"):
         retriever.index(dataset.corpus)

@@ -13,7 +13,7 @@ also drops identical ids from its inputs by default: its defaults are ``harness 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -92,10 +92,34 @@ def align(runs: Sequence[Run]) -> AlignedRuns:
         pairs=tuple(inverse[bounds[i]:bounds[i + 1]] for i in range(len(runs))))
 
 
+def check_runs(runs, call: str) -> list[Run]:
+    """``runs`` as a list, refused with a TypeError naming ``call`` unless it is a sequence of harness
+    :class:`Run` values: one run, BEIR's ``{query: {doc: score}}`` dicts or a dict of named runs gave an
+    AttributeError from deep inside the alignment (``'dict' object has no attribute ...``)."""
+    hint = ("build each from BEIR's dict with Run.from_dict(results), or read a TREC file with "
+            "harness.formats.trec.read_run(path)")
+    if isinstance(runs, (Run, Mapping, str, bytes)):
+        raise TypeError(f"{call} takes a list of harness Runs, got one {type(runs).__name__}: {hint}")
+    runs = list(runs)
+    bad = next((i for i, run in enumerate(runs) if not isinstance(run, Run)), None)
+    if bad is not None:
+        raise TypeError(f"{call} takes a list of harness Runs; run {bad + 1} is {type(runs[bad]).__name__}: {hint}")
+    return runs
+
+
+def check_spec(spec, call: str) -> FusionSpec:
+    """``spec``, refused with a TypeError naming ``call`` unless it is a :class:`FusionSpec`."""
+    if not isinstance(spec, FusionSpec):
+        raise TypeError(f"{call} takes a FusionSpec, got {type(spec).__name__}: build it with "
+                        "FusionSpec.create(method, ...) or FusionSpec.from_dict(settings)")
+    return spec
+
+
 def fuse_runs(runs: Sequence[Run], spec: FusionSpec, semantics: Semantics | str | None = "trec_eval-9") -> Run:
     """The fusion of ``runs`` described by ``spec`` (see ``harness.fusion.methods`` for the formulas),
     cut at ``spec.depth`` in the order of the evaluator's ``semantics`` (default ``trec_eval-9``, the
     evaluator's and ``harness fuse``'s; None: the fused scores' double order)."""
+    runs, spec = check_runs(runs, "fuse_runs(runs, spec)"), check_spec(spec, "fuse_runs(runs, spec)")
     if len(runs) < 2:
         raise ValueError(f"fusion needs at least two runs, got {len(runs)}")
     weights = spec.weights_for(len(runs))
@@ -146,6 +170,7 @@ def fuse(runs: Sequence[Run], method: str = "rrf", norm: str | None = None, k: i
 
     >>> fused = fuse([bm25_run, dense_run], "rrf", k=60)
     """
+    runs = check_runs(runs, "fuse(runs, ...)")
     spec = FusionSpec.create(method, norm, k, weights, depth)
     if not keep_identical_ids:
         runs = [run.without_identical_ids() for run in runs]

@@ -30,7 +30,7 @@ import numpy as np
 from harness.errors import HarnessError
 from harness.evaluation import Evaluator
 from harness.evaluation.metrics import evaluated_names, parse_metric, takes_cutoff
-from harness.fusion.fuse import align, contributions, fuse_aligned
+from harness.fusion.fuse import align, check_runs, check_spec, contributions, fuse_aligned
 from harness.fusion.spec import FusionSpec
 from harness.qrels import Qrels
 from harness.run import Run
@@ -171,6 +171,11 @@ def optimize(runs: Sequence[Run], qrels: Qrels, spec: FusionSpec, metric: str = 
     ignore_identical_ids: also whether such hits are dropped from ``runs`` before fusing, semantics:
     also the order each trial's depth cut follows).
     """
+    call = "optimize(runs, qrels, spec, ...)"
+    runs, spec = check_runs(runs, call), check_spec(spec, call)
+    if not isinstance(qrels, Qrels):
+        raise TypeError(f"{call} takes a harness Qrels, got {type(qrels).__name__}: build it from BEIR's dict with "
+                        "Qrels.from_dict(qrels), or read a file with harness.formats.trec.read_qrels(path)")
     check_split(split, allow_test_split)
     parameter = tuned_parameter(spec)
     if len(runs) < 2:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
 METHODS = ("rrf", "combsum", "combmnz", "combmax", "combmin", "wsum")
 NORMS = ("none", "min-max", "max", "sum", "zmuv", "rank")
@@ -98,7 +98,12 @@ class FusionSpec:
         if weights is not None:
             if method not in WEIGHTED:
                 raise ValueError(f"weights apply to {' and '.join(WEIGHTED)} only, not to {method}")
-            weights = tuple(float(w) for w in weights)
+            if isinstance(weights, (str, bytes)) or not isinstance(weights, Iterable):
+                # (a str is iterable: "37" was read as the weights 3 and 7, "0.5,0.5" failed on "." in float())
+                raise ValueError(f"weights must be a list of numbers, one per run, got {weights!r}")
+            weights = tuple(w if isinstance(w, (str, bytes)) else float(w) for w in weights)
+            if any(isinstance(w, (str, bytes)) for w in weights):
+                raise ValueError(f"weights must be numbers, got {list(weights)}")
             if not weights or not all(math.isfinite(w) and w >= 0 for w in weights):
                 raise ValueError(f"weights must be finite numbers >= 0, got {list(weights)}")
             if not any(weights):  # every fused score 0: the ranking would be the document ids' order
