@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import numbers
 from itertools import repeat
-from typing import Iterable
+from typing import Iterable, Mapping
 
 import numpy as np
 
@@ -24,6 +24,18 @@ def require_strings(values: list, what: str) -> None:
     if not all(map(isinstance, values, repeat(str))):
         bad = next(v for v in values if not isinstance(v, str))
         raise TypeError(f"{what} ids must be str, got {type(bad).__name__} {bad!r}")
+
+
+def require_mapping(value, call: str, shape: str) -> None:
+    """TypeError naming ``call`` unless ``value`` is BEIR's nested dict ``shape`` (a mapping of mappings):
+    a list, or a query's documents as a list, failed with ``'list' object has no attribute ...``."""
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{call} takes BEIR's {shape} dict, got {type(value).__name__}")
+    bad = next((q for q, docs in value.items() if not isinstance(docs, Mapping)), None)
+    if bad is not None:
+        shown = repr(value[bad])
+        raise TypeError(f"{call} takes BEIR's {shape} dict; query {bad!r} holds {type(value[bad]).__name__} "
+                        f"{shown if len(shown) <= 60 else shown[:57] + '...'}, not a {{doc_id: value}} dict")
 
 
 def real_array(values: list, labels: Iterable[tuple[str, str]], what: str, finite: bool = False) -> np.ndarray:

@@ -7,7 +7,7 @@ from typing import Iterable, Mapping
 
 import numpy as np
 
-from harness.columns import object_array, real_array, require_strings
+from harness.columns import object_array, real_array, require_mapping, require_strings
 
 
 @dataclass(frozen=True, eq=False)
@@ -52,6 +52,7 @@ class Qrels:
     @classmethod
     def from_dict(cls, qrels: Mapping[str, Mapping[str, float]]) -> "Qrels":
         """From BEIR's ``{query_id: {doc_id: grade}}``."""
+        require_mapping(qrels, "Qrels.from_dict", "{query_id: {doc_id: grade}}")
         return cls.from_rows((q, d, g) for q, docs in qrels.items() for d, g in docs.items())
 
     def to_dict(self) -> dict[str, dict[str, float]]:

@@ -28,7 +28,7 @@ from typing import Iterable, Mapping
 
 import numpy as np
 
-from harness.columns import IdColumn, object_array, real_array, require_strings
+from harness.columns import IdColumn, object_array, real_array, require_mapping, require_strings
 
 
 def _string_argsort(strings: np.ndarray) -> np.ndarray:
@@ -160,6 +160,7 @@ class Run:
     @classmethod
     def from_dict(cls, results: Mapping[str, Mapping[str, float]]) -> "Run":
         """Build a run from BEIR's ``{query_id: {doc_id: score}}`` results."""
+        require_mapping(results, "Run.from_dict", "{query_id: {doc_id: score}}")
         vocab: dict[str, int] = {}
         offsets = [0]
         codes: list[int] = []

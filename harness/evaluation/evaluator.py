@@ -146,11 +146,17 @@ class Evaluator:
         ignore_identical_ids: bool = True,
         semantics: str | Semantics | None = None,
     ) -> None:
+        if isinstance(k_values, (str, bytes)):  # (read one character at a time: "got ['1', '0']")
+            raise ValueError(f"k values must be a list of integers >= 1, such as [1, 10], got {k_values!r}")
         k_values = list(k_values)
         if any(isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1 for k in k_values):
             raise ValueError(f"k values must be integers >= 1, got {k_values}")
         if isinstance(metrics, (str, Metric)):  # one metric, not a sequence of its characters
             metrics = [metrics]
+        for item in metrics or ():
+            if not isinstance(item, (str, Metric)):  # (an int reached the name parser: a TypeError from re)
+                raise ValueError(f"metrics are names such as 'NDCG@10' or Metric values, got {item!r} "
+                                 f"({type(item).__name__}); cutoffs go in k_values")
         if metrics is None:
             self.metrics = metrics_for(DEFAULT_FAMILIES, k_values)
         else:
