@@ -25,21 +25,45 @@ _SECRET_USERINFO = re.compile(r"(://[^/@:\s]*):[^@/\s]*@")
 _SECRET_PG_USERINFO = re.compile(r"((?:postgresql|postgres)://[^/:\s?]*):[^\s?]*@")
 
 
+_QUERY_PARAMETER = re.compile(r"([?&])([^=&#\s]*)=([^&#\s]*)")
+_TEMPLATED = re.compile(r"(?:\{\w+\})*")  # a value that is only placeholders ({query}): no literal secret
+
+
+def _literal_secret(name: str, value: str) -> bool:
+    """A query-string parameter's literal value under a secret-looking name (the header rule), not a
+    ``${VAR}`` reference nor placeholders: what the http retriever records as ``<redacted>``."""
+    return bool(SECRET_HEADER.search(name)) and not ENV_VAR.search(value) and not _TEMPLATED.fullmatch(value)
+
+
+def _url_without_secrets(url: str) -> str:
+    """An http retriever's ``url``: the literal value of each secret-looking query-string parameter
+    (``?api_key=...``) as ``<redacted>``, as the retriever's own params() record it."""
+    base, mark, query = url.partition("?")
+    return base + mark + _QUERY_PARAMETER.sub(
+        lambda m: f"{m[1]}{m[2]}={REDACTED}" if _literal_secret(m[2], m[3]) else m[0], "?" + query)[1:]
+
+
 def without_secrets(value, name: object = None):
     """``value`` (a config as recorded in results: dicts, lists, str) with connection secrets masked
     (``password=***``; ``user:***@host``; a parameter ``password`` / ``sslpassword``: ``***``; a
-    ``headers`` entry as the http retriever records it: ``<redacted>``): a bench config's postgres
+    ``headers`` entry, a secret-looking query-string parameter of its ``url`` or ``params`` (``api_key``,
+    ``token``) as the http retriever records it: ``<redacted>``): a bench config's postgres
     ``dsn`` was written whole into every cell's metrics.json and bench.json, and a pipeline stage's
     into metrics.json, where a retriever's own params() leave them out. ``name``: the key holding it."""
     if isinstance(value, str):
         if name in SECRET_PARAMETERS:
             return "***"
+        if name == "url":
+            value = _url_without_secrets(value)
         value = _SECRET_PARAMETER.sub(r"\1=***", _SECRET_QUERY.sub(r"\1=***", value))
         return _SECRET_USERINFO.sub(r"\1:***@", _SECRET_PG_USERINFO.sub(r"\1:***@", value))
     if isinstance(value, dict):
         if name == "headers":
             return {key: REDACTED if isinstance(item, str) and SECRET_HEADER.search(str(key))
                     and not ENV_VAR.search(item) else without_secrets(item) for key, item in value.items()}
+        if name == "params" and "url" in value and isinstance(value.get("params"), dict):  # an http retriever's
+            value = {**value, "params": {key: REDACTED if isinstance(item, str) and _literal_secret(str(key), item)
+                                         else item for key, item in value["params"].items()}}  # query string
         return {key: without_secrets(item, key) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
         return [without_secrets(item) for item in value]

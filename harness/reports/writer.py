@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
+
 from harness.atomic import atomic_open, file_lock, remove_abandoned, write_json, write_text
-from harness.formats.trec import write_run
+from harness.formats.trec import unwritable_ids, unwritable_message, write_run
 from harness.reports.document import MetricsDocument
 from harness.reports.efficiency import header_facts, run_header
 from harness.reports.markdown import metrics_table, text
@@ -45,10 +47,27 @@ def write_result_folder(folder: str | Path, document: MetricsDocument, query_tex
     two benches sharing a cell) write it in turn, so the folder holds the last one's files, never one's
     metrics.json beside the other's run.trec."""
     folder = Path(folder)
+    if run is not None:
+        _refuse_unwritable_doc_ids(run)  # before the folder is made: it was left holding only its .lock
     folder.mkdir(parents=True, exist_ok=True)
     with file_lock(folder / LOCK):
         _write_files(folder, document, query_texts, run, tag)
     return folder
+
+
+def _refuse_unwritable_doc_ids(run: Run) -> None:
+    """ValueError naming the first document id of ``run`` that run.trec cannot hold (the TREC writer's rule,
+    :func:`~harness.formats.trec.unwritable_ids`) and the query it was retrieved for. A retriever's own ids
+    (a plugin's, a service's) are known only after the search; the writer's refusal named no query."""
+    bad = unwritable_ids(run.vocab_source)
+    if not len(bad):
+        return
+    used = np.flatnonzero(np.isin(run.doc_codes, bad))
+    if len(used):
+        entry = int(used[0])
+        query = str(run.query_ids[int(np.searchsorted(run.offsets, entry, side="right")) - 1])
+        raise ValueError(f"{unwritable_message(str(run.doc_vocab[run.doc_codes[entry]]), 'document id')}: "
+                         f"retrieved for query {query!r}")
 
 
 def _write_files(folder: Path, document: MetricsDocument, query_texts: dict[str, str] | None, run: Run | None,

@@ -24,9 +24,9 @@ from harness.datasets.corpus import Corpus, Queries
 from harness.errors import HarnessError
 from harness.run import Run
 from retrievers.base import Retriever
-from retrievers.http.client import ClientSettings, QueryFailed, fetch_all
+from retrievers.http.client import ClientSettings, QueryFailed, fetch_all, with_query
 from retrievers.http.presets import preset as load_preset
-from retrievers.http.template import FieldPath, RequestTemplate, redact_url
+from retrievers.http.template import FieldPath, RequestTemplate, TemplateString, _url_component, redact_url
 
 __all__ = ["HTTPRetriever", "QueryFailed"]
 
@@ -39,12 +39,12 @@ class HTTPRetriever(Retriever):
     def __init__(self, url: str = "", preset: str | None = None, path: str | None = None, method: str | None = None,
                  params: dict | None = None, body: Any = None, headers: dict | None = None,
                  hits: str | None = None, id_field: str | None = None, score_field: str | None = None,
-                 concurrency: int = 8, timeout: float = 30.0, retries: int = 3, backoff: float = 0.1,
-                 max_backoff: float = 5.0, qps: float | None = None, on_failure: str = "fail",
+                 partial_field: Any = None, concurrency: int = 8, timeout: float = 30.0, retries: int = 3,
+                 backoff: float = 0.1, max_backoff: float = 5.0, qps: float | None = None, on_failure: str = "fail",
                  index_check: bool | int = False):
         spec = load_preset(preset) if preset is not None else {}
         overrides = {"method": method, "params": params, "body": body, "hits": hits, "id_field": id_field,
-                     "score_field": score_field}
+                     "score_field": score_field, "partial_field": partial_field}
         spec.update({key: value for key, value in overrides.items() if value is not None})
         if path is not None:
             spec["path"] = path
@@ -52,11 +52,16 @@ class HTTPRetriever(Retriever):
             raise HarnessError("the http retriever needs --param url=http://host:port/...")
         self.preset = preset
         self._count = spec.pop("count", None)
-        self._base = url.rstrip("/") if spec.get("path") else url
+        # the path goes before the URL's query string (?api_key=${KEY}): appended after it, it was sent as
+        # part of the query string's last value, to the service's root
+        base, mark, self._query = url.partition("?")
+        self._base = base.rstrip("/") if spec.get("path") else base
         self.template = RequestTemplate.build(
-            url=self._base + spec.pop("path", ""), method=spec.get("method", "GET"), params=spec.get("params"),
+            url=self._base + spec.pop("path", "") + mark + self._query, method=spec.get("method", "GET"),
+            params=spec.get("params"),
             body=spec.get("body"), headers=headers, hits=spec.get("hits"), id_field=spec.get("id_field"),
-            score_field=spec.get("score_field"), hits_optional=spec.get("hits_optional", False))
+            score_field=spec.get("score_field"), hits_optional=spec.get("hits_optional", False),
+            partial_field=spec.get("partial_field"))
         self.settings = ClientSettings(concurrency=concurrency, timeout=timeout, retries=retries, backoff=backoff,
                                        max_backoff=max_backoff, qps=qps, on_failure=on_failure)
         if not (isinstance(index_check, bool) or (isinstance(index_check, int) and index_check >= 0)):
@@ -96,7 +101,8 @@ class HTTPRetriever(Retriever):
             raise ValueError(f"k must be an integer >= 1, got {k!r}")
         ids, texts = list(queries.ids), list(queries.texts)
         start = time.perf_counter()
-        outcomes = fetch_all(self.template, ids, texts, k, self.settings, self.template.header_values())
+        outcomes = fetch_all(self.template, ids, texts, k, self.settings, self.template.header_values(),
+                             self.template.env_values())
         wall = time.perf_counter() - start
         self._stats = {**{key: value for key, value in self._stats.items() if key == "index_check"},
                        **_outcome_stats(ids, outcomes, wall), "client": self.settings.as_dict()}
@@ -137,9 +143,13 @@ class HTTPRetriever(Retriever):
         count = self._count
         url = self._base + count["path"]
         field = FieldPath.parse(count["field"], "count field")
-        where = f"{count['method']} {redact_url(url)}"
+        where = f"{count['method']} {redact_url(url)}"  # (without the query string, which may hold a secret)
+        if self._query:  # the URL's own query string, its ${VAR} expanded as in a search (no query: blank placeholders)
+            url += "?" + TemplateString.parse(self._query, "url", env=True).render(
+                {"query": "", "query_id": "", "k": "", **self.template.env_values()}, escape=_url_component)
+        url, params = with_query(url, count.get("params"))
         try:
-            response = httpx.request(count["method"], url, params=count.get("params"), json=count.get("body"),
+            response = httpx.request(count["method"], url, params=params, json=count.get("body"),
                                      headers=self.template.header_values(), timeout=self.settings.timeout)
         except httpx.LocalProtocolError as exc:  # a request that cannot be sent: its text may quote a header's value
             raise HarnessError(f"index_check: {where} could not be sent ({type(exc).__name__})") from None

@@ -2,7 +2,8 @@
 
 ``concurrency`` workers (asyncio tasks over one httpx.AsyncClient) take queries in order. Each
 attempt is bounded by ``timeout`` seconds in total (connect, send, wait, read). An attempt that
-meets a connection error or an HTTP 429 / 5xx answer is retried up to ``retries`` times after an
+meets a connection error, an HTTP 429 / 5xx answer or a partial answer (the template's
+``partial_field``: Elasticsearch's ``timed_out``, a failed shard) is retried up to ``retries`` times after an
 exponential backoff with jitter: before retry n (0-based) the client sleeps a uniform random time
 in ``[c/2, c]``, ``c = min(max_backoff, backoff * 2**n)`` ("equal jitter"), or the server's
 ``Retry-After`` seconds when longer (capped at ``max_backoff``). A timeout is not retried (a service
@@ -25,6 +26,7 @@ import json
 import random
 import time
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -126,12 +128,12 @@ def _snippet(data: bytes, limit: int = 120) -> str:
 
 
 async def _attempt(client: httpx.AsyncClient, template: RequestTemplate, query_id: str, query: str, k: int,
-                   timeout: float) -> Hits:
-    request = template.render(query_id, query, k)
+                   timeout: float, env: dict[str, str] | None = None) -> Hits:
+    request = template.render(query_id, query, k, env)
+    url, params = with_query(request.url, request.params)
     try:
-        response = await asyncio.wait_for(
-            client.request(request.method, request.url, params=request.params or None, json=request.body),
-            timeout)
+        response = await asyncio.wait_for(client.request(request.method, url, params=params, json=request.body),
+                                          timeout)
     except (asyncio.TimeoutError, httpx.TimeoutException) as exc:
         if isinstance(exc, httpx.ConnectTimeout):
             raise _Retryable(f"could not connect within {timeout:g} s") from None
@@ -158,7 +160,20 @@ async def _attempt(client: httpx.AsyncClient, template: RequestTemplate, query_i
         payload = json.loads(response.content)
     except (ValueError, RecursionError) as exc:  # RecursionError: arrays or objects nested too deep
         raise ResponseError(f"the response is not valid JSON ({exc}); it starts {_snippet(response.content)}") from None
+    signal = template.partial_signal(payload)
+    if signal is not None:  # the engine answered from part of its index (a shard failed, its time ran out): retried
+        raise _Retryable(f"a partial answer from {request.method} {_where(request.url)}: {signal}")
     return template.read(payload)
+
+
+def with_query(url: str, params: dict | None) -> tuple[str, dict | None]:
+    """``(url, params)`` to send, the URL's own query string kept: httpx replaces it by ``params`` (0.28:
+    ``URL(url, params=...)``), and ``url=.../search?index=v2`` with the preset's params was sent without
+    ``index=v2`` (nor ``api_key=${KEY}``). Then the params are appended to it as httpx encodes them."""
+    if not params or not urlsplit(url).query:
+        return url, params or None
+    url, mark, fragment = url.partition("#")  # (a fragment, never sent, stays after the query string)
+    return f"{url}&{httpx.QueryParams(params)}{mark}{fragment}", None
 
 
 def _where(url: str) -> str:
@@ -166,7 +181,7 @@ def _where(url: str) -> str:
     return redact_url(url.split("?", 1)[0])
 
 
-async def _one(client, template, settings, pacer, rng, query_id, query, k) -> Outcome:
+async def _one(client, template, settings, pacer, rng, query_id, query, k, env=None) -> Outcome:
     """One query, retried; its latency is the sum of its attempts and the backoff sleeps between them:
     the QPS cap's wait before each attempt, a retry's too, is not the service's time (it was timed before
     a retry: at qps=2 a retried query's latency held up to 0.5 s of waiting for its turn)."""
@@ -175,7 +190,7 @@ async def _one(client, template, settings, pacer, rng, query_id, query, k) -> Ou
         await pacer.wait()
         started = time.perf_counter()
         try:
-            hits = await _attempt(client, template, query_id, query, k, settings.timeout)
+            hits = await _attempt(client, template, query_id, query, k, settings.timeout, env)
             return Outcome(hits, elapsed + (time.perf_counter() - started), attempt + 1)
         except ResponseError as exc:
             return Outcome(Hits([], []), None, attempt + 1, str(exc))
@@ -199,8 +214,10 @@ def _preload_transport() -> None:
 
 
 async def fetch_all_async(template: RequestTemplate, ids: list[str], texts: list[str], k: int,
-                          settings: ClientSettings, headers: dict[str, str]) -> list[Outcome]:
+                          settings: ClientSettings, headers: dict[str, str],
+                          env: dict[str, str] | None = None) -> list[Outcome]:
     _preload_transport()
+    env = template.env_values() if env is None else env
     outcomes: list[Outcome | None] = [None] * len(ids)
     pacer, rng = _Pacer(settings.qps), random.Random()
     next_query = iter(range(len(ids)))
@@ -210,7 +227,7 @@ async def fetch_all_async(template: RequestTemplate, ids: list[str], texts: list
     async with httpx.AsyncClient(headers=headers, limits=limits, timeout=timeout) as client:
         async def worker() -> None:
             for i in next_query:
-                outcome = await _one(client, template, settings, pacer, rng, ids[i], texts[i], k)
+                outcome = await _one(client, template, settings, pacer, rng, ids[i], texts[i], k, env)
                 if outcome.error is not None and settings.on_failure == "fail":
                     raise QueryFailed(ids[i], outcome.error)
                 outcomes[i] = outcome
@@ -227,13 +244,14 @@ async def fetch_all_async(template: RequestTemplate, ids: list[str], texts: list
 
 
 def fetch_all(template: RequestTemplate, ids: list[str], texts: list[str], k: int, settings: ClientSettings,
-              headers: dict[str, str]) -> list[Outcome]:
+              headers: dict[str, str], env: dict[str, str] | None = None) -> list[Outcome]:
     """Every query's :class:`Outcome`, in query order (QueryFailed on the first failure under ``fail``).
+    ``headers`` and ``env`` (:meth:`RequestTemplate.env_values`): expanded secrets, sent, never recorded.
 
     Runs its own event loop; called from code that already runs one (a notebook), in a helper thread.
     """
     def run() -> list[Outcome]:
-        return asyncio.run(fetch_all_async(template, ids, texts, k, settings, headers))
+        return asyncio.run(fetch_all_async(template, ids, texts, k, settings, headers, env))
 
     try:
         asyncio.get_running_loop()

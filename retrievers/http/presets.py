@@ -1,22 +1,27 @@
 """Presets: the request each search engine's API takes and the response shape it returns, as data.
 
 ``url`` is the user's base URL (an index or collection for the engines); ``path`` is appended to it.
-Every field can be overridden by the parameter of the same name (``--param body=...``). ``count``
+Every field can be overridden by the parameter of the same name (``--param body=...``).
+``partial_field`` names the engine's own signs of a partial answer (retrievers/http/template.py,
+:class:`PartialCheck`; sources: each engine's search API reference). ``count``
 is the request ``index_check`` sends to read the number of indexed documents.
 
 elasticsearch / opensearch
     ``POST {url}/_search`` with ``{"size": k, "_source": false, "query": {"multi_match": {"query":
     text, "type": "best_fields", "fields": ["title", "text"], "tie_breaker": 0.5}}}`` (the query BEIR's
-    Elasticsearch example sends); reads ``hits.hits[]._id`` and ``._score``. Count: ``GET
-    {url}/_count`` -> ``count``.
+    Elasticsearch example sends); reads ``hits.hits[]._id`` and ``._score``; partial when ``timed_out``
+    or ``_shards.failed > 0``. Count: ``GET {url}/_count`` -> ``count``.
 solr
     ``GET {url}/select?q=text&defType=edismax&qf=title text&fl=id,score&rows=k&wt=json``; reads
-    ``response.docs[].id`` and ``.score`` (present because ``fl`` asks for it). Count: ``GET
+    ``response.docs[].id`` and ``.score`` (present because ``fl`` asks for it); partial when
+    ``responseHeader.partialResults`` is true. Count: ``GET
     {url}/select?q=*:*&rows=0&wt=json`` -> ``response.numFound``.
 vespa
     ``POST {url}/search/`` with ``{"yql": "select * from sources * where userQuery()", "query":
     text, "hits": k}``; reads ``root.children[].fields.id`` (a document field named ``id``) and
-    ``.relevance``; ``root.children`` is absent when nothing matched. Count: a ``where true`` query
+    ``.relevance``; ``root.children`` is absent when nothing matched; partial when ``root.errors`` is
+    non-empty, a ``root.coverage.degraded`` flag is true, ``root.coverage.full`` is false or
+    ``root.coverage.coverage`` is below 100. Count: a ``where true`` query
     with ``hits: 0`` -> ``root.fields.totalCount``.
 harness
     ``GET {url}/search?q=text&k=k&id=query_id`` (``harness serve``); reads ``hits[].id`` and
@@ -36,6 +41,9 @@ _ELASTIC = {
     "hits": "hits.hits",
     "id_field": "_id",
     "score_field": "_score",
+    # the search's time ran out (the hits found so far), or some shards failed: allow_partial_search_results
+    # defaults to true, and the answer is HTTP 200 with the other shards' hits
+    "partial_field": ["timed_out", "_shards.failed"],
     "count": {"method": "GET", "path": "/_count", "field": "count"},
 }
 
@@ -50,6 +58,7 @@ PRESETS: dict[str, dict] = {
         "hits": "response.docs",
         "id_field": "id",
         "score_field": "score",
+        "partial_field": ["responseHeader.partialResults"],  # timeAllowed ran out, or shards.tolerant skipped a shard
         "count": {"method": "GET", "path": "/select", "params": {"q": "*:*", "rows": "0", "wt": "json"},
                   "field": "response.numFound"},
     },
@@ -61,6 +70,10 @@ PRESETS: dict[str, dict] = {
         "hits_optional": True,
         "id_field": "fields.id",
         "score_field": "relevance",
+        # errors (e.g. a content node's timeout), or less than the whole corpus searched (soft timeout,
+        # match-phase degradation, a cluster not in its ideal state)
+        "partial_field": ["root.errors", "root.coverage.degraded", "!root.coverage.full",
+                          "root.coverage.coverage<100"],
         "count": {"method": "POST", "path": "/search/",
                   "body": {"yql": "select * from sources * where true", "hits": 0},
                   "field": "root.fields.totalCount"},

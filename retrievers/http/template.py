@@ -13,10 +13,14 @@ percent-encoded as one component (``quote(value, safe="")``: "a#b" is sent as ``
 ``%2E%2E``, never a fragment, a parameter, a path separator or a dot-segment). ``{{`` and ``}}`` are
 literal braces. Any other ``{name}`` is refused up front.
 
-Header values may name environment variables, ``${SEARCH_API_KEY}``; they are expanded only when
-requests are sent, and :meth:`RequestTemplate.describe` (what results record) keeps the reference,
-never the value. A literal value of a header whose name looks secret (authorization, key, token,
+Header values, ``params`` values and the URL's query string may name environment variables,
+``${SEARCH_API_KEY}``; they are expanded only when requests are sent, and
+:meth:`RequestTemplate.describe` (what results record) keeps the reference, never the value. A literal
+value of a header or query-string parameter whose name looks secret (authorization, key, token,
 secret, password, cookie) is recorded as ``<redacted>``, as is a password in the URL.
+
+``partial_field`` (:class:`PartialCheck`) names where an answer says it is partial (Elasticsearch's
+``timed_out``): such an answer is a failed attempt (retrievers/http/client.py).
 
 The response mapping names, as dotted paths, the list of hits in the JSON answer (``hits.hits``),
 and the id and score of a hit (``_id``, ``_score``, ``fields.id``); a path segment that is an
@@ -32,10 +36,11 @@ import re
 import string
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
-from urllib.parse import quote, urlsplit, urlunsplit
+from urllib.parse import quote, unquote_plus, urlsplit, urlunsplit
 
 from harness.columns import is_utf8_text
 from harness.errors import HarnessError
+from harness.formats.trec import unwritable_ids, unwritable_message
 from harness.secrets import ENV_VAR, REDACTED, SECRET_HEADER
 
 PLACEHOLDERS = ("query", "query_id", "k")
@@ -55,9 +60,22 @@ class TemplateString:
     parts: tuple[tuple[str, str | None], ...]  # (literal text, placeholder name or None)
 
     @classmethod
-    def parse(cls, text: str, where: str) -> "TemplateString":
+    def parse(cls, text: str, where: str, env: bool = False) -> "TemplateString":
+        """``env``: ``${NAME}`` names an environment variable (a part named ``$NAME``), read when requests
+        are sent (:meth:`RequestTemplate.env_values`); without it ``${NAME}`` is an unknown placeholder."""
+        parts: list[tuple[str, str | None]] = []
+        start = 0
+        for match in (ENV_VAR.finditer(text) if env else ()):
+            parts.extend(cls._parse_chunk(text[start:match.start()], text, where))
+            parts.append(("", "$" + match.group(1)))
+            start = match.end()
+        parts.extend(cls._parse_chunk(text[start:], text, where))
+        return cls(text, tuple(parts))
+
+    @staticmethod
+    def _parse_chunk(chunk: str, text: str, where: str) -> list[tuple[str, str | None]]:
         try:
-            pieces = list(string.Formatter().parse(text))
+            pieces = list(string.Formatter().parse(chunk))
         except ValueError as exc:
             raise HarnessError(f"{where}: bad template {text!r}: {exc} (write {{{{ and }}}} for literal braces)") from None
         parts = []
@@ -66,7 +84,12 @@ class TemplateString:
                 raise HarnessError(f"{where}: unknown placeholder {{{name}}} in {text!r}; use "
                                    f"{', '.join('{' + p + '}' for p in PLACEHOLDERS)}, or {{{{ }}}} for literal braces")
             parts.append((literal, name))
-        return cls(text, tuple(parts))
+        return parts
+
+    @property
+    def env_vars(self) -> list[str]:
+        """The environment variables this string names (``${NAME}``), in order."""
+        return [name[1:] for _, name in self.parts if name is not None and name.startswith("$")]
 
     @property
     def whole(self) -> str | None:
@@ -213,12 +236,106 @@ class HeaderValue:
 
 
 def redact_url(url: str) -> str:
-    """``url`` with any password in it replaced by ``<redacted>``."""
+    """``url`` with any password in it replaced by ``<redacted>``, and the literal value of each query-string
+    parameter whose name looks secret (``?api_key=...``, :func:`redact_param`): ``?api_key=<redacted>``."""
     parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = f"{parts.username}:{REDACTED}@{parts.hostname}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
+    if parts.query:
+        pairs = [pair.partition("=") for pair in parts.query.split("&")]
+        query = "&".join(name + eq + redact_param(unquote_plus(name), value) for name, eq, value in pairs)
+        parts = parts._replace(query=query)
+    if parts.password is not None:
+        netloc = f"{parts.username}:{REDACTED}@{parts.hostname}" + (f":{parts.port}" if parts.port else "")
+        parts = parts._replace(netloc=netloc)
+    return urlunsplit(parts)
+
+
+_ONLY_PLACEHOLDERS = re.compile(r"(?:\{(?:" + "|".join(PLACEHOLDERS) + r")\})*")
+
+
+def redact_param(name: str, value: str) -> str:
+    """What results record of a query-string parameter: ``<redacted>`` for the literal value of a parameter
+    whose name looks secret (the header rule: api_key, key, token, secret, password, auth, ...); a value that
+    names an environment variable (``${SEARCH_API_KEY}``) or is only placeholders (``{query}``) is kept."""
+    if not SECRET_HEADER.search(name) or ENV_VAR.search(value) or _ONLY_PLACEHOLDERS.fullmatch(value):
+        return value
+    return REDACTED
+
+
+# ----------------------------------------------------------------------------- partial answers
+_BELOW = re.compile(r"(.+?)\s*<\s*(-?[0-9]+(?:\.[0-9]+)?)")
+
+
+@dataclass(frozen=True)
+class PartialCheck:
+    """One sign, in an answer, that the service answered from part of its index (``partial_field``):
+
+    ``path``        partial when the value there is set: true, a number other than 0, a non-empty string or
+                    list, an object holding such a value (``timed_out``, ``_shards.failed``, ``root.errors``,
+                    ``root.coverage.degraded``)
+    ``!path``       partial when the value there is false (``!root.coverage.full``)
+    ``path<N``      partial when the value there is a number below N (``root.coverage.coverage<100``)
+
+    An answer without the path is not partial by this check."""
+
+    source: str
+    path: FieldPath
+    kind: str  # "set", "false" or "below"
+    limit: float = 0.0
+
+    @classmethod
+    def parse(cls, text: Any) -> "PartialCheck":
+        refusal = HarnessError(f"partial_field takes dotted paths such as timed_out, !root.coverage.full or "
+                               f"root.coverage.coverage<100; got {text!r}")
+        if not isinstance(text, str) or not text.strip():
+            raise refusal
+        text = text.strip()
+        try:
+            if text.startswith("!"):
+                return cls(text, FieldPath.parse(text[1:], "partial_field"), "false")
+            below = _BELOW.fullmatch(text)
+            if below:
+                return cls(text, FieldPath.parse(below.group(1), "partial_field"), "below", float(below.group(2)))
+            return cls(text, FieldPath.parse(text, "partial_field"), "set")
+        except HarnessError:
+            raise refusal from None
+
+    def signal(self, payload: Any) -> str | None:
+        """What makes ``payload`` partial by this check (``_shards.failed is 2``), or None."""
+        try:
+            value = self.path.get(payload)
+        except KeyError:
+            return None
+        if self.kind == "false":
+            hit = value is False
+        elif self.kind == "below":
+            hit = isinstance(value, (int, float)) and not isinstance(value, bool) and value < self.limit
+        else:
+            hit = _is_set(value)
+        if not hit:
+            return None
+        shown = json.dumps(value, ensure_ascii=False, default=repr)
+        return f"{self.path.source} is {shown[:200] + '...' if len(shown) > 200 else shown}"
+
+
+def _is_set(value: Any) -> bool:
+    if isinstance(value, dict):
+        return any(_is_set(item) for item in value.values())
+    if isinstance(value, bool) or value is None:
+        return bool(value)
+    if isinstance(value, (int, float)):
+        return value != 0
+    return isinstance(value, (str, list)) and len(value) > 0
+
+
+def parse_partial(value: Any) -> tuple[PartialCheck, ...]:
+    """``partial_field``: one check or a list of them (an empty list: none)."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, (list, tuple)):
+        raise HarnessError(f"partial_field takes a dotted path or a JSON list of them; got {value!r}")
+    return tuple(PartialCheck.parse(item) for item in value)
 
 
 # ----------------------------------------------------------------------------- the template
@@ -251,11 +368,13 @@ class RequestTemplate:
     id_field: FieldPath
     score_field: FieldPath
     hits_optional: bool = False  # a missing hit list means no hits (Vespa leaves out root.children)
+    partial: tuple[PartialCheck, ...] = ()  # signs of a partial answer (partial_field)
 
     @classmethod
     def build(cls, url: str, method: str = "GET", params: Mapping | None = None, body: Any = None,
               headers: Mapping | None = None, hits: str | None = None, id_field: str | None = None,
-              score_field: str | None = None, hits_optional: bool = False) -> "RequestTemplate":
+              score_field: str | None = None, hits_optional: bool = False,
+              partial_field: Any = None) -> "RequestTemplate":
         """Validate every part once; raises HarnessError naming the part at fault."""
         if not isinstance(url, str) or not url:
             raise HarnessError("the http retriever needs --param url=http://host:port/...")
@@ -286,10 +405,21 @@ class RequestTemplate:
             if not header.env_vars:  # a literal value: refused now, not after every query has been tried
                 header.check(value)
             header_values.append(header)
+        parts = urlsplit(url)
+        if ENV_VAR.search(url.split("?", 1)[0]):  # error lines show the path: a secret there would be printed
+            raise HarnessError(f"url: ${{NAME}} (an environment variable) is read only in the query string, after "
+                               f"'?'; got {redact_url(url)!r}")
+        if (parts.username or parts.password) and any(h.name.lower() == "authorization" for h in header_values):
+            # httpx sends the URL's user and password as Basic authorization, in place of the header: the
+            # configured Authorization (a Bearer token) was silently never sent
+            raise HarnessError(f"url holds a user name and password ({redact_url(url)}) and headers set "
+                               f"Authorization: the HTTP client would send the URL's, as Basic authorization, "
+                               f"instead of the header; keep one of them")
         return cls(
             method=method,
-            url=TemplateString.parse(url, "url"),
-            params=tuple((str(name), TemplateString.parse(_param_text(value, f"params.{name}"), f"params.{name}"))
+            url=TemplateString.parse(url, "url", env=True),
+            params=tuple((str(name), TemplateString.parse(_param_text(value, f"params.{name}"), f"params.{name}",
+                                                          env=True))
                          for name, value in (params or {}).items()),
             body=None if body is None else _compile_json(body, "body"),
             headers=tuple(header_values),
@@ -297,10 +427,33 @@ class RequestTemplate:
             id_field=FieldPath.parse(id_field, "id_field"),
             score_field=FieldPath.parse(score_field, "score_field"),
             hits_optional=bool(hits_optional),
+            partial=parse_partial(partial_field),
         )
 
-    def render(self, query_id: str, query: str, k: int) -> Request:
-        values = {"query": query, "query_id": query_id, "k": k}
+    def env_values(self, environ: Mapping[str, str] = os.environ) -> dict[str, str]:
+        """The environment variables the URL's query string and the params name, as ``{"$NAME": value}``
+        (render's values; send them, never record them); HarnessError naming the part when one is unset."""
+        out: dict[str, str] = {}
+        for where, template in (("url", self.url), *((f"params.{name}", value) for name, value in self.params)):
+            for var in template.env_vars:
+                if var not in environ:
+                    raise HarnessError(f"{where} names the environment variable {var}, which is not set")
+                out["$" + var] = environ[var]
+        return out
+
+    def partial_signal(self, payload: Any) -> str | None:
+        """Why a decoded answer is partial by ``partial_field`` (``timed_out is true``), or None."""
+        for check in self.partial:
+            signal = check.signal(payload)
+            if signal is not None:
+                return signal
+        return None
+
+    def render(self, query_id: str, query: str, k: int, env: Mapping[str, str] | None = None) -> Request:
+        """``env``: :meth:`env_values` (read once per search; read here when not given)."""
+        if env is None:
+            env = self.env_values() if any(t.env_vars for t in (self.url, *(v for _, v in self.params))) else {}
+        values = {"query": query, "query_id": query_id, "k": k, **env}
         # In the URL a value is one percent-encoded component: "a#b" or "x?y=1&z" stays the query text
         # (a path segment or a query-string value), never a fragment, a parameter or a path separator.
         url = self.url.render(values, escape=_url_component)
@@ -352,19 +505,24 @@ class RequestTemplate:
             seen.add(doc_id)
             ids.append(doc_id)
             scores.append(score)
+        bad = unwritable_ids(ids)  # whitespace, NUL or empty: the run file could not hold it (refused here, where
+        if len(bad):  # the query is known, not at the write, which named no query and left a locked, empty folder)
+            raise ResponseError(f"hit {int(bad[0])}: {unwritable_message(ids[int(bad[0])], 'document id')}")
         return Hits(ids, scores)
 
     def describe(self) -> dict:
         """The request and mapping as results record them (environment references kept, secrets never)."""
         out = {"method": self.method, "url": redact_url(self.url.source)}
         if self.params:
-            out["params"] = {name: value.source for name, value in self.params}
+            out["params"] = {name: redact_param(name, value.source) for name, value in self.params}
         if self.headers:
             out["headers"] = {header.name: header.describe() for header in self.headers}
         if self.body is not None:
             out["body"] = _source_json(self.body)
         out["response"] = {"hits": self.hits.source, "id_field": self.id_field.source,
                            "score_field": self.score_field.source}
+        if self.partial:
+            out["partial_field"] = [check.source for check in self.partial]
         return out
 
 
