@@ -130,15 +130,20 @@ def _run_pipeline(path: Path, dataset: str, split: str | None, evaluator, k_valu
     from harness import progress
     from harness.datasets import DatasetRef, load_dataset
     from harness.pipeline import load_pipeline, run_pipeline
+    from harness.evaluation import default_depth
+    from harness.pipeline.run import create_components, rerank_depths
 
     spec = load_pipeline(path)  # every stage checked before the dataset is loaded
     _refuse_stdin_twice(spec)
+    rerank_depths(spec, depth or default_depth(k_values, evaluator.metrics))  # (a depth no input holds)
+    components = create_components(spec)  # (their constructors' refusals too, as harness run's for its retriever)
     ref = DatasetRef.parse(dataset)
     with progress.task(f"loading {ref.text}"):
         ds = load_dataset(ref, split)
     folder = output_dir / ds.name / (name or spec.name)
     _refuse_result_files_as_inputs(folder, (value for stage in spec.stages for value in stage.params.values()))
-    exp, outcomes = run_pipeline(ds, spec, evaluator, k_values, depth=depth, output_dir=folder)
+    exp, outcomes = run_pipeline(ds, spec, evaluator, k_values, depth=depth, output_dir=folder,
+                                  components=components)
     if not quiet:
         for warning in exp.document.warnings or ():
             typer.echo(f"warning: {warning}", err=True)

@@ -54,6 +54,7 @@ class StageOutcome:
     result: EvaluationResult
     timings: dict = field(default_factory=dict)
     info: dict = field(default_factory=dict)  # resolved params, stats, optimisation
+    depth: int | None = None  # a retrieve stage's depth: its own, else the run's (its table then has none)
 
     @property
     def spent_s(self) -> float:
@@ -64,7 +65,10 @@ class StageOutcome:
 
     def record(self) -> dict:
         """The stage's entry in metrics.json ``stages``."""
-        return {**without_secrets(self.stage.to_dict()), "inputs": list(self.stage.inputs), **self.info, "cache": self.status, "key": self.key,
+        # (a retrieve stage without a depth of its own kept the run's: recorded, as its key holds it)
+        depth = {"depth": self.depth} if self.depth is not None and self.stage.depth is None else {}
+        return {**without_secrets(self.stage.to_dict()), **depth, "inputs": list(self.stage.inputs), **self.info,
+                "cache": self.status, "key": self.key,
                 "timings": {k: round(v, 6) for k, v in self.timings.items()}, "n_queries": self.result.n_queries,
                 "metrics": self.result.means}
 
@@ -75,17 +79,17 @@ def _dataset_identity(dataset: Dataset) -> dict:
 
 class PipelineRunner:
     def __init__(self, pipeline: Pipeline, dataset: Dataset, evaluator: Evaluator, depth: int,
-                 cache: StageCache | None = None):
+                 cache: StageCache | None = None, components: dict | None = None):
         self.pipeline, self.dataset, self.evaluator, self.depth = pipeline, dataset, evaluator, depth
         self.cache = cache or StageCache()
+        self.components = components  # {stage name: retriever / reranker} (None: created by run(), before any stage)
         self.outcomes: dict[str, StageOutcome] = {}
         self.uncached: set[str] = set()  # stages whose run could not be stored (a read-only or full cache disk)
 
     def component(self, stage: Stage):
-        from harness.registry import create, create_reranker
-
-        make = create if stage.type == "retrieve" else create_reranker
-        return make(stage.component, **stage.params)
+        if self.components is not None and stage.name in self.components:
+            return self.components[stage.name]
+        return _create(stage)
 
     def key_blob(self, stage: Stage, system) -> dict:
         blob = {"type": stage.type, "inputs": [self.outcomes[name].key for name in stage.inputs],
@@ -183,9 +187,12 @@ class PipelineRunner:
         with progress.task(f"evaluating {stage.name}"):
             result = self.evaluator.evaluate(run, self.dataset.qrels)
         timings["evaluate_s"] = time.perf_counter() - started
-        return StageOutcome(stage, key, status, run, result, timings, info)
+        return StageOutcome(stage, key, status, run, result, timings, info,
+                            depth=stage.depth or self.depth if stage.type == "retrieve" else None)
 
     def run(self) -> list[StageOutcome]:
+        if self.components is None:  # (every stage's, before the first runs: a refused value is no late failure)
+            self.components = create_components(self.pipeline)
         for number, stage in enumerate(self.pipeline.stages, 1):
             try:
                 self.outcomes[stage.name] = self.run_stage(number, stage)
@@ -196,12 +203,72 @@ class PipelineRunner:
         return list(self.outcomes.values())
 
 
+def _create(stage: Stage):
+    from harness.registry import create, create_reranker
+
+    make = create if stage.type == "retrieve" else create_reranker
+    return make(stage.component, **stage.params)
+
+
+def create_components(pipeline: Pipeline) -> dict:
+    """{stage name: its retriever / reranker} for every retrieve and rerank stage, constructed now (cheap:
+    models, indexes and run files are loaded on first use), as ``harness run`` and ``harness rerank`` create
+    theirs before reading anything. A value the constructor refuses (``backend = "nope"``, a cross-encoder
+    without ``model``, a run file that does not exist) is one :class:`ConfigError` naming the file and the
+    stage, before the dataset is loaded or any stage runs: it failed the stage itself, after every earlier
+    stage had run (a dense encoding of the corpus, minutes)."""
+    from harness.errors import ConfigError
+
+    out = {}
+    for i, stage in enumerate(pipeline.stages):
+        if stage.type == "fuse":
+            continue
+        try:
+            out[stage.name] = _create(stage)
+        except Exception as exc:  # noqa: BLE001 - a plugin's constructor may raise anything: one line
+            lines = str(exc).strip().splitlines()
+            reason = lines[0] if lines else type(exc).__name__
+            reason = reason if isinstance(exc, (HarnessError, ValueError)) else f"{type(exc).__name__}: {reason}"
+            what = "retriever" if stage.type == "retrieve" else "reranker"
+            raise ConfigError(pipeline.source, f"stages[{i}].params",
+                              f"{what} {stage.component!r} of stage {stage.name!r}: {reason}") from None
+    return out
+
+
 def kept_depth(pipeline: Pipeline, depth: int) -> int:
     """The most documents per query the last stage's run can hold, ``depth`` being the run's: a retrieve
     stage keeps its ``depth`` (or the run's), a rerank stage ``min(its depth, its input's)``, a fuse stage
     ``min(its depth, the sum of its inputs')`` (the union of their lists). The result records it as its
     depth and warns when it is below a cutoff, as ``harness run --depth`` does (a pipeline ending in a
     rerank of the top 100 reported Recall@1000 of 100 documents as depth 1000, with no warning)."""
+    return _kept(pipeline, depth)[pipeline.stages[-1].name]
+
+
+def rerank_depths(pipeline: Pipeline, depth: int) -> list[str]:
+    """Refuse a rerank stage whose given ``depth`` is more than its input holds with the run's ``depth``
+    (a retrieve stage without one keeps the run's: ``--depth``, else the largest cutoff of ``--k`` and
+    ``-m``), with a :class:`ConfigError` naming the file and the stage's depth; return a warning per rerank
+    stage whose default depth is (it reranks fewer candidates than its record's depth). With ``--k 10``, a
+    rerank of ``depth = 100`` over a retrieve stage of the run's depth scored BM25's top 10 only, recorded
+    as depth 100: the figure of another pipeline than the file's."""
+    from harness.errors import ConfigError
+
+    kept, warnings = _kept(pipeline, depth), []
+    for i, stage in enumerate(pipeline.stages):
+        if stage.type != "rerank" or stage.depth <= kept[stage.inputs[0]]:
+            continue
+        held = f"its input {stage.inputs[0]!r} holds at most {kept[stage.inputs[0]]} with the run's depth {depth}"
+        if stage.depth_given:
+            raise ConfigError(pipeline.source, f"stages[{i}].depth",
+                              f"{stage.depth} candidates per query, but {held} (--depth, else the largest cutoff "
+                              f"of --k and -m); give --depth {stage.depth} or a depth to the stages before it, "
+                              f"or this one a smaller depth")
+        warnings.append(f"stage {stage.name!r}: reranks at most {kept[stage.inputs[0]]} candidates per query, not "
+                        f"its default depth {stage.depth}: {held}")
+    return warnings
+
+
+def _kept(pipeline: Pipeline, depth: int) -> dict[str, int]:
     kept: dict[str, int] = {}
     for stage in pipeline.stages:
         if stage.type == "retrieve":
@@ -210,7 +277,7 @@ def kept_depth(pipeline: Pipeline, depth: int) -> int:
             kept[stage.name] = min(stage.depth, kept[stage.inputs[0]])
         else:
             kept[stage.name] = min(stage.fusion.depth, sum(kept[name] for name in stage.inputs))
-    return kept[pipeline.stages[-1].name]
+    return kept
 
 
 def _tie_warnings(outcomes) -> list[str]:
@@ -238,14 +305,16 @@ def _norm_warnings(pipeline: Pipeline) -> list[str]:
 
 def run_pipeline(dataset: Dataset, pipeline: Pipeline, evaluator: Evaluator, k_values: list[int],
                  depth: int | None = None, output_dir: str | Path | None = None,
-                 cache: StageCache | None = None) -> tuple[Experiment, list[StageOutcome]]:
+                 cache: StageCache | None = None, components: dict | None = None) -> tuple[Experiment, list[StageOutcome]]:
     """Run every stage (see the module docstring) and report the last one like :func:`run_experiment`
-    (with ``output_dir``, the ids run.trec could not hold are refused before any stage runs)."""
+    (with ``output_dir``, the ids run.trec could not hold are refused before any stage runs; ``components``:
+    :func:`create_components`' result, made before the dataset was loaded, else made here before any stage)."""
     if output_dir is not None:
         check_run_file_ids(dataset)
     evaluator.refuse_no_relevant(dataset.qrels)  # (before any stage runs)
     depth = depth or default_depth(k_values, evaluator.metrics)
-    outcomes = PipelineRunner(pipeline, dataset, evaluator, depth, cache).run()
+    capped = rerank_depths(pipeline, depth)  # (before any stage runs)
+    outcomes = PipelineRunner(pipeline, dataset, evaluator, depth, cache, components).run()
     final = outcomes[-1]
     kept = kept_depth(pipeline, depth)
     timings = {"load_s": dataset.load_s,
@@ -256,7 +325,7 @@ def run_pipeline(dataset: Dataset, pipeline: Pipeline, evaluator: Evaluator, k_v
         retriever={"name": pipeline.name, "params": {"pipeline": without_secrets(pipeline.to_dict())}},
         k_values=k_values, depth=kept, timings=timings,
         warnings=[*dataset.warnings, *_norm_warnings(pipeline), *_tie_warnings(outcomes),
-                  *filter(None, [depth_warning(kept, k_values, evaluator.metrics)])] or None,
+                  *capped, *filter(None, [depth_warning(kept, k_values, evaluator.metrics)])] or None,
         stages=[o.record() for o in outcomes])
     folder = None
     if output_dir is not None:

@@ -70,6 +70,9 @@ class Stage:
     depth: int | None = None
     fusion: FusionSpec | None = None
     optimize: dict | None = None
+    # whether a rerank stage's depth was given in its table (not the default): a given depth its input cannot
+    # hold is refused, a default one is a cap (see harness.pipeline.run.rerank_depths)
+    depth_given: bool = field(default=False, compare=False, repr=False)
 
     def to_dict(self) -> dict:
         """The stage as a ``[[stages]]`` table (defaults filled in): ``parse_pipeline`` reads it back."""
@@ -231,9 +234,10 @@ def _stage(c: _Checker, value: Any, key: str, earlier: list[str], check_componen
     inputs = (c.stage_ref(table["input"], _join(key, "input"), earlier),) if kind == "rerank" else ()
     if check_components:
         _check_component(c, kind, component, params, key)
+    given = depth is not None
     if kind == "rerank" and depth is None:
         depth = DEFAULT_RERANK_DEPTH
-    return Stage(name, kind, inputs, component, params, depth)
+    return Stage(name, kind, inputs, component, params, depth, depth_given=kind == "rerank" and given)
 
 
 def _check_component(c: _Checker, kind: str, component: str, params: dict, key: str) -> None:
@@ -260,6 +264,9 @@ def parse_pipeline(data: Any, source: str = "<pipeline>", key: str = "", default
     """
     c = _Checker(source, base)
     table = c.table(data, key, {"stages"}, {"name", "label"})
+    if "label" in table and "name" in table:  # (the label named the folder; the name was ignored, silently)
+        raise c.error(_join(key, "name"), "give the pipeline's name or its label, not both (they name the "
+                                          "same thing: its result folder, its leaderboard column)")
     name_key = "label" if "label" in table else "name"
     name = c.string(table[name_key], _join(key, name_key), NAME) if name_key in table else default_name
     stages_value = table["stages"]
@@ -267,9 +274,30 @@ def parse_pipeline(data: Any, source: str = "<pipeline>", key: str = "", default
     if not isinstance(stages_value, list) or not stages_value:
         raise c.error(stages_key, f"expected a non-empty list of [[stages]] tables, got {render(stages_value)}")
     stages: list[Stage] = []
+    most: dict[str, int | None] = {}  # the most documents per query each stage can hold (None: the run's depth)
     for i, value in enumerate(stages_value):
-        stages.append(_stage(c, value, _join(stages_key, i), [s.name for s in stages], check_components))
+        stage = _stage(c, value, _join(stages_key, i), [s.name for s in stages], check_components)
+        held = most.get(stage.inputs[0]) if stage.type == "rerank" else None
+        if stage.type == "rerank" and stage.depth_given and held is not None and stage.depth > held:
+            # (it reranked the input's documents only, while its record said depth = stage.depth)
+            raise c.error(_join(_join(stages_key, i), "depth"),
+                          f"{stage.depth} candidates per query, but its input {stage.inputs[0]!r} holds at most "
+                          f"{held}; give that stage a larger depth, or this one {held} or less")
+        most[stage.name] = _most_held(stage, most)
+        stages.append(stage)
     return Pipeline(name=name, stages=tuple(stages), source=source)
+
+
+def _most_held(stage: Stage, most: dict[str, int | None]) -> int | None:
+    """The most documents per query ``stage`` can hold as far as the file says (None: a retrieve stage
+    keeping the run's depth): a retrieve stage's ``depth``, a rerank's, a fuse's ``min(depth, the sum of
+    its inputs')`` (its depth when an input's is the run's); as :func:`harness.pipeline.run.kept_depth`."""
+    if stage.type == "retrieve":
+        return stage.depth
+    if stage.type == "rerank":
+        return stage.depth if most[stage.inputs[0]] is None else min(stage.depth, most[stage.inputs[0]])
+    held = [most[name] for name in stage.inputs]
+    return stage.fusion.depth if None in held else min(stage.fusion.depth, sum(held))
 
 
 def load_pipeline(path: str | Path, check_components: bool = True) -> Pipeline:
