@@ -75,7 +75,11 @@ def purge(kind: str) -> Usage:
     The folder is first renamed to ``<root>/.<kind>.purge-<writer>`` and then deleted, so a process that
     looks meanwhile finds no entry rather than half of one (and rebuilds it); one left by a killed purge is
     removed by the next purge of that kind. The root itself is never removed (``$HARNESS_CACHE_DIR`` may
-    name a folder that holds other things)."""
+    name a folder that holds other things).
+
+    A ``<root>/<kind>`` that is a symbolic link (the kind kept on another disk) stays, and so does the folder
+    it names: the entries in that folder are moved into a hidden ``.purge-<writer>`` folder beside them, then
+    deleted (the link was renamed aside, and rmtree refused it: the entries stayed, out of sight)."""
     import shutil
 
     from harness.atomic import writer_tag
@@ -83,8 +87,19 @@ def purge(kind: str) -> Usage:
     held = usage(kind)
     root = cache_root()
     for stale in root.glob(f".{kind}.purge-*") if root.is_dir() else ():
-        shutil.rmtree(stale, ignore_errors=True)
+        if stale.is_symlink():  # (a link renamed aside by an earlier version: the link goes, not its folder)
+            stale.unlink(missing_ok=True)
+        else:
+            shutil.rmtree(stale, ignore_errors=True)
     if not held.folder.is_dir():
+        return held
+    if held.folder.is_symlink():
+        doomed = held.folder / f".purge-{writer_tag()}"
+        doomed.mkdir()
+        for name in os.listdir(held.folder):  # (one left by a killed purge of the link's folder included)
+            if name != doomed.name:
+                os.replace(held.folder / name, doomed / name)
+        shutil.rmtree(doomed)
         return held
     doomed = root / f".{kind}.purge-{writer_tag()}"
     os.replace(held.folder, doomed)

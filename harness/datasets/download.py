@@ -111,7 +111,7 @@ def _retry_after(value: str | None) -> float | None:
     if not value:
         return None
     value = value.strip()
-    if value.isdigit():
+    if value.isascii() and value.isdigit():  # (str.isdigit alone takes '²', a latin-1 header byte, that float refuses)
         return float(value)
     from email.utils import parsedate_to_datetime
 

@@ -153,6 +153,8 @@ class Evaluator:
             raise ValueError(f"k values must be integers >= 1, got {k_values}")
         if isinstance(metrics, (str, Metric)):  # one metric, not a sequence of its characters
             metrics = [metrics]
+        if metrics is not None:  # (read once: a generator or map() was used up by the check below, "no metrics")
+            metrics = list(metrics)
         for item in metrics or ():
             if not isinstance(item, (str, Metric)):  # (an int reached the name parser: a TypeError from re)
                 raise ValueError(f"metrics are names such as 'NDCG@10' or Metric values, got {item!r} "

@@ -80,3 +80,23 @@ def test_a_real_run_fills_the_caches_and_rebuilds_the_same_after_purge(root, har
     first, again = ([line for line in (tmp_path / "out" / "nfcorpus" / n / "run.trec").read_text().splitlines()
                      if not line.startswith("#")] for n in ("first", "again"))  # (the metadata names the run)
     assert first and first == again
+
+
+def test_purge_of_a_kind_kept_on_another_disk_by_a_link_empties_its_folder_and_keeps_the_link(root, harness_cli,
+                                                                                                tmp_path):
+    # <root>/bm25 -> a folder elsewhere (the indexes kept on a bigger disk). The purge renamed the link aside and
+    # rmtree refused it: 'error: Cannot call rmtree on a symbolic link', exit 2, the link gone from <root>/bm25,
+    # the 2 entries (1,031 bytes) still on the other disk, and the next purge said 'nothing to remove'.
+    disk = tmp_path / "disk" / "bm25"
+    _write(disk / "a" / "index.bin", 1000)
+    _write(disk / "b" / "index.bin", 24)
+    _write(disk / ".b.123-host.tmp", 7)
+    root.mkdir()
+    (root / "bm25").symlink_to(disk, target_is_directory=True)
+    done = harness_cli("cache", "purge", "bm25")
+    assert (done.returncode, done.stdout, done.stderr) == (0, f"bm25: removed {root / 'bm25'} (2 entries, 1.0 KiB)\n", "")
+    assert (root / "bm25").is_symlink() and (root / "bm25").resolve() == disk.resolve()
+    assert list(disk.iterdir()) == [] and [p.name for p in root.iterdir()] == ["bm25"]
+    assert cache.usage("bm25").entries == cache.usage("bm25").bytes == 0
+    _write(disk / "c" / "index.bin", 5)  # the next run's entry lands on the other disk again
+    assert harness_cli("cache", "purge", "bm25").stdout == f"bm25: removed {root / 'bm25'} (1 entries, 5 B)\n"

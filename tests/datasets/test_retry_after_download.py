@@ -57,3 +57,13 @@ def test_retry_after_forms():
     assert 25 <= dl._retry_after(format_datetime(later, usegmt=True)) <= 30
     earlier = datetime.now(timezone.utc) - timedelta(seconds=30)
     assert dl._retry_after(format_datetime(earlier, usegmt=True)) == 0.0
+
+
+def test_retry_after_digits_are_ascii_only():
+    # RFC 9110 5.6.7 / 10.2.3: delta-seconds = 1*DIGIT (ASCII 0-9). Header values are decoded as latin-1, so a
+    # server's byte 0xB2 arrives as '²', which str.isdigit() accepts and float() refuses: the download ended in
+    # "ValueError: could not convert string to float: '²'" instead of a retry. Unreadable: None (the backoff).
+    assert dl._retry_after("\xb2") is None
+    assert dl._retry_after("3\xb3") is None
+    assert dl._retry_after("\u0661\u0662") is None  # Arabic-Indic 12: not delta-seconds either
+    assert dl._retry_after(" 12 ") == 12.0
