@@ -13,6 +13,18 @@ app = typer.Typer(no_args_is_help=True, help="Show and remove the harness's cach
 _main_app.add_typer(app, name="cache")
 
 
+def _root_folder():
+    """The cache root, refused with one line when it is there but no folder ($HARNESS_CACHE_DIR naming a file:
+    every kind read as empty, and purge had nothing to remove)."""
+    from harness.cache import ENV_VAR, cache_root
+    from harness.errors import HarnessError
+
+    root = cache_root()
+    if root.exists() and not root.is_dir():
+        raise HarnessError(f"cache root {root} is not a folder (${ENV_VAR} names it)")
+    return root
+
+
 def _size(n: int) -> str:
     for unit in ("B", "KiB", "MiB", "GiB"):
         if n < 1024 or unit == "GiB":
@@ -34,10 +46,10 @@ def info() -> None:
     """Each kind of cache: its folder, entries and size on disk (apparent bytes of its files)."""
     from rich.table import Table
 
-    from harness.cache import KINDS, cache_root, usage
+    from harness.cache import KINDS, usage
     from harness.cli.display import print_table
 
-    table = Table(title=f"harness caches (root: {cache_root()})")
+    table = Table(title=f"harness caches (root: {_root_folder()})")
     for column in ("kind", "entries", "size", "holds"):
         table.add_column(column, justify="right" if column in ("entries", "size") else "left")
     total = 0
@@ -65,6 +77,7 @@ def purge_command(
     if not every and not kinds:
         raise HarnessError(f"name the kinds to remove ({', '.join(KINDS)}) or give --all")
     chosen = list(KINDS) if every else list(dict.fromkeys(_known(k) for k in kinds))
+    _root_folder()
     for kind in chosen:
         held = purge(kind)
         typer.echo(f"{kind}: removed {held.folder} ({held.entries:,} entries, {_size(held.bytes)})" if held.entries

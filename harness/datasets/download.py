@@ -151,7 +151,11 @@ class ResumableDownloader:
         for attempt in range(self.retries + 1):
             if attempt:  # the backoff, or as long as the server asked (Retry-After), within MAX_RETRY_AFTER
                 asked = last.wait if last is not None and last.wait is not None else 0.0
-                time.sleep(max(self.backoff * 2 ** (attempt - 1), min(asked, MAX_RETRY_AFTER)))
+                pause = max(self.backoff * 2 ** (attempt - 1), min(asked, MAX_RETRY_AFTER))
+                if pause >= 1:  # (a wait of up to a minute per try printed nothing: a download that looked hung)
+                    logging.getLogger(__name__).warning("%s: %s; trying again in %.0f s (attempt %d of %d)",
+                                                        url.split("?", 1)[0], last, pause, attempt + 1, self.retries + 1)
+                time.sleep(pause)
             try:
                 self._transfer(url)
                 break

@@ -100,3 +100,12 @@ def test_purge_of_a_kind_kept_on_another_disk_by_a_link_empties_its_folder_and_k
     assert cache.usage("bm25").entries == cache.usage("bm25").bytes == 0
     _write(disk / "c" / "index.bin", 5)  # the next run's entry lands on the other disk again
     assert harness_cli("cache", "purge", "bm25").stdout == f"bm25: removed {root / 'bm25'} (1 entries, 5 B)\n"
+
+
+def test_a_cache_root_that_is_a_file_is_one_line(tmp_path, monkeypatch, harness_cli):
+    (tmp_path / "afile").write_text("x")
+    monkeypatch.setenv(cache.ENV_VAR, str(tmp_path / "afile"))
+    for args in (["info"], ["purge", "bm25"]):
+        done = harness_cli("cache", *args)
+        assert (done.returncode, done.stderr.strip()) == (
+            2, f"error: cache root {tmp_path / 'afile'} is not a folder ($HARNESS_CACHE_DIR names it)")

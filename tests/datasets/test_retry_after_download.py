@@ -26,11 +26,17 @@ def sleeps(monkeypatch):
     return waits
 
 
-def test_429_is_retried_after_the_seconds_the_server_asks(cache, server, registry_md5, sleeps):
-    folder = dl.download("nfcorpus", mirror=server.base + "/fail429", retries=3, backoff=0)
+def test_429_is_retried_after_the_seconds_the_server_asks(cache, server, registry_md5, sleeps, caplog):
+    with caplog.at_level("WARNING", logger=dl.__name__):
+        folder = dl.download("nfcorpus", mirror=server.base + "/fail429", retries=3, backoff=0)
     assert (folder / "corpus.jsonl").is_file()
     assert [entry[0] for entry in server.log] == ["fail429"] * 3  # two 429s (fail_count=2), then the file
     assert sleeps == [2.0, 2.0]  # Retry-After: 2 beats the backoff of 0
+    # each wait is said (one of up to 60 s printed nothing: a download that looked hung)
+    url = server.url("fail429", "nfcorpus.zip")
+    assert [r.getMessage() for r in caplog.records if "trying again" in r.getMessage()] == [
+        f"{url}: HTTP 429 Too Many Requests; trying again in 2 s (attempt 2 of 4)",
+        f"{url}: HTTP 429 Too Many Requests; trying again in 2 s (attempt 3 of 4)"]
 
 
 def test_408_is_retried_with_the_backoff(cache, server, registry_md5, sleeps):
