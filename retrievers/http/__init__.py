@@ -160,10 +160,15 @@ class HTTPRetriever(Retriever):
             raise HarnessError(f"index_check: {where} answered HTTP {response.status_code}"
                                + (f" (a redirect to {redact_url(location)}, not followed)" if location else ""))
         try:
-            value = field.get(response.json())
+            payload = response.json()
+            value = field.get(payload)
         except (ValueError, KeyError, RecursionError) as exc:
             raise HarnessError(f"index_check: no document count at {field.source!r} in the answer to {where} "
                                f"({type(exc).__name__}: {exc})") from None
+        signal = self.template.partial_signal(payload)  # (a shard that failed the count: a short count, unexplained)
+        if signal is not None:
+            raise HarnessError(f"index_check: a partial answer to {where}: {signal}; its count ({value!r}) is not "
+                               "the index's")
         if isinstance(value, bool) or not isinstance(value, int):
             raise HarnessError(f"index_check: {field.source!r} is {value!r}, not a document count")
         return value

@@ -305,3 +305,17 @@ def test_a_literal_query_string_is_kept_beside_params_and_its_secret_values_reco
     assert engine.received[0].query == {"index": "v2", "api_key": LITERAL, "q": "stem cells", "access_token": LITERAL}
     assert system.params()["url"] == engine.url + "/search?index=v2&api_key=<redacted>"
     assert system.params()["params"] == {"q": "{query}", "access_token": "<redacted>"}
+
+
+def test_index_check_refuses_a_partial_count_naming_the_signal():
+    # Elasticsearch's _count answers with _shards like a search: a failed shard's documents are not counted, and
+    # the check said "expected 3, found 2" without the cause (the s16 follow-up's leftover)
+    def answer(request: Received, n: int):
+        return 200, {"count": 2, "_shards": {"total": 2, "successful": 1, "skipped": 0, "failed": 1}}
+
+    with FakeEngine(answer) as engine:
+        system = HTTPRetriever(url=engine.url + "/idx", preset="elasticsearch", index_check=3)
+        with pytest.raises(HarnessError) as err:
+            system.index(None)
+    assert str(err.value) == (f"index_check: a partial answer to GET {engine.url}/idx/_count: _shards.failed is 1; "
+                              "its count (2) is not the index's")
