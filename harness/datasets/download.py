@@ -140,6 +140,7 @@ class ResumableDownloader:
     timeout: float = 60.0
     chunk_size: int = 1 << 16
     resumed: bool = False  # set once bytes are appended to a part (a Range request answered)
+    unbounded: bool = False  # set when a body came with no length to check it by (no Content-Length, not chunked)
 
     def __call__(self, url: str, output_file, pooch=None, check_only: bool = False):
         import requests
@@ -207,6 +208,9 @@ class ResumableDownloader:
             start = have if mode == "ab" else 0
             length = response.headers.get("Content-Length")  # (of the encoded body, when encoded: not checked)
             expected = start + int(length) if length and length.isdigit() and not encoded else None
+            # (a chunked body that is cut is an error of requests; one ended by closing the connection is not)
+            chunked = "chunked" in response.headers.get("Transfer-Encoding", "").lower()
+            self.unbounded = self.unbounded or (expected is None and not chunked and not encoded)
             try:
                 with open(self.part_path, mode) as handle, _progress(self.progressbar, url, expected, start) as advance:
                     for block in response.iter_content(self.chunk_size):
@@ -262,7 +266,9 @@ def fetch(url: str, dest: Path, known_hash: str | None, progressbar: bool = Fals
 
     ``known_hash`` is pooch's ``"md5:<hex>"`` / ``"sha256:<hex>"``. On a checksum mismatch nothing is
     left behind (not even the ``.part``) and a HarnessError names both checksums; a mismatch after a
-    resumed transfer is first retried once, whole (the bytes kept from before may be what differs).
+    resumed transfer is first retried once, whole (the bytes kept from before may be what differs), and so is
+    one after a body that came without a length (no Content-Length, not chunked: a connection closed early
+    ends it unseen).
     """
     import pooch
     from pooch.hashes import hash_matches
@@ -280,6 +286,7 @@ def fetch(url: str, dest: Path, known_hash: str | None, progressbar: bool = Fals
     remove_abandoned(dest.parent, dest.name)
     staging = Path(tempfile.mkdtemp(prefix=f".{dest.name}.{writer_tag()}.", suffix=".tmp", dir=dest.parent))
     kept = part.is_file() and part.stat().st_size > 0  # bytes received by an earlier call (resumed from)
+    again = False  # fetched once more after a body without a length
     try:
         while True:
             try:
@@ -292,6 +299,10 @@ def fetch(url: str, dest: Path, known_hash: str | None, progressbar: bool = Fals
                 part.unlink(missing_ok=True)
                 if kept and downloader.resumed:  # the part kept from an earlier call may hold another mirror's or
                     kept = False  # an older zip's bytes (the mismatch blamed this URL): once more, whole
+                    continue
+                if downloader.unbounded and not again:  # a body with no length, ended by the connection closing,
+                    again = True  # may have been cut short unseen: once more, whole, before blaming the file
+                    downloader.unbounded = downloader.resumed = False
                     continue
                 raise HarnessError(f"checksum mismatch for {url}: {exc}".replace("\n", " ")) from None
         os.replace(fetched, dest)

@@ -8,6 +8,9 @@ Paths are ``/<mode>/<file>``; ``files`` maps file names to bytes. Modes:
     fail429     HTTP 429 with ``Retry-After: 2`` for the first ``fail_count`` requests, then as ``ok``
     fail408     HTTP 408 (no Retry-After) for the first ``fail_count`` requests, then as ``ok``
     always429   HTTP 429 with ``Retry-After: 3600`` every time
+    nolength    no Content-Length, the body ended by closing the connection (as HTTP/1.0 servers send it); the
+                first answer is cut in half that way, unseen by the client; then whole
+    nolengthcut as ``nolength``, cut in half every time
     truncate    the first answer promises the whole file but sends half and closes; then as ``ok``
     alwayscut   every answer is cut in half
     slow        as ``ok``, sent in 16 KiB pieces 20 ms apart (to be killed midway)
@@ -87,6 +90,15 @@ class FlakyServer:
                     return self._status(408)
                 if mode == "always429":
                     return self._status(429, {"Retry-After": "3600"})
+                if mode in ("nolength", "nolengthcut"):
+                    self.send_response(200)
+                    self.send_header("Connection", "close")
+                    self.end_headers()
+                    cut = mode == "nolengthcut" or n == 1
+                    self.wfile.write(data[: len(data) // 2] if cut else data)
+                    self.wfile.flush()
+                    self.close_connection = True
+                    return
                 if mode == "redirectloop":
                     self.send_response(302)
                     self.send_header("Location", self.path)
