@@ -436,7 +436,13 @@ def download(dataset: str | DatasetRef, *, mirror: str | None = None, url: str |
             "md5": file_digest(zip_path, "md5"), "sha256": file_digest(zip_path, "sha256"),
             "downloaded_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         }
-        unpack(zip_path, target, manifest)
+        try:
+            unpack(zip_path, target, manifest)
+        except HarnessError as exc:  # (not a zip, or no corpus in it: the checksum matched, so another try fetches
+            if not keep_zip:  # the same file again; it stayed in .downloads/, taking the disk for nothing)
+                zip_path.unlink(missing_ok=True)
+            raise HarnessError(f"{exc} (the file has the {known_hash.split(':', 1)[0]} expected: the URL and checksum "
+                               f"name a file that is no BEIR dataset zip{'' if keep_zip else '; it was removed'})") from None
         if not keep_zip:
             zip_path.unlink(missing_ok=True)
     folder = dataset_dir(ref)
