@@ -26,6 +26,11 @@ the evaluator's rule, inside the engine (``ORDER BY ... LIMIT k``). Queries go i
 ``batch_size`` (one statement each: ``unnest`` of the texts, a ``LATERAL`` top-k per query) over a
 pool of ``connections`` connections, one per worker thread.
 
+Connecting: libpq's ``connect_timeout`` is :data:`CONNECT_TIMEOUT_S` (per address tried) unless the
+dsn or ``PGCONNECT_TIMEOUT`` sets one (libpq waits without end); a URI dsn that libpq misreads (a
+password's raw '@' or '/' in the host, port or database name) is refused, one that reads two ways is
+accepted and its failed connection not shown (``_uri_reading``).
+
 User values never become SQL text by concatenation: query texts, the configuration and numbers are
 bound parameters; table and column names are quoted identifiers (``psycopg.sql.Identifier``); the
 function names come from fixed choices.
@@ -34,10 +39,10 @@ function names come from fixed choices.
 from __future__ import annotations
 
 import itertools
+import os
 import queue
 import re
 import time
-from urllib.parse import unquote
 
 import numpy as np
 
@@ -54,6 +59,7 @@ RANKS = ("ts_rank", "ts_rank_cd")
 PARSERS = {"websearch": "websearch_to_tsquery", "plain": "plainto_tsquery"}
 OPERATORS = ("or", "and")
 INSTALL_HINT = "pip install 'retrieval-harness[postgres]'"
+CONNECT_TIMEOUT_S = 10  # libpq's connect_timeout unless the dsn (or PGCONNECT_TIMEOUT) sets one: per address tried
 
 
 def _psycopg():
@@ -70,25 +76,51 @@ def _first_line(exc: Exception) -> str:
     return lines[0] if lines else type(exc).__name__
 
 
-def _misread_uri(dsn: str, conninfo: dict) -> bool:
-    """Whether libpq reads the URI ``dsn`` otherwise than its author meant, so that (part of) the
-    password would land in a shown value (host, port, dbname; the error line of a connection that
-    fails). libpq ends a URI's user info at the first '@', and at a '/' before any '@':
-    ``postgresql://u:p@ss@h/db`` is password "p", host "ss@h"; ``postgresql://u:pa/ss@h/db`` is host
-    "u", port "pa", dbname "ss@h/db". Meant: user info up to the last '@' before the query ('?'),
-    password after its first ':'; misread when libpq's password is not that (percent-decoded), or
-    when a host or port holds an '@' (never a network host; a socket folder starts with '/')."""
+def _uri_reading(dsn: str) -> str | None:
+    """How libpq reads the URI ``dsn`` (``postgresql://`` or ``postgres://``; None for a key=value
+    string): ``"misread"`` when part of its user info (a password's tail, say) or of its query
+    evidently lands in the host, port or database name, ``"ambiguous"`` when the string reads two ways,
+    None when it reads as written.
+
+    libpq (fe-connect.c ``conninfo_uri_parse_options``) takes user info only when an '@' comes before
+    any '/', and ends it at that first '@'; the host list runs to the next '/' or '?', the database
+    name to the next '?'. So a raw '@' in a password puts its tail in the host list
+    (``postgresql://u:p@ss@h/db``: host "ss@h"), a raw '/' puts the user in the host, the password's
+    head in the port and the rest in the database name (``postgresql://u:pa/ss@h/db``: host "u", port
+    "pa", dbname "ss@h/db"), and an '@' in a query with no '/' before it ends a "user info" there
+    (``postgresql://h?password=s@x&y=1``: host "x&y=1"). Misread: a host or port holding '@', '=' or
+    '&' (no host name or port does), or a port that is not a number while the database name holds
+    '@' (the head of a password with a '/'). Ambiguous: a database name holding '@'
+    (``postgresql://h:5432/my@db`` is database "my@db", as RFC 3986 and libpq read it, but the same
+    string is how ``postgresql://u:5432/pw@h``, a password "5432/pw" not percent-encoded, reads), or
+    user info holding '?' (a password's '?', or a query's '@'): accepted, and a failed connection's
+    line does not show libpq's reading (:meth:`PostgresRetriever._connect`); a password in
+    ``?password=`` overrides the user info's, as libpq takes it, and is no misreading."""
     scheme, sep, rest = dsn.partition("://")
     if not sep or scheme not in ("postgresql", "postgres"):  # (libpq's test: the exact prefix)
-        return False
-    head = rest.split("?", 1)[0]
-    if "@" in head:
-        userinfo = head[:head.rfind("@")]
-        if ":" in userinfo:
-            if (conninfo.get("password") or "") != unquote(userinfo.split(":", 1)[1]):
-                return True
-    return any("@" in value for key in ("host", "hostaddr", "port")
-               for value in str(conninfo.get(key) or "").split(",") if not value.startswith("/"))
+        return None
+    first = re.search("[@/]", rest)
+    userinfo = ""
+    if first is not None and first[0] == "@":
+        userinfo, rest = rest[:first.start()], rest[first.end():]
+    netloc = re.match(r"[^/?]*", rest)[0]
+    path = rest[len(netloc):].split("?", 1)[0]  # "/dbname" or ""
+    if re.search("[@=&]", netloc):
+        return "misread"
+    ports = [piece.rpartition("]")[2].partition(":") for piece in netloc.split(",")]
+    if "@" in path and any(colon and not port.isdigit() for _, colon, port in ports):
+        return "misread"
+    return "ambiguous" if "@" in path or "?" in userinfo else None
+
+
+def _masked(text: str, conninfo: dict) -> str:
+    """``text`` with every value of the dsn's host, hostaddr, port, user and database name, as
+    libpq read them (each host of a list), replaced by ``***``, where it stands as a word."""
+    values = {v for key in ("host", "hostaddr", "port", "user", "dbname")
+              for v in str(conninfo.get(key) or "").split(",") if v}
+    for value in sorted(values, key=len, reverse=True):
+        text = re.sub(r"(?<![\w.@%-])" + re.escape(value) + r"(?![\w.@%-])", "***", text)
+    return text
 
 
 def _text(text: str) -> str:
@@ -133,11 +165,16 @@ class PostgresRetriever(Retriever):
             if re.search(r"password|@", str(dsn)):
                 reason = re.sub(r'"[^"]*"', lambda m: m[0] if m[0] == '"="' else '"***"', reason)
             raise ValueError(f"bad dsn: {reason}") from None
-        if _misread_uri(str(dsn), conninfo):
+        reading = _uri_reading(str(dsn))
+        if reading == "misread":
             raise ValueError("bad dsn: libpq reads this URI otherwise than written (its user info ends at the first "
                              "'@' and at a '/'): percent-encode '@' as %40 and '/' as %2F in the user name, "
                              "password and database name (not shown: the password is part of it)")
-        self.dsn = str(dsn)
+        self.dsn, self._conninfo, self._ambiguous = str(dsn), conninfo, reading == "ambiguous"
+        # libpq waits for an answer without end when connect_timeout is not set (psycopg >= 3.2: 130 s per
+        # address), so an address that accepts and never answers held `harness run` that long
+        self._timeout = {} if conninfo.get("connect_timeout") or os.environ.get("PGCONNECT_TIMEOUT") else \
+            {"connect_timeout": CONNECT_TIMEOUT_S}
         self.dsn_shown = self._pg.conninfo.make_conninfo(**{k: v for k, v in conninfo.items() if k not in SECRET_PARAMETERS})
         self.table, self.id_column, self.vector_column = table, str(id_column), str(vector_column)
         self.config, self.rank, self.normalization = str(config), rank, normalization
@@ -164,8 +201,13 @@ class PostgresRetriever(Retriever):
 
     def _connect(self):
         try:
-            return self._pg.connect(self.dsn, autocommit=True)
+            return self._pg.connect(self.dsn, autocommit=True, **self._timeout)
         except self._pg.Error as exc:
+            if self._ambiguous:  # (libpq's reading may hold part of a password: not shown)
+                raise HarnessError("cannot connect to PostgreSQL (a URI dsn whose database name holds a raw '@' or "
+                                   "whose user info a raw '?' reads two ways, so libpq's reading is not shown: "
+                                   "percent-encode '@' as %40, '/' as %2F and '?' as %3F to see it): "
+                                   f"{_masked(_first_line(exc), self._conninfo)}") from None
             raise HarnessError(f"cannot connect to PostgreSQL ({self.dsn_shown or 'libpq defaults'}): "
                                f"{_first_line(exc)}") from None
 

@@ -15,7 +15,9 @@ Index: one FTS5 table in a database file, rowid = the rank of the document id in
 The database is cached under ``<cache root>/sqlite/<key>/`` (key: sha256 of the corpus, as the
 BM25 cache hashes it, and the settings, SQLite's version included), built in a temporary sibling
 folder and renamed into place when complete; ``manifest.json`` holds the file's size and sha256,
-checked on every load; a damaged entry is rebuilt. A cache that cannot be written (read-only) is
+checked on every load; a damaged entry is rebuilt. A miss is built under the entry's build lock
+(``<root>/.locks/<key>.lock``, harness.atomic.build_lock): a concurrent run missing the same entry
+waits for it (a warning says so) and loads it. A cache that cannot be written (read-only) is
 logged and the database built in a temporary folder, as with ``cache=false``.
 
 Search: each query becomes an FTS5 query of its tokens (runs of the characters the table's tokenizer
@@ -46,7 +48,7 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.atomic import remove_abandoned, writer_tag
+from harness.atomic import build_lock, remove_abandoned, writer_tag
 from harness.checksums import sha256
 from harness.datasets.corpus import Corpus, Queries
 from harness.errors import HarnessError
@@ -158,24 +160,47 @@ class SQLiteRetriever(Retriever):
             status = "hit"
             try:
                 self._path = _load(root, key, len(corpus))
-            except CacheCorrupt as exc:
-                shutil.rmtree(root / key, ignore_errors=True)
-                self._path, status = None, f"rebuilt ({exc})"
+            except CacheCorrupt:  # (discarded and rebuilt under the build lock, once looked at again there)
+                self._path = None
             if self._path is None:
-                status = "built" if status == "hit" else status
+                # A miss is built under the entry's build lock (<root>/.locks/<key>.lock): a second process
+                # missing the same entry meanwhile waits for the first, then loads what it wrote (a hit),
+                # instead of building the whole database beside it; where no lock can be taken (a read-only
+                # cache, a file system without locks) it goes ahead unlocked, as before.
+                release = build_lock(root / ".locks" / f"{key}.lock", on_wait=lambda: log.warning(
+                    "another process is building the SQLite index %s; waiting for it", root / key))
                 try:
-                    self._path = self._save(corpus, root, key)
-                except OSError as exc:  # a read-only cache (or a cache root under a file): built without
-                    # it, in a temporary folder, as BM25, dense and sparse go on without theirs
-                    log.warning("could not write the SQLite index cache under %s: %s; building the index "
-                                "without it", root, exc.strerror or exc)
-                    self._tmp = tempfile.TemporaryDirectory(prefix="harness-sqlite-")
-                    self._path = Path(self._tmp.name) / DB_FILE
-                    self._build(corpus, self._path)
-                    status = f"{status}, not cached ({exc.strerror or exc})"
+                    self._path, status = self._load_or_build(corpus, root, key)
+                finally:
+                    release()
         self._stats = {"engine": "sqlite-fts5", "sqlite_version": sqlite3.sqlite_version, "cache": status,
                        "index_path": str(self._path), "index_bytes": self._path.stat().st_size,
                        "index_s": round(time.perf_counter() - started, 6), "n_docs": len(corpus)}
+
+    def _load_or_build(self, corpus: Corpus, root: Path, key: str) -> tuple[Path, str]:
+        """(the database of entry ``key``, cache status): the entry when it is there now (another
+        process built it), else built into it (a damaged entry discarded first); a cache that cannot
+        be written (read-only, or a cache root under a file) is logged and the database built in a
+        temporary folder, as BM25, dense and sparse go on without theirs. Under the entry's build
+        lock (:meth:`index`)."""
+        try:
+            path = _load(root, key, len(corpus))
+        except CacheCorrupt as exc:
+            shutil.rmtree(root / key, ignore_errors=True)
+            path, status = None, f"rebuilt ({exc})"
+        else:
+            status = "built"
+        if path is not None:
+            return path, "hit"
+        try:
+            return self._save(corpus, root, key), status
+        except OSError as exc:
+            log.warning("could not write the SQLite index cache under %s: %s; building the index "
+                        "without it", root, exc.strerror or exc)
+            self._tmp = tempfile.TemporaryDirectory(prefix="harness-sqlite-")
+            path = Path(self._tmp.name) / DB_FILE
+            self._build(corpus, path)
+            return path, f"{status}, not cached ({exc.strerror or exc})"
 
     def _build(self, corpus: Corpus, path: Path) -> None:
         columns = COLUMNS[self.columns]
