@@ -486,6 +486,21 @@ def check_dataset_folders(config: BenchConfig) -> None:
             raise ConfigError(config.source, f"datasets[{i}]", f"no such folder {render(spec.source)}{where}")
 
 
+def check_rerank_depths(config: BenchConfig) -> None:
+    """A pipeline's rerank stage given a ``depth`` larger than its input holds with the config's search
+    depth (:attr:`BenchConfig.search_depth`: ``depth``, else the largest cutoff of ``k`` and ``metrics``; a
+    retrieve stage without a depth of its own keeps it) is refused before anything runs, with one line
+    naming the file and ``pipelines[i].stages[j].depth`` (:func:`harness.pipeline.run.rerank_depths`). It
+    failed the pipeline's cells only when they ran, the other cells running, naming ``stages[j].depth``
+    and ``--depth``, which bench has not."""
+    if not config.pipelines:
+        return
+    from harness.pipeline.run import rerank_depths
+
+    for i, pipeline in enumerate(config.pipelines):
+        rerank_depths(pipeline, config.search_depth, key=f"pipelines[{i}]", origin="bench")
+
+
 def load_config(path: str | Path, check_retrievers: bool = True) -> BenchConfig:
     """Read and validate a config file.
 
@@ -503,4 +518,5 @@ def load_config(path: str | Path, check_retrievers: bool = True) -> BenchConfig:
             data = read_toml(path)["pipelines"]
             for i, item in enumerate(data):
                 parse_pipeline(item, config.source, f"pipelines[{i}]")
+    check_rerank_depths(config)
     return config

@@ -297,10 +297,11 @@ class BenchRunner:
     def run(self, dry_run: bool = False) -> BenchResult:
         """Plan here (fingerprints, finished cells reused), then run the other cells on the
         config's executor (harness/bench/executors.py), collecting outcomes in plan order."""
-        from harness.bench.config import check_dataset_folders
+        from harness.bench.config import check_dataset_folders, check_rerank_depths
         from harness.bench.executors import executor_for
 
         check_dataset_folders(self.config)
+        check_rerank_depths(self.config)  # (load_config checks it too; a config parsed in Python, not read)
         started = time.perf_counter()
         plan = cells(self.config)
         outcomes: dict[int, CellOutcome] = {}

@@ -7,7 +7,8 @@ evaluated with the experiment's evaluator. A stage that raises stops the pipelin
 :class:`StageError` naming it; the stages finished before it are already cached, so a rerun
 resumes from them.
 
-The result folder is the one ``harness run`` writes (run.trec = the last stage's run), and
+The result folder is the one ``harness run`` writes (run.trec = the last stage's run, under an
+ir_metadata header of the stages: :func:`harness.reports.efficiency.pipeline_header_facts`), and
 metrics.json's ``stages`` holds one record per stage: name, type, inputs, component and params,
 depth, fusion settings (with the optimisation's chosen values), cache status (``hit``/``miss``; ``miss, not cached (why)`` on a read-only or full cache disk)
 and key, timings and metric means.
@@ -58,10 +59,11 @@ class StageOutcome:
 
     @property
     def spent_s(self) -> float:
-        """Seconds this run spent on the stage before evaluating it: for a cache hit the load only (its
-        other timings are those of the run that computed it, kept in its record)."""
+        """Seconds this run spent on the stage before evaluating it: its cache key (``key_s``: hashing a
+        model folder or a run file that ``params()`` names) and, for a cache hit, the load only (its other
+        timings are those of the run that computed it, kept in its record)."""
         return sum(v for k, v in self.timings.items()
-                   if k != "evaluate_s" and (self.status != "hit" or k == "cache_load_s"))
+                   if k != "evaluate_s" and (self.status != "hit" or k in ("cache_load_s", "key_s")))
 
     def record(self) -> dict:
         """The stage's entry in metrics.json ``stages``."""
@@ -158,7 +160,9 @@ class PipelineRunner:
 
     def run_stage(self, number: int, stage: Stage) -> StageOutcome:
         system = self.component(stage) if stage.type != "fuse" else None
+        started = time.perf_counter()  # (the key hashes what params() name: a model folder, a run file, qrels)
         key = stage_key(self.key_blob(stage, system))
+        key_s = time.perf_counter() - started
         label = f"stage {number}/{len(self.pipeline.stages)} {stage.name} ({stage.type})"
         started = time.perf_counter()
         cached = self.cache.load(key)
@@ -170,7 +174,9 @@ class PipelineRunner:
             with progress.task(label):
                 run, timings, info = self.compute(stage, system)
             if system is not None:  # keyed by what the run was computed from: params() now describe what was read
+                started = time.perf_counter()
                 key = stage_key(self.key_blob(stage, system))  # (a run file rewritten since the lookup: its new sha256)
+                key_s += time.perf_counter() - started
             # the run its file holds, as a cache hit (or the manual CLI chain) reads it: an empty query kept in
             # memory went ahead of queries a later input adds in a fusion's first-seen order (run.trec's query
             # order depended on the cache)
@@ -183,6 +189,7 @@ class PipelineRunner:
             if why is not None:  # (metrics.json's stages[].cache says so: the warning is logged only, -q hides it)
                 self.uncached.add(stage.name)
                 status = f"miss, not cached ({why})"
+        timings["key_s"] = key_s  # (this run's, hit or miss: not stored with the run)
         started = time.perf_counter()
         with progress.task(f"evaluating {stage.name}"):
             result = self.evaluator.evaluate(run, self.dataset.qrels)
@@ -244,24 +251,33 @@ def kept_depth(pipeline: Pipeline, depth: int) -> int:
     return _kept(pipeline, depth)[pipeline.stages[-1].name]
 
 
-def rerank_depths(pipeline: Pipeline, depth: int) -> list[str]:
+# where the run's depth comes from, and how to give a larger one: harness run's options, a bench config's keys
+_RUN_DEPTH = {"run": ("--depth, else the largest cutoff of --k and -m", "--depth {}"),
+              "bench": ("the config's depth, else the largest cutoff of its k and metrics", "depth = {} in the config")}
+
+
+def rerank_depths(pipeline: Pipeline, depth: int, key: str = "", origin: str = "run") -> list[str]:
     """Refuse a rerank stage whose given ``depth`` is more than its input holds with the run's ``depth``
     (a retrieve stage without one keeps the run's: ``--depth``, else the largest cutoff of ``--k`` and
     ``-m``), with a :class:`ConfigError` naming the file and the stage's depth; return a warning per rerank
     stage whose default depth is (it reranks fewer candidates than its record's depth). With ``--k 10``, a
     rerank of ``depth = 100`` over a retrieve stage of the run's depth scored BM25's top 10 only, recorded
-    as depth 100: the figure of another pipeline than the file's."""
+    as depth 100: the figure of another pipeline than the file's. ``key`` prefixes the error's key path
+    (``pipelines[0]`` in a bench config); ``origin`` names where the run's depth comes from: ``"run"``
+    (harness run's options) or ``"bench"`` (a bench config's ``depth``, ``k`` and ``metrics``)."""
     from harness.errors import ConfigError
 
+    source, option = _RUN_DEPTH[origin]
     kept, warnings = _kept(pipeline, depth), []
     for i, stage in enumerate(pipeline.stages):
         if stage.type != "rerank" or stage.depth <= kept[stage.inputs[0]]:
             continue
         held = f"its input {stage.inputs[0]!r} holds at most {kept[stage.inputs[0]]} with the run's depth {depth}"
         if stage.depth_given:
-            raise ConfigError(pipeline.source, f"stages[{i}].depth",
-                              f"{stage.depth} candidates per query, but {held} (--depth, else the largest cutoff "
-                              f"of --k and -m); give --depth {stage.depth} or a depth to the stages before it, "
+            path = f"{key}.stages[{i}].depth" if key else f"stages[{i}].depth"
+            raise ConfigError(pipeline.source, path,
+                              f"{stage.depth} candidates per query, but {held} ({source}); give "
+                              f"{option.format(stage.depth)} or a depth to the stages before it, "
                               f"or this one a smaller depth")
         warnings.append(f"stage {stage.name!r}: reranks at most {kept[stage.inputs[0]]} candidates per query, not "
                         f"its default depth {stage.depth}: {held}")

@@ -179,16 +179,26 @@ def _json(value) -> str:
     return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(value, ensure_ascii=False))
 
 
+_PLAIN_KEY = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+=/@-]*$")
+
+
+def _key(key) -> str:
+    """A mapping key as written: as is when plain (letters, digits, ``_ . + = / @ -``), else as JSON (a
+    pipeline stage's ``params`` key from a quoted TOML key may hold ``:``, ``#`` or a line end, which
+    would split the line or the run file)."""
+    return key if isinstance(key, str) and _PLAIN_KEY.match(key) else _json(str(key))
+
+
 def _yaml_lines(obj: dict, indent: int = 0) -> list[str]:
     """Nested dicts as YAML block mappings; every scalar (and list, and empty dict) as JSON, which YAML
     reads as is."""
     lines = []
     for key, value in obj.items():
         if isinstance(value, dict) and value:
-            lines.append(f"{' ' * indent}{key}:")
+            lines.append(f"{' ' * indent}{_key(key)}:")
             lines.extend(_yaml_lines(value, indent + 2))
         else:
-            lines.append(f"{' ' * indent}{key}: {_json(value)}")
+            lines.append(f"{' ' * indent}{_key(key)}: {_json(value)}")
     return lines
 
 
@@ -198,6 +208,27 @@ def header_facts(efficiency: dict, tag: str, dataset: dict | None = None) -> dic
     if dataset:
         facts["data"] = {"test_collection": dataset.get("name"), "split": dataset.get("split")}
     facts.update(efficiency)
+    return facts
+
+
+# a pipeline stage record's entries left out of the run.trec header: what differs between two runs of the same
+# stages (the cache status, timings, the component's stats) and what measures the run rather than makes it
+_UNSTABLE_STAGE_KEYS = ("cache", "timings", "stats", "n_queries", "metrics", "optimization")
+
+
+def pipeline_header_facts(stages: list[dict], tag: str, dataset: dict | None = None,
+                          versions: dict | None = None) -> dict:
+    """What a pipeline result's run.trec header records (it has no efficiency block: its stages' times are in
+    metrics.json): the run's tag, the test collection, ``stages``, {stage name: its metrics.json record (the
+    table, inputs, depth kept, ``resolved_params``, ``fusion_used``, cache ``key``)} in order, without
+    :data:`_UNSTABLE_STAGE_KEYS`, and metrics.json's ``versions`` (harness, runs version, git commit,
+    libraries): a rerun of the same stages (cache hits) writes the same run.trec."""
+    facts = header_facts({}, tag, dataset)
+    facts["stages"] = {record.get("name"): {key: value for key, value in record.items()
+                                            if key != "name" and key not in _UNSTABLE_STAGE_KEYS}
+                       for record in stages if isinstance(record, dict)}
+    if versions:
+        facts["versions"] = versions
     return facts
 
 
@@ -219,6 +250,12 @@ def parse_header(lines: Iterable[str]) -> dict:
             continue
         indent = len(text) - len(text.lstrip(" "))
         key, _, value = text.strip().partition(":")
+        if text.strip().startswith('"'):  # a key written as JSON (:func:`_key`): it may hold ':'
+            try:
+                key, end = json.JSONDecoder().raw_decode(text.strip())
+                value = text.strip()[end:].partition(":")[2]
+            except json.JSONDecodeError:
+                pass
         while stack[-1][0] >= indent:
             stack.pop()
         parent = stack[-1][1]

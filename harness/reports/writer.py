@@ -10,7 +10,7 @@ import numpy as np
 from harness.atomic import atomic_open, file_lock, remove_abandoned, write_json, write_text
 from harness.formats.trec import unwritable_ids, unwritable_message, write_run
 from harness.reports.document import MetricsDocument
-from harness.reports.efficiency import header_facts, run_header
+from harness.reports.efficiency import header_facts, pipeline_header_facts, run_header
 from harness.reports.markdown import metrics_table, text
 from harness.run import Run
 
@@ -78,6 +78,8 @@ def _write_files(folder: Path, document: MetricsDocument, query_texts: dict[str,
         header = None
         if document.efficiency:
             header = run_header(header_facts(document.efficiency, tag, document.dataset))
+        elif document.stages:  # a pipeline's result: its stages (docs/pipelines.md)
+            header = run_header(pipeline_header_facts(document.stages, tag, document.dataset, document.versions))
         write_run(run, folder / "run.trec", tag=tag, header=header)
     texts = query_texts or {}
     with atomic_open(folder / "per_query.jsonl") as handle:

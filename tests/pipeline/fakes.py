@@ -1,10 +1,11 @@
-"""Cheap rerankers for pipeline tests (loaded by ``module:Class``, as a plugin would be)."""
+"""Cheap rerankers (and a retriever) for pipeline tests (loaded by ``module:Class``, as a plugin would be)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from harness.reranker import Reranker
+from retrievers.run_file import RunFileRetriever
 
 
 class LengthReranker(Reranker):
@@ -28,3 +29,24 @@ class FailingReranker(Reranker):
 
     def score(self, candidates, queries, corpus) -> np.ndarray:
         raise RuntimeError("model exploded")
+
+
+class Clock:
+    """A stand-in for ``time.perf_counter``: it moves only when told to (:class:`SlowKeyRunFile`)."""
+
+    now = 0.0
+
+    @classmethod
+    def perf_counter(cls) -> float:
+        return cls.now
+
+
+class SlowKeyRunFile(RunFileRetriever):
+    """The run-file retriever, whose ``params()`` (what a stage's cache key is made of: hashing its file, as
+    a model's checksum hashes its folder) advances :class:`Clock` by ``PARAMS_S`` seconds per call."""
+
+    PARAMS_S = 5.0
+
+    def params(self) -> dict:
+        Clock.now += self.PARAMS_S
+        return super().params()

@@ -84,8 +84,8 @@ def test_stages_recorded_and_final_run_is_last_stage(piped):
     assert {k: stages[2][k] for k in ("method", "norm", "k", "depth")} == {"method": "rrf", "norm": "none", "k": 60,
                                                                           "depth": 1000}
     assert stages[2]["fusion_used"] == {"method": "rrf", "norm": "none", "k": 60, "weights": None, "depth": 1000}
-    assert set(stages[0]["timings"]) == {"index_s", "search_s", "evaluate_s"}
-    assert set(stages[3]["timings"]) == {"rerank_s", "evaluate_s"}
+    assert set(stages[0]["timings"]) == {"index_s", "search_s", "key_s", "evaluate_s"}  # (key_s: its cache key's)
+    assert set(stages[3]["timings"]) == {"rerank_s", "key_s", "evaluate_s"}
     assert round(stages[0]["metrics"]["NDCG@10"], 6) == 0.678909  # docs/fusion.md, BM25 on SciFact
     assert doc["metrics"] == stages[-1]["metrics"]
     assert "stage rrf (fuse): cache miss  NDCG@10" in first.stdout
