@@ -50,3 +50,17 @@ class SlowKeyRunFile(RunFileRetriever):
     def params(self) -> dict:
         Clock.now += self.PARAMS_S
         return super().params()
+
+
+def write_three_docs(tmp_path):
+    """A BEIR folder ``tmp_path/ds``: documents d1, d2, d3 (each text its id), queries q1, q2 (likewise),
+    judgments q1-d1 and q2-d2 (grade 1); the pipeline tests add their own run files beside it."""
+    import json
+
+    ds = tmp_path / "ds"
+    (ds / "qrels").mkdir(parents=True)
+    (ds / "corpus.jsonl").write_text("".join(json.dumps({"_id": d, "title": "", "text": d}) + "\n"
+                                             for d in ("d1", "d2", "d3")))
+    (ds / "queries.jsonl").write_text("".join(json.dumps({"_id": q, "text": q}) + "\n" for q in ("q1", "q2")))
+    (ds / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t1\n")
+    return ds

@@ -23,16 +23,11 @@ from harness.datasets import load_dataset
 from harness.evaluation import Evaluator
 from harness.pipeline import StageCache, parse_pipeline, run_pipeline
 from harness.pipeline import run as pipeline_run
-from tests.pipeline.fakes import Clock
+from tests.pipeline.fakes import write_three_docs, Clock
 
 
 def _dataset(tmp_path):
-    ds = tmp_path / "ds"
-    (ds / "qrels").mkdir(parents=True)
-    (ds / "corpus.jsonl").write_text("".join(json.dumps({"_id": d, "title": "", "text": d}) + "\n"
-                                             for d in ("d1", "d2", "d3")))
-    (ds / "queries.jsonl").write_text("".join(json.dumps({"_id": q, "text": q}) + "\n" for q in ("q1", "q2")))
-    (ds / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t1\n")
+    ds = write_three_docs(tmp_path)
     return load_dataset(str(ds), "test")
 
 

@@ -18,16 +18,11 @@ import pytest
 from harness.datasets import load_dataset
 from harness.evaluation import Evaluator
 from harness.pipeline import StageCache, StageError, parse_pipeline, run_pipeline
-from tests.pipeline.fakes import LengthReranker
+from tests.pipeline.fakes import write_three_docs, LengthReranker
 
 
 def _dataset(tmp_path):
-    ds = tmp_path / "ds"
-    (ds / "qrels").mkdir(parents=True)
-    (ds / "corpus.jsonl").write_text("".join(json.dumps({"_id": d, "title": "", "text": d}) + "\n"
-                                             for d in ("d1", "d2", "d3")))
-    (ds / "queries.jsonl").write_text("".join(json.dumps({"_id": q, "text": q}) + "\n" for q in ("q1", "q2")))
-    (ds / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t1\n")
+    ds = write_three_docs(tmp_path)
     # a.trec lacks q1; b.trec has q1 first: the manual chain's fused run is q2 (a's), then q1 (b's)
     (tmp_path / "a.trec").write_text("q2 Q0 d2 1 2.0 a\nq2 Q0 d3 2 1.0 a\n")
     (tmp_path / "b.trec").write_text("q1 Q0 d1 1 3.0 b\nq2 Q0 d3 1 2.0 b\nq2 Q0 d2 2 1.0 b\n")

@@ -17,7 +17,6 @@ query-string values that are no strings, and NaN in a body template.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import subprocess
@@ -32,18 +31,14 @@ from harness.evaluation import Evaluator
 from harness.pipeline import StageCache, parse_pipeline, run_pipeline
 from retrievers.http import HTTPRetriever
 from tests.retrievers.http_fakes import FakeEngine, Received
+from tests.pipeline.fakes import write_three_docs
 
 FAST = {"preset": "harness", "backoff": 0.01, "max_backoff": 0.05}
 
 
 # ----------------------------------------------------------------------------- 1. a live service in a pipeline
 def _dataset(tmp_path):
-    ds = tmp_path / "ds"
-    (ds / "qrels").mkdir(parents=True)
-    (ds / "corpus.jsonl").write_text("".join(json.dumps({"_id": d, "title": "", "text": d}) + "\n"
-                                             for d in ("d1", "d2", "d3")))
-    (ds / "queries.jsonl").write_text("".join(json.dumps({"_id": q, "text": q}) + "\n" for q in ("q1", "q2")))
-    (ds / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t1\n")
+    ds = write_three_docs(tmp_path)
     (tmp_path / "other.trec").write_text("q1 Q0 d3 1 1.0 o\nq2 Q0 d3 1 1.0 o\n")
     return ds
 
