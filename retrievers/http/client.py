@@ -31,6 +31,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from harness.errors import HarnessError
+from harness.secrets import REDACTED, SECRET_HEADER
 from retrievers.http.template import Hits, RequestTemplate, ResponseError, redact_url
 
 ON_FAILURE = ("fail", "empty")
@@ -122,9 +123,24 @@ def _retry_after(response: httpx.Response) -> float | None:
         return None
 
 
-def _snippet(data: bytes, limit: int = 120) -> str:
-    text = data[:limit].decode("utf-8", "replace")
-    return repr(text) + ("..." if len(data) > limit else "")
+def _snippet(data: bytes, limit: int = 120, secrets: tuple[str, ...] = ()) -> str:
+    """The start of an answer's body for an error line, with each of ``secrets`` in it as ``<redacted>``: a
+    service's error page that echoes the request (``invalid api key: s3cr3t``) printed the key."""
+    text = data[:limit + max(map(len, secrets), default=0)].decode("utf-8", "replace")
+    for secret in secrets:
+        text = text.replace(secret, REDACTED)
+    return repr(text[:limit]) + ("..." if len(data) > limit else "")
+
+
+def _secrets(headers, env: dict[str, str] | None) -> tuple[str, ...]:
+    """What an error line must not show: the values of headers whose name looks secret (and each word of
+    one, ``Bearer <token>``'s token) and of the environment variables the template reads, longest first
+    (words under 6 characters, ``Bearer``, are left: they are no secret and would blot out text)."""
+    found = set(value for value in (env or {}).values() if len(value) >= 4)
+    for name, value in headers.items():
+        if SECRET_HEADER.search(name):
+            found.update(word for word in [value, *value.split()] if len(word) >= 6)
+    return tuple(sorted(found, key=len, reverse=True))
 
 
 async def _attempt(client: httpx.AsyncClient, template: RequestTemplate, query_id: str, query: str, k: int,
@@ -146,12 +162,13 @@ async def _attempt(client: httpx.AsyncClient, template: RequestTemplate, query_i
     except httpx.HTTPError as exc:  # a body its Content-Encoding does not decode (DecodingError): same answer again
         raise ResponseError(f"the response could not be read ({type(exc).__name__}: {exc}) "
                             f"({request.method} {_where(request.url)})") from None
+    secrets = _secrets(client.headers, env)
     if response.status_code in RETRY_STATUS:
         raise _Retryable(f"HTTP {response.status_code} from {request.method} {_where(request.url)}: "
-                         f"{_snippet(response.content)}", _retry_after(response))
+                         f"{_snippet(response.content, secrets=secrets)}", _retry_after(response))
     if response.status_code >= 400:
         raise ResponseError(f"HTTP {response.status_code} from {request.method} {_where(request.url)}: "
-                            f"{_snippet(response.content)}")
+                            f"{_snippet(response.content, secrets=secrets)}")
     if 300 <= response.status_code < 400:  # not followed: its body is no answer to the query
         location = response.headers.get("location")
         raise ResponseError(f"HTTP {response.status_code} from {request.method} {_where(request.url)}: a redirect"
@@ -159,7 +176,8 @@ async def _attempt(client: httpx.AsyncClient, template: RequestTemplate, query_i
     try:
         payload = json.loads(response.content)
     except (ValueError, RecursionError) as exc:  # RecursionError: arrays or objects nested too deep
-        raise ResponseError(f"the response is not valid JSON ({exc}); it starts {_snippet(response.content)}") from None
+        raise ResponseError(f"the response is not valid JSON ({exc}); it starts "
+                            f"{_snippet(response.content, secrets=secrets)}") from None
     signal = template.partial_signal(payload)
     if signal is not None:  # the engine answered from part of its index (a shard failed, its time ran out): retried
         raise _Retryable(f"a partial answer from {request.method} {_where(request.url)}: {signal}")

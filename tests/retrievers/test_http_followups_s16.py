@@ -319,3 +319,21 @@ def test_index_check_refuses_a_partial_count_naming_the_signal():
             system.index(None)
     assert str(err.value) == (f"index_check: a partial answer to GET {engine.url}/idx/_count: _shards.failed is 1; "
                               "its count (2) is not the index's")
+
+
+def test_an_error_body_that_echoes_a_secret_is_shown_without_it(monkeypatch):
+    # A service's error page that repeats the request's key (`invalid key: ...`) printed the key in the error
+    # line (the s16 follow-up's leftover): the header's token, a query-string ${VAR}'s value, redacted.
+    monkeypatch.setenv("S16C_KEY", "qs-secret-123456")
+
+    def answer(request: Received, n: int):
+        return 401, (f"invalid token {request.headers['authorization'][7:]} "
+                     f"or key {request.query['api_key']}").encode()
+
+    with FakeEngine(answer) as engine:
+        system = HTTPRetriever(url=engine.url + "?api_key=${S16C_KEY}", preset="harness",
+                               headers={"Authorization": "Bearer tok-abcdef-987654"}, backoff=0.01, max_backoff=0.05)
+        with pytest.raises(QueryFailed) as err:
+            system.search(ONE, 10)
+    assert "tok-abcdef-987654" not in str(err.value) and "qs-secret-123456" not in str(err.value)
+    assert str(err.value).endswith(": 'invalid token <redacted> or key <redacted>'")
