@@ -29,7 +29,7 @@ _QUERY_PARAMETER = re.compile(r"([?&])([^=&#\s]*)=([^&#\s]*)")
 _TEMPLATED = re.compile(r"(?:\{\w+\})*")  # a value that is only placeholders ({query}): no literal secret
 
 
-def _literal_secret(name: str, value: str) -> bool:
+def literal_secret(name: str, value: str) -> bool:
     """A query-string parameter's literal value under a secret-looking name (the header rule), not a
     ``${VAR}`` reference nor placeholders: what the http retriever records as ``<redacted>``."""
     return bool(SECRET_HEADER.search(name)) and not ENV_VAR.search(value) and not _TEMPLATED.fullmatch(value)
@@ -40,7 +40,7 @@ def _url_without_secrets(url: str) -> str:
     (``?api_key=...``) as ``<redacted>``, as the retriever's own params() record it."""
     base, mark, query = url.partition("?")
     return base + mark + _QUERY_PARAMETER.sub(
-        lambda m: f"{m[1]}{m[2]}={REDACTED}" if _literal_secret(m[2], m[3]) else m[0], "?" + query)[1:]
+        lambda m: f"{m[1]}{m[2]}={REDACTED}" if literal_secret(m[2], m[3]) else m[0], "?" + query)[1:]
 
 
 def without_secrets(value, name: object = None):
@@ -62,7 +62,7 @@ def without_secrets(value, name: object = None):
             return {key: REDACTED if isinstance(item, str) and SECRET_HEADER.search(str(key))
                     and not ENV_VAR.search(item) else without_secrets(item) for key, item in value.items()}
         if name == "params" and "url" in value and isinstance(value.get("params"), dict):  # an http retriever's
-            value = {**value, "params": {key: REDACTED if isinstance(item, str) and _literal_secret(str(key), item)
+            value = {**value, "params": {key: REDACTED if isinstance(item, str) and literal_secret(str(key), item)
                                          else item for key, item in value["params"].items()}}  # query string
         return {key: without_secrets(item, key) for key, item in value.items()}
     if isinstance(value, (list, tuple)):

@@ -41,7 +41,7 @@ from urllib.parse import quote, unquote_plus, urlsplit, urlunsplit
 from harness.columns import is_utf8_text
 from harness.errors import HarnessError
 from harness.formats.trec import unwritable_ids, unwritable_message
-from harness.secrets import ENV_VAR, REDACTED, SECRET_HEADER
+from harness.secrets import ENV_VAR, REDACTED, SECRET_HEADER, literal_secret
 
 PLACEHOLDERS = ("query", "query_id", "k")
 METHODS = ("GET", "POST")
@@ -249,16 +249,12 @@ def redact_url(url: str) -> str:
     return urlunsplit(parts)
 
 
-_ONLY_PLACEHOLDERS = re.compile(r"(?:\{(?:" + "|".join(PLACEHOLDERS) + r")\})*")
-
-
 def redact_param(name: str, value: str) -> str:
     """What results record of a query-string parameter: ``<redacted>`` for the literal value of a parameter
     whose name looks secret (the header rule: api_key, key, token, secret, password, auth, ...); a value that
-    names an environment variable (``${SEARCH_API_KEY}``) or is only placeholders (``{query}``) is kept."""
-    if not SECRET_HEADER.search(name) or ENV_VAR.search(value) or _ONLY_PLACEHOLDERS.fullmatch(value):
-        return value
-    return REDACTED
+    names an environment variable (``${SEARCH_API_KEY}``) or is only placeholders (``{query}``) is kept
+    (:func:`harness.secrets.literal_secret`, the rule bench and pipeline records follow too)."""
+    return REDACTED if literal_secret(name, value) else value
 
 
 # ----------------------------------------------------------------------------- partial answers
