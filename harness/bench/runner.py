@@ -90,15 +90,20 @@ def _one_line(exc: BaseException) -> str:
     return message if isinstance(exc, HarnessError) else f"{type(exc).__name__}: {message}"
 
 
+_PLUGIN_KEYS = ("plugin_release", "plugin_code")
+
+
 def _with_release(component) -> dict:
     """A component's ``params()``, with the release of the installed plugin it comes from (its entry
-    point's distribution, :func:`harness.registry.plugin_versions`) under ``"plugin_release"``:
-    the cell's fingerprint then changes when the plugin is upgraded, as it does with the harness's
-    own version (a built-in's or a ``module:Class``'s params are left as they are)."""
+    point's distribution, :func:`harness.registry.plugin_versions`) under ``"plugin_release"`` and
+    the digest of its package's code (:func:`harness.plugin_code.plugin_code`) under ``"plugin_code"``:
+    the cell's fingerprint then changes when the plugin is upgraded or its code edited, as it does
+    with the harness's own version (a built-in's params are left as they are)."""
+    from harness.plugin_code import plugin_code
     from harness.registry import plugin_versions
 
-    params, release = component.params(), plugin_versions(type(component))
-    return {**params, "plugin_release": release} if release else params
+    identity = {"plugin_release": plugin_versions(type(component)), "plugin_code": plugin_code(type(component))}
+    return {**component.params(), **{key: value for key, value in identity.items() if value}}
 
 
 def _stages_as_run(planned: dict, outcomes) -> dict:
@@ -108,8 +113,9 @@ def _stages_as_run(planned: dict, outcomes) -> dict:
     for outcome in outcomes:
         params = outcome.info.get("resolved_params")
         if isinstance(params, dict) and outcome.stage.name in resolved:
-            release = resolved[outcome.stage.name].get("plugin_release")
-            resolved[outcome.stage.name] = {**params, "plugin_release": release} if release else params
+            identity = {key: resolved[outcome.stage.name][key] for key in _PLUGIN_KEYS
+                        if resolved[outcome.stage.name].get(key)}
+            resolved[outcome.stage.name] = {**params, **identity}
     return resolved
 
 

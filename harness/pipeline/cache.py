@@ -7,7 +7,8 @@ lookup and the read is not stored under the old content's key), depth, fusion se
 optimisation qrels' checksum), the keys of its
 input stages (so a changed first stage changes every later key), the dataset's split and file
 checksums, the identical-id rule, and the harness's version and :data:`RUNS_VERSION` (a run of other
-code is computed again). The stage's name is not part of it (renaming a stage reuses
+code is computed again), and for a plugin component its release and code digest
+(:func:`harness.plugin_code.plugin_code`: an edited plugin's stage is computed again). The stage's name is not part of it (renaming a stage reuses
 its run). Both files are written atomically, the run first and the JSON (timings, stats, and the
 run file's size and sha256) last, so an entry is complete exactly when its JSON exists; an
 interrupted pipeline leaves only complete entries, and a rerun reuses them ("hit"). A run file that

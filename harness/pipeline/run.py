@@ -101,6 +101,14 @@ class PipelineRunner:
         if system is not None:
             blob.update(component=stage.component, params=stage.params, resolved=system.params(),
                         depth=stage.depth or self.depth)
+            from harness.plugin_code import plugin_code
+            from harness.registry import plugin_versions
+
+            # a plugin's release and code (not in its params): an upgraded or edited plugin's stage is computed
+            # again (a built-in's key has neither: the harness's version and RUNS_VERSION stand for its code)
+            plugin = {"release": plugin_versions(type(system)), "code": plugin_code(type(system))}
+            if any(plugin.values()):
+                blob["plugin"] = plugin
         if stage.fusion is not None:
             blob["fusion"] = stage.fusion.to_dict()
         if stage.optimize is not None:
