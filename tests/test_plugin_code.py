@@ -186,3 +186,32 @@ def test_a_bench_cell_of_an_edited_plugin_runs_again(tmp_path):
     assert "1 run" in out  # it said "1 reused", with NDCG@10 0.5
     assert edited["metrics"]["NDCG@10"] == pytest.approx(1.0)
     assert edited["versions"]["plugin_code"] == {"planted_plugin": expected_digest(package)}
+
+
+def test_a_pipeline_stage_of_an_upgraded_entry_point_plugin_is_computed_again(tmp_path):
+    # The same code under release 0.1.0 then 0.2.0 (an upgrade whose code this test keeps, so only the
+    # release can tell the two apart): the stage key held neither, and 0.2.0's stage was a "hit".
+    root, data = tmp_path / "plugins", write_dataset(tmp_path / "tiny")
+    write_plugin(root, 1)
+    config = tmp_path / "p.toml"
+    config.write_text('name = "pp"\n[[stages]]\nname = "pos"\ntype = "retrieve"\nretriever = "position"\n')
+
+    def run(version: str, name: str) -> dict:
+        dist = root / f"planted_plugin-{version}.dist-info"
+        for old in root.glob("*.dist-info"):
+            for file in old.iterdir():
+                file.unlink()
+            old.rmdir()
+        dist.mkdir()
+        (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: planted-plugin\nVersion: {version}\n")
+        (dist / "entry_points.txt").write_text(
+            "[retrieval_harness.retrievers]\nposition = planted_plugin.retriever:PositionRetriever\n")
+        harness_cli(["run", "--pipeline", str(config), "-d", str(data), "-o", str(tmp_path / "res"), "-q", "--name",
+                     name, "--k", "10"], root, tmp_path / "cache", tmp_path)
+        return json.loads((tmp_path / "res" / "tiny" / name / "metrics.json").read_text())
+
+    assert run("0.1.0", "a")["stages"][0]["cache"] == "miss"
+    assert run("0.1.0", "b")["stages"][0]["cache"] == "hit"
+    upgraded = run("0.2.0", "c")
+    assert upgraded["stages"][0]["cache"] == "miss"  # it was "hit"
+    assert upgraded["metrics"]["NDCG@10"] == pytest.approx(0.5)
