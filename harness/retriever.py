@@ -47,6 +47,10 @@ class Retriever(ABC):
     # it did not score (the run-file retriever) cuts it in that order: under trec_eval-9 scores equal in
     # float32 tie, and the larger document id ranks first.
     ranking_semantics = None
+    # False when a run depends on more than ``params()`` tell before the search (a live service's index):
+    # a pipeline stage of it is computed on every run and its run not stored in the stage cache, where no
+    # lookup could find it (the http retriever's key holds the sha256 of its answers, known only after).
+    cache_runs: bool = True
 
     @abstractmethod
     def index(self, corpus: Corpus) -> None:

@@ -191,9 +191,12 @@ class PipelineRunner:
             run = run.without_empty_queries()
             if system is not None:
                 info = {"resolved_params": plain_json(system.params()), **info}  # (a plugin's: numpy values, sets)
-            status = "miss"
-            why = self.cache.store(key, run, {"stage": without_secrets(stage.to_dict()), "timings": timings,
-                                              "info": info})
+            status, why = "miss", None
+            if getattr(system, "cache_runs", True):
+                why = self.cache.store(key, run, {"stage": without_secrets(stage.to_dict()), "timings": timings,
+                                                  "info": info})
+            else:  # a live service's run: keyed by its answers, which no lookup knows (it is queried every run)
+                self.uncached.add(stage.name)
             if why is not None:  # (metrics.json's stages[].cache says so: the warning is logged only, -q hides it)
                 self.uncached.add(stage.name)
                 status = f"miss, not cached ({why})"

@@ -35,6 +35,7 @@ class HTTPRetriever(Retriever):
 
     name = "http"
     measures_latency = True  # stats()["query_latency_ms"]: per request
+    cache_runs = False  # a pipeline stage's run is keyed by answers_sha256 (params()), which no lookup knows
 
     def __init__(self, url: str = "", preset: str | None = None, path: str | None = None, method: str | None = None,
                  params: dict | None = None, body: Any = None, headers: dict | None = None,

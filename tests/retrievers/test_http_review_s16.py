@@ -81,6 +81,10 @@ def test_a_pipeline_queries_the_live_service_on_every_run(tmp_path):
         assert len(engine.received) == 6
         assert (third["svc"].status, third["other"].status, third["f"].status) == ("miss", "hit", "hit")
         assert third["f"].key == second["f"].key != first["f"].key
+        # Stored: "other" and the two fusions; never the service's runs, which no lookup could find (three
+        # runs stored two, one per answers_sha256, and read none).
+        stored = sorted(path.stem for path in (tmp_path / "cache").rglob("*.json"))
+        assert stored == sorted({first["other"].key, first["f"].key, second["f"].key})
 
 
 def test_a_bench_cell_of_a_live_service_is_run_again_not_reused(tmp_path):
