@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 
@@ -33,11 +34,31 @@ class InputError(HarnessError):
 
 
 class ConfigError(HarnessError):
-    """A mistake in a config file: ``<file>: <key path>: <message>``."""
+    """A mistake in a config file: ``<file>:<line>: <key path>: <message>``; the line is where the key is
+    written (or the table lacking it: :func:`harness.toml_lines.line_of`), read from ``source`` when it is
+    a TOML file (``<file>: <key path>: <message>`` otherwise, e.g. a config given as a dict)."""
 
     def __init__(self, source: str, key: str, message: str):
         self.source, self.key, self.message = source, key, message
-        super().__init__(f"{source}: {key}: {message}" if key else f"{source}: {message}")
+        self.line = _config_line(source, key)
+        where = f"{source}:{self.line}" if self.line is not None else source
+        super().__init__(f"{where}: {key}: {message}" if key else f"{where}: {message}")
+
+
+def _config_line(source: str, key: str) -> int | None:
+    """The line of ``key`` in the TOML file ``source`` (under 16 MiB), or None."""
+    if not key or not isinstance(source, str) or not source.endswith(".toml"):
+        return None
+    try:
+        if os.path.getsize(source) > 16 * 2**20:
+            return None
+        with open(source, encoding="utf-8") as handle:
+            text = handle.read()
+    except (OSError, ValueError):
+        return None
+    from harness.toml_lines import line_of
+
+    return line_of(text, key)
 
 
 def render(value: Any) -> str:

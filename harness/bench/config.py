@@ -24,7 +24,7 @@
 A config needs at least one ``[[retrievers]]`` or ``[[pipelines]]`` entry.
 
 Every problem is a :class:`ConfigError` naming the file and the key path, e.g.
-``configs/x.toml: retrievers[1].params.k1: expected a number, got "abc"``. The parsed config is a
+``configs/x.toml:8: retrievers[1].params.k1: expected a number, got "abc"``. The parsed config is a
 small frozen dataclass model; :meth:`BenchConfig.to_dict` gives it back as plain data (defaults
 filled in), which is what results record.
 """

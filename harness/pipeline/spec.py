@@ -29,7 +29,7 @@
 
 Relative paths (``optimize.qrels``) are taken from the directory the command runs in, as in bench
 configs. Every mistake is one :class:`~harness.errors.ConfigError` naming the file and the key path
-(``pipe.toml: stages[2].inputs[1]: unknown stage "dnse" (earlier stages: bm25, dense)``) before
+(``pipe.toml:14: stages[2].inputs[1]: unknown stage "dnse" (earlier stages: bm25, dense)``) before
 anything runs. The last stage's run is the pipeline's result.
 """
 

@@ -220,7 +220,8 @@ def test_cli_config_error_is_one_line_exit_2(tmp_path):
     path.write_text('name = "b"\ndatasets = ["scifact"]\n[[retrievers]]\ntype = "bm25"\nparams = {k1 = "abc"}\n')
     proc = harness("bench", str(path))
     assert proc.returncode == 2
-    assert proc.stderr.strip().splitlines() == [f'error: {path}: retrievers[0].params.k1: expected a number, got "abc"']
+    assert proc.stderr.strip().splitlines() == [  # (line 5: the params holding k1)
+        f'error: {path}:5: retrievers[0].params.k1: expected a number, got "abc"']
 
 
 def test_cli_failed_cell_exits_1_with_summary(setup):

@@ -10,13 +10,13 @@ from harness.bench.config import parse_config
 from .bench_helpers import HangingRetriever, write_tiny
 
 
-@pytest.mark.parametrize("entry, key", [
-    ('[[datasets]]\npath = "data"\nlabel = "leaderboard.md"\n', "datasets[0].label"),
-    ('[[datasets]]\nname = "scifact"\nlabel = "bench.json"\n', "datasets[0].label"),
-    ('datasets = ["runs/report.html"]\n', "datasets[0]"),
-    ('datasets = ["scifact", "out/Leaderboard.json"]\n', "datasets[1]"),
+@pytest.mark.parametrize("entry, key, line", [  # (line: where the file below writes the key)
+    ('[[datasets]]\npath = "data"\nlabel = "leaderboard.md"\n', "datasets[0].label", 6),
+    ('[[datasets]]\nname = "scifact"\nlabel = "bench.json"\n', "datasets[0].label", 6),
+    ('datasets = ["runs/report.html"]\n', "datasets[0]", 2),
+    ('datasets = ["scifact", "out/Leaderboard.json"]\n', "datasets[1]", 2),
 ])
-def test_a_dataset_label_naming_a_file_of_the_bench_folder_is_a_config_error(tmp_path, entry, key):
+def test_a_dataset_label_naming_a_file_of_the_bench_folder_is_a_config_error(tmp_path, entry, key, line):
     # A cell folder is <output_dir>/<name>/<dataset label>/...: a dataset labelled "leaderboard.md" made a
     # folder where the leaderboard goes, so every cell ran and then the benchmark ended with
     # "error: out/e/leaderboard.md: Is a directory" (exit 2, no leaderboard; "bench.json": no manifest).
@@ -27,7 +27,7 @@ def test_a_dataset_label_naming_a_file_of_the_bench_folder_is_a_config_error(tmp
     with pytest.raises(ConfigError) as info:
         load_config(path)
     message = str(info.value)
-    assert message.startswith(f"{path}: {key}: dataset label ") and "\n" not in message
+    assert message.startswith(f"{path}:{line}: {key}: dataset label ") and "\n" not in message
     assert "name of a file the benchmark writes" in message
 
 

@@ -102,7 +102,9 @@ def test_numbers_the_config_cannot_use_are_one_line_naming_file_and_key(tmp_path
     with pytest.raises(ConfigError) as info:
         load_config(path)
     text = str(info.value)
-    assert text.startswith(f"{path}: {key}: {message}") and "\n" not in text
+    written = next(n for n, row in enumerate(path.read_text().splitlines(), 1)  # the line that sets the key
+                   if row.startswith(key.split(".")[-1].split("[")[0] + " ="))
+    assert text.startswith(f"{path}:{written}: {key}: {message}") and "\n" not in text
 
 
 def test_an_integer_of_thousands_of_digits_is_invalid_toml_not_a_traceback(tmp_path):

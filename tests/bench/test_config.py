@@ -26,8 +26,12 @@ def error_of(tmp_path: Path, text: str) -> str:
     with pytest.raises(ConfigError) as info:
         load_config(path)
     message = str(info.value)
-    assert message.startswith(f"{path}: ") and "\n" not in message
-    return message[len(str(path)) + 2:]
+    # ``<file>:<line>: `` where the key (or the table lacking it) is written (tests/test_toml_lines.py checks
+    # the lines); ``<file>: `` for a message naming no key
+    where = f"{path}:{info.value.line}: " if info.value.line is not None else f"{path}: "
+    assert message.startswith(where) and "\n" not in message, message
+    assert info.value.line is None or 1 <= info.value.line <= text.count("\n") + 1
+    return message[len(where):]
 
 
 def test_quickstart_config():

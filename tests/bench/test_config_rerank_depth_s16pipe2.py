@@ -45,7 +45,8 @@ def _config(tmp_path, head: str = 'k = [10]\n') -> str:
 
 
 def _message(path: str) -> str:
-    return (f"{path}: pipelines[0].stages[1].depth: 100 candidates per query, but its input 'bm25' holds at most 10 "
+    """(Line 22 of :func:`_config`'s file, with the default head, is the stage's ``depth = 100``.)"""
+    return (f"{path}:22: pipelines[0].stages[1].depth: 100 candidates per query, but its input 'bm25' holds at most 10 "
             "with the run's depth 10 (the config's depth, else the largest cutoff of its k and metrics); give "
             "depth = 100 in the config or a depth to the stages before it, or this one a smaller depth")
 

@@ -75,19 +75,19 @@ def test_pipeline_cells_columns_and_stage_rows(config):
 
 @pytest.mark.parametrize("pipelines,message", [
     ('[[pipelines]]\n[[pipelines.stages]]\nname = "a"\ntype = "retrieve"\nretriever = "bm25"\n',
-     "pipelines[0].label: missing required key"),
+     "9: pipelines[0].label: missing required key"),  # (line 9: the [[pipelines]] lacking it)
     ('[[pipelines]]\nlabel = "bm25"\n[[pipelines.stages]]\nname = "a"\ntype = "retrieve"\nretriever = "bm25"\n',
-     'pipelines[0].label: "bm25" is also a retriever label'),
+     '10: pipelines[0].label: "bm25" is also a retriever label'),
     ('[[pipelines]]\nlabel = "p"\n[[pipelines.stages]]\nname = "a"\ntype = "fuse"\ninputs = ["x", "y"]\n',
-     'pipelines[0].stages[0].inputs[0]: unknown stage "x"'),
+     '14: pipelines[0].stages[0].inputs[0]: unknown stage "x"'),
     ('[[pipelines]]\nlabel = "p"\n[[pipelines.stages]]\nname = "a"\ntype = "retrieve"\nretriever = "bm25"\n'
-     'params = { k9 = 1 }\n', "pipelines[0].stages[0].params.k9: unknown parameter"),
+     'params = { k9 = 1 }\n', "15: pipelines[0].stages[0].params.k9: unknown parameter"),
 ])
 def test_config_errors_name_the_pipeline_stage(tmp_path, pipelines, message):
     path = write_config(tmp_path, '[[datasets]]\nname = "scifact"\n[[retrievers]]\ntype = "bm25"\n' + pipelines)
     with pytest.raises(ConfigError) as info:
         load_config(path)
-    assert str(info.value).startswith(f"{path}: {message}"), str(info.value)
+    assert str(info.value).startswith(f"{path}:{message}"), str(info.value)  # (<file>:<line>: <key>: ...)
 
 
 def test_a_config_may_hold_only_pipelines(tmp_path):

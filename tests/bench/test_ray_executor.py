@@ -93,7 +93,7 @@ def test_bad_executor_tables(tmp_path, table, message):
 
     with pytest.raises(ConfigError) as info:
         load_config(write_config(tmp_path, executor=f"[executor]\n{table}\n"))
-    assert str(info.value) == f"{tmp_path / 'bench.toml'}: {message}"
+    assert str(info.value) == f"{tmp_path / 'bench.toml'}:18: {message}"  # (line 18: the table's line)
 
 
 def test_cli_refuses_an_unknown_executor(tmp_path):

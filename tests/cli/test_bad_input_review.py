@@ -144,7 +144,7 @@ def test_pipeline_reranker_parameter_is_named_as_a_reranker_parameter(files, mon
                                   'input = "rf"\nreranker = "cross-encoder"\nparams = { modle = "x" }\n')
     code, err = harness(monkeypatch, capsys, "run", "--pipeline", "p.toml", "--dataset", "ds")
     assert code == 2
-    assert err.splitlines()[0].startswith('error: p.toml: stages[1].params.modle: unknown parameter for reranker '
+    assert err.splitlines()[0].startswith('error: p.toml:12: stages[1].params.modle: unknown parameter for reranker '
                                           '"cross-encoder" (it takes: ')
 
 

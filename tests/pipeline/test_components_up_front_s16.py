@@ -27,10 +27,10 @@ def cached_entries(folder):
 
 @pytest.mark.parametrize("stage,message", [
     ('[[stages]]\nname = "ce"\ntype = "rerank"\ninput = "bm25"\nreranker = "cross-encoder"\n',
-     "stages[1].params: reranker 'cross-encoder' of stage 'ce': the cross-encoder reranker needs "
+     "6: stages[1].params: reranker 'cross-encoder' of stage 'ce': the cross-encoder reranker needs "
      "model=NAME_OR_PATH (a hub name or a local folder)"),
     ('[[stages]]\nname = "b2"\ntype = "retrieve"\nretriever = "bm25"\nparams = { backend = "nope" }\n',
-     "stages[1].params: retriever 'bm25' of stage 'b2': unknown BM25 backend 'nope'; choose one of lucene, "
+     "10: stages[1].params: retriever 'bm25' of stage 'b2': unknown BM25 backend 'nope'; choose one of lucene, "
      "rank-bm25"),
 ])
 def test_cli_refuses_before_any_stage(tmp_path, monkeypatch, stage, message):
@@ -39,7 +39,8 @@ def test_cli_refuses_before_any_stage(tmp_path, monkeypatch, stage, message):
     path.write_text(BM25 + stage)
     proc = harness("run", "--pipeline", str(path), "-o", str(tmp_path / "out"), "-q")
     assert proc.returncode == 2
-    assert proc.stderr.strip().splitlines() == [f"error: {path}: {message}"], proc.stderr
+    assert proc.stderr.strip().splitlines() == [f"error: {path}:{message}"], proc.stderr  # (line 6: the stage
+    # without params, line 10: its params)
     assert cached_entries(tmp_path / "cache" / "pipelines") == []  # bm25 did not run first
     assert not (tmp_path / "out").exists()
 

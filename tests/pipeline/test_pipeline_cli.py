@@ -149,11 +149,11 @@ def test_failing_stage_keeps_finished_stages_cached(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("body,message", [
     ('[[stages]]\nname = "x"\ntype = "search"\n',
-     'stages[0].type: unknown stage type "search" (expected one of: retrieve, fuse, rerank)'),
+     '3: stages[0].type: unknown stage type "search" (expected one of: retrieve, fuse, rerank)'),
     ('[[stages]]\nname = "x"\ntype = "rerank"\ninput = "bm25"\nreranker = "bi-encoder"\n',
-     'stages[0].input: unknown stage "bm25" (earlier stages: none); a stage\'s inputs must come before it'),
+     '4: stages[0].input: unknown stage "bm25" (earlier stages: none); a stage\'s inputs must come before it'),
     ('[[stages]]\nname = "x"\ntype = "retrieve"\nretriever = "bm25"\nparams = { k3 = 1 }\n',
-     'stages[0].params.k3: unknown parameter for retriever "bm25"'),
+     '5: stages[0].params.k3: unknown parameter for retriever "bm25"'),
 ])
 def test_bad_pipeline_file_is_one_line_and_writes_nothing(tmp_path, body, message):
     path = tmp_path / "p.toml"
@@ -161,5 +161,5 @@ def test_bad_pipeline_file_is_one_line_and_writes_nothing(tmp_path, body, messag
     proc = run_pipeline_cli(path, tmp_path / "out")
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"error: {path}: {message}"), proc.stderr
+    assert len(lines) == 1 and lines[0].startswith(f"error: {path}:{message}"), proc.stderr  # <file>:<line>: <key>
     assert not (tmp_path / "out").exists()

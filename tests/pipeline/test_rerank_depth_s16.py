@@ -61,7 +61,7 @@ def test_cli_one_line_before_the_dataset(tmp_path, monkeypatch):
     proc = harness("run", "--pipeline", str(path), "-d", "no-such-dataset", "-o", str(tmp_path / "out"), "-q")
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [
-        f"error: {path}: stages[1].depth: 100 candidates per query, but its input 'bm25' holds at most 10; "
+        f"error: {path}:12: stages[1].depth: 100 candidates per query, but its input 'bm25' holds at most 10; "
         "give that stage a larger depth, or this one 10 or less"], proc.stderr
     assert not (tmp_path / "out").exists() and not (tmp_path / "cache").exists()
 
@@ -82,7 +82,7 @@ def test_cli_given_depth_over_the_runs_depth_is_refused_before_any_stage(tmp_pat
     proc = harness("run", "--pipeline", str(path), "--k", "10", "-o", str(tmp_path / "out"), "-q")
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [
-        f"error: {path}: stages[1].depth: 100 candidates per query, but its input 'bm25' holds at most 10 with "
+        f"error: {path}:11: stages[1].depth: 100 candidates per query, but its input 'bm25' holds at most 10 with "
         "the run's depth 10 (--depth, else the largest cutoff of --k and -m); give --depth 100 or a depth to the "
         "stages before it, or this one a smaller depth"], proc.stderr
     assert not (tmp_path / "out").exists() and not (tmp_path / "cache").exists()

@@ -79,7 +79,7 @@ def test_load_pipeline_names_it_after_the_file(tmp_path):
     path.write_text('[[stages]]\nname = "bm25"\ntype = "retrieve"\nretriever = "bm25"\n')
     assert load_pipeline(path).name == "my-pipe"
     path.write_text('[[stages]]\nname = "bm25"\ntype = "retrieve"\nretriever = "bm25"\nparams = { k1 = "high" }\n')
-    with pytest.raises(ConfigError, match=r"my pipe\.toml: stages\[0\]\.params\.k1: expected a number"):
+    with pytest.raises(ConfigError, match=r"my pipe\.toml:5: stages\[0\]\.params\.k1: expected a number"):
         load_pipeline(path)
 
 

@@ -40,5 +40,5 @@ def test_cli_one_line_nothing_written(tmp_path):
                     'retriever = "bm25"\n')
     proc = harness("run", "--pipeline", str(path), "-o", str(tmp_path / "out"), "-q")
     assert proc.returncode == 2
-    assert proc.stderr.strip().splitlines() == [f"error: {path}: {MESSAGE}"], proc.stderr
+    assert proc.stderr.strip().splitlines() == [f"error: {path}:1: {MESSAGE}"], proc.stderr  # (line 1: name)
     assert not (tmp_path / "out").exists()
