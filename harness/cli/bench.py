@@ -19,7 +19,9 @@ def bench(
     force: bool = typer.Option(False, "--force", help="Rerun every cell, even finished ones."),
     dry_run: bool = typer.Option(False, "--dry-run", help="List the cells and which are finished; run nothing."),
     fail_fast: bool = typer.Option(False, "--fail-fast", help="Stop at the first failing cell."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars or per-cell lines; only the summary."),
+    quiet: bool = typer.Option(False, "--quiet", "-q",
+                               help="No progress bars, per-cell lines or tables: the summary, and each failed "
+                                    "cell's error on stderr."),
     executor: Optional[str] = typer.Option(None, "--executor",
                                            help="Where cells run: local (default) or ray (one Ray task per cell; "
                                                 "docs/ray.md). Overrides the kind in the config's executor table."),
@@ -55,6 +57,10 @@ def bench(
         remove_abandoned(cfg.folder)
     result = run_bench(cfg, force=force, fail_fast=fail_fast, dry_run=dry_run,
                        echo=None if quiet else progress.echo)
+    if quiet:  # (no per-cell lines; a failed cell's error is still said, one line each on stderr, not only in
+        # leaderboard.md: exit 1 with no reason was all a CI log showed)
+        for outcome in result.failed:
+            typer.echo(f"{outcome.cell.name}: failed: {outcome.error}", err=True)
     if dry_run:
         c = result.counts
         typer.echo(f"bench {cfg.name}: {len(result.outcomes)} cells ({c['reused']} finished, {c['pending']} to run, "

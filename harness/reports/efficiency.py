@@ -117,8 +117,9 @@ def measured_latencies(measured: object, query_ids: Sequence[str],
         except OverflowError:  # an int past the largest double
             ms = math.nan
         if not (math.isfinite(ms) and ms >= 0):
-            return None, (f"the retriever's query_latency_ms for query {qid!r} is {value!r}, not a finite number "
-                          ">= 0 ms: its own latencies are not used; each query gets its share of the timed call")
+            given = f"is {value!r}, not a finite number >= 0 ms" if qid in measured else "is missing"  # (not "None")
+            return None, (f"the retriever's query_latency_ms for query {qid!r} {given}: its own latencies are not "
+                          "used; each query gets its share of the timed call")
         out[qid] = ms
     return out, None
 
