@@ -4,7 +4,8 @@ A plugin component (a ``module:Class`` on the import path, or a class another di
 point registers) computes a run with its own code, which its ``params()`` do not name. Its digest is
 taken over the *code files* of the top-level package that holds the class (every ``.py`` file and
 compiled extension module, ``.so`` / ``.pyd``, under the package's folders, ``__pycache__`` skipped;
-for a single-module plugin, that module's file)::
+for a single-module plugin, that module's file; under a namespace package, such as ``company.search``,
+the first regular package, ``company.search``, not every distribution's folders of ``company``)::
 
     sha256( for each file, by relative path:  "<relative path>\\0<sha256 of its bytes>\\n" )
 
@@ -45,8 +46,19 @@ def plugin_code(cls: type) -> dict[str, str]:
     if not top or top in BUILT_IN or top == "__main__":
         return {}
     if module_name not in _DIGESTS:
-        _DIGESTS[module_name] = _digest(module_name, top)
+        _DIGESTS[module_name] = _digest(module_name, _top_package(module_name))
     return dict(_DIGESTS[module_name])
+
+
+def _top_package(module_name: str) -> str:
+    """The first prefix of ``module_name`` that is a regular module or package: a namespace package
+    (``google``, ``company``: no ``__init__.py``, folders shared by many distributions) is not the plugin's."""
+    parts = module_name.split(".")
+    for n in range(1, len(parts) + 1):
+        name = ".".join(parts[:n])
+        if getattr(sys.modules.get(name), "__file__", None) is not None:
+            return name
+    return module_name
 
 
 def _digest(module_name: str, top: str) -> dict[str, str]:

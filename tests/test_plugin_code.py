@@ -83,8 +83,8 @@ def fresh(monkeypatch):
 def fake_class(module_name: str, top_path: list[str] | None = None, file: str | None = None,
                monkeypatch=None) -> type:
     top = types.ModuleType(module_name.partition(".")[0])
-    if top_path is not None:
-        top.__path__ = top_path
+    if top_path is not None:  # (a regular package: its __init__.py)
+        top.__path__, top.__file__ = top_path, os.path.join(top_path[0], "__init__.py")
     module = top if "." not in module_name else types.ModuleType(module_name)
     if file is not None:
         module.__file__ = file
@@ -133,6 +133,32 @@ def test_a_package_past_the_limits_hashes_the_class_module_alone(tmp_path, fresh
     own = hashlib.sha256((package / "retriever.py").read_bytes()).hexdigest()
     assert pc.plugin_code(cls) == {
         "planted_plugin.retriever": hashlib.sha256(f"retriever.py\0{own}\n".encode()).hexdigest()}
+
+
+def test_under_a_namespace_package_the_first_regular_package_is_hashed(tmp_path, fresh, monkeypatch):
+    # nsco is a namespace package (no __init__.py) whose folder another distribution shares (nsco/other);
+    # the plugin is nsco.search: hashing all of nsco would also hash (and be moved by) nsco/other
+    import importlib
+
+    search = tmp_path / "nsco" / "search"
+    search.mkdir(parents=True)
+    (search / "__init__.py").write_text("")
+    (search / "retriever.py").write_text("class R:\n    pass\n")
+    (tmp_path / "nsco" / "other").mkdir()
+    (tmp_path / "nsco" / "other" / "__init__.py").write_text("X = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in ("nsco", "nsco.search", "nsco.search.retriever"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    cls = importlib.import_module("nsco.search.retriever").R
+    try:
+        before = pc.plugin_code(cls)
+        assert before == {"nsco.search": expected_digest(search)}
+        (tmp_path / "nsco" / "other" / "__init__.py").write_text("X = 2\n")
+        monkeypatch.setattr(pc, "_DIGESTS", {})
+        assert pc.plugin_code(cls) == before
+    finally:
+        for name in ("nsco", "nsco.search", "nsco.search.retriever"):
+            sys.modules.pop(name, None)
 
 
 def harness_cli(args: list[str], plugin_root: Path, cache: Path, cwd: Path) -> subprocess.CompletedProcess:
