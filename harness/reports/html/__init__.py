@@ -299,7 +299,13 @@ def report_of(inputs: Inputs, metrics: Sequence[str] | None = None, baseline: st
               settings=None, top_k: int = 10, sources: dict[str, str] | None = None, intersection: bool = False,
               title: str | None = None) -> Report:
     """The report of ``inputs``: ``metrics``, ``title`` default to a benchmark's; ``sources`` (``--dataset``)
-    take the place of a benchmark's for their rows."""
+    take the place of a benchmark's for their rows; benchmarks without a finished cell (and no other results):
+    a HarnessError naming their leaderboard.json files."""
+    from harness.errors import HarnessError
+
+    boards = [str(f) for f in inputs.files if f.name == LEADERBOARD]
+    if boards and not any(inputs.groups.values()):
+        raise HarnessError(f"nothing to report: no finished cell in {', '.join(boards)} (every cell failed)")
     report = build_report(inputs.groups, metrics or inputs.metrics, baseline, settings, top_k=top_k,
                           sources={**inputs.sources, **(sources or {})},
                           intersection=intersection or inputs.intersection,

@@ -185,6 +185,23 @@ def _rounded(values: np.ndarray, digits: int = 4) -> list:
     return [int(v) if v.is_integer() and abs(v) < 2.0**52 else v for v in rounded.tolist()]
 
 
+def _differences(values: np.ndarray, digits: int = 4) -> list:
+    """Per-query differences ``system - baseline`` (computed from the full values, as ``harness compare``'s
+    W/T/L and Δ) as the explorer shows them: each rounded to ``digits`` decimals as Python prints it
+    (``f"{d:.4f}"``; the difference of two values rounded to 4 decimals can be off by one in the last digit:
+    MRR 1/3 - 1/6 = 0.16667 was shown +0.1666), integral ones as ints; a non-zero difference that rounds to 0
+    kept as it is, so that its sign (a win or a loss, as W/T/L counts it, not a tie) survives; values past
+    2^52 as :func:`_rounded` keeps them."""
+    out = []
+    for d in values.tolist():
+        if abs(d) >= 2.0**52 or not math.isfinite(d):
+            out.append(d)
+            continue
+        rounded = float(f"{d:.{digits}f}")
+        out.append(d if rounded == 0 and d != 0 else int(rounded) if rounded.is_integer() else rounded)
+    return out
+
+
 def _letters(count: int) -> list[str]:
     alphabet = "abcdefghijklmnopqrstuvwxyz"
     return [alphabet[i] if i < 26 else f"{alphabet[i // 26 - 1]}{alphabet[i % 26]}" for i in range(count)]
@@ -365,7 +382,9 @@ def explorer_data(label: str, aligned, baseline: str, top_k: int, systems: list[
                   source: str | None, warnings: list[str]) -> dict:
     """Per-query data for the explorer, compact: documents interned into one list per dataset; ``counts``: per
     metric, whether it is a count (``num_ret``: :func:`~harness.compare.measures.ranks_systems`), whose
-    differences the explorer shows as neither better nor worse."""
+    differences the explorer shows as neither better nor worse; ``deltas``: per system (None for the baseline)
+    and metric, each query's difference to the baseline (:func:`_differences`), which the explorer shows, filters
+    and sorts by (not the difference of the rounded ``values``)."""
     query_ids = aligned.query_ids.tolist()
     texts: dict[str, str] = {}
     for s in systems:
@@ -390,6 +409,9 @@ def explorer_data(label: str, aligned, baseline: str, top_k: int, systems: list[
             "counts": [not ranks_systems(m) for m in aligned.metrics], "queries": query_ids,
             "texts": [texts.get(q, "") for q in query_ids],
             "values": [[_rounded(aligned.of(s.name, m)) for m in aligned.metrics] for s in systems],
+            "deltas": [None if s.name == baseline else
+                       [_differences(aligned.of(s.name, m) - aligned.of(baseline, m)) for m in aligned.metrics]
+                       for s in systems],
             "docs": doc_ids, "titles": [judgments.titles.get(d, "") for d in doc_ids] if judgments.titles else None,
             "judged": judged, "top": top, "top_k": top_k}
 

@@ -16,6 +16,7 @@ from harness.atomic import write_text
 from harness.compare.analysis import TESTS
 from harness.compare.table import valid_json_text, valid_text
 from harness.reports.html import svg
+from harness.reports.html.svg import text as _text
 from harness.reports.html.model import DatasetSection, ForumsRow, Report
 
 
@@ -43,13 +44,13 @@ def _cell(entry: dict | None, system: str) -> str:
 def _row(section, metric: str, systems: list[str], css: str = "") -> str:
     cells = "".join(_cell(section.cells[metric].get(s), s) for s in systems)
     what = f"mean of {section.of} forums ({len(section.forums)} here), " if isinstance(section, ForumsRow) else ""
-    return (f'<tr{css} data-dataset="{escape(section.label)}"><th>{escape(section.label)}'
+    return (f'<tr{css} data-dataset="{escape(section.label)}"><th>{_text(section.label)}'
             f'<small>{what}{section.n_queries:,} queries</small></th>{cells}</tr>')
 
 
 def leaderboard(report: Report) -> str:
     out = []
-    head = "".join(f"<th>{escape(s)}</th>" for s in report.systems)
+    head = "".join(f"<th>{_text(s)}</th>" for s in report.systems)
     board_rows = report.rows or report.datasets
     by_label = {section.label: section for section in report.datasets}
     for metric in report.metrics:
@@ -58,13 +59,13 @@ def leaderboard(report: Report) -> str:
         if len(board_rows) + len(report.without_results) > 1:
             cells = "".join(_cell(report.average[metric].get(s), s) for s in report.systems)
             rows.append(f'<tr class="average" data-dataset="average"><th>average</th>{cells}</tr>')
-        out.append(f'<div class="board-box"><h3>{escape(metric)}</h3><div class="scroll"><table class="board" '
+        out.append(f'<div class="board-box"><h3>{_text(metric)}</h3><div class="scroll"><table class="board" '
                    f'data-metric="{escape(metric)}"><thead><tr><th>dataset</th>{head}</tr></thead>'
                    f'<tbody>{"".join(rows)}</tbody></table></div></div>')
         for group in report.forums.values():
             rows = [_row(by_label[label], metric, report.systems) for label in group.forums]
             rows.append(_row(group, metric, report.systems, ' class="average"'))
-            out.append(f'<div class="board-box"><h3>{escape(group.title)} forums: {escape(metric)}</h3><div '
+            out.append(f'<div class="board-box"><h3>{_text(group.title)} forums: {_text(metric)}</h3><div '
                        f'class="scroll"><table class="board forums" data-metric="{escape(metric)}" '
                        f'data-forums="{escape(group.label)}"><thead><tr><th>forum</th>{head}</tr></thead>'
                        f'<tbody>{"".join(rows)}</tbody></table></div></div>')
@@ -77,13 +78,13 @@ def leaderboard(report: Report) -> str:
                f'systems, Holm-adjusted across the pairs, alpha = {s.alpha}). The average row is the unweighted '
                f'mean over datasets (systems with a value on every dataset); its interval resamples each '
                f'dataset\'s queries independently.'
-               + "".join(f' {escape(g.label)} is one dataset of {g.of} forums, as BEIR reports it: its row is the '
+               + "".join(f' {_text(g.label)} is one dataset of {g.of} forums, as BEIR reports it: its row is the '
                          f'unweighted mean of the forums\' means (systems with a value on all {g.of}; its interval '
                          f'resamples each forum\'s queries independently), counted once in the average; the forums '
                          f'table lists each.' for g in report.forums.values())
-               + (f' No results for {escape(", ".join(report.without_results))} (every cell failed): the average '
+               + (f' No results for {", ".join(map(_text, report.without_results))} (every cell failed): the average '
                   f'row has no value, as in leaderboard.json.' if report.without_results else '')
-               + (f' No results from {escape(", ".join(report.systems_without_results))} (every cell failed): '
+               + (f' No results from {", ".join(map(_text, report.systems_without_results))} (every cell failed): '
                   f'- in every row, as in leaderboard.json.' if report.systems_without_results else '') + '</p>')
     out.append(versus_tables(report))
     return "".join(out)
@@ -93,7 +94,7 @@ def _versus_row(v: dict) -> str:
     direction = "up" if v["difference"] > 0 else "down" if v["difference"] < 0 else ""
     mark = (" ▲" if v["difference"] > 0 else " ▼") if v["significant"] else ""
     p = "&lt;0.0001" if v["p_holm"] < 1e-4 else f"{v['p_holm']:.4f}"
-    return (f'<tr><td>{escape(v["system"])}</td><td>{escape(v["metric"])}</td>'
+    return (f'<tr><td>{_text(v["system"])}</td><td>{_text(v["metric"])}</td>'
             f'<td class="num {direction}">{v["difference"]:+.4f}</td>'
             f'<td class="num">[{v["low"]:+.4f}, {v["high"]:+.4f}]</td><td class="num">{p}{mark}</td>'
             f'<td class="num">{v["wins"]}/{v["ties"]}/{v["losses"]}</td></tr>')
@@ -106,8 +107,8 @@ def versus_tables(report: Report) -> str:
         if not section.versus:
             continue
         rows = "".join(_versus_row(v) for v in section.versus)
-        out.append(f'<details class="versus"><summary>{escape(section.label)}: every system against the baseline '
-                   f'<b>{escape(section.baseline)}</b> (as <code>harness compare</code>)</summary>'
+        out.append(f'<details class="versus"><summary>{_text(section.label)}: every system against the baseline '
+                   f'<b>{_text(section.baseline)}</b> (as <code>harness compare</code>)</summary>'
                    f'<table class="plain"><thead><tr><th>system</th><th>metric</th><th>Δ</th><th>{pct} CI '
                    f'(paired bootstrap)</th><th>p (Holm)</th><th>W/T/L</th></tr></thead><tbody>{rows}</tbody>'
                    f'</table></details>')
@@ -124,17 +125,20 @@ def plots(report: Report) -> str:
                 continue
             ks = [k for k, _ in points]
             series = [(name, [means[name] for _, means in points]) for name in section.systems]
-            charts.append(svg.line_chart(f"{section.label}: {family}@k", ks, series, f"{family}@k (mean)"))
+            label = svg.isolated(section.label)
+            charts.append(svg.line_chart(f"{label}: {svg.isolated(family)}@k", ks, series, f"{family}@k (mean)"))
         for (system, metric), d in section.deltas.items():
-            charts.append(svg.histogram(f"{section.label}: {metric}, {system} − {section.baseline}", d))
+            title = (f"{svg.isolated(section.label)}: {svg.isolated(metric)}, {svg.isolated(system)} − "
+                     f"{svg.isolated(section.baseline)}")
+            charts.append(svg.histogram(title, d))
         if charts:
-            out.append(f'<h3>{escape(section.label)}</h3><div class="charts">{"".join(charts)}</div>')
+            out.append(f'<h3>{_text(section.label)}</h3><div class="charts">{"".join(charts)}</div>')
     return "".join(out) or '<p class="note">No plots: one system and no metric at several cutoffs.</p>'
 
 
 def _value(value) -> str:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        return escape(str(value))  # text, and NaN / inf as such (NaN is no "<0.001")
+        return _text(str(value))  # text, and NaN / inf as such (NaN is no "<0.001")
     size = abs(value)
     if size >= 100:
         return f"{value:,.0f}"
@@ -149,11 +153,11 @@ def efficiency(report: Report) -> str:
         columns = list(dict.fromkeys(key for _, row in section.efficiency for key in row))
         if not columns:
             continue
-        head = "".join(f"<th>{escape(c)}</th>" for c in columns)
-        rows = "".join(f"<tr><td>{escape(name)}</td>"
+        head = "".join(f"<th>{_text(c)}</th>" for c in columns)
+        rows = "".join(f"<tr><td>{_text(name)}</td>"
                        + "".join(f'<td class="num">{_value(row[c]) if c in row else "-"}</td>' for c in columns)
                        + "</tr>" for name, row in section.efficiency)
-        out.append(f'<h3>{escape(section.label)}</h3><div class="scroll"><table class="plain">'
+        out.append(f'<h3>{_text(section.label)}</h3><div class="scroll"><table class="plain">'
                    f'<thead><tr><th>system</th>{head}</tr></thead><tbody>{rows}</tbody></table></div>')
     note = ('<p class="note">Seconds per stage from each result\'s <code>timings</code> (queries/s = queries / '
             'search seconds) and every figure of its <code>efficiency</code> block when it has one. Timings are '
@@ -164,17 +168,17 @@ def efficiency(report: Report) -> str:
 def results_section(report: Report) -> str:
     out = []
     for r in report.results:
-        rows = "".join(f"<tr><th>{escape(k)}</th><td><code>{escape(json.dumps(v, ensure_ascii=False))}</code></td></tr>"
+        rows = "".join(f"<tr><th>{_text(k)}</th><td><code>{_text(json.dumps(v, ensure_ascii=False))}</code></td></tr>"
                        for k, v in r.items() if k not in ("dataset", "system") and v not in (None, {}, []))
-        out.append(f'<details><summary><b>{escape(r["system"])}</b> on {escape(r["dataset"])}'
-                   f'{" — fingerprint " + escape(r["fingerprint"][:12]) if r.get("fingerprint") else ""}</summary>'
+        out.append(f'<details><summary><b>{_text(r["system"])}</b> on {_text(r["dataset"])}'
+                   f'{" — fingerprint " + _text(r["fingerprint"][:12]) if r.get("fingerprint") else ""}</summary>'
                    f'<table class="kv">{rows}</table></details>')
     return "".join(out)
 
 
 def warnings(report: Report) -> str:
-    items = [f"<li>{escape(w)}</li>" for w in report.warnings]
-    items += [f"<li>{escape(s.label)}: {escape(w)}</li>" for s in report.datasets for w in s.warnings]
+    items = [f"<li>{_text(w)}</li>" for w in report.warnings]
+    items += [f"<li>{_text(s.label)}: {_text(w)}</li>" for s in report.datasets for w in s.warnings]
     return f'<ul class="warnings">{"".join(items)}</ul>' if items else ""
 
 
@@ -191,10 +195,10 @@ def explorer_payload(sections: list[DatasetSection]) -> dict:
 def render(report: Report) -> str:
     n_queries = sum(s.n_queries for s in report.datasets)
     summary = (f"{len(report.datasets)} dataset(s), {len(report.systems)} system(s), {n_queries:,} queries; "
-               f"baseline <b>{escape(report.baseline)}</b>; created "
+               f"baseline <b>{_text(report.baseline)}</b>; created "
                f"{datetime.now(timezone.utc).isoformat(timespec='seconds')}")
     return Template(_asset("template.html")).substitute(
-        title=escape(report.title), summary=summary, css=_asset("report.css"), warnings=warnings(report),
+        title=_text(report.title), summary=summary, css=_asset("report.css"), warnings=warnings(report),
         leaderboard=leaderboard(report), plots=plots(report), efficiency=efficiency(report),
         results=results_section(report), data=_script_json(explorer_payload(report.datasets)),
         js=_asset("report.js"))

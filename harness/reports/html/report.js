@@ -18,11 +18,17 @@
     (children || []).forEach(function (c) { if (c) node.appendChild(typeof c === "string" ? document.createTextNode(c) : c); });
     return node;
   }
+  // A name shown beside other text: isolated (U+2068 ... U+2069) when it holds a bidi embedding, override or
+  // isolate, whose scope would otherwise run on into the text after it (svg.isolated on the page's static part).
+  var SCOPES = /[\u202a-\u202e\u2066-\u2069]/;
+  function iso(s) { s = String(s); return SCOPES.test(s) ? "\u2068" + s + "\u2069" : s; }
   function fmt(v) { return v === undefined || v === null ? "-" : Number(v).toFixed(4); }
   function signed(v) { return (v > 0 ? "+" : v < 0 ? "−" : "±") + Math.abs(v).toFixed(4); }
   function ds() { return data.datasets[state.dataset]; }
   function value(s, q) { return ds().values[s][state.metric][q]; }
-  function delta(q) { var d = ds(); return state.system < 0 ? 0 : value(state.system, q) - value(d.baseline, q); }
+  // The difference to the baseline as the results hold it (rounded from the full values: the difference of the
+  // rounded values can be off by one in the last digit), shown, filtered and sorted by.
+  function delta(q) { return state.system < 0 ? 0 : ds().deltas[state.system][state.metric][q]; }
   // A count (num_ret, num_rel, num_nonrel_judged_ret) or Judged@k (coverage) is no quality measure: its differences are lower or
   // higher, neither worse nor better (uncoloured), as harness compare shows them.
   function isCount() { var d = ds(); return !!(d.counts && d.counts[state.metric]); }
@@ -50,7 +56,7 @@
     state.system = others.length ? others[0] : -1;
     var select = $("x-system");
     select.textContent = "";
-    others.forEach(function (i) { select.appendChild(el("option", { value: String(i), text: d.systems[i] + " − " + d.systems[d.baseline] })); });
+    others.forEach(function (i) { select.appendChild(el("option", { value: String(i), text: iso(d.systems[i]) + " − " + iso(d.systems[d.baseline]) })); });
     select.disabled = others.length === 0;
     lowered = null;
     state.open = -1;
@@ -63,7 +69,7 @@
     var d = ds(), row = el("tr");
     row.appendChild(el("th", { text: "query" }));
     row.appendChild(el("th", { text: "text" }));
-    d.systems.forEach(function (name, i) { row.appendChild(el("th", { "class": "num", text: name + (i === d.baseline ? " (baseline)" : "") })); });
+    d.systems.forEach(function (name, i) { row.appendChild(el("th", { "class": "num", text: iso(name) + (i === d.baseline ? " (baseline)" : "") })); });
     if (state.system >= 0) row.appendChild(el("th", { "class": "num", text: "Δ" }));
     var thead = $("x-table").tHead; thead.textContent = ""; thead.appendChild(row);
   }
@@ -116,7 +122,7 @@
       body.appendChild(row);
     }
     var pages = Math.max(1, Math.ceil(order.length / PAGE));
-    $("x-status").textContent = order.length ? "Showing " + (start + 1) + "–" + stop + " of " + order.length + " queries (" + d.queries.length + " in " + d.label + ")" : "No query matches.";
+    $("x-status").textContent = order.length ? "Showing " + (start + 1) + "–" + stop + " of " + order.length + " queries (" + d.queries.length + " in " + iso(d.label) + ")" : "No query matches.";
     $("x-page").textContent = "page " + (state.page + 1) + " of " + pages;
     $("x-prev").disabled = state.page === 0;
     $("x-next").disabled = state.page >= pages - 1;
@@ -140,14 +146,14 @@
   function docItem(code, grade) {
     var d = ds(), title = d.titles ? d.titles[code] : "";
     return el("li", { "data-doc": d.docs[code], "class": isJudged(grade) ? "is-judged" : "is-unjudged" },
-      [d.judged ? gradeBadge(grade) : null, el("span", { "class": "doc-id", text: d.docs[code] }), title ? " " + title : ""]);
+      [d.judged ? gradeBadge(grade) : null, el("span", { "class": "doc-id", text: iso(d.docs[code]) }), title ? " " + title : ""]);
   }
 
   function openQuery(q) {
     var d = ds(), box = $("x-detail"), grades = judgedMap(q);
     state.open = q;
     box.textContent = "";
-    box.appendChild(el("h3", { text: "Query " + d.queries[q] }));
+    box.appendChild(el("h3", { text: "Query " + iso(d.queries[q]) }));
     box.appendChild(el("p", { "class": "query-text", text: d.texts[q] || "(no query text in the results)" }));
     var scores = el("table", { "class": "plain" });
     scores.appendChild(el("tr", {}, [el("th", { text: "system" })].concat(d.metrics.map(function (m) { return el("th", { "class": "num", text: m }); }))));
@@ -178,7 +184,7 @@
       }
       var unjudged = grades && top ? top[q].filter(function (c) { return !isJudged(grades[c]); }).length : 0;
       lists.appendChild(el("div", { "class": "list", "data-system": name }, [
-        el("h4", { text: name + ": top " + d.top_k + (grades && top ? " (" + unjudged + " unjudged)" : "") }), list]));
+        el("h4", { text: iso(name) + ": top " + d.top_k + (grades && top ? " (" + unjudged + " unjudged)" : "") }), list]));
     });
     box.appendChild(lists);
     box.hidden = false;

@@ -10,6 +10,7 @@ Every mark carries a ``<title>`` (the browser shows it as a tooltip) with its ex
 from __future__ import annotations
 
 import math
+import re
 from html import escape
 
 import numpy as np
@@ -20,6 +21,24 @@ PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e
            "#bcbd22", "#17becf")
 WIDTH, HEIGHT = 380, 250
 LEFT, RIGHT, TOP, BOTTOM = 48, 12, 28, 40
+
+
+BIDI_SCOPES = re.compile("[\u202a-\u202e\u2066-\u2069]")  # embeddings, overrides, isolates and their ends
+
+
+def isolated(value) -> str:
+    """``value``, isolated (U+2068 ... U+2069) when it holds an explicit bidi embedding, override or isolate,
+    whose scope would otherwise run on into the text after it (a dataset label ending in U+202E RIGHT-TO-LEFT
+    OVERRIDE drew ': every system against the baseline' right to left); the isolate ends it there (Unicode's
+    bidi algorithm, UAX #9: a PDI closes every embedding and override opened after its isolate). Other text
+    is unchanged."""
+    value = str(value)
+    return f"\u2068{value}\u2069" if BIDI_SCOPES.search(value) else value
+
+
+def text(value) -> str:
+    """``value`` as the text of an element (HTML or SVG): :func:`isolated`, escaped."""
+    return escape(isolated(value))
 
 
 def color(index: int) -> str:
@@ -54,7 +73,7 @@ def _ticks(low: float, high: float, count: int = 5, integer: bool = False) -> tu
 def _frame(title: str, body: list[str], height: int = HEIGHT) -> str:
     return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" '
             f'height="{height}" role="img" aria-label="{escape(title)}" class="chart">'
-            f'<text x="{WIDTH / 2}" y="16" text-anchor="middle" class="chart-title">{escape(title)}</text>'
+            f'<text x="{WIDTH / 2}" y="16" text-anchor="middle" class="chart-title">{text(title)}</text>'
             + "".join(body) + "</svg>")
 
 
@@ -93,17 +112,17 @@ def line_chart(title: str, ks: list[int], series: list[tuple[str, list[float]]],
         body.append(f'<text x="{x(i):.1f}" y="{plot_bottom + 14}" text-anchor="middle" class="tick">{k}</text>')
     body.append(f'<text x="{WIDTH / 2}" y="{plot_bottom + 28}" text-anchor="middle" class="axis">k</text>')
     body.append(f'<text x="12" y="{(TOP + plot_bottom) / 2}" transform="rotate(-90 12 {(TOP + plot_bottom) / 2})" '
-                f'text-anchor="middle" class="axis">{escape(ylabel)}</text>')
+                f'text-anchor="middle" class="axis">{text(ylabel)}</text>')
     for n, ((name, ys), scaled) in enumerate(zip(series, series_scaled)):
         points = " ".join(f"{x(i):.1f},{y(v):.1f}" for i, v in enumerate(scaled))
         body.append(f'<polyline points="{points}" fill="none" stroke="{color(n)}" stroke-width="2"/>')
         for i, (v, at) in enumerate(zip(ys, scaled)):
-            tip = f"{name}: {ylabel.split('@')[0]}@{ks[i]} = {v:.4f}"
+            tip = f"{isolated(name)}: {ylabel.split('@')[0]}@{ks[i]} = {v:.4f}"
             body.append(f'<circle cx="{x(i):.1f}" cy="{y(at):.1f}" r="3" fill="{color(n)}">'
-                        f'<title>{escape(tip)}</title></circle>')
+                        f'<title>{text(tip)}</title></circle>')
         lx, ly = LEFT + (n % 2) * (WIDTH - LEFT) / 2, HEIGHT + 16 * (n // 2) - 4
         body.append(f'<rect x="{lx:.1f}" y="{ly - 8}" width="10" height="10" fill="{color(n)}"/>'
-                    f'<text x="{lx + 14:.1f}" y="{ly + 1}" class="legend">{escape(name)}</text>')
+                    f'<text x="{lx + 14:.1f}" y="{ly + 1}" class="legend">{text(name)}</text>')
     return _frame(title, body, height)
 
 
