@@ -59,19 +59,40 @@ def main() -> None:
     """Entry point: user mistakes print one line and exit 2; usage errors are click's (exit 2). A file
     that cannot be read or written (an output folder under a file, a read-only place, a full disk) is
     named on one line, exit 2 (``check`` keeps 1 for a regression). SIGTERM ends the command as an
-    exception would, exit 143 (:func:`sigterm_exits`); SIGINT keeps Python's and click's handling."""
+    exception would, exit 143 (:func:`sigterm_exits`). Ctrl-C (SIGINT) exits 130 with no traceback:
+    typer turns it into that inside the command, and so does this outside it: while the command's
+    modules are imported (half a second or more of a run's start: numpy, pyarrow), where it printed a
+    traceback of the import under way (and SIGTERM killed the process, status -15), and while the
+    command's background cache writes finish (:func:`_wait_for_cache_writes`)."""
     os.environ.setdefault(*BLAS_THREAD_TIMEOUT)
     show_own_deprecations()
-    _register(sys.argv[1:])
-    with sigterm_exits():
-        try:
-            app()
-        except (HarnessError, ValueError) as exc:  # ValueError: option values refused by the core
-            print(f"error: {exc}", file=sys.stderr)
-            sys.exit(2)
-        except OSError as exc:
-            print(f"error: {os_error_line(exc)}", file=sys.stderr)
-            sys.exit(2)
+    try:
+        with sigterm_exits():
+            _register(sys.argv[1:])
+            try:
+                app()
+            except (HarnessError, ValueError) as exc:  # ValueError: option values refused by the core
+                print(f"error: {exc}", file=sys.stderr)
+                sys.exit(2)
+            except OSError as exc:
+                print(f"error: {os_error_line(exc)}", file=sys.stderr)
+                sys.exit(2)
+            finally:
+                _wait_for_cache_writes()
+    except KeyboardInterrupt:
+        sys.exit(130)  # 128 + SIGINT, as typer exits on Ctrl-C during the command
+
+
+def _wait_for_cache_writes() -> None:
+    """Wait for the cache writes the command left running on threads (harness.background: a BM25
+    index, a corpus's Arrow file), here rather than in the interpreter's exit, which joins them after
+    ``main`` has returned: there Ctrl-C printed a ``KeyboardInterrupt`` traceback ("Exception ignored
+    in: <module 'threading'>"), the exit status stayed 0, and the write was cut off midway; SIGTERM
+    (its handler gone) killed the process. Here either ends the wait as it ends the command (exit 130,
+    143), and the interpreter's exit then still lets the write finish."""
+    from harness.background import wait_all
+
+    wait_all()
 
 
 def show_own_deprecations() -> None:
