@@ -15,7 +15,9 @@ of the harness (its version) or of an installed plugin (its release) does. Data 
 (stopword lists, weights) are not code and not hashed: a setting that reads one should name it in
 ``params()``. The built-ins (the ``harness`` and ``retrievers`` packages) have no digest: their code
 is the harness's version and ``NUMBERS_VERSION``. A class with no file (defined in ``__main__`` or a
-notebook, or a namespace without folders) has none either: nothing can tell its code apart.
+notebook, or a namespace without folders) has none either: nothing can tell its code apart. A package
+or module imported from a zip archive (a ``.zip`` on ``sys.path``, a zipped egg) is hashed from the
+archive's members as its folder would be (the same code, unzipped or not, has the same digest).
 
 The digest is taken once per package per process (the code a process runs is what it imported first;
 a file edited after the import does not change what it computes). A package of more than
@@ -28,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
+import zipfile
 from pathlib import Path
 
 BUILT_IN = frozenset({"harness", "retrievers"})
@@ -63,15 +66,21 @@ def _top_package(module_name: str) -> str:
 
 def _digest(module_name: str, top: str) -> dict[str, str]:
     package = sys.modules.get(top)
-    roots = [Path(p) for p in getattr(package, "__path__", None) or [] if isinstance(p, str) and os.path.isdir(p)]
+    paths = [p for p in getattr(package, "__path__", None) or [] if isinstance(p, str)]
+    roots = [Path(p) for p in paths if os.path.isdir(p)]
     if roots:
         files = _code_files(roots)
         if files is not None:
             return {top: _hash(files)}
+    elif paths:  # a package in a zip archive: its members (it had no digest, and an edited one's cell was reused)
+        digest = _zipped(paths, folder=True)
+        if digest is not None:
+            return {top: digest}
     own = getattr(sys.modules.get(module_name), "__file__", None)
-    if not isinstance(own, str) or not os.path.isfile(own):
+    if not isinstance(own, str):
         return {}
-    return {module_name if roots else top: _hash([(Path(own).name, Path(own))])}
+    digest = _hash([(Path(own).name, Path(own))]) if os.path.isfile(own) else _zipped([own], folder=False)
+    return {} if digest is None else {module_name if paths else top: digest}
 
 
 def _code_files(roots: list[Path]) -> list[tuple[str, Path]] | None:
@@ -95,12 +104,57 @@ def _code_files(roots: list[Path]) -> list[tuple[str, Path]] | None:
     return found
 
 
+def _zipped(locations: list[str], folder: bool) -> str | None:
+    """The digest of the code under ``locations`` inside a zip archive (``/x/plug.zip/pkg``: a package's
+    folder, ``folder``; else one module's file), as :func:`_hash` takes it of the files unzipped; None when
+    the location is in no readable archive, or past the limits."""
+    digests: list[tuple[str, str]] = []
+    total = 0
+    for location in locations:
+        found = _archive_of(location)
+        if found is None:
+            return None
+        archive, inner = found
+        try:
+            with zipfile.ZipFile(archive) as opened:
+                if not folder:
+                    return _combine([(inner.rpartition("/")[2], hashlib.sha256(opened.read(inner)).hexdigest())])
+                prefix = inner.rstrip("/") + "/" if inner else ""
+                for info in opened.infolist():
+                    relative = info.filename[len(prefix):]
+                    if (not info.filename.startswith(prefix) or not relative.endswith(CODE_SUFFIXES)
+                            or "__pycache__" in relative.split("/")[:-1]):
+                        continue
+                    total += info.file_size
+                    if len(digests) >= MAX_FILES or total > MAX_BYTES:
+                        return None
+                    digests.append((relative, hashlib.sha256(opened.read(info)).hexdigest()))
+        except (OSError, KeyError, zipfile.BadZipFile):
+            return None
+    return _combine(digests)
+
+
+def _archive_of(location: str) -> tuple[Path, str] | None:
+    """(zip archive, path inside it, ``/``-separated) of a location an archive on ``sys.path`` gave."""
+    path = Path(location)
+    for archive in path.parents:
+        if archive.is_file():
+            return (archive, path.relative_to(archive).as_posix()) if zipfile.is_zipfile(archive) else None
+    return None
+
+
 def _hash(files: list[tuple[str, Path]]) -> str:
-    lines = []
+    digests = []
     for relative, path in files:
         try:
             content = hashlib.sha256(path.read_bytes()).hexdigest()
         except OSError:
             content = "unreadable"
-        lines.append(f"{relative}\0{content}\n")
-    return hashlib.sha256("".join(sorted(lines)).encode("utf-8")).hexdigest()
+        digests.append((relative, content))
+    return _combine(digests)
+
+
+def _combine(digests: list[tuple[str, str]]) -> str:
+    """sha256 of ``"<relative path>\\0<sha256 of its bytes>\\n"`` for each file, in sorted order."""
+    lines = sorted(f"{relative}\0{content}\n" for relative, content in digests)
+    return hashlib.sha256("".join(lines).encode("utf-8")).hexdigest()

@@ -21,7 +21,18 @@
   // A name shown beside other text: isolated (U+2068 ... U+2069) when it holds a bidi embedding, override or
   // isolate, whose scope would otherwise run on into the text after it (svg.isolated on the page's static part).
   var SCOPES = /[\u202a-\u202e\u2066-\u2069]/;
-  function iso(s) { s = String(s); return SCOPES.test(s) ? "\u2068" + s + "\u2069" : s; }
+  // (as svg.isolated: a PDI per isolate it leaves open; an FSI in front per PDI of its own that closes none of its isolates)
+  function iso(s) {
+    s = String(s);
+    if (!SCOPES.test(s)) return s;
+    var opened = 0, stray = 0;
+    for (var i = 0; i < s.length; i++) {
+      var c = s.charAt(i);
+      if (c === "\u2066" || c === "\u2067" || c === "\u2068") opened++;
+      else if (c === "\u2069") { if (opened) opened--; else stray++; }
+    }
+    return "\u2068".repeat(1 + stray) + s + "\u2069".repeat(opened + 1);
+  }
   function fmt(v) { return v === undefined || v === null ? "-" : Number(v).toFixed(4); }
   function signed(v) { return (v > 0 ? "+" : v < 0 ? "−" : "±") + Math.abs(v).toFixed(4); }
   function ds() { return data.datasets[state.dataset]; }

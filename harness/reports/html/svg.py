@@ -31,9 +31,19 @@ def isolated(value) -> str:
     whose scope would otherwise run on into the text after it (a dataset label ending in U+202E RIGHT-TO-LEFT
     OVERRIDE drew ': every system against the baseline' right to left); the isolate ends it there (Unicode's
     bidi algorithm, UAX #9: a PDI closes every embedding and override opened after its isolate). Other text
-    is unchanged."""
+    is unchanged. Isolates the value leaves open are closed (a PDI each), and a PDI of its own that closes
+    none of its isolates gets an FSI of its own in front (it closed the one around it: ``x`` U+2069 U+202E
+    ran its override on into the page's text as before)."""
     value = str(value)
-    return f"\u2068{value}\u2069" if BIDI_SCOPES.search(value) else value
+    if not BIDI_SCOPES.search(value):
+        return value
+    opened = stray = 0
+    for c in value:
+        if c in "\u2066\u2067\u2068":
+            opened += 1
+        elif c == "\u2069":
+            opened, stray = (opened - 1, stray) if opened else (opened, stray + 1)
+    return "\u2068" * (1 + stray) + value + "\u2069" * (opened + 1)
 
 
 def text(value) -> str:
