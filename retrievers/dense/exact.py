@@ -24,21 +24,42 @@ BLAS picks its kernel by the product's shape and computes the trailing ``width m
 without it equal embeddings scored unequally and duplicated documents were ordered by that bit
 instead of by id. With it all of a query's scores come from one kernel, in the same column class:
 equal embeddings score equal wherever they lie in the corpus.
+
+The number of threads BLAS splits a product among can move a score in the last float32 bit too (and
+rarely the order of two near-equal documents; docs/dense.md): :func:`blas_threads` gives what sets it,
+recorded in the dense retriever's ``stats()`` (metrics.json ``retriever_stats.blas_threads``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import mmap
+import os
 
 import numpy as np
 
 from retrievers.topk import largest_keys, sort_keys
 
-__all__ = ["exact_search", "l2_normalize", "rerank_candidates", "sort_keys"]
+__all__ = ["blas_threads", "exact_search", "l2_normalize", "rerank_candidates", "sort_keys"]
 
 EPS = 1e-12
 PAD = 64  # a document block's width is a multiple of this (OpenBLAS unrolls by 4 to 16: divides it)
+# What OpenBLAS (OPENBLAS_NUM_THREADS, then OMP_NUM_THREADS), MKL (MKL_NUM_THREADS, then OMP_NUM_THREADS)
+# and torch read for their thread counts; unset, they use every CPU the process may run on.
+BLAS_THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def blas_threads() -> dict:
+    """What sets the number of threads of the float32 products: ``{"cpus": n, "OMP_NUM_THREADS": value
+    or None, ...}``, ``cpus`` the CPUs this process may run on (its affinity, as OpenBLAS counts them;
+    ``os.cpu_count()`` where there is no affinity). Two machines with equal values run the products on
+    as many threads; a dense run.trec that differs in the last bits of its scores between two results
+    whose values differ is explained by them (docs/dense.md)."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # (macOS, Windows)
+        cpus = os.cpu_count()
+    return {"cpus": cpus, **{name: os.environ.get(name) for name in BLAS_THREAD_VARS}}
 
 
 def l2_normalize(x: np.ndarray) -> np.ndarray:

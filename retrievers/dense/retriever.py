@@ -18,7 +18,7 @@ from harness.datasets.corpus import Corpus, Queries
 from harness.run import Run
 from harness.retriever import Retriever, flag
 from retrievers.dense.cache import EmbeddingCache, cache_key
-from retrievers.dense.exact import exact_search
+from retrievers.dense.exact import blas_threads, exact_search
 from retrievers.dense.model import ModelHandle, gpu_request
 from retrievers.dense.texts import content_hash, document_texts, length_order
 from retrievers.topk import run_from_topk
@@ -134,7 +134,7 @@ class DenseRetriever(Retriever):
         """Encode rates, cache hits/misses and timings of the latest index()/search() (JSON-able)."""
         return {"device": self.model.device or "not loaded", "model_load_seconds": round(self.model.load_seconds, 3),
                 "batch_size": self.batch_size, "cache_dir": str(self.cache_dir) if self.cache_enabled else None,
-                **self._stats}
+                "blas_threads": blas_threads(), **self._stats}
 
     @property
     def max_seq_length(self) -> int:
