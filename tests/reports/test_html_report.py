@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from tests.reports.big_inputs import big_inputs
-from tests.reports.browser import chromium_driver, console_errors
+from tests.reports.browser import console_errors
 
 BUNDLED = Path(__file__).resolve().parents[2] / "harness" / "datasets" / "bundled" / "scifact"
 
@@ -58,16 +58,6 @@ def scifact_results(tmp_path_factory):
         run_experiment(dataset, create("bm25", cache=False, **params), evaluator, ks, depth=100,
                        output_dir=folders[name])
     return SimpleNamespace(root=root, folders=folders)
-
-
-@pytest.fixture(scope="module")
-def chrome():
-    driver, profile = chromium_driver()
-    yield driver
-    driver.quit()
-    import shutil
-
-    shutil.rmtree(profile, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")

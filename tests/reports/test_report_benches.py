@@ -17,7 +17,7 @@ import pytest
 
 from harness.bench import load_config, run_bench
 from tests.bench.bench_helpers import QRELS, write_tiny
-from tests.reports.browser import chromium_driver, console_errors
+from tests.reports.browser import console_errors
 
 GOOD = "q1 Q0 d2 1 2 x\nq1 Q0 d1 2 1 x\nq2 Q0 d4 1 2 x\nq2 Q0 d3 2 1 x\n"  # P@1 1, num_ret 2 per query
 HALF = "q1 Q0 d1 1 2 x\nq2 Q0 d4 1 2 x\n"  # P@1 0 on q1, 1 on q2; num_ret 1 per query
@@ -165,16 +165,6 @@ def test_relative_dataset_folders_are_taken_from_where_the_benchmark_ran(tmp_pat
 
 
 # ------------------------------------------------------------------------------ 4. counts in the explorer
-@pytest.fixture(scope="module")
-def chrome():
-    driver, profile = chromium_driver()
-    yield driver
-    driver.quit()
-    import shutil
-
-    shutil.rmtree(profile, ignore_errors=True)
-
-
 def test_the_explorer_shows_counts_neither_better_nor_worse(tmp_path, monkeypatch, harness_cli, chrome):
     """HALF against GOOD (baseline): P@1 q1 1 -> 0 (worse: red), q2 1 -> 1 (tied); num_ret 2 -> 1 on both
     queries, a shallower run, not a worse one (harness.compare.measures; compare shows no ▼ for it). The old

@@ -17,8 +17,6 @@ to right.
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 
 from harness.reports.html.svg import isolated
@@ -60,16 +58,6 @@ def test_nothing_a_name_opens_runs_on_past_it(name):
 def test_a_name_without_controls_is_unchanged():
     assert isolated("bm25 (k1=0.9)") == "bm25 (k1=0.9)"
     assert isolated(f"a{RLO}") == f"{FSI}a{RLO}{PDI}"  # (as before: one isolate around it)
-
-
-@pytest.fixture(scope="module")
-def chrome():
-    from tests.reports.browser import chromium_driver
-
-    driver, profile = chromium_driver()
-    yield driver
-    driver.quit()
-    shutil.rmtree(profile, ignore_errors=True)
 
 
 def test_in_the_browser_the_words_after_such_a_name_run_left_to_right(tmp_path, chrome):

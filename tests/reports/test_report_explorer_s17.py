@@ -7,14 +7,10 @@ sign counted as W/T/L counts it (``harness compare``, the page's own table again
 
 from __future__ import annotations
 
-import shutil
-
-import pytest
-
 from harness.compare import Settings
 from harness.reports.html import build_report, load_results, write_report
 from tests.compare.helpers import write_result
-from tests.reports.browser import chromium_driver, console_errors
+from tests.reports.browser import console_errors
 
 FAST = Settings(permutations=50, resamples=50, test="t")
 
@@ -45,14 +41,6 @@ def test_the_explorer_data_holds_each_difference_rounded_once(tmp_path):
     assert {q: f"{d:+.4f}" for q, d in deltas.items()} == {q: f"{OTHER[q] - BASE[q]:+.4f}" for q in BASE}
     assert deltas["q1"] == 0.1667 and deltas["q72"] == 0.2003 and deltas["q3"] == 0
     assert deltas["q2"] > 0  # (rounds to 0.0000: its sign kept)
-
-
-@pytest.fixture(scope="module")
-def chrome():
-    driver, profile = chromium_driver()
-    yield driver
-    driver.quit()
-    shutil.rmtree(profile, ignore_errors=True)
 
 
 def test_the_delta_column_and_filters_agree_with_the_values(tmp_path, chrome):
