@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def until(condition, what: str, timeout: float = 60.0) -> None:
@@ -20,3 +25,11 @@ def json_result(process: subprocess.Popen, timeout: float = 120.0) -> dict:
     out, _ = process.communicate(timeout=timeout)
     assert process.returncode == 0
     return json.loads(out.strip().splitlines()[-1])
+
+
+def start_build(script: str, tmp_path: Path, name: str, hold: bool) -> subprocess.Popen:
+    """``python -c script <tmp_path>/cache name hold|no`` with the repository importable: a build-lock test's
+    process (its stderr in ``<tmp_path>/<name>.err``, its JSON result on stdout)."""
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    return subprocess.Popen([sys.executable, "-c", script, str(tmp_path / "cache"), name, "hold" if hold else "no"],
+                            env=env, stdout=subprocess.PIPE, stderr=open(tmp_path / f"{name}.err", "w"), text=True)

@@ -9,20 +9,17 @@ while building releases the lock (the kernel closes its descriptor), and the nex
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
-from tests.processes import json_result, until
+from tests.processes import json_result, start_build, until
 
 pytest.importorskip("fcntl")
 
-REPO = Path(__file__).resolve().parents[2]
 
 # A process that indexes a small corpus in ``cache``; its build (when it builds) first writes
 # ``<name>.building`` and, with ``hold``, waits for the file ``go``; it prints its stats and run.
@@ -53,9 +50,7 @@ SCRIPT = textwrap.dedent("""
 
 
 def _start(tmp_path: Path, name: str, hold: bool) -> subprocess.Popen:
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    return subprocess.Popen([sys.executable, "-c", SCRIPT, str(tmp_path / "cache"), name, "hold" if hold else "no"],
-                            env=env, stdout=subprocess.PIPE, stderr=open(tmp_path / f"{name}.err", "w"), text=True)
+    return start_build(SCRIPT, tmp_path, name, hold)
 
 
 

@@ -12,23 +12,20 @@ Engines review (s16, follow-up)."""
 
 from __future__ import annotations
 
-import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
-from tests.processes import json_result, until
+from tests.processes import json_result, start_build, until
 
 pytest.importorskip("fcntl")
 if not sqlite3.connect(":memory:").execute("PRAGMA compile_options").fetchall().count(("ENABLE_FTS5",)):
     pytest.skip("this Python's SQLite is built without FTS5", allow_module_level=True)
 
-REPO = Path(__file__).resolve().parents[2]
 
 # A process that indexes a small corpus in ``cache``; its build (when it builds) first writes
 # ``<name>.building`` and, with ``hold``, waits (at most 60 s) for the file ``go``; it prints its stats and run.
@@ -58,9 +55,7 @@ SCRIPT = textwrap.dedent("""
 
 
 def _start(tmp_path: Path, name: str, hold: bool) -> subprocess.Popen:
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    return subprocess.Popen([sys.executable, "-c", SCRIPT, str(tmp_path / "cache"), name, "hold" if hold else "no"],
-                            env=env, stdout=subprocess.PIPE, stderr=open(tmp_path / f"{name}.err", "w"), text=True)
+    return start_build(SCRIPT, tmp_path, name, hold)
 
 
 def test_a_second_process_waits_for_the_first_build_and_loads_it(tmp_path):
