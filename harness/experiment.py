@@ -343,12 +343,10 @@ def run_experiment(
                                                      searched.warning, stats_warning,
                                                      foreign_documents_warning(run, dataset.corpus, retriever.name)])]
         or None)
-    from harness.plugin_code import plugin_code
-    from harness.registry import plugin_versions
+    from harness.plugin_code import recorded_versions
 
-    code = plugin_code(type(retriever))  # a plugin's release, and its package's code digest
-    document.versions = {**document.versions, **plugin_versions(type(retriever)),
-                         **({"plugin_code": code} if code else {})}
+    # a plugin's release, and its package's code digest
+    document.versions = {**document.versions, **recorded_versions([type(retriever)])}
     document.efficiency = efficiency.efficiency_block(
         timer.seconds, len(dataset.queries), searched.latency_ms, searched.basis, searched.batch_size,
         index_bytes=(stats or {}).get("index_bytes"), failed=searched.failed)

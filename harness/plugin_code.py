@@ -53,6 +53,20 @@ def plugin_code(cls: type) -> dict[str, str]:
     return dict(_DIGESTS[module_name])
 
 
+def recorded_versions(classes) -> dict:
+    """What metrics.json's ``versions`` records of the plugins among ``classes`` (components' classes): each
+    installed plugin's release (``{distribution: version}``, :func:`harness.registry.plugin_versions`) and,
+    under ``"plugin_code"``, each package's digest; ``{}`` for built-ins alone."""
+    from harness.registry import plugin_versions
+
+    releases: dict = {}
+    code: dict = {}
+    for cls in classes:
+        releases.update(plugin_versions(cls))
+        code.update(plugin_code(cls))
+    return {**releases, **({"plugin_code": dict(sorted(code.items()))} if code else {})}
+
+
 def _top_package(module_name: str) -> str:
     """The first prefix of ``module_name`` that is a regular module or package: a namespace package
     (``google``, ``company``: no ``__init__.py``, folders shared by many distributions) is not the plugin's."""

@@ -307,21 +307,6 @@ def _kept(pipeline: Pipeline, depth: int) -> dict[str, int]:
     return kept
 
 
-def _plugin_versions(components: dict) -> dict:
-    """The releases of the installed plugins the stages' components come from and, under ``plugin_code``, their
-    packages' code digests (:func:`harness.plugin_code.plugin_code`), as ``harness run`` records its
-    retriever's in metrics.json ``versions``: the stage keys hold them, the result did not say them."""
-    from harness.plugin_code import plugin_code
-    from harness.registry import plugin_versions
-
-    releases: dict = {}
-    code: dict = {}
-    for system in components.values():
-        releases.update(plugin_versions(type(system)))
-        code.update(plugin_code(type(system)))
-    return {**releases, **({"plugin_code": dict(sorted(code.items()))} if code else {})}
-
-
 def _tie_warnings(outcomes) -> list[str]:
     """A warning per optimised fuse stage whose best score several trials share (as ``harness fuse
     --optimize`` prints it): its chosen value is only the last of them in grid order."""
@@ -370,7 +355,11 @@ def run_pipeline(dataset: Dataset, pipeline: Pipeline, evaluator: Evaluator, k_v
         warnings=[*dataset.warnings, *_norm_warnings(pipeline), *_tie_warnings(outcomes),
                   *capped, *filter(None, [depth_warning(kept, k_values, evaluator.metrics)])] or None,
         stages=[o.record() for o in outcomes])
-    document.versions = {**document.versions, **_plugin_versions(runner.components or {})}
+    from harness.plugin_code import recorded_versions
+
+    # the stages' plugins' releases and code digests, as harness run records its retriever's (the stage keys hold them)
+    document.versions = {**document.versions,
+                         **recorded_versions(type(system) for system in (runner.components or {}).values())}
     folder = None
     if output_dir is not None:
         folder = write_result_folder(Path(output_dir), document, dataset.queries.as_dict(), final.run,
