@@ -16,7 +16,9 @@ and then uses ``corpus.jsonl.gz``). Each row is one fresh interpreter, timed fro
 * ``--line-scan``: the line-by-line reader the loader used before (``json.loads`` per line), for scale;
 * ``--run``: ``harness run --retriever bm25`` cold (empty cache dir) and warm (corpus and index
   cached), 1,000 queries: issue 15's end-to-end targets (cold <= 1.5x, warm <= 0.3x the anchor,
-  cold peak RSS <= 2 GB). Minutes and several GB: run it by hand, once.
+  cold peak RSS <= 2 GB). Minutes and several GB: run it by hand, once. Then ``floor``: the warm run's
+  imports, cached corpus and index, and compiled search alone (nothing evaluated or written), which
+  bounds from below what any warm run of the harness can take.
 
 Each row also gives the process's CPU seconds (user + system, fastest of the repeats) and their
 ratio to the anchor's: on this shared 2-core VM wall seconds move with the host's load, CPU seconds
@@ -48,6 +50,11 @@ TUNED = ("import sys; from pathlib import Path; from harness.datasets.jsonl impo
          "print(read_string_columns(Path(sys.argv[1]), ('_id', 'title', 'text')).num_rows)")
 LOAD = ("import sys; from harness.datasets import load_dataset; ds = load_dataset(sys.argv[1]); "
         "print(len(ds.corpus), ds.load_s)")
+# the warm run's floor: what `harness run -r bm25` imports, the cached corpus and index, the compiled search of
+# every query at the run's depth (1,000 + 1: identical ids are dropped); nothing evaluated or written
+FLOOR = ("import sys, harness.cli.run; from harness import registry; from harness.datasets import load_dataset; "
+         "ds = load_dataset(sys.argv[1]); r = registry.create('bm25'); r.index(ds.corpus); "
+         "print(len(r.search(ds.queries, 1001).doc_codes))")
 SCAN = "import sys; from pathlib import Path; from harness.datasets.beir import _scan_corpus; print(len(_scan_corpus(Path(sys.argv[1]))))"
 
 
@@ -135,6 +142,7 @@ def main() -> None:
                        str(cache / "results"), "-q"]
             row("harness run bm25 cold", harness + ["--name", "cold"], cold=True)
             row("harness run bm25 warm", harness + ["--name", "warm"])
+            row("  floor: imports + search", [py, "-c", FLOOR, str(folder)])
     finally:
         shutil.rmtree(cache, ignore_errors=True)
 
