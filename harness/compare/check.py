@@ -284,6 +284,7 @@ def run_check(aligned: Aligned, metrics: list[str] | None = None, tolerance: flo
     base, cur = aligned.systems
     warnings = list(aligned.warnings)
     checks = []
+    id_ranks = natural_ranks(aligned.query_ids.tolist())  # (ties among the losses: in natural id order)
     for metric in metrics or aligned.metrics:
         a, b = aligned.of(base.name, metric), aligned.of(cur.name, metric)
         d = b - a
@@ -300,7 +301,7 @@ def run_check(aligned: Aligned, metrics: list[str] | None = None, tolerance: flo
                             int((d > 0).sum()), int((d == 0).sum()), int((d < 0).sum()), tolerance=tol)
         if drawn is not None and check.verdict != OK:
             warnings.extend(_near_alpha(metric, p, drawn, alpha, check.verdict))
-        losers = np.argsort(d, kind="stable")[:show]
+        losers = np.lexsort((id_ranks, d))[:show]
         losers = losers[d[losers] < 0]
         texts = cur.query_texts() or base.query_texts()
         k = cutoff(metric) or default_k
@@ -343,6 +344,24 @@ def _docs(ids: list[str] | None, grades: dict[str, float] | None, limit: int) ->
     ordered = relevant + [d for d in ids if grades.get(d, 0) <= 0]
     shown = ", ".join(f"{d} (grade {grades[d]:g})" if d in grades else d for d in ordered[:limit])
     return shown + (f", ... (+{len(ids) - limit} more)" if len(ids) > limit else "")
+
+
+def natural_ranks(query_ids: list[str]) -> np.ndarray:
+    """Each query's place in natural id order, the order of the report's explorer (report.js ``naturalRanks``):
+    ids compared character by character (code points), except that where both have a run of ASCII digits the
+    runs compare as numbers (of any length: without their leading zeros, the shorter first, then digit by digit;
+    "2" before "10", "PLAIN-9" before "PLAIN-10"); ids equal so ("07", "7") in their order in ``query_ids``
+    (aligned: sorted as text)."""
+    import re
+
+    def key(query_id: str) -> list[tuple]:  # (a digit run's first code point is that of '0' to '9': 48 stands for all)
+        return [(48, len(t.lstrip("0")), t.lstrip("0")) if t[0] in "0123456789" else (ord(t), 0, "")
+                for t in re.findall(r"[0-9]+|.", str(query_id), re.S)]
+
+    order = sorted(range(len(query_ids)), key=lambda i: key(query_ids[i]))
+    ranks = np.empty(len(query_ids), dtype=np.int64)
+    ranks[order] = np.arange(len(query_ids))
+    return ranks
 
 
 def format_report(result: CheckResult, baseline: str, current: str, max_docs: int = 10) -> str:

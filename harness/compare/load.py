@@ -31,6 +31,7 @@ a function of the per-query values alone, their means (summed in that order) inc
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -154,8 +155,10 @@ def read_metrics_json(path: str | Path, name: str | None = None) -> SystemResult
     folder = path.parent
     per_query_path = folder / "per_query.jsonl"
     run_path, run_sha256 = _evaluated_run(doc, folder)
+    # (the folder's own name, also when given as '.' or '..': Path('.').name is '', Path('..').name '..')
+    named = Path(os.path.abspath(folder)).name if folder.name in ("", ".", "..") else folder.name
     return SystemResult(
-        name=name or (folder.name if path.name == "metrics.json" else path.stem) or str(path),
+        name=name or (named if path.name == "metrics.json" else path.stem) or str(path),
         source=path, query_ids=_objects(doc.per_query), values=columns, document=doc, settings=dict(doc.settings),
         per_query_path=per_query_path if per_query_path.is_file() else None,
         run_path=run_path, run_sha256=run_sha256)

@@ -36,6 +36,7 @@ class Bench:
     folder: Path
     board: dict
     sources: dict[str, str] = field(default_factory=dict)
+    unplaced: list[str] = field(default_factory=list)  # labels of relative folders found from no directory
 
     @property
     def title(self) -> str:
@@ -67,7 +68,8 @@ class Inputs:
     ``harness bench``); ``listed_systems``: the benchmarks' columns, those whose every cell failed too;
     ``warnings``: what the page shows that its leaderboard.json does not (a cell
     rewritten since), ``notes``: what was left out (folders that are no finished cell); ``files``: the
-    benchmarks' leaderboard.json and bench.json (inputs, as the results' files, that no output may replace)."""
+    benchmarks' leaderboard.json and bench.json (inputs, as the results' files, that no output may replace);
+    ``unplaced``: the rows whose dataset folder (relative, of an old bench.json) is found from no directory."""
 
     groups: dict[str, list] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)
@@ -80,6 +82,7 @@ class Inputs:
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)
+    unplaced: dict[str, str] = field(default_factory=dict)  # row label -> warning, unless --dataset gives it
 
 
 def read_bench(folder: str | Path) -> Bench:
@@ -101,6 +104,7 @@ def read_bench(folder: str | Path) -> Bench:
     if problem:
         raise InputError(f"not a leaderboard written by harness bench: {problem}", path)
     sources: dict[str, str] = {}
+    unplaced: list[str] = []
     try:
         manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
         bases = _run_directories(folder, manifest)
@@ -108,9 +112,22 @@ def read_bench(folder: str | Path) -> Bench:
             source = entry.get("path", entry.get("name"))
             if isinstance(entry.get("label"), str) and isinstance(source, str):
                 sources[entry["label"]] = _located(source, "path" in entry, bases)
+                if not bases and "path" in entry and not _found(source):
+                    unplaced.append(entry["label"])
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
-        sources = {}  # (judgments and titles only: found from the results' own records instead)
-    return Bench(folder, board, sources)
+        sources, unplaced = {}, []  # (judgments and titles only: found from the results' own records instead)
+    return Bench(folder, board, sources, unplaced)
+
+
+def _found(source: str) -> bool:
+    """Whether a config's ``path =`` folder is where the report looks for it: absolute, ``~``, remote (found or
+    refused as they are) or a folder from the current directory."""
+    import os
+
+    from harness.datasets.registry import DatasetRef
+
+    return DatasetRef.parse(source).remote is not None or Path(os.path.expanduser(source)).is_absolute() \
+        or Path(source).is_dir()
 
 
 def _run_directories(folder: Path, manifest: dict) -> list[Path]:
@@ -119,6 +136,8 @@ def _run_directories(folder: Path, manifest: dict) -> list[Path]:
     ``<that directory>/<output_dir>/<name>`` when the config's ``output_dir`` is relative: a bench.json written
     before ``cwd`` was recorded, or a project moved since as a whole). Empty: the benchmark does not say (an
     absolute ``output_dir`` and no ``cwd``; its relative folders are then taken from the current directory)."""
+    import os
+
     out = []
     recorded = manifest.get("cwd")
     if isinstance(recorded, str) and Path(recorded).is_absolute():
@@ -128,7 +147,7 @@ def _run_directories(folder: Path, manifest: dict) -> list[Path]:
     if isinstance(output_dir, str) and isinstance(name, str) and not output_dir.startswith("~") \
             and not Path(output_dir).is_absolute():
         tail = (Path(output_dir) / name).parts
-        here = folder.absolute().parts
+        here = Path(os.path.abspath(folder)).parts  # (normalized: a folder given as ../results/name)
         if ".." not in tail and len(here) > len(tail) and here[-len(tail):] == tail:
             made = Path(*here[:-len(tail)])
             if made not in out:
@@ -205,7 +224,7 @@ def column_names(benches: Sequence[Bench]) -> list[dict[str, str]]:
         seen |= cells
     else:
         return plain
-    folders = [bench.folder.absolute() for bench in benches]
+    folders = [Path(os.path.abspath(bench.folder)) for bench in benches]  # (normalized: '..' named no folder)
     common = Path(os.path.commonpath(folders))
     prefixes = [folder.relative_to(common).as_posix() if folder != common else folder.name for folder in folders]
     return [{label: f"{prefix}/{label}" for label in names} for prefix, names in zip(prefixes, plain)]
@@ -216,7 +235,7 @@ def bench_inputs(benches: Sequence[Bench], inputs: Inputs | None = None) -> Inpu
     dataset label, named by its retriever label (:func:`column_names`: qualified by its benchmark's folder
     when two benchmarks share one), as the benchmark's leaderboard has them; its columns, those whose every
     cell failed too (a column of '-', as in leaderboard.json); one benchmark's metrics and title (benchmarks
-    that all have the same metrics: those)."""
+    that all have the same metrics: those); the title of one benchmark, or of several (``Benchmarks a, b``)."""
     from harness.compare.load import load_system
 
     inputs = inputs or Inputs()
@@ -232,6 +251,12 @@ def bench_inputs(benches: Sequence[Bench], inputs: Inputs | None = None) -> Inpu
                                        "values, not the leaderboard's")
         for label, source in bench.sources.items():
             inputs.sources.setdefault(label, source)
+        for label in bench.unplaced:
+            inputs.unplaced.setdefault(label, f"{bench.folder / MANIFEST}: dataset {label}'s folder "
+                                              f"{bench.sources[label]!r} is relative to the directory the benchmark "
+                                              "ran in, which this bench.json does not record (an absolute output_dir, "
+                                              "no cwd), and is not in the current directory: no judgments or titles "
+                                              f"from it; give it with --dataset {label}=FOLDER")
         for group in (bench.board.get("forums") or {}).values():  # (without bench.json: the forum each cell records)
             for label in group.get("forums") or []:
                 recorded = result_info(inputs.groups[label][0]).dataset if inputs.groups.get(label) else None
@@ -244,8 +269,11 @@ def bench_inputs(benches: Sequence[Bench], inputs: Inputs | None = None) -> Inpu
     inputs.intersection = bool(benches)  # (harness bench compares a row's cells on their common queries)
     if len(benches) == 1:
         inputs.metrics, inputs.title = list(benches[0].board["metrics"]), benches[0].title
-    elif benches and all(b.board["metrics"] == benches[0].board["metrics"] for b in benches):
-        inputs.metrics = list(benches[0].board["metrics"])  # (benchmarks of one list of metrics: theirs)
+    elif benches:  # (their names, each once: two outputs of one config are "Benchmark NAME")
+        names = list(dict.fromkeys(b.board["bench"] for b in benches))
+        inputs.title = f"Benchmark{'s' if len(names) > 1 else ''} {', '.join(names)}"
+        if all(b.board["metrics"] == benches[0].board["metrics"] for b in benches):
+            inputs.metrics = list(benches[0].board["metrics"])  # (benchmarks of one list of metrics: theirs)
     return inputs
 
 
@@ -281,12 +309,36 @@ def load_inputs(arguments: Sequence[str]) -> Inputs:
                     notes.append(f"{p}: not a finished cell of {bench.folder / LEADERBOARD}: left out")
         else:
             systems.append(load_system(argument))
+    systems = _once(systems, benches, notes)
     inputs = bench_inputs(benches, Inputs(notes=list(dict.fromkeys(notes))))
     for s in systems:
         inputs.groups.setdefault(dataset_label(result_info(s)), []).append(s)
     if systems:  # (results beside a benchmark: the defaults of any results)
         inputs.metrics, inputs.title, inputs.intersection = None, None, False
     return inputs
+
+
+def _once(systems: list, benches: Sequence[Bench], notes: list[str]) -> list:
+    """``systems`` with each result once: a metrics.json given twice (a results tree and a folder in it) is read
+    once, under the name given with NAME=PATH if either gave one (else the first); one that is a finished cell
+    of one of ``benches`` is that benchmark's column, left out here with a note (it was a second column of the
+    same values, or two results of one name refused)."""
+    cells = {folder.resolve() / "metrics.json": bench for bench in benches for _, _, folder, _ in bench.cells()}
+    out: list = []
+    first: dict[Path, int] = {}  # (metrics.json -> its place in out)
+    for s in systems:
+        path = Path(s.source).resolve()
+        if path in cells:
+            notes.append(f"{s.source}: a finished cell of {cells[path].folder / LEADERBOARD}: shown once, as "
+                         "the benchmark's column")
+        elif path not in first:
+            first[path] = len(out)
+            out.append(s)
+        elif s.explicit_name and not out[first[path]].explicit_name:
+            out[first[path]] = s  # (the name asked for, in the place of the first)
+        elif s.explicit_name and s.name != out[first[path]].name:
+            out.append(s)  # (one result under two names asked for: both, as asked)
+    return out
 
 
 def load_results(arguments: Sequence[str]) -> dict[str, list]:
@@ -311,7 +363,8 @@ def report_of(inputs: Inputs, metrics: Sequence[str] | None = None, baseline: st
                           intersection=intersection or inputs.intersection,
                           title=title or inputs.title or "Retrieval report", listed_forums=inputs.listed_forums,
                           listed_rows=inputs.listed_rows, listed_systems=inputs.listed_systems)
-    report.warnings = [*inputs.warnings, *report.warnings]
+    unplaced = [warning for label, warning in inputs.unplaced.items() if label not in (sources or {})]
+    report.warnings = [*inputs.warnings, *unplaced, *report.warnings]
     return report
 
 

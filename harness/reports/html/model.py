@@ -140,7 +140,6 @@ def load_judgments(system: SystemResult, info: ResultInfo, source: str | None, w
     else from the dataset the result records (bundled, downloaded, or the qrels file it names, when
     its sha256 is unchanged). Nothing is downloaded; what cannot be found becomes a warning."""
     from harness.checksums import sha256
-    from harness.datasets import resolve
     from harness.datasets.beir import find_file
     from harness.formats.trec import read_qrels
 
@@ -148,16 +147,19 @@ def load_judgments(system: SystemResult, info: ResultInfo, source: str | None, w
     split = info.split or "test"
     qrels_path = corpus_path = None
     name = source or info.dataset
+    recorded = info.files.get(f"qrels/{split}.tsv")
     try:
         if name and not name.startswith("hf:"):
-            _, folder = resolve(name, download=False, split=split)
+            folder = _dataset_folder(name, split, recorded)
             corpus_path = find_file(folder, "corpus.jsonl")
+            own = folder / "qrels" / f"{split}.tsv"
             if source:
-                qrels_path = folder / "qrels" / f"{split}.tsv"
-                recorded = info.files.get(f"qrels/{split}.tsv")
+                qrels_path = own
                 if recorded and qrels_path.is_file() and sha256(qrels_path) != recorded:
                     out.warnings.append(f"{qrels_path} differs from the qrels the results were evaluated on "
                                         "(sha256); grades shown may not match the metrics")
+            elif recorded and own.is_file() and sha256(own) == recorded:
+                qrels_path = own  # (the recorded dataset, found as _dataset_folder finds it, not anew by find_qrels)
     except HarnessError as exc:  # (a result made from a folder records its name only: --dataset NAME=FOLDER)
         out.warnings.append(f"no document titles: {exc}" + ("" if source else " (give the dataset with --dataset)"))
     qrels_path = qrels_path or find_qrels(system)
@@ -173,6 +175,32 @@ def load_judgments(system: SystemResult, info: ResultInfo, source: str | None, w
     except HarnessError as exc:
         out.warnings.append(f"judgments or titles unavailable: {exc}")
     return out
+
+
+def _dataset_folder(name: str, split: str, recorded: str | None) -> Path:
+    """The folder of dataset ``name`` (:func:`harness.datasets.resolve`: a folder of that name in the current
+    directory first). A folder there without ``qrels/<split>.tsv`` is no dataset but a results folder named like
+    it (``harness run -o .`` writes ``./scifact/bm25``; a benchmark's folder holds ``scifact/``, and the report
+    run from there found no judgments or titles): then the bundled or downloaded dataset of that name, when it
+    holds those qrels (with the ``recorded`` sha256 where the results record one)."""
+    import os
+
+    from harness.checksums import sha256
+    from harness.datasets import BUNDLED, resolve
+    from harness.datasets import download as dl
+
+    _, folder = resolve(name, download=False, split=split)
+    qrels = Path("qrels") / f"{split}.tsv"
+    if not Path(os.path.expanduser(name)).is_dir() or (folder / qrels).is_file():
+        return folder
+    try:
+        others = [BUNDLED / name, *([dl.dataset_dir(name)] if dl.is_downloaded(name) else [])]
+    except HarnessError:  # (a name no registered dataset has)
+        others = [BUNDLED / name]
+    for other in others:
+        if (other / qrels).is_file() and (recorded is None or sha256(other / qrels) == recorded):
+            return other
+    return folder
 
 
 # ------------------------------------------------------------------------------ statistics
@@ -623,10 +651,14 @@ def build_report(groups: dict[str, list[SystemResult]], metrics: Sequence[str] |
                            f"{', '.join(systems)}")
     if baseline is not None and baseline not in systems:
         raise HarnessError(f"baseline {baseline!r} is not one of the systems ({', '.join(systems)})")
-    baseline = baseline or systems[0]
+    chosen, baseline = baseline, baseline or systems[0]
     columns = list(dict.fromkeys([*listed_systems, *systems]))  # (the leaderboard's order, failed ones too)
     sources = sources or {}
-    sections = [dataset_section(label, group, metrics, baseline, settings, top_k, sources.get(label), intersection)
+    # A dataset without the baseline has its first system as its own: warned of when --baseline named it, not
+    # when the baseline is the default (the first system, which other datasets may simply not have).
+    sections = [dataset_section(label, group, metrics,
+                                baseline if chosen is not None or any(s.name == baseline for s in group) else None,
+                                settings, top_k, sources.get(label), intersection)
                 for label, group in groups.items()]
     rows, forums = forum_rows(sections, sources, metrics, systems, settings.confidence, settings.seed,
                               listed_forums)

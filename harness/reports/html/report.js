@@ -9,6 +9,7 @@
   var state = { dataset: 0, metric: 0, system: -1, filter: "all", sort: "delta-asc", search: "", page: 0, open: -1 };
   var order = [];
   var lowered = null; // search index of the current dataset, built on first search
+  var rank = null; // each query's place in natural id order (naturalRanks), built on first sort
 
   function el(tag, attrs, children) {
     var node = document.createElement(tag);
@@ -70,6 +71,7 @@
     others.forEach(function (i) { select.appendChild(el("option", { value: String(i), text: iso(d.systems[i]) + " − " + iso(d.systems[d.baseline]) })); });
     select.disabled = others.length === 0;
     lowered = null;
+    rank = null;
     state.open = -1;
     $("x-detail").hidden = true;
     directions();
@@ -83,6 +85,33 @@
     d.systems.forEach(function (name, i) { row.appendChild(el("th", { "class": "num", text: iso(name) + (i === d.baseline ? " (baseline)" : "") })); });
     if (state.system >= 0) row.appendChild(el("th", { "class": "num", text: "Δ" }));
     var thead = $("x-table").tHead; thead.textContent = ""; thead.appendChild(row);
+  }
+
+  // Query ids in natural order, as a reader expects "2" before "10" and "PLAIN-9" before "PLAIN-10": compared
+  // character by character (code points), except that where both have a run of ASCII digits the runs compare
+  // as numbers (of any length: without their leading zeros, the shorter first, then digit by digit); ids equal
+  // so ("7", "07") stay in the order of the data (sorted as text: "07" first). As harness check's list of the
+  // queries that lost most (harness.compare.check.natural_ranks). Returns each query's place in that order.
+  function naturalRanks(ids) {
+    var parts = ids.map(function (id) { return String(id).match(/[0-9]+|[\s\S]/gu) || []; });
+    function digits(t) { var c = t.charCodeAt(0); return c >= 48 && c <= 57; }
+    function compare(i, j) {
+      var x = parts[i], y = parts[j], n = Math.min(x.length, y.length);
+      for (var k = 0; k < n; k++) {
+        var a = x[k], b = y[k], c;
+        if (digits(a) && digits(b)) {
+          a = a.replace(/^0+/, ""); b = b.replace(/^0+/, "");
+          c = a.length !== b.length ? a.length - b.length : a < b ? -1 : a > b ? 1 : 0;
+        } else {
+          c = a.codePointAt(0) - b.codePointAt(0);
+        }
+        if (c) return c;
+      }
+      return x.length - y.length || i - j;
+    }
+    var sorted = ids.map(function (_, i) { return i; }).sort(compare), out = new Array(ids.length);
+    sorted.forEach(function (q, place) { out[q] = place; });
+    return out;
   }
 
   function matches(q) {
@@ -101,11 +130,13 @@
       if (matches(q)) keep.push(q);
     }
     var base = d.baseline;
+    if (!rank) rank = naturalRanks(d.queries);
+    var id = function (a, b) { return rank[a] - rank[b]; }; // (ties of the other sorts too: in natural id order)
     var by = {
-      "delta-asc": function (a, b) { return delta(a) - delta(b) || a - b; },
-      "delta-desc": function (a, b) { return delta(b) - delta(a) || a - b; },
-      "base-asc": function (a, b) { return value(base, a) - value(base, b) || a - b; },
-      "id": function (a, b) { return a - b; }
+      "delta-asc": function (a, b) { return delta(a) - delta(b) || id(a, b); },
+      "delta-desc": function (a, b) { return delta(b) - delta(a) || id(a, b); },
+      "base-asc": function (a, b) { return value(base, a) - value(base, b) || id(a, b); },
+      "id": id
     }[state.sort];
     keep.sort(by);
     order = keep;
