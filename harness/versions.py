@@ -33,7 +33,8 @@ LIBRARIES = ("numpy", "pyarrow", "regex", "rank-bm25", "bm25s", "PyStemmer", "se
 NUMBERS_VERSION = 2
 # Bumped whenever a change of the code moves a run (the documents a retriever or stage returns, their order or
 # scores): in every pipeline stage's cache key (harness.pipeline.cache) and metrics.json's
-# ``versions.runs_version``. A change of a run is a change of numbers too: bump both. 2: the first; stage keys
+# ``versions.runs_version``, which a bench cell must record to be reused (harness.bench.cells.is_finished:
+# a cell of another is run again; one that records none counts as 2). A change of a run is a change of numbers too: bump both. 2: the first; stage keys
 # before it named no version, and their runs include rank-bm25's of k1 = 0, whose NaN scores dropped every
 # document lacking a query term (3e160c5), read back as cache hits after the fix.
 RUNS_VERSION = 2

@@ -23,8 +23,13 @@ from harness.reports.document import MetricsDocument, plain_json
 from harness.reports.writer import RESULT_FILES
 # Recorded by every cell (metrics.json's bench.numbers, as every metrics.json's versions.numbers_version) and
 # required of a finished one, beside its fingerprint's harness version; defined and documented in
-# harness.versions (cells before it record none, and were reused after the fixes it names).
-from harness.versions import NUMBERS_VERSION
+# harness.versions (cells before it record none, and were reused after the fixes it names). RUNS_VERSION too
+# (metrics.json's versions.runs_version): a bump of it alone moved runs, and every cell was reused with its
+# old run and numbers; a cell that records none was computed when it was FIRST_RUNS_VERSION (both versions
+# began at 2 in one change, so a cell of NUMBERS_VERSION 2 without it is of RUNS_VERSION 2, and is reused).
+from harness.versions import NUMBERS_VERSION, RUNS_VERSION
+
+FIRST_RUNS_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -105,12 +110,15 @@ def is_finished(folder: Path, expected_fingerprint: str, metric_names: list[str]
     same cell's fingerprint with its numbers as written, which earlier runs recorded: such a cell is
     not run again for the change of its fingerprint's form). A metrics.json that records no fingerprint
     (``harness run``'s) is no finished cell, whether ``as_written`` is given or not, and nor is one that
-    records another :data:`NUMBERS_VERSION` (or none: computed by an earlier build of the release)."""
+    records another :data:`NUMBERS_VERSION` (or none: computed by an earlier build of the release), or
+    another :data:`RUNS_VERSION` (``versions.runs_version``; none: :data:`FIRST_RUNS_VERSION`)."""
     doc = read_metrics(folder)
     accepted = (expected_fingerprint,) if as_written is None else (expected_fingerprint, as_written)
     if doc is None or (doc.bench or {}).get("fingerprint") not in accepted:
         return False
     if (doc.bench or {}).get("numbers") != NUMBERS_VERSION:
+        return False
+    if (doc.versions or {}).get("runs_version", FIRST_RUNS_VERSION) != RUNS_VERSION:
         return False
     if not all(name in doc.metrics for name in metric_names):
         return False
