@@ -140,7 +140,23 @@ class CrossEncoderReranker(Reranker):
         (keyed by folder, each file's size, mtime, ctime and inode), so that a new process (a rerun whose
         rerank stage or bench cell is cached, a benchmark's next cell) does not read the whole model again."""
         return {"model": self.model_name, "revision": self.revision, "model_sha256": self.model_sha256,
-                "max_length": self.max_length, "batch_size": self.batch_size, "activation": self.activation}
+                "max_length": self.max_length, "batch_size": self.batch_size, "activation": self.activation,
+                "device": self.device_type}
+
+    @property
+    def device_type(self) -> str:
+        """The kind of device the model runs on, ``cpu``, ``cuda`` or ``mps`` (``cuda:1`` -> ``cuda``; ``auto``
+        resolved as :meth:`load` resolves it, importing torch only then), in :meth:`params`: a GPU's kernels
+        round otherwise than the CPU's, so a cuda run's scores differ from a cpu run's in the last bits, and a
+        stage or cell computed on one is not served to a run on the other. The GPU's index is left out (the
+        same kind of device, the same kernels)."""
+        if self._model is not None:
+            return self._model.device.type
+        if self.requested_device == "auto":
+            from retrievers.dense.model import resolve_device
+
+            return resolve_device("auto")
+        return self.requested_device.split(":", 1)[0]
 
     @property
     def model_sha256(self) -> str:
