@@ -150,7 +150,7 @@ class SQLiteRetriever(Retriever):
         self._local = threading.local()
         started = time.perf_counter()
         if not self.use_cache:
-            self._tmp = tempfile.TemporaryDirectory(prefix="harness-sqlite-")
+            self._tmp = temporary_folder()
             self._path = Path(self._tmp.name) / DB_FILE
             self._build(corpus, self._path)
             status = "off"
@@ -197,7 +197,7 @@ class SQLiteRetriever(Retriever):
         except OSError as exc:
             log.warning("could not write the SQLite index cache under %s: %s; building the index "
                         "without it", root, exc.strerror or exc)
-            self._tmp = tempfile.TemporaryDirectory(prefix="harness-sqlite-")
+            self._tmp = temporary_folder()
             path = Path(self._tmp.name) / DB_FILE
             self._build(corpus, path)
             return path, f"{status}, not cached ({exc.strerror or exc})"
@@ -337,6 +337,20 @@ def fts5_token_chars(tokenizer: str, chars: list[str]) -> dict[str, bool]:
     finally:
         con.close()
     return {c: i in single for i, c in enumerate(chars)}
+
+
+TEMPORARY = "harness-sqlite"  # the name in an uncached database's folder (cache=false, or a cache not writable)
+
+
+def temporary_folder() -> tempfile.TemporaryDirectory:
+    """A folder for a database that is not cached, in the system's temporary folder, named as
+    :func:`harness.atomic.temporary_path` names its files (``.harness-sqlite.<pid>-<host>.<random>.tmp``),
+    the abandoned ones of which (a run killed by SIGKILL, which cannot remove its own: a whole
+    database each) are removed first (:func:`harness.atomic.remove_abandoned`); a running process's
+    is kept."""
+    folder = Path(tempfile.gettempdir())
+    remove_abandoned(folder, TEMPORARY)
+    return tempfile.TemporaryDirectory(prefix=f".{TEMPORARY}.{writer_tag()}.", suffix=".tmp", dir=folder)
 
 
 def _cache_root(cache_dir: str | os.PathLike | None) -> Path:
