@@ -53,7 +53,7 @@ def _faiss():
     try:
         import faiss
     except ImportError:
-        raise HarnessError("index='faiss' needs the faiss-cpu package (pip install faiss-cpu)") from None
+        raise HarnessError("index='faiss' needs the faiss-cpu package: pip install 'retrieval-harness[faiss]'") from None
     return faiss
 
 
