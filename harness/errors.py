@@ -52,7 +52,7 @@ def _config_line(source: str, key: str) -> int | None:
     try:
         if os.path.getsize(source) > 16 * 2**20:
             return None
-        with open(source, encoding="utf-8") as handle:
+        with open(source, encoding="utf-8-sig") as handle:  # (a leading byte-order mark dropped, as read_toml drops it)
             text = handle.read()
     except (OSError, ValueError):
         return None

@@ -464,8 +464,8 @@ def read_toml(path: str | Path) -> dict:
         column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
         raise ConfigError(str(path), "", f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at line {line}, "
                                          f"column {column})") from None
-    try:
-        return tomllib.loads(text)
+    try:  # (a leading byte-order mark, as Windows Notepad saves UTF-8, is no statement: tomllib refused line 1)
+        return tomllib.loads(text.removeprefix("\ufeff"))
     except ValueError as exc:  # TOMLDecodeError; and an integer of over 4,300 digits (Python's int() limit)
         raise ConfigError(str(path), "", f"invalid TOML: {exc}") from None
 
