@@ -156,7 +156,7 @@ def read_metrics_json(path: str | Path, name: str | None = None) -> SystemResult
     per_query_path = folder / "per_query.jsonl"
     run_path, run_sha256 = _evaluated_run(doc, folder)
     # (the folder's own name, also when given as '.' or '..': Path('.').name is '', Path('..').name '..')
-    named = Path(os.path.abspath(folder)).name if folder.name in ("", ".", "..") else folder.name
+    named = Path(os.path.abspath(folder)).name
     return SystemResult(
         name=name or (named if path.name == "metrics.json" else path.stem) or str(path),
         source=path, query_ids=_objects(doc.per_query), values=columns, document=doc, settings=dict(doc.settings),

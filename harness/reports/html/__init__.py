@@ -8,6 +8,7 @@ systems that are not significantly different), plots, a per-query explorer, effi
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -122,8 +123,6 @@ def read_bench(folder: str | Path) -> Bench:
 def _found(source: str) -> bool:
     """Whether a config's ``path =`` folder is where the report looks for it: absolute, ``~``, remote (found or
     refused as they are) or a folder from the current directory."""
-    import os
-
     from harness.datasets.registry import DatasetRef
 
     return DatasetRef.parse(source).remote is not None or Path(os.path.expanduser(source)).is_absolute() \
@@ -136,8 +135,6 @@ def _run_directories(folder: Path, manifest: dict) -> list[Path]:
     ``<that directory>/<output_dir>/<name>`` when the config's ``output_dir`` is relative: a bench.json written
     before ``cwd`` was recorded, or a project moved since as a whole). Empty: the benchmark does not say (an
     absolute ``output_dir`` and no ``cwd``; its relative folders are then taken from the current directory)."""
-    import os
-
     out = []
     recorded = manifest.get("cwd")
     if isinstance(recorded, str) and Path(recorded).is_absolute():
@@ -163,8 +160,6 @@ def _located(source: str, path: bool, bases: Sequence[Path]) -> str:
     that names no registered dataset, under the first base (where the benchmark took it from). Unchanged:
     absolute and ``~`` paths, ``hf:`` / ``irds:`` sources, forums (``cqadupstack/android``: their name says
     which row they are), names found no folder of, and every source when ``bases`` is empty."""
-    import os
-
     from harness.datasets.registry import DatasetRef, forum_of
 
     ref = DatasetRef.parse(source)
@@ -213,8 +208,6 @@ def column_names(benches: Sequence[Bench]) -> list[dict[str, str]]:
     ``<folder>/<label>``, ``<folder>`` its folder below the folder common to all (``a/bm25``, ``b/bm25`` for
     results/a and results/b), so that each keeps its own columns. Benchmarks whose cells share no row and
     label (one config per dataset) keep their labels: a label is one column across them, with its average."""
-    import os
-
     plain = [{label: label for label in bench.retrievers()} for bench in benches]
     seen: set[tuple[str, str]] = set()
     for bench in benches:
