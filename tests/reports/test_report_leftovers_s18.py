@@ -261,3 +261,27 @@ def test_several_benchmarks_are_titled_by_their_names(tmp_path, monkeypatch, har
     assert ran.returncode == 0, ran.stderr
     page = (tmp_path / "r.html").read_text()
     assert "<title>Benchmarks a, b</title>" in page and "<h1>Benchmarks a, b</h1>" in page
+
+
+def test_the_page_and_harness_check_give_the_same_natural_order(chrome):
+    """report.js ``naturalRanks`` and its Python twin ``harness.compare.check.natural_ranks`` (harness check's
+    list of the queries that lost most) must order ids alike. Both run here on 3,000 random ids drawn to hit
+    the edges: digit runs with leading zeros and past 2^53, ids equal but for zeros ("7", "07"), letters, '/',
+    ':' (code points on each side of the digits), non-ASCII digits ('٣', not a digit run for either), astral
+    code points (two UTF-16 units in JS) and empty ids. The function is taken from report.js as the page has it."""
+    import random
+    import re
+    from pathlib import Path
+
+    from harness.compare.check import natural_ranks
+
+    source = (Path(__file__).resolve().parents[2] / "harness" / "reports" / "html" / "report.js").read_text("utf-8")
+    function = re.search(r"\n  function naturalRanks\(ids\) \{\n.*?\n  \}\n", source, re.S).group(0)
+    rng = random.Random(15)
+    pieces = ["0", "00", "7", "07", "10", "9" * 20, "1" + "0" * 20, "a", "B", "-", "/", ":", "PLAIN-", "MED-",
+              "\u0663", "é", "\U0001F600", "\uff10", " "]
+    ids = [""] + ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 4))) for _ in range(3000)]
+    chrome.get("about:blank")
+    page = chrome.execute_script(function + "\nreturn naturalRanks(arguments[0]);", ids)
+    assert page == natural_ranks(ids).tolist()
+    assert sorted(page) == list(range(len(ids)))
