@@ -31,7 +31,7 @@ from harness.bench.cells import (NUMBERS_VERSION, Cell, cells, dataset_checksums
 from harness.bench.config import BenchConfig, DatasetSpec, RetrieverSpec
 from harness.bench.leaderboard import CellOutcome
 from harness.cache import ENV_VAR
-from harness.errors import HarnessError
+from harness.errors import ConfigError, HarnessError
 from harness.reports import MetricsDocument
 from harness.reports.writer import result_file_named
 from harness.secrets import without_secrets
@@ -192,10 +192,18 @@ class BenchRunner:
             try:
                 self._retrievers[spec.label] = create(spec.type, **spec.params)
             except (HarnessError, ValueError, TypeError, OSError) as exc:
-                message = f"retriever {spec.label!r}: {_one_line(exc)}"
+                message = self._at(f"retrievers[{self.config.retrievers.index(spec)}].params",
+                                   f"retriever {spec.label!r}: {_one_line(exc)}")
                 self._retriever_errors[spec.label] = message
                 raise HarnessError(message) from None
         return self._retrievers[spec.label]
+
+    def _at(self, key: str, message: str) -> str:
+        """``message`` behind the config file and the line of ``key`` (``<file>:<line>: <key>: <message>``)
+        when the config was read from a TOML file: where to fix a value a constructor refused (``backend =
+        "nope"``), which the config's reading could not check (the cell's error named no file or line)."""
+        error = ConfigError(self.config.source, key, message)
+        return str(error) if error.line is not None else message
 
     def checksums(self, spec: DatasetSpec, datasets: _Datasets) -> dict[str, str]:
         if spec not in self._checksums:
@@ -217,8 +225,8 @@ class BenchRunner:
             from harness.checksums import sha256
             from harness.registry import create, create_reranker
 
-            resolved = {}
-            for stage in pipeline.stages:
+            resolved, at = {}, f"pipelines[{self.config.pipelines.index(pipeline)}]"
+            for j, stage in enumerate(pipeline.stages):
                 try:
                     if stage.type != "fuse":
                         make = create if stage.type == "retrieve" else create_reranker
@@ -229,7 +237,9 @@ class BenchRunner:
 
                         resolved[stage.name] = {"qrels_sha256": sha256(stage.optimize["qrels"]), "ties": TIE_RULE}
                 except Exception as exc:  # noqa: BLE001 - reported as the cell's one-line error
-                    raise HarnessError(f"pipeline {pipeline.label!r}, stage {stage.name!r}: {_one_line(exc)}") from None
+                    key = f"{at}.stages[{j}].{'params' if stage.type != 'fuse' else 'optimize'}"
+                    raise HarnessError(self._at(key, f"pipeline {pipeline.label!r}, stage {stage.name!r}: "
+                                                     f"{_one_line(exc)}")) from None
             self._pipeline_params[pipeline.label] = resolved
         return self._pipeline_params[pipeline.label]
 

@@ -174,7 +174,9 @@ def test_failed_cells_are_reported_and_the_rest_runs(setup):
     result = run_bench(load_config(write_config(tmp_path, body)))
     status = {o.cell.name: (o.status, o.error) for o in result.outcomes}
     assert status["tiny / overlap"] == ("run", None)
-    assert status["tiny / broken"] == ("failed", "retriever 'broken': ValueError: min_df must be an integer >= 1, got 0")
+    # (the file and line of the params the constructor refused: line 12, `params = {min_df = 0}`)
+    assert status["tiny / broken"] == ("failed", f"{tmp_path / 'bench.toml'}:12: retrievers[1].params: retriever "
+                                                 "'broken': ValueError: min_df must be an integer >= 1, got 0")
     assert status["absent / overlap"][0] == "failed" and "absent" in status["absent / overlap"][1]
     assert status["absent / broken"][0] == "failed"
     table = result.board["tables"]["NDCG@3"]
@@ -182,7 +184,7 @@ def test_failed_cells_are_reported_and_the_rest_runs(setup):
     assert table["average"] == {"overlap": None, "broken": None}  # not a value on every dataset
     md = (tmp_path / "results" / "t" / "leaderboard.md").read_text()
     assert "| tiny | 1.0000 | - |" in md and "| **average** | - | - |" in md
-    assert "failed: retriever 'broken'" in md
+    assert f"failed: {tmp_path / 'bench.toml'}:12: retrievers[1].params: retriever 'broken'" in md
     with pytest.raises(Exception, match="min_df must be an integer"):
         run_bench(load_config(write_config(tmp_path, body)), fail_fast=True)
 
@@ -233,7 +235,8 @@ def test_cli_failed_cell_exits_1_with_summary(setup):
         f"bench t: 1 cells (0 run, 0 reused, 1 failed) in {proc.stdout.split(' in ')[1].split(' s;')[0]} s; "
         f"leaderboard: {tmp_path / 'results' / 't' / 'leaderboard.md'}"]
     board = json.loads((tmp_path / "results/t/leaderboard.json").read_text())
-    assert board["cells"][0]["error"] == f"retriever 'run-file': ValueError: run file not found: {tmp_path / 'gone.trec'}"
+    assert board["cells"][0]["error"] == (f"{tmp_path / 'bench.toml'}:8: retrievers[0].params: retriever 'run-file': "
+                                          f"ValueError: run file not found: {tmp_path / 'gone.trec'}")
 
 
 def test_cli_resumes_after_being_killed(setup):
