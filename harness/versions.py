@@ -37,6 +37,11 @@ NUMBERS_VERSION = 2
 # a cell of another is run again; one that records none counts as 2). A change of a run is a change of numbers too: bump both. 2: the first; stage keys
 # before it named no version, and their runs include rank-bm25's of k1 = 0, whose NaN scores dropped every
 # document lacking a query term (3e160c5), read back as cache hits after the fix.
+# Neither version is in an index cache's key: a change of what an index, an embedding or a parsed corpus holds
+# (not only of how it is searched) must also bump that cache's own format version, or the old entries are read
+# back as hits: retrievers/bm25/cache.py FORMAT_VERSION, retrievers/dense/cache.py FORMAT_VERSION (the
+# sparse encoder's cache shares it), the engines' (retrievers/engines/sqlite.py, postgres.py) and
+# harness/datasets/corpus_cache.py FORMAT.
 RUNS_VERSION = 2
 
 
