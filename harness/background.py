@@ -24,6 +24,11 @@ def wait_all() -> None:
         pending.wait()
 
 
+def any_pending() -> bool:
+    """Whether a write of any :class:`PendingWrites` is still under way (:func:`wait_all` would wait)."""
+    return any(pending.busy() for pending in list(_every))
+
+
 class PendingWrites:
     """At most one writer thread per key (a cache file or folder) at a time."""
 
@@ -50,6 +55,11 @@ class PendingWrites:
             self._threads[key] = thread, done
         thread.start()
         return thread
+
+    def busy(self) -> bool:
+        """Whether a write is under way (registered and not over)."""
+        with self._lock:
+            return bool(self._threads)
 
     def wait(self, key: Path | None = None) -> None:
         """Wait until the write of ``key`` (every pending one when None) is finished (on its event:

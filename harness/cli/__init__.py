@@ -8,10 +8,11 @@ import signal
 import sys
 import threading
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Iterator, NoReturn
 
 import typer
 
+from harness.entry import exit_on_sigterm
 from harness.errors import HarnessError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
@@ -62,13 +63,15 @@ def main() -> None:
     exception would, exit 143 (:func:`sigterm_exits`). Ctrl-C (SIGINT) exits 130 with no traceback:
     typer turns it into that inside the command, and so does this outside it: while the command's
     modules are imported (half a second or more of a run's start: numpy, pyarrow), where it printed a
-    traceback of the import under way (and SIGTERM killed the process, status -15), and while the
-    command's background cache writes finish (:func:`_wait_for_cache_writes`)."""
+    traceback of the import under way (and SIGTERM killed the process, status -15; the console script
+    covers the import of this module too: :mod:`harness.entry`), and while the command's background
+    cache writes finish (:func:`_wait_for_cache_writes`: a second interruption abandons them)."""
     os.environ.setdefault(*BLAS_THREAD_TIMEOUT)
     show_own_deprecations()
     try:
         with sigterm_exits():
             _register(sys.argv[1:])
+            interrupted = None
             try:
                 app()
             except (HarnessError, ValueError) as exc:  # ValueError: option values refused by the core
@@ -77,22 +80,92 @@ def main() -> None:
             except OSError as exc:
                 print(f"error: {os_error_line(exc)}", file=sys.stderr)
                 sys.exit(2)
+            except BaseException as exc:  # (typer ends even a finished command with SystemExit(0))
+                interrupted = interruption_status(exc)
+                raise
             finally:
-                _wait_for_cache_writes()
+                _wait_for_cache_writes(interrupted)
     except KeyboardInterrupt:
         sys.exit(130)  # 128 + SIGINT, as typer exits on Ctrl-C during the command
 
 
-def _wait_for_cache_writes() -> None:
+# Said once, when an interruption (Ctrl-C, SIGTERM) finds a cache write under way: the process does not end
+# at once, and the next interruption ends it.
+FINISHING_CACHE_WRITE = ("interrupted: finishing the cache write under way "
+                         "(Ctrl-C again abandons it; the next run writes it again)")
+
+
+def interruption_status(exc: BaseException) -> int | None:
+    """The exit status that ``exc`` ends the command with when it is an interruption: Ctrl-C's
+    ``KeyboardInterrupt``, 130 (typer's ``SystemExit(130)`` for it in the command), SIGTERM's
+    ``SystemExit(143)`` (:func:`sigterm_exits`); None for anything else."""
+    if isinstance(exc, KeyboardInterrupt):
+        return 130
+    if isinstance(exc, SystemExit) and exc.code in (130, 143):
+        return exc.code
+    return None
+
+
+def _wait_for_cache_writes(interrupted: int | None = None) -> None:
     """Wait for the cache writes the command left running on threads (harness.background: a BM25
     index, a corpus's Arrow file), here rather than in the interpreter's exit, which joins them after
     ``main`` has returned: there Ctrl-C printed a ``KeyboardInterrupt`` traceback ("Exception ignored
     in: <module 'threading'>"), the exit status stayed 0, and the write was cut off midway; SIGTERM
-    (its handler gone) killed the process. Here either ends the wait as it ends the command (exit 130,
-    143), and the interpreter's exit then still lets the write finish."""
-    from harness.background import wait_all
+    (its handler gone) killed the process.
 
-    wait_all()
+    ``interrupted``: the command's exit status when an interruption ended it (130, 143), else None.
+    The first interruption (that one, or one during this wait) lets the write finish, so that the next
+    run finds the entry, and says so on one line (:data:`FINISHING_CACHE_WRITE`) when a write is still
+    under way; the process then exits 130 (143). A second one during the wait abandons the writes
+    (:func:`_abandon_cache_writes`): before, an interruption that ended this wait left the process
+    waiting on, silently, in the interpreter's exit, where the next one printed the traceback above and
+    cut the write off all the same (a second SIGTERM killed the process)."""
+    from harness.background import any_pending, wait_all
+
+    first = None
+    while True:
+        try:
+            if interrupted is not None and any_pending():
+                _say(FINISHING_CACHE_WRITE)
+            wait_all()
+            break
+        except (KeyboardInterrupt, SystemExit) as exc:
+            status = interruption_status(exc)
+            if status is None:
+                raise
+            if interrupted is not None:
+                _abandon_cache_writes(status)
+            interrupted, first = status, exc
+    if first is not None:
+        raise first  # the command ends as it was interrupted, now that the write is complete
+
+
+def _abandon_cache_writes(status: int) -> NoReturn:
+    """End the process now with ``status`` (130, 143), the cache writes under way cut off: ``os._exit``,
+    since the interpreter's exit would join their threads. Nothing else is left to do (the command's
+    own ``finally`` blocks have run; its output is flushed here). A cut-off write has written only its
+    temporary file or folder (``.<name>.<pid>-<host>.<random>.tmp``, :mod:`harness.atomic`), never the
+    entry: its lock is released with the process, and the next run that needs the entry removes it
+    (:func:`harness.atomic.remove_abandoned`: its process is gone) and writes the entry again."""
+    for signum in (signal.SIGINT, signal.SIGTERM):  # (no third interruption midway)
+        try:
+            signal.signal(signum, signal.SIG_IGN)
+        except ValueError:  # (not the main thread)
+            pass
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(status)
+
+
+def _say(line: str) -> None:
+    """``line`` on stderr (a closed one ignored)."""
+    try:
+        print(line, file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
 
 
 def show_own_deprecations() -> None:
@@ -121,8 +194,7 @@ def own_deprecation(category: type, filename: str) -> bool:
     return issubclass(category, DeprecationWarning) and os.path.abspath(filename).startswith(own)
 
 
-def _exit_on_sigterm(signum: int, frame) -> None:
-    raise SystemExit(128 + signum)
+_exit_on_sigterm = exit_on_sigterm  # (the console script's entry point installs it first: harness/entry.py)
 
 
 @contextmanager
