@@ -283,6 +283,21 @@ def check_run_file_ids(dataset: Dataset) -> None:
     check_writable_ids(dataset.queries.ids, "query id", first_column=True)
 
 
+def check_cutoffs_and_depth(k_values, depth) -> list:
+    """``k_values`` as a list, after a ValueError naming the value unless every cutoff is an integer >= 1
+    and ``depth`` is None or an integer in [1, 2^63 - 1] (numpy's integers too): what :func:`run_experiment`
+    and :func:`harness.pipeline.run_pipeline` check before anything is indexed or searched."""
+    k_values = list(k_values)
+    if any(isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1 for k in k_values):
+        raise ValueError(f"k values must be integers >= 1, got {k_values}")
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, (int, np.integer))
+                              or not 1 <= depth <= 2**63 - 1):
+        # (0 was taken as None, the default depth; 2.5 failed in numpy after the index, "10" in the search)
+        raise ValueError(f"depth must be an integer >= 1 (at most 2^63 - 1), or None for the deepest cutoff; "
+                         f"got {depth!r}")
+    return k_values
+
+
 def run_experiment(
     dataset: Dataset,
     retriever: Retriever,
@@ -297,14 +312,7 @@ def run_experiment(
     (:func:`check_run_file_ids`), and so does a retriever name its tag column could not hold.
     ``k_values`` (recorded in metrics.json) and ``depth`` (None: :func:`default_depth`) are checked
     first, as the evaluator checks its own: a ValueError naming the value."""
-    k_values = list(k_values)
-    if any(isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1 for k in k_values):
-        raise ValueError(f"k values must be integers >= 1, got {k_values}")
-    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, (int, np.integer))
-                              or not 1 <= depth <= 2**63 - 1):
-        # (0 was taken as None, the default depth; 2.5 failed in numpy after the index, "10" in the search)
-        raise ValueError(f"depth must be an integer >= 1 (at most 2^63 - 1), or None for the deepest cutoff; "
-                         f"got {depth!r}")
+    k_values = check_cutoffs_and_depth(k_values, depth)
     if output_dir is not None:
         check_run_file_ids(dataset)
         from harness.formats.trec import check_writable_ids

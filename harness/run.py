@@ -82,8 +82,17 @@ class Run:
             raise ValueError(f"offsets must have {n_q + 1} entries, got {len(self.offsets)}")
         if len(self.doc_codes) != len(self.scores) or (n_q and self.offsets[-1] != len(self.scores)):
             raise ValueError("doc_codes, scores and offsets[-1] must agree on the number of entries")
-        if len(set(self.query_ids.tolist())) != n_q:
-            raise ValueError("query ids in a run must be unique")
+        ids = self.query_ids.tolist()
+        if len(set(ids)) != n_q:
+            seen: set = set()
+            repeated = next(q for q in ids if q in seen or seen.add(q))
+            raise ValueError(f"query ids in a run must be unique: {repeated!r} is given twice (query i owns "
+                             "entries offsets[i]:offsets[i+1]: give each query once, its entries together)")
+
+    def __repr__(self) -> str:
+        """A one-line summary whatever the run's size (the dataclass's repr printed its arrays: 5,127
+        characters for BM25's run over SciFact), e.g. ``Run(300 queries, 30,000 entries, 4,859 document ids)``."""
+        return f"Run({self.n_queries:,} queries, {len(self.scores):,} entries, {self.n_vocab:,} document ids)"
 
     # ----------------------------------------------------------------- construction
     @classmethod

@@ -81,6 +81,14 @@ class Comparison:
     cells: dict[tuple[str, str], Cell] = field(default_factory=dict)  # (system, metric) -> Cell
     warnings: list[str] = field(default_factory=list)  # of the tests (the inputs' are aligned.warnings)
 
+    def __repr__(self) -> str:
+        """A one-line summary (the dataclass's repr printed the aligned per-query arrays): baseline, systems,
+        metrics, the count of significant cells (:meth:`to_dict` has them all)."""
+        hits = sum(cell.significant for cell in self.cells.values())
+        return (f"Comparison(baseline {self.baseline!r}, systems {self.systems!r}, metrics {self.metrics!r}, "
+                f"{len(self.aligned.query_ids):,} queries, {hits} of {len(self.cells)} comparisons significant "
+                f"({self.settings.test}, alpha {self.settings.alpha:g}))")
+
     @property
     def systems(self) -> list[str]:
         return [s.name for s in self.aligned.systems]

@@ -70,6 +70,12 @@ class SystemResult:
     _ranked: object = field(default=None, repr=False)
     _run_index: dict | None = field(default=None, repr=False)
 
+    def __repr__(self) -> str:
+        """A one-line summary (the dataclass's repr printed every per-query array and the whole metrics.json),
+        e.g. ``SystemResult('bm25', 300 queries, 18 metrics, source='results/scifact/bm25/metrics.json')``."""
+        return (f"SystemResult({self.name!r}, {len(self.query_ids):,} queries, {len(self.values)} metrics, "
+                f"source={str(self.source)!r})")
+
     @property
     def metric_names(self) -> list[str]:
         return list(self.values)
@@ -345,6 +351,11 @@ class Aligned:
     values: dict[str, dict[str, np.ndarray]]  # system name -> metric -> values aligned with query_ids
     metrics: list[str]
     warnings: list[str]
+
+    def __repr__(self) -> str:
+        """A one-line summary (the dataclass's repr printed every system's per-query arrays)."""
+        return (f"Aligned({len(self.query_ids):,} queries, systems {[s.name for s in self.systems]!r}, "
+                f"metrics {self.metrics!r}, {len(self.warnings)} warnings)")
 
     def of(self, system: str, metric: str) -> np.ndarray:
         return self.values[system][metric]

@@ -9,6 +9,7 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
+from harness.columns import require_strings
 from harness.qrels import Qrels
 
 
@@ -48,6 +49,7 @@ class Corpus:
         if not (len(ids) == len(titles) == len(texts)):
             raise ValueError("corpus columns must have the same length")
         self._set_table(pa.table({name: _string_array(values) for name, values in zip(COLUMNS, (ids, titles, texts))}))
+        _refuse_repeated_ids(self.table.column("_id"), "corpus document")  # (as every loader refuses them)
 
     @classmethod
     def from_table(cls, table, mapping: mmap.mmap | None = None) -> "Corpus":
@@ -120,6 +122,11 @@ class Corpus:
 
     def __len__(self) -> int:
         return self.table.num_rows
+
+    def __repr__(self) -> str:
+        """``Corpus(5,183 documents)``: the size, without reading the text (the default repr named only
+        the class and an address)."""
+        return f"Corpus({len(self):,} documents)"
 
     @cached_property
     def ids(self) -> list[str]:
@@ -227,6 +234,22 @@ def _string_array(values: Sequence):
         return pa.array([None if v is None else str(v) for v in values], type=pa.string())
 
 
+def _refuse_repeated_ids(column, what: str) -> None:
+    """ValueError naming the first id of the Arrow string ``column`` given twice, and the two positions. A
+    corpus built in Python with an id twice indexed both documents under one id: the evaluator found the
+    judged id at one of them only (a query retrieving the other, judged relevant, scored P@1 = 0)."""
+    import pyarrow.compute as pc
+
+    if len(pc.unique(column)) == len(column):
+        return
+    first: dict[str, int] = {}
+    for i, value in enumerate(column.to_pylist()):
+        at = first.setdefault(value, i)
+        if at != i:
+            raise ValueError(f"{what} id {value!r} is given twice (positions {at + 1:,} and {i + 1:,}): give each "
+                             "its own id, or the evaluator finds one of them only")
+
+
 def ArrowCorpus(table) -> Corpus:
     """Former name of :meth:`Corpus.from_table` (kept for callers written before the corpus was Arrow)."""
     return Corpus.from_table(table)
@@ -276,8 +299,32 @@ class Queries:
     ids: list[str]
     texts: list[str]
 
+    def __post_init__(self) -> None:
+        """A text per id, str ids, each once (a ValueError or TypeError naming the id), checked when built
+        rather than after the index (BM25 failed with "offsets must have 3 entries, got 2" for 2 ids and 1 text;
+        a query id twice, with "query ids in a run must be unique"; an int id never equals a judged one)."""
+        if len(self.ids) != len(self.texts):
+            raise ValueError(f"queries need one text per id: {len(self.ids):,} ids, {len(self.texts):,} texts")
+        ids = list(self.ids)
+        require_strings(ids, "query")
+        if len(set(ids)) < len(ids):
+            first: dict[str, int] = {}
+            repeated = next((q, first[q], i) for i, q in enumerate(ids) if first.setdefault(q, i) != i)
+            raise ValueError(f"query id {repeated[0]!r} is given twice (positions {repeated[1] + 1:,} and "
+                             f"{repeated[2] + 1:,}): give each query once")
+
     def __len__(self) -> int:
         return len(self.ids)
+
+    def __repr__(self) -> str:
+        """A one-line summary whatever the number of queries (the dataclass's repr printed every id and
+        text: 39,587 characters for SciFact's 300 queries), with the first query's id and text
+        shortened, e.g. ``Queries(300 queries; first '1': '0-dimensional biomaterials show ...')``."""
+        if not self.ids:
+            return "Queries(0 queries)"
+        text = str(self.texts[0])
+        text = text if len(text) <= 60 else text[:57] + "..."
+        return f"Queries({len(self.ids):,} queries; first {self.ids[0]!r}: {text!r})"
 
     def subset(self, keep: list[str]) -> "Queries":
         text = dict(zip(self.ids, self.texts))

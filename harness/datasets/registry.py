@@ -130,6 +130,9 @@ class DatasetRef:
             return dataset
         if isinstance(dataset, os.PathLike):  # a folder as a Path (it failed: no attribute 'partition')
             dataset = os.fspath(dataset)
+        if not isinstance(dataset, str):  # (an int, None, bytes: "'int' object has no attribute 'rstrip'")
+            raise TypeError(f"a dataset is a name or a folder path (a str or a Path), got "
+                            f"{type(dataset).__name__} {dataset!r:.60}")
         registry = _load()
         bare = dataset.rstrip("/" + os.sep)
         if bare and bare != dataset and cls.parse(bare).info is not None:

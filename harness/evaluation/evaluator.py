@@ -129,6 +129,19 @@ class EvaluationResult:
     def means(self) -> dict[str, float]:
         return {name: finite_mean(v) for name, v in self.values.items()}
 
+    def __repr__(self) -> str:
+        """A one-line summary whatever the number of queries (the dataclass's repr printed every per-query
+        array: 55,333 characters for SciFact's 300 queries): the counts, the settings and the first
+        metrics' means (4 decimals, 4 digits from 1e6 on; :attr:`means` holds them in full), e.g.
+        ``EvaluationResult(300 queries, 18 metrics: NDCG@1 0.5533, ..., n_without_relevant=0, ...)``."""
+        means = self.means
+        shown = ", ".join(f"{name} {value:.4f}" if abs(value) < 1e6 else f"{name} {value:.4g}"  # (DCG_exp: up to 1e308)
+                          for name, value in list(means.items())[:6])
+        more = f", ... (+{len(means) - 6} more)" if len(means) > 6 else ""
+        return (f"EvaluationResult({self.n_queries:,} queries, {len(means)} metrics: {shown}{more}; "
+                f"n_without_relevant={self.n_without_relevant}, n_missing_from_run={self.n_missing_from_run}, "
+                f"settings={self.settings!r})")
+
     def per_query(self) -> dict[str, dict[str, float]]:
         names = list(self.values)
         columns = [self.values[n].tolist() for n in names]

@@ -772,7 +772,8 @@ def _beir_qrels_columns(data: bytes) -> Qrels | None:
         return None
     if keep is not True:
         query_codes, doc_codes, grade_codes = query_codes[keep], doc_codes[keep], grade_codes[keep]
-    return Qrels(object_array(queries)[query_codes], object_array(docs)[doc_codes], values[grade_codes])
+    # (str ids of an Arrow string column, grades read by _grade, each pair once: built without checking again)
+    return Qrels._checked(object_array(queries)[query_codes], object_array(docs)[doc_codes], values[grade_codes])
 
 
 def _tsv_columns(data: bytes):

@@ -24,7 +24,7 @@ from harness import progress
 from harness.datasets import Dataset
 from harness.errors import HarnessError
 from harness.evaluation import EvaluationResult, Evaluator, default_depth, depth_warning
-from harness.experiment import Experiment, check_run_file_ids, dataset_info, search_run
+from harness.experiment import Experiment, check_cutoffs_and_depth, check_run_file_ids, dataset_info, search_run
 from harness.pipeline.cache import StageCache, stage_key
 from harness.reports.document import plain_json
 from harness.pipeline.spec import Pipeline, Stage
@@ -336,10 +336,11 @@ def run_pipeline(dataset: Dataset, pipeline: Pipeline, evaluator: Evaluator, k_v
     """Run every stage (see the module docstring) and report the last one like :func:`run_experiment`
     (with ``output_dir``, the ids run.trec could not hold are refused before any stage runs; ``components``:
     :func:`create_components`' result, made before the dataset was loaded, else made here before any stage)."""
+    k_values = check_cutoffs_and_depth(k_values, depth)  # (as run_experiment: depth=0 was the default depth)
     if output_dir is not None:
         check_run_file_ids(dataset)
     evaluator.refuse_no_relevant(dataset.qrels)  # (before any stage runs)
-    depth = depth or default_depth(k_values, evaluator.metrics)
+    depth = int(depth) if depth is not None else default_depth(k_values, evaluator.metrics)
     capped = rerank_depths(pipeline, depth)  # (before any stage runs)
     runner = PipelineRunner(pipeline, dataset, evaluator, depth, cache, components)
     outcomes = runner.run()

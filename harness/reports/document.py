@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
 from pathlib import Path
@@ -87,6 +88,9 @@ def _holds_nan(item: object) -> bool:
     return isinstance(item, list) and any(map(_holds_nan, item))
 
 
+_PER_QUERY_BLOCKS = ("per_query", "query_latency_ms")  # a value per query: summarised by MetricsDocument's repr
+
+
 @dataclass
 class MetricsDocument:
     schema: str = SCHEMA
@@ -111,14 +115,25 @@ class MetricsDocument:
     stages: list[dict] | None = None  # a pipeline's stages (harness.pipeline.run.StageOutcome.record)
     extra: dict = field(default_factory=dict)  # keys of a newer schema, kept as read
 
+    def __repr__(self) -> str:
+        """The dataclass's repr with the per-query blocks (``per_query``, ``query_latency_ms``) shown as
+        their query counts (``per_query=<300 queries>``): printed whole they ran to 102,169 characters
+        for SciFact's 300 queries, megabytes for MS MARCO's."""
+        shown = [f"{f.name}=<{len(value):,} queries>" if f.name in _PER_QUERY_BLOCKS and isinstance(value, dict)
+                 else f"{f.name}={value!r}" for f in fields(self) for value in [getattr(self, f.name)]]
+        return f"MetricsDocument({', '.join(shown)})"
+
     @classmethod
     def build(cls, result, *, dataset: dict, retriever: dict, k_values: list[int], depth: int | None,
               timings: dict[str, float], **blocks) -> "MetricsDocument":
         """The document of an :class:`~harness.evaluation.EvaluationResult` (``blocks``: optional ones)."""
         from harness.versions import recorded
 
-        return cls(dataset=dataset, retriever=retriever, k_values=list(k_values),
-                   settings={**result.settings, "depth": depth}, n_queries=result.n_queries,
+        # (operator.index: numpy's integers, which the evaluator and run_experiment take as cutoffs and depth,
+        # as the ints JSON holds; json.dumps refused np.int64 when metrics.json was written, after the search)
+        return cls(dataset=dataset, retriever=retriever, k_values=[operator.index(k) for k in k_values],
+                   settings={**result.settings, "depth": None if depth is None else operator.index(depth)},
+                   n_queries=result.n_queries,
                    n_missing_from_run=result.n_missing_from_run, n_without_relevant=result.n_without_relevant,
                    metrics=result.means, per_query=result.per_query(),
                    timings={name: round(seconds, 6) for name, seconds in timings.items()}, versions=recorded(),
