@@ -153,6 +153,7 @@ def test_a_bad_document_id_the_run_does_not_retrieve_is_no_error(tmp_path, write
 @pytest.mark.parametrize("grade", [float("inf"), float("nan")])
 def test_qrels_grades_that_would_be_refused_on_reading_are_not_written(tmp_path, grade):
     with pytest.raises(ValueError, match=r"grade .* cannot be written to a TREC file \(not finite\)"):
-        # (built directly: Qrels.from_rows refuses such grades itself)
-        write_qrels(Qrels(object_array(["q1", "q1"]), object_array(["a", "b"]), np.array([1.0, grade])), tmp_path / "qrels")
+        # (built past the checks: Qrels and Qrels.from_rows refuse such grades themselves)
+        write_qrels(Qrels._checked(object_array(["q1", "q1"]), object_array(["a", "b"]), np.array([1.0, grade])),
+                    tmp_path / "qrels")
     assert not (tmp_path / "qrels").exists()
