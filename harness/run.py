@@ -173,8 +173,7 @@ class Run:
         """Build a run from BEIR's ``{query_id: {doc_id: score}}`` results."""
         require_mapping(results, "Run.from_dict", "{query_id: {doc_id: score}}")
         # (at C speed, no Python loop per entry: a dict numbering each new id on lookup, chained iterators)
-        vocab: defaultdict = defaultdict()
-        vocab.default_factory = vocab.__len__
+        vocab = _numbering()
         lists = list(results.values())
         lengths = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
         offsets = np.zeros(len(lists) + 1, dtype=np.int64)
@@ -186,6 +185,32 @@ class Run:
         labels = ((q, d) for q, docs in results.items() for d in docs)
         return cls.from_arrays(list(results), offsets, codes, real_array(scores, labels, "run score"), list(vocab),
                                vocab)
+
+    @classmethod
+    def from_rows(cls, rows: Iterable[tuple[str, str, float]]) -> "Run":
+        """From ``(query_id, doc_id, score)`` rows in any order, as :meth:`harness.qrels.Qrels.from_rows`
+        takes judgments: ir_measures' ``ScoredDoc`` tuples, a DataFrame's ``zip(df.query_id, df.doc_id,
+        df.score)``. Queries keep the order they are first seen in, each query's documents the order of
+        their rows (the evaluator ranks them by score). Checked as :meth:`from_dict`: str ids, real scores;
+        a (query, document) pair given twice is a ValueError naming both (trec_eval refuses "duplicate
+        docs"; counted twice, nDCG@k could pass 1)."""
+        rows = list(rows)
+        query_ids, doc_ids, scores = [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
+        require_strings(query_ids, "run query")
+        require_strings(doc_ids, "run document")
+        values = real_array(scores, zip(query_ids, doc_ids), "run score")
+        if len(dict.fromkeys(zip(query_ids, doc_ids))) < len(rows):
+            seen: set = set()
+            pair = next(p for p in zip(query_ids, doc_ids) if p in seen or seen.add(p))
+            raise ValueError(f"run rows list document {pair[1]!r} for query {pair[0]!r} twice: give each pair once")
+        queries, docs = _numbering(), _numbering()
+        query_codes = np.fromiter(map(queries.__getitem__, query_ids), dtype=np.int64, count=len(rows))
+        doc_codes = np.fromiter(map(docs.__getitem__, doc_ids), dtype=np.int64, count=len(rows))
+        order = np.argsort(query_codes, kind="stable")  # each query's rows together, in their order
+        offsets = np.zeros(len(queries) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(query_codes, minlength=len(queries)), out=offsets[1:])
+        docs.default_factory = None
+        return cls.from_arrays(list(queries), offsets, doc_codes[order], values[order], list(docs), docs)
 
     # ----------------------------------------------------------------- access
     @property
@@ -550,3 +575,10 @@ def concat_runs(runs: list[Run]) -> Run:
                            np.concatenate([[0], np.cumsum(sizes)]), np.concatenate(codes),
                            np.concatenate([r.scores for r in runs]), vocab, vocab_index, vocab_rank=vocab_rank,
                            canonical=all(r._canonical for r in runs), vocab_order=vocab_order)  # each query's entries as they were
+
+
+def _numbering() -> defaultdict:
+    """A dict that gives a new key the next code (0, 1, ...) on lookup, at C speed (``map(d.__getitem__, ids)``)."""
+    ids: defaultdict = defaultdict()
+    ids.default_factory = ids.__len__
+    return ids
