@@ -8,6 +8,7 @@ Names follow the issue (``rrf``, ``combsum``, ...); ranx's names (``sum``, ``mnz
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
@@ -87,7 +88,7 @@ class FusionSpec:
         norm = default_norm(method) if norm is None else norm_name(norm)
         if method == "rrf":
             k = DEFAULT_K if k is None else k
-            if (isinstance(k, bool) or not isinstance(k, (int, float)) or not math.isfinite(k)
+            if (isinstance(k, bool) or not isinstance(k, numbers.Real) or not math.isfinite(k)  # (numpy's too)
                     or not float(k).is_integer() or not 0 <= k <= INT64_MAX):
                 raise ValueError(f"RRF k must be an integer >= 0 (at most 2^63 - 1), got {k!r}")
             k = int(k)
@@ -108,8 +109,9 @@ class FusionSpec:
                 raise ValueError(f"weights must be finite numbers >= 0, got {list(weights)}")
             if not any(weights):  # every fused score 0: the ranking would be the document ids' order
                 raise ValueError(f"weights must not all be 0, got {list(weights)}")
-        if isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= INT64_MAX:
+        if isinstance(depth, bool) or not isinstance(depth, numbers.Integral) or not 1 <= depth <= INT64_MAX:
             raise ValueError(f"depth must be an integer >= 1 (at most 2^63 - 1), got {depth!r}")
+        depth = int(depth)  # (numpy's integers, as the evaluator and run_experiment take them: an int in to_dict)
         return cls(method=method, norm=norm, k=k, weights=weights, depth=depth)
 
     def weights_for(self, n_runs: int) -> tuple[float, ...]:
