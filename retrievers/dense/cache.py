@@ -4,6 +4,8 @@ One entry per key (model identity, content hash of the texts, max sequence lengt
 normalization; see :func:`cache_key`), in ``<cache dir>/<kind>-<key>/``::
 
     meta.json             what the key was made of, rows, chunk size (written first)
+    devices.json          the kinds of device (``cpu``, ``cuda``, ``mps``) that encoded its rows, sorted;
+                          recorded before a part is written (:meth:`EmbeddingCache.add_device`)
     part-512-000000.npy   rows of one chunk of the encoding order (named by chunk size and chunk
                           number), while the encode is under way
     embeddings.npy        all rows in input order, once complete (the parts are then removed)
@@ -100,6 +102,28 @@ class EmbeddingCache:
             return json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return {}
+
+    def devices(self) -> list[str] | None:
+        """The kinds of device that encoded this entry's rows (devices.json), sorted; None where none is
+        recorded (an entry written before they were, or not started). The device is not in the key: an entry
+        one device wrote is read by a run on another (docs/dense.md), which reports these."""
+        try:
+            kinds = json.loads((self.folder / "devices.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(kinds, list) or not all(isinstance(k, str) for k in kinds):
+            return None
+        return sorted(set(kinds))
+
+    def add_device(self, kind: str) -> None:
+        """Record (atomically, before the part it encodes is written) that a device of ``kind`` encodes rows
+        of this entry. Parts already there with no record (written before devices were recorded) count as
+        ``unknown``."""
+        known = self.devices()
+        if known is None:
+            known = ["unknown"] if any(self.folder.glob("part-*.npy")) or self.final_path.is_file() else []
+        if kind not in known:
+            write_json(self.folder / "devices.json", sorted({*known, kind}))
 
     def _meta_matches(self, meta: dict) -> bool:
         return meta.get("rows") == self.n_rows and meta.get("chunk_size") == self.chunk_size

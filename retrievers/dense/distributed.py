@@ -163,6 +163,7 @@ def encode_missing(entry: EmbeddingCache, texts: Sequence[str], model: ModelHand
     ray = connect(address)
     actors, gpus, device = plan_workers(ray, model.requested_device, workers)
     actors = min(actors, len(missing))
+    entry.add_device(device.split(":", 1)[0])  # (before the actors write parts; cuda:1 -> cuda)
     job = EncodeJob(model.name, str(model.folder), device, prompt, batch_size, normalize, max_seq_length,
                     str(Path(entry.folder).resolve()), entry.n_rows, entry.chunk_size)
     items = [{"chunk": i, "texts": [texts[r] for r in entry.chunk_rows(i).tolist()]} for i in missing]

@@ -238,6 +238,7 @@ class DenseRetriever(Retriever):
                         except BaseException:
                             encoder_failed.append(True)
                             raise
+                        entry.add_device(self._device_kind())  # (before build writes the part)
                         encoded_here.add(int(rows[0]))
                         last[:] = [rows, part]
                         return part
@@ -272,16 +273,28 @@ class DenseRetriever(Retriever):
             finally:
                 if release is not None:
                     release()
+        if n == 0:
+            devices: list[str] | None = []
+        elif status in ("hit", "resumed", "miss"):
+            devices = entry.devices()
+        else:  # not cached: this process's device, and the parts an earlier run encoded (see EmbeddingCache.devices)
+            earlier = ((entry.devices() or ["unknown"]) if reused else []) if self.cache_enabled else []
+            devices = sorted({*earlier, *([self._device_kind()] if counter["encoded"] else [])})
         seconds = counter["seconds"]
         self._stats.update({
             f"{kind}": n,
             f"{kind}_cache": status,
+            f"{kind}_devices": devices,
             f"{kind}_from_cache": reused,
             f"{kind}_encoded": counter["encoded"],
             f"{kind}_encode_seconds": round(seconds, 3),
             f"{kind}_per_second": round(counter["encoded"] / seconds, 1) if seconds > 0 else None,
         })
         return out
+
+    def _device_kind(self) -> str:
+        """The kind of device the loaded model encodes on, ``cpu``, ``cuda`` or ``mps`` (``cuda:1`` -> ``cuda``)."""
+        return str(self.model.device).split(":", 1)[0]
 
     def _encode_uncached(self, n: int, order: np.ndarray, encode_rows, kind: str, done=None,
                          taken: list | None = None) -> np.ndarray:
