@@ -121,9 +121,24 @@ def run_fusion_spec(code, tmp_path, runs_and_qrels, monkeypatch):
     assert isinstance(namespace["fused"], Run)
 
 
+def run_compare(code, tmp_path, runs_and_qrels, monkeypatch):
+    from scipy.stats import ttest_rel
+
+    from harness import evaluate
+
+    bm25_run, dense_run, qrels = runs_and_qrels
+    namespace = {"runs": {"bm25": bm25_run, "dense": dense_run}, "qrels": qrels}
+    exec(code, namespace)
+    # oracle: scipy's paired t-test of the two systems' per-query NDCG@10 (one comparison: Holm leaves p as it is)
+    base, dense = (evaluate(run, qrels, ["NDCG@10"]).values["NDCG@10"] for run in (bm25_run, dense_run))
+    expected = ttest_rel(dense, base).pvalue
+    assert namespace["comparison"].cells[("dense", "NDCG@10")].p_value == pytest.approx(expected, abs=1e-12)
+
+
 RUNNERS = {
     "docs/bench.md#1": run_progress,
     "docs/bench.md#2": run_plugin,
+    "docs/compare.md#1": run_compare,
     "docs/datasets.md#1": run_datasets,
     "docs/dense.md#1": run_dense,
     "docs/fusion.md#1": run_fusion_spec,

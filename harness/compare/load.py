@@ -70,6 +70,17 @@ class SystemResult:
     _ranked: object = field(default=None, repr=False)
     _run_index: dict | None = field(default=None, repr=False)
 
+    @classmethod
+    def from_evaluation(cls, name: str, result) -> "SystemResult":
+        """The system ``name`` of an :class:`~harness.evaluation.EvaluationResult` computed in this process
+        (as ``harness compare`` makes one of a run file it evaluates): its per-query values and settings, to
+        :func:`align` and :func:`~harness.compare.compare` with others (ranx's ``compare`` of runs)."""
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"a system's name is a non-empty str, got {name!r}")
+        return cls(name=name, source=Path(f"<{name}>"), query_ids=_objects(result.query_ids.tolist()),
+                   values={m: np.asarray(v, dtype=np.float64) for m, v in result.values.items()},
+                   explicit_name=True, settings=dict(result.settings))
+
     def __repr__(self) -> str:
         """A one-line summary (the dataclass's repr printed every per-query array and the whole metrics.json),
         e.g. ``SystemResult('bm25', 300 queries, 18 metrics, source='results/scifact/bm25/metrics.json')``."""

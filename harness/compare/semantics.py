@@ -16,10 +16,11 @@ from harness.errors import InputError
 
 def recorded_semantics(system) -> str | None:
     """The semantics a system's values were computed under (None when its metrics.json has none)."""
-    if system.document is None:
+    if system.document is None:  # a run file evaluated here, or an EvaluationResult of this process
         from harness.evaluation.semantics import DEFAULT_SEMANTICS
 
-        return DEFAULT_SEMANTICS  # a run file evaluated here, by the default evaluator
+        value = (system.settings or {}).get("semantics")
+        return value if isinstance(value, str) else DEFAULT_SEMANTICS
     value = (system.document.settings or {}).get("semantics")
     return value if isinstance(value, str) else None
 
