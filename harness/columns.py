@@ -26,6 +26,18 @@ def require_strings(values: list, what: str) -> None:
         raise TypeError(f"{what} ids must be str, got {type(bad).__name__} {bad!r}")
 
 
+def first_repeated(values: Iterable) -> tuple[object, int, int] | None:
+    """``(value, its first position, the position it comes again at)`` for the first of ``values`` given a
+    second time, in order; None when each is given once. For naming a repeated id in an error, after a
+    cheaper check (``len(set(ids)) < len(ids)``) found one."""
+    first: dict = {}
+    for i, value in enumerate(values):
+        at = first.setdefault(value, i)
+        if at != i:
+            return value, at, i
+    return None
+
+
 def require_mapping(value, call: str, shape: str) -> None:
     """TypeError naming ``call`` unless ``value`` is BEIR's nested dict ``shape`` (a mapping of mappings):
     a list, or a query's documents as a list, failed with ``'list' object has no attribute ...``."""

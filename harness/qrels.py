@@ -7,7 +7,7 @@ from typing import Iterable, Mapping
 
 import numpy as np
 
-from harness.columns import object_array, real_array, require_mapping, require_strings
+from harness.columns import first_repeated, object_array, real_array, require_mapping, require_strings
 
 
 @dataclass(frozen=True, eq=False)
@@ -44,8 +44,7 @@ class Qrels:
             object.__setattr__(self, "grades", real_array(values, zip(self.query_ids.tolist(), self.doc_ids.tolist()),
                                                           "qrels grade", finite=True))
         if len(dict.fromkeys(zip(self.query_ids.tolist(), self.doc_ids.tolist()))) < len(self.grades):
-            seen: set = set()
-            pair = next(p for p in zip(self.query_ids.tolist(), self.doc_ids.tolist()) if p in seen or seen.add(p))
+            pair = first_repeated(zip(self.query_ids.tolist(), self.doc_ids.tolist()))[0]
             raise ValueError(f"qrels judge document {pair[1]!r} of query {pair[0]!r} twice: give each pair once "
                              "(Qrels.from_rows keeps one of equal grades), or it counts as two relevant documents")
 

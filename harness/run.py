@@ -30,7 +30,8 @@ from typing import Iterable, Mapping
 
 import numpy as np
 
-from harness.columns import IdColumn, object_array, real_array, require_mapping, require_strings
+from harness.columns import (IdColumn, first_repeated, object_array, real_array, require_mapping,
+                             require_strings)
 
 
 def _string_argsort(strings: np.ndarray) -> np.ndarray:
@@ -86,8 +87,7 @@ class Run:
             raise ValueError("doc_codes, scores and offsets[-1] must agree on the number of entries")
         ids = self.query_ids.tolist()
         if len(set(ids)) != n_q:
-            seen: set = set()
-            repeated = next(q for q in ids if q in seen or seen.add(q))
+            repeated = first_repeated(ids)[0]
             raise ValueError(f"query ids in a run must be unique: {repeated!r} is given twice (query i owns "
                              "entries offsets[i]:offsets[i+1]: give each query once, its entries together)")
 
@@ -141,8 +141,7 @@ class Run:
             ids = vocab.tolist()
             require_strings(ids, "run document")
             if len(set(ids)) < len(ids):
-                seen: set[str] = set()
-                repeated = next(d for d in ids if d in seen or seen.add(d))
+                repeated = first_repeated(ids)[0]
                 raise ValueError(f"document id {repeated!r} is in doc_vocab twice: give each distinct id one code "
                                  "(e.g. numpy.unique(ids, return_inverse=True)), or the evaluator counts it as two documents")
         rank = None if vocab_rank is None else np.asarray(vocab_rank, dtype=np.int64)
@@ -200,8 +199,7 @@ class Run:
         require_strings(doc_ids, "run document")
         values = real_array(scores, zip(query_ids, doc_ids), "run score")
         if len(dict.fromkeys(zip(query_ids, doc_ids))) < len(rows):
-            seen: set = set()
-            pair = next(p for p in zip(query_ids, doc_ids) if p in seen or seen.add(p))
+            pair = first_repeated(zip(query_ids, doc_ids))[0]
             raise ValueError(f"run rows list document {pair[1]!r} for query {pair[0]!r} twice: give each pair once")
         queries, docs = _numbering(), _numbering()
         query_codes = np.fromiter(map(queries.__getitem__, query_ids), dtype=np.int64, count=len(rows))

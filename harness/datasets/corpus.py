@@ -9,7 +9,7 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from harness.columns import require_strings
+from harness.columns import first_repeated, require_strings
 from harness.qrels import Qrels
 
 
@@ -242,12 +242,9 @@ def _refuse_repeated_ids(column, what: str) -> None:
 
     if len(pc.unique(column)) == len(column):
         return
-    first: dict[str, int] = {}
-    for i, value in enumerate(column.to_pylist()):
-        at = first.setdefault(value, i)
-        if at != i:
-            raise ValueError(f"{what} id {value!r} is given twice (positions {at + 1:,} and {i + 1:,}): give each "
-                             "its own id, or the evaluator finds one of them only")
+    value, at, i = first_repeated(column.to_pylist())
+    raise ValueError(f"{what} id {value!r} is given twice (positions {at + 1:,} and {i + 1:,}): give each "
+                     "its own id, or the evaluator finds one of them only")
 
 
 def ArrowCorpus(table) -> Corpus:
@@ -308,10 +305,9 @@ class Queries:
         ids = list(self.ids)
         require_strings(ids, "query")
         if len(set(ids)) < len(ids):
-            first: dict[str, int] = {}
-            repeated = next((q, first[q], i) for i, q in enumerate(ids) if first.setdefault(q, i) != i)
-            raise ValueError(f"query id {repeated[0]!r} is given twice (positions {repeated[1] + 1:,} and "
-                             f"{repeated[2] + 1:,}): give each query once")
+            query_id, at, i = first_repeated(ids)
+            raise ValueError(f"query id {query_id!r} is given twice (positions {at + 1:,} and {i + 1:,}): give "
+                             "each query once")
 
     def __len__(self) -> int:
         return len(self.ids)
