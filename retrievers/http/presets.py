@@ -9,8 +9,9 @@ is the request ``index_check`` sends to read the number of indexed documents.
 elasticsearch / opensearch
     ``POST {url}/_search`` with ``{"size": k, "_source": false, "query": {"multi_match": {"query":
     text, "type": "best_fields", "fields": ["title", "text"], "tie_breaker": 0.5}}}`` (the query BEIR's
-    Elasticsearch example sends); reads ``hits.hits[]._id`` and ``._score``; partial when ``timed_out``
-    or ``_shards.failed > 0``. Count: ``GET {url}/_count`` -> ``count``.
+    Elasticsearch example sends); reads ``hits.hits[]._id`` and ``._score``; partial when ``timed_out``,
+    ``_shards.failed > 0``, or, in a cross-cluster search, ``_clusters.skipped``, ``.partial`` or
+    ``.failed`` > 0. Count: ``GET {url}/_count`` -> ``count``.
 solr
     ``GET {url}/select?q=text&defType=edismax&qf=title text&fl=id,score&rows=k&wt=json``; reads
     ``response.docs[].id`` and ``.score`` (present because ``fl`` asks for it); partial when
@@ -42,8 +43,10 @@ _ELASTIC = {
     "id_field": "_id",
     "score_field": "_score",
     # the search's time ran out (the hits found so far), or some shards failed: allow_partial_search_results
-    # defaults to true, and the answer is HTTP 200 with the other shards' hits
-    "partial_field": ["timed_out", "_shards.failed"],
+    # defaults to true, and the answer is HTTP 200 with the other shards' hits; a cross-cluster search also
+    # answers 200 when a remote cluster with skip_unavailable was skipped (its shards are in no _shards count),
+    # or (8.10+) answered partially or failed: _clusters.skipped / .partial / .failed > 0 (absent elsewhere)
+    "partial_field": ["timed_out", "_shards.failed", "_clusters.skipped", "_clusters.partial", "_clusters.failed"],
     "count": {"method": "GET", "path": "/_count", "field": "count"},
 }
 

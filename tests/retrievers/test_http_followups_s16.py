@@ -44,11 +44,25 @@ def harness(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
 
 
 # ----------------------------------------------------------------------------- 1. partial answers
-def _elastic(timed_out=False, failed=0):
-    return {"took": 3, "timed_out": timed_out,
-            "_shards": {"total": 5, "successful": 5 - failed, "skipped": 0, "failed": failed},
-            "hits": {"total": {"value": 1, "relation": "eq"}, "max_score": 1.5,
-                     "hits": [{"_index": "scifact", "_id": "d1", "_score": 1.5}]}}
+def _elastic(timed_out=False, failed=0, clusters=None):
+    answer = {"took": 3, "timed_out": timed_out,
+              "_shards": {"total": 5, "successful": 5 - failed, "skipped": 0, "failed": failed},
+              "hits": {"total": {"value": 1, "relation": "eq"}, "max_score": 1.5,
+                       "hits": [{"_index": "scifact", "_id": "d1", "_score": 1.5}]}}
+    if clusters is not None:
+        answer["_clusters"] = clusters
+    return answer
+
+
+def _ccs(successful=2, skipped=0, partial=None, failed=None):
+    # a cross-cluster search's _clusters block: total / successful / skipped (Elasticsearch 6.x+, OpenSearch),
+    # running / partial / failed and per-cluster details with string statuses (Elasticsearch 8.10+)
+    block = {"total": successful + skipped + (partial or 0) + (failed or 0), "successful": successful,
+             "skipped": skipped}
+    if partial is not None:
+        block.update(running=0, partial=partial, failed=failed or 0,
+                     details={"(local)": {"status": "successful", "indices": "scifact", "timed_out": False}})
+    return block
 
 
 def _solr(partial=None):
@@ -75,6 +89,11 @@ PARTIAL = [  # (preset, partial answer, the signal named)
     ("elasticsearch", _elastic(timed_out=True), "timed_out is true"),
     ("elasticsearch", _elastic(failed=2), "_shards.failed is 2"),
     ("opensearch", _elastic(failed=1), "_shards.failed is 1"),
+    # a remote cluster with skip_unavailable left out: HTTP 200, _shards counts only the clusters searched
+    ("elasticsearch", _elastic(clusters=_ccs(successful=1, skipped=1)), "_clusters.skipped is 1"),
+    ("opensearch", _elastic(clusters=_ccs(successful=2, skipped=1)), "_clusters.skipped is 1"),
+    ("elasticsearch", _elastic(clusters=_ccs(successful=1, partial=1)), "_clusters.partial is 1"),
+    ("elasticsearch", _elastic(clusters=_ccs(successful=1, partial=0, failed=1)), "_clusters.failed is 1"),
     ("solr", _solr(partial=True), "responseHeader.partialResults is true"),
     ("vespa", _vespa(errors=[{"code": 12, "summary": "Timed out", "message": "Timeout while waiting for sc0.num0"}]),
      'root.errors is [{"code": 12, "summary": "Timed out", "message": "Timeout while waiting for sc0.num0"}]'),
@@ -115,7 +134,11 @@ def test_a_partial_answer_then_a_complete_one_scores_the_complete_one(preset):
 
 def test_a_complete_answer_with_its_coverage_and_shard_fields_is_not_partial():
     # every sign present and saying "complete": Vespa's degraded block with every flag false, coverage 100
+    # and a cross-cluster search's complete _clusters blocks (old and 8.10+ shapes: the per-cluster details'
+    # string statuses and timed_out false are no sign)
     answers = [("elasticsearch", _elastic()), ("solr", _solr(partial=False)),
+               ("elasticsearch", _elastic(clusters=_ccs(successful=3))),
+               ("opensearch", _elastic(clusters=_ccs(successful=2, partial=0, failed=0))),
                ("vespa", _vespa(degraded={k: False for k in VESPA_TIMEOUT}, errors=[]))]
     for preset, answer in answers:
         with FakeEngine(lambda request, n: (200, answer)) as engine:
