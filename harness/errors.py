@@ -11,6 +11,13 @@ class HarnessError(Exception):
     """A user's mistake (bad input, bad option). The CLI prints it on one line and exits 2."""
 
 
+class HarnessWarning(UserWarning):
+    """Something the user of a run should know that is no error (an http retriever's queries that failed and
+    were given empty rankings under ``on_failure=empty``). Issued through :mod:`warnings`, never printed by the
+    library: a Python caller filters it as any warning (``warnings.simplefilter("error", HarnessWarning)``);
+    the CLI prints each one as ``warning: <message>`` on stderr (:func:`harness.cli.show_own_deprecations`)."""
+
+
 class InputError(HarnessError):
     """Bad content in an input file.
 

@@ -13,6 +13,8 @@ score.
 
 from __future__ import annotations
 
+import functools
+import types
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +24,7 @@ import numpy as np
 from harness.datasets.corpus import Corpus, Queries
 from harness.errors import InputError
 from harness.evaluation.semantics import Semantics, parse_semantics
+from harness.retriever import check_queries, count
 from harness.run import Run
 
 
@@ -64,8 +67,7 @@ class Candidates:
         names the id (and ``source``, the run's file, with the line when it can be found; ``source_data``:
         its bytes as stored, when it was standard input or a pipe, read once).
         """
-        if not isinstance(depth, (int, np.integer)) or isinstance(depth, bool) or not 1 <= depth <= 2**63 - 1:
-            raise ValueError(f"depth must be an integer >= 1 and at most 2^63 - 1 (ranks are int64), got {depth!r}")
+        depth = count("depth", depth)
         query_row = {qid: i for i, qid in enumerate(queries.ids)}
         qids = run.query_ids.tolist()
         for qid in qids:
@@ -76,7 +78,7 @@ class Candidates:
         # float32, ties by id descending), not of the run's float64 order: a file's double scores that
         # tie in float32 would otherwise cut a different document at the depth than the evaluator ranks
         order = parse_semantics(semantics)
-        top = run.with_scores(order.ranking_scores(run.scores)).truncated(int(depth))
+        top = run.with_scores(order.ranking_scores(run.scores)).truncated(depth)
         query_rows = np.array([query_row[q] for q in qids], dtype=np.int64)
         if _corpus_ids(run.vocab_source, corpus):  # a retriever's run over this corpus: codes are rows
             view = run._rank_view
@@ -129,13 +131,47 @@ def _corpus_ids(vocabulary, corpus: Corpus) -> bool:
     return any(vocabulary is corpus.__dict__.get(name) for name in ("id_column", "id_array"))
 
 
+def check_rerank(run, queries, corpus, depth) -> int:
+    """Refuse a rerank no reranker can answer as asked: ``run`` not a :class:`Run`, ``queries`` not a
+    :class:`Queries` or ``corpus`` not a :class:`Corpus` (a TypeError naming the argument), ``depth`` not an
+    integer in [1, 2^63 - 1] (a ValueError naming it: :func:`harness.retriever.count`, the check of a search's
+    ``k``). Returns ``depth`` as an int. Run before :meth:`Reranker.rerank`, a plugin's override of it too."""
+    if not isinstance(run, Run):
+        raise TypeError(f"run must be a harness Run (Run.from_dict({{query id: {{doc id: score}}}}) makes one), "
+                        f"got {type(run).__name__}")
+    check_queries(queries)
+    if not isinstance(corpus, Corpus):
+        raise TypeError(f"corpus must be a harness Corpus (Corpus(ids, titles, texts)), got {type(corpus).__name__}")
+    return count("depth", depth)
+
+
+def _checked_rerank(rerank):
+    """A subclass's own ``rerank`` with its arguments checked first (:func:`check_rerank`), ``depth`` an int."""
+    @functools.wraps(rerank)  # (inspect.signature still reads the override's own: harness rerank asks it)
+    def checked(self, run, queries, corpus, depth, *args, **kwargs):
+        return rerank(self, run, queries, corpus, check_rerank(run, queries, corpus, depth), *args, **kwargs)
+
+    checked.__harness_checked__ = True
+    return checked
+
+
 class Reranker(ABC):
     """A second stage: rescore the top ``depth`` candidates of each query of a run.
 
     Subclasses set ``name`` and implement :meth:`score`; :meth:`params` identifies the settings.
+    :meth:`rerank` checks its arguments first (:func:`check_rerank`), a subclass's override of it too
+    (wrapped by ``__init_subclass__``): ``run`` a :class:`Run`, ``queries`` a :class:`Queries`, ``corpus`` a
+    :class:`Corpus`, ``depth`` an integer in [1, 2^63 - 1] (numpy's too; a bool, a float, a str or None
+    refused), as a retriever's ``search`` checks its ``k``.
     """
 
     name: str = "reranker"
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        method = cls.__dict__.get("rerank")
+        if isinstance(method, types.FunctionType) and not getattr(method, "__harness_checked__", False):
+            cls.rerank = _checked_rerank(method)
 
     def rerank(self, run: Run, queries: Queries, corpus: Corpus, depth: int,
                source: str | Path | None = None, ignore_identical_ids: bool = True,
@@ -149,6 +185,7 @@ class Reranker(ABC):
         would rank other documents in. ``semantics``: the evaluator's, whose order the cut follows
         (default trec_eval-9).
         """
+        depth = check_rerank(run, queries, corpus, depth)
         if ignore_identical_ids:
             run = run.without_identical_ids()
         candidates = Candidates.of(run, queries, corpus, depth, source, semantics, source_data)

@@ -171,19 +171,26 @@ def _say(line: str) -> None:
 def show_own_deprecations() -> None:
     """The project's own DeprecationWarnings (a former name the user typed: ``-p backend=bm25s``) are
     for the user of the command: printed once each as ``warning: ... (deprecated)``, where Python's
-    default filters hide a DeprecationWarning outside ``__main__``. Other packages' stay hidden."""
+    default filters hide a DeprecationWarning outside ``__main__``. Other packages' stay hidden. The
+    project's :class:`~harness.errors.HarnessWarning` (an http retriever's failed queries), which the
+    library issues through :mod:`warnings` and never prints, is printed each time as ``warning: ...``."""
     import warnings
+
+    from harness.errors import HarnessWarning
 
     shown = warnings.showwarning
 
     def show(message, category, filename, lineno, file=None, line=None):
         if own_deprecation(category, filename):
             print(f"warning: {message} (deprecated)", file=sys.stderr)
+        elif issubclass(category, HarnessWarning):
+            print(f"warning: {message}", file=sys.stderr, flush=True)
         else:
             shown(message, category, filename, lineno, file, line)
 
     warnings.showwarning = show
     warnings.filterwarnings("default", category=DeprecationWarning, module=r"(harness|retrievers)(\.|$)")
+    warnings.filterwarnings("always", category=HarnessWarning)  # (each search's, as the CLI printed them before)
 
 
 def own_deprecation(category: type, filename: str) -> bool:

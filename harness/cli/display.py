@@ -92,7 +92,8 @@ def dependency_output_hidden(hide_warnings: bool = True) -> Iterator[None]:
     reranker model's load printed transformers' ``Loading weights: 100%|...| 103/103`` under ``harness run
     -q``) and, with ``hide_warnings``, Python warnings are not printed (a dependency's DeprecationWarning,
     FutureWarning or UserWarning), except the project's own DeprecationWarnings (a former name the user
-    typed: :func:`harness.cli.show_own_deprecations`). Errors are exceptions: unchanged. The environment
+    typed: :func:`harness.cli.show_own_deprecations`) and HarnessWarnings (an http retriever's failed
+    queries). Errors are exceptions: unchanged. The environment
     variable and the warning filters are put back at the end."""
     import os
     import sys
@@ -101,12 +102,13 @@ def dependency_output_hidden(hide_warnings: bool = True) -> Iterator[None]:
     with warnings.catch_warnings():  # (filters and showwarning put back at the end)
         if hide_warnings:
             from harness.cli import own_deprecation
+            from harness.errors import HarnessWarning
 
             shown = warnings.showwarning
 
             def show(message, category, filename, lineno, file=None, line=None):
                 # (here, not by a filter: a package may add its own "always" filter when imported)
-                if own_deprecation(category, filename):
+                if own_deprecation(category, filename) or issubclass(category, HarnessWarning):
                     shown(message, category, filename, lineno, file, line)
 
             warnings.showwarning = show

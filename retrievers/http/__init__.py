@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from harness.datasets.corpus import Corpus, Queries
-from harness.errors import HarnessError
+from harness.errors import HarnessError, HarnessWarning
 from harness.run import Run
 from retrievers.base import Retriever
 from retrievers.http.client import ClientSettings, QueryFailed, fetch_all, with_query
@@ -36,6 +36,7 @@ class HTTPRetriever(Retriever):
     name = "http"
     measures_latency = True  # stats()["query_latency_ms"]: per request
     cache_runs = False  # a pipeline stage's run is keyed by answers_sha256 (params()), which no lookup knows
+    index_required = False  # the service holds the index: index() only checks its size (index_check)
 
     def __init__(self, url: str = "", preset: str | None = None, path: str | None = None, method: str | None = None,
                  params: dict | None = None, body: Any = None, headers: dict | None = None,
@@ -98,8 +99,6 @@ class HTTPRetriever(Retriever):
                                f"documents, expected {expected:,}")
 
     def search(self, queries: Queries, k: int) -> Run:
-        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise ValueError(f"k must be an integer >= 1, got {k!r}")
         ids, texts = list(queries.ids), list(queries.texts)
         start = time.perf_counter()
         outcomes = fetch_all(self.template, ids, texts, k, self.settings, self.template.header_values(),
@@ -108,13 +107,14 @@ class HTTPRetriever(Retriever):
         self._stats = {**{key: value for key, value in self._stats.items() if key == "index_check"},
                        **_outcome_stats(ids, outcomes, wall), "client": self.settings.as_dict()}
         failed = self._stats["failed_queries"]
-        if failed:
-            from harness import progress
+        if failed:  # (a warning, not a line on stderr: a library prints nothing; the CLI prints it as before)
+            import warnings
 
             shown = ", ".join(failed[:5]) + (f", ... (+{len(failed) - 5} more)" if len(failed) > 5 else "")
-            progress.echo(f"warning: http retriever: {len(failed)} of {len(ids)} queries failed and have empty "
-                          f"rankings (on_failure=empty; causes in metrics.json retriever_stats.failures): {shown}",
-                          err=True)
+            warnings.warn(HarnessWarning(
+                f"http retriever: {len(failed)} of {len(ids)} queries failed and have empty rankings "
+                f"(on_failure=empty; causes in metrics.json retriever_stats.failures): {shown}"),
+                stacklevel=3)  # (the line that called search(), past its check: harness.retriever)
         vocab: dict[str, int] = {}
         codes: list[int] = []
         scores: list[float] = []
