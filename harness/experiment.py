@@ -21,6 +21,7 @@ from harness.reports import MetricsDocument, efficiency, write_result_folder
 from harness.reports.document import plain_json
 from harness.retriever import Retriever, count
 from harness.run import Run, concat_runs
+from harness.versions import reused_versions_warning
 
 SEARCH_BATCH = Retriever.search_batch_size  # queries per timed search() call (docs/efficiency.md)
 MAX_TIMED_CALLS = 50  # larger batches beyond 50 x SEARCH_BATCH queries: bounds the per-call overhead
@@ -346,6 +347,7 @@ def run_experiment(
         k_values=k_values, depth=depth, timings=timer.seconds, retriever_stats=stats,
         warnings=[*dataset.warnings, *filter(None, [depth_warning(depth, k_values, evaluator.metrics),
                                                      searched.warning, stats_warning,
+                                                     reused_versions_warning(stats, "retriever_stats"),
                                                      foreign_documents_warning(run, dataset.corpus, retriever.name)])]
         or None)
     from harness.plugin_code import recorded_versions

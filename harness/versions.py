@@ -61,6 +61,55 @@ def _versions() -> dict[str, str]:
     return out
 
 
+# The libraries that compute a model's embeddings or scores (dense and learned sparse encoders, rerankers): what an
+# embedding cache entry records as the versions that computed it (versions.json, retrievers/dense/cache.py).
+ENCODER_LIBRARIES = ("sentence-transformers", "transformers", "torch")
+
+
+def computed_with(names) -> dict[str, str]:
+    """This process's versions of the libraries ``names`` that are installed (name -> version, in the order of
+    ``names``): what a cache entry records, when it is written, as the versions of the libraries that computed
+    it. No version is in any cache key (an upgrade would compute everything again; the caches' own format
+    versions guard what an entry holds), so an entry is reused by a process of other versions, which reports
+    the entry's (docs/cache.md)."""
+    found = versions()
+    return {name: found[name] for name in names if name in found}
+
+
+def version_changes(recorded: dict | None) -> list[str]:
+    """``"transformers 1.0 (this process: 2.0)"`` for each library of ``recorded`` (name -> the version that
+    computed a cache entry, or a list of them where several processes wrote its parts) whose recorded version
+    is not this process's. ``unknown`` (parts written before versions were recorded), a library this process
+    lacks and a ``recorded`` of None (an entry written before they were) are not compared."""
+    if not isinstance(recorded, dict):
+        return []
+    found, out = versions(), []
+    for name, old in recorded.items():
+        olds = [v for v in ([old] if isinstance(old, str) else old if isinstance(old, list) else [])
+                if isinstance(v, str) and v != "unknown"]
+        now = found.get(name)
+        if now is not None and any(v != now for v in olds):
+            out.append(f"{name} {', '.join(olds)} (this process: {now})")
+    return out
+
+
+RECOMPUTE_HINT = "give the retriever a cache_dir of its own (or cache=false) to compute it again"
+
+
+def reused_versions_warning(stats: dict | None, where: str, hint: str = RECOMPUTE_HINT) -> str | None:
+    """One line naming each library whose version differs between what computed the cached work a run reused
+    (``stats``' ``*_versions`` blocks: ``documents_versions``, ``index_versions``...) and this process, else
+    None; ``where`` names the block (``retriever_stats``, ``stage 'dense'``), ``hint`` how to compute it again."""
+    if not isinstance(stats, dict):
+        return None
+    parts = [f"{key} {'; '.join(changes)}" for key, value in sorted(stats.items(), key=lambda item: str(item[0]))
+             if str(key).endswith("_versions") and (changes := version_changes(value))]
+    if not parts:
+        return None
+    return (f"{where}: cached work computed under other library versions was reused ({'; '.join(parts)}): "
+            f"versions are in no cache key; {hint}")
+
+
 def recorded() -> dict:
     """What a metrics.json records as ``versions`` (written by :meth:`MetricsDocument.build
     <harness.reports.document.MetricsDocument.build>` only): the build that computed it, then the

@@ -75,6 +75,8 @@ def rerank(
                                   ignore_identical_ids=evaluator.ignore_identical_ids, semantics=evaluator.semantics,
                                   **extra)
     write_run(reranked, output, tag=system.name)
+    if not quiet:  # (no metrics.json records the reranker's stats here: the one place to say it)
+        _say_reused_versions(system)
     if evaluate and not quiet:
         from harness.evaluation import depth_warning
 
@@ -89,6 +91,19 @@ def rerank(
 
         note_missing(result)
     typer.echo(f"reranked run written to {output}")
+
+
+def _say_reused_versions(system) -> None:
+    """One ``warning:`` line when the reranker reused cached work (a bi-encoder's embeddings) that other versions
+    of the libraries computing it wrote (its stats' ``*_versions``: docs/cache.md)."""
+    from harness.reports.document import plain_json
+    from harness.versions import reused_versions_warning
+
+    stats = getattr(system, "stats", None)
+    warning = reused_versions_warning(plain_json(stats()) if callable(stats) else None, f"reranker {system.name!r}",
+                                      "give the reranker a cache_dir of its own (or cache=false) to compute it again")
+    if warning:
+        typer.echo(f"warning: {warning}", err=True)
 
 
 def _known_dataset(dataset: str, split: str | None) -> None:

@@ -452,9 +452,10 @@ def align(systems: Sequence[SystemResult], metrics: Sequence[str], intersection:
         take = np.fromiter((position[q] for q in ordered), dtype=np.int64, count=len(ordered))
         values[s.name] = {m: s.values[m][take] for m in metrics}
     warnings.extend(consistency_warnings(systems))
-    from harness.compare.provenance import numbers_warnings
+    from harness.compare.provenance import library_versions_warnings, numbers_warnings
 
     warnings.extend(numbers_warnings(systems))  # (computed by builds that compute other numbers: named, not refused)
+    warnings.extend(library_versions_warnings(systems))  # (embeddings, indexes, scores of other library versions)
     hardware = hardware_warning(systems)
     warnings.extend([hardware] if hardware else [])
     return Aligned(_objects(ordered), systems, values, metrics, warnings)

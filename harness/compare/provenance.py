@@ -9,6 +9,11 @@ result, naming both files and both versions and how to recompute the older one w
 ``harness evaluate`` of the run it recorded, under its recorded cutoffs, metrics and settings. A
 result that records no numbers version (written before it was recorded, or by hand) is ``unknown``
 and warned about the same way. It is a warning, not a refusal: the values may well be equal.
+
+Likewise for the libraries that computed a result's work (its embeddings, index, reranker scores: the
+``*_versions`` blocks of ``retriever_stats`` and of each stage's ``stats``, which a reused cache entry fills
+with the versions that computed it, not this process's): two results that record other versions of one of
+them get one line per result naming the library and both versions (:func:`library_versions_warnings`).
 """
 
 from __future__ import annotations
@@ -108,3 +113,46 @@ def _extra_metrics(names: list[str], k_values: list[int]) -> list[str]:
     except ValueError:
         default = set()
     return [name for name in names if name not in default]
+
+
+def computing_versions(system) -> dict[str, set[str]]:
+    """Library -> the versions that computed a result's work (its embeddings, index, reranker scores, cached or
+    fresh), from its metrics.json's ``retriever_stats`` and its pipeline stages' ``stats``: their ``*_versions``
+    blocks (``documents_versions``, ``index_versions``, a cross-encoder's ``scores_versions``; name -> version,
+    or a list of versions). A result written before they were recorded, or a run file, has none; ``unknown``
+    (parts written before) is left out."""
+    doc = system.document
+    if doc is None:
+        return {}
+    blocks = [doc.retriever_stats, *(s.get("stats") for s in (doc.stages or ()) if isinstance(s, dict))]
+    out: dict[str, set[str]] = {}
+    for stats in blocks:
+        for key, recorded in (stats.items() if isinstance(stats, dict) else ()):
+            if not str(key).endswith("_versions") or not isinstance(recorded, dict):
+                continue
+            for name, found in recorded.items():
+                found = [found] if isinstance(found, str) else found if isinstance(found, list) else []
+                found = {v for v in found if isinstance(v, str) and v != "unknown"}
+                if found:
+                    out.setdefault(name, set()).update(found)
+    return out
+
+
+def library_versions_warnings(systems: Sequence) -> list[str]:
+    """One warning per system whose numbers were computed under other versions of a library than the first
+    system's, for the libraries both record as computing them (:func:`computing_versions`: embeddings, an
+    index, a reranker's scores), naming the library and both versions: values may differ by the libraries, not
+    by the systems. Not a refusal; results that record none are not compared."""
+    if len(systems) < 2:
+        return []
+    reference, warnings = systems[0], []
+    ref = computing_versions(reference)
+    for system in systems[1:]:
+        found = computing_versions(system)
+        changed = [f"{name} {', '.join(sorted(ref[name]))} vs {', '.join(sorted(found[name]))}"
+                   for name in ref if name in found and ref[name] != found[name]]
+        if changed:
+            warnings.append(f"{reference.name} and {system.name} were computed under different library versions "
+                            f"({'; '.join(changed)}; retriever_stats / stages[].stats *_versions): values may "
+                            "differ by the libraries, not by the systems")
+    return warnings

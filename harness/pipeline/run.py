@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness import progress
+from harness import versions as library_versions
 from harness.datasets import Dataset
 from harness.errors import HarnessError
 from harness.evaluation import EvaluationResult, Evaluator, default_depth, depth_warning
@@ -144,6 +145,10 @@ class PipelineRunner:
         stats = plain_json(stats()) if callable(stats) else None  # (a plugin's: may hold NaN, numpy values)
         if stats:
             info["stats"] = stats
+        # the versions of the process that computed the run (stored with it: a hit reports the computing one's; the
+        # libraries that computed the numbers are named by the stats' *_versions, e.g. a cross-encoder's
+        # scores_versions)
+        info["computed_with"] = library_versions.versions()
         return run, timings, info
 
     def fuse(self, stage: Stage) -> tuple[Run, dict]:
@@ -177,6 +182,7 @@ class PipelineRunner:
         if cached is not None:
             run, meta = cached
             status, timings, info = "hit", dict(meta.get("timings", {})), dict(meta.get("info", {}))
+            info.setdefault("computed_with", None)  # (an entry stored before it was recorded)
             timings["cache_load_s"] = time.perf_counter() - started
         else:
             with progress.task(label):
@@ -321,6 +327,16 @@ def _tie_warnings(outcomes) -> list[str]:
     return out
 
 
+def _versions_warnings(outcomes) -> list[str]:
+    """A warning per stage whose run, or the cached work it reused, was computed under other versions of the
+    libraries that computed it (its stats' ``*_versions``: :func:`harness.versions.reused_versions_warning`)."""
+    hint = ("use a fresh cache root (HARNESS_CACHE_DIR; and a fresh cache_dir where the stage names one) to "
+            "compute it again")
+    found = (library_versions.reused_versions_warning(o.info.get("stats"), f"stage {o.stage.name!r}", hint)
+             for o in outcomes)
+    return [w for w in found if w]
+
+
 def _norm_warnings(pipeline: Pipeline) -> list[str]:
     """A warning per fuse stage whose ``norm`` changes nothing (rrf uses ranks only; as ``harness fuse``
     warns of ``--norm`` with rrf)."""
@@ -354,7 +370,8 @@ def run_pipeline(dataset: Dataset, pipeline: Pipeline, evaluator: Evaluator, k_v
         retriever={"name": pipeline.name, "params": {"pipeline": without_secrets(pipeline.to_dict())}},
         k_values=k_values, depth=kept, timings=timings,
         warnings=[*dataset.warnings, *_norm_warnings(pipeline), *_tie_warnings(outcomes),
-                  *capped, *filter(None, [depth_warning(kept, k_values, evaluator.metrics)])] or None,
+                  *capped, *filter(None, [depth_warning(kept, k_values, evaluator.metrics)]),
+                  *_versions_warnings(outcomes)] or None,
         stages=[o.record() for o in outcomes])
     from harness.plugin_code import recorded_versions
 

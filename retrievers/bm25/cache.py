@@ -1,8 +1,10 @@
 """On-disk cache of built BM25 indexes, keyed by corpus identity + analyzer + scoring parameters.
 
 Layout: ``<cache root>/bm25/<key>/`` holding ``terms.txt`` (one term a line), one ``.npy`` file per
-index array, and ``manifest.json`` (format version, key, parameters, and per file its size, the
-CRC-32 of its whole content and the sha256 of its ends: the first and last :data:`END_BYTES`).
+index array, and ``manifest.json`` (format version, key, parameters, the versions of the libraries that
+built it (``versions``: the harness, numpy, regex and PyStemmer where the analyzer uses them; in no key, see
+:func:`recorded_versions`), and per file its size, the CRC-32 of its whole content and the sha256 of its ends:
+the first and last :data:`END_BYTES`).
 The cache root is ``cache_dir`` when given, else ``$HARNESS_CACHE_DIR``, else
 ``$XDG_CACHE_HOME/retrieval-harness`` (default ``~/.cache/retrieval-harness``).
 
@@ -184,9 +186,11 @@ class Staging:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def save(index: SparseIndex, root: Path, key: str, settings: dict, staging: Staging | None = None) -> Path:
+def save(index: SparseIndex, root: Path, key: str, settings: dict, staging: Staging | None = None,
+         versions: dict | None = None) -> Path:
     """Write ``index`` under ``root`` atomically; returns the entry folder. ``staging``: the entry's
-    temporary folder when the build started it (its staged arrays are not written again)."""
+    temporary folder when the build started it (its staged arrays are not written again); ``versions``:
+    the versions of the libraries that built it (name -> version), recorded in the manifest."""
     final = entry_dir(root, key)
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = staging.folder if staging is not None else Path(  # (named with the pid, as Staging's: see remove_abandoned)
@@ -207,7 +211,7 @@ def save(index: SparseIndex, root: Path, key: str, settings: dict, staging: Stag
             size = path.stat().st_size  # inside an array, which a quick load's ends and sizes do not see
             files[path.name] = {"bytes": size, "ends_sha256": ends_sha256(path, size), "crc32": crc32(path)}
         manifest = {"format": FORMAT_VERSION, "key": key, "settings": settings, "n_docs": index.n_docs,
-                    "n_terms": index.n_terms, "files": files}
+                    "n_terms": index.n_terms, "files": files, **({"versions": versions} if versions else {})}
         with open(tmp / "manifest.json", "w", encoding="utf-8") as handle:
             json.dump(manifest, handle, indent=2, sort_keys=True)
             handle.flush()
@@ -227,14 +231,14 @@ def save(index: SparseIndex, root: Path, key: str, settings: dict, staging: Stag
 def save_in_background(index: SparseIndex, root: Path, key: str, settings: dict,
                        staging: Staging | None = None,
                        on_failure: Callable[[OSError], None] | None = None,
-                       on_done: Callable[[], None] | None = None) -> threading.Thread:
+                       on_done: Callable[[], None] | None = None, versions: dict | None = None) -> threading.Thread:
     """:func:`save` on a (non-daemon) thread (harness.background); a failure to write (read-only or
     full disk) is logged and passed to ``on_failure`` (before the write counts as finished: a
     :func:`wait` for the entry returns after it); ``on_done`` is called last, whatever happened (the
     entry's :func:`build_lock` released)."""
     def write() -> None:
         try:
-            save(index, root, key, settings, staging)
+            save(index, root, key, settings, staging, versions)
         except OSError as exc:  # a read-only or full disk must not stop the run
             log.warning("could not write the BM25 index cache under %s: %s", root, exc)
             if on_failure is not None:
@@ -308,6 +312,19 @@ def load(root: Path, key: str, verify: str | None = None, postings_check=None) -
         return index.validate(postings_check)  # once, here: search trusts it
     except InvalidIndex as exc:
         raise CacheCorrupt(f"inconsistent arrays: {exc}") from None
+
+
+def recorded_versions(folder: Path) -> dict[str, str] | None:
+    """The versions of the libraries that built the entry in ``folder`` (its manifest's ``versions``: name -> version),
+    None where none is recorded (an entry written before they were) or the manifest is unreadable. No version
+    is in the key (harness.versions.computed_with): an entry one version built is read by a run of another,
+    which reports these (``index_versions``)."""
+    try:
+        found = json.loads((Path(folder) / "manifest.json").read_text(encoding="utf-8")).get("versions")
+    except (OSError, ValueError, AttributeError):
+        return None
+    ok = isinstance(found, dict) and all(isinstance(v, str) for v in found.values())
+    return dict(found) if ok else None
 
 
 def discard(root: Path, key: str) -> None:

@@ -52,6 +52,7 @@ class LuceneBackend:
         self.cache_status: str | None = None  # "hit", "built", "rebuilt" or "off" after index(); once the
         # background write failed (read-only or full disk), "built, not cached (why)" (or "rebuilt, ...")
         self.cache_entry: Path | None = None  # the index's cache folder after index() (cache on)
+        self.index_versions: dict | None = None  # the versions of what built the index (a hit: its entry's)
         self._indexed = 0  # index() calls so far: a failed background write reports on its own call's status only
         self._status_lock = threading.Lock()  # (that check and the write of cache_status, against a later index())
 
@@ -61,6 +62,16 @@ class LuceneBackend:
         if self.analyzer.stemmer_name == "porter":  # the compiled Lucene stemmer or the Python fallback
             out["porter"] = loader.porter_implementation()
         return out
+
+    def libraries(self) -> dict[str, str]:
+        """This process's versions of what builds an index: the harness (its analyzer, scoring and C code),
+        numpy, regex (the standard tokenizer) and PyStemmer (a stemmer other than Lucene's porter), those
+        used."""
+        from harness.versions import computed_with
+
+        names = ["retrieval-harness", "numpy", *(["regex"] if self.analyzer.tokenizer == "standard" else []),
+                 *(["PyStemmer"] if self.analyzer.stemmer_name not in (None, "porter") else [])]
+        return computed_with(names)
 
     def build(self, corpus: Corpus, staging: index_cache.Staging | None = None) -> SparseIndex:
         """The index of ``corpus``; with ``staging`` (the cache entry to be written), its postings
@@ -83,6 +94,8 @@ class LuceneBackend:
             call = self._indexed
         index, status, save = self._cached_or_built(corpus)
         self.cache_status = status
+        here = self.libraries()
+        self.index_versions = index_cache.recorded_versions(self.cache_entry) if status == "hit" else here
         self._index = index
         try:
             order = DocOrder.of(corpus, index.id_rank, index.id_order)
@@ -104,7 +117,7 @@ class LuceneBackend:
                     if self._indexed == call:  # (not a later index()'s: a benchmark reuses the retriever)
                         self.cache_status = f"{status}, not cached ({exc.strerror or exc})"
             index_cache.save_in_background(index, root, key, settings, staging, on_failure=failed,
-                                           on_done=release)  # written while we search
+                                           on_done=release, versions=here)  # written while we search
 
     def _cached_or_built(self, corpus: Corpus) -> tuple[SparseIndex, str, tuple | None]:
         """(index, cache status, (root, key, settings, staging, release) of the entry to write, or None).

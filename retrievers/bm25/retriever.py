@@ -103,12 +103,16 @@ class BM25Retriever(Retriever):
         return self._backend.search(queries, k)
 
     def stats(self) -> dict:
-        """The index cache's status and, when the index is cached, its size on disk (``index_bytes``)."""
+        """The index cache's status, the versions of the libraries that built the index (``index_versions``:
+        a cache hit's are its entry's, null for an entry written before they were recorded) and, when the index
+        is cached, its size on disk (``index_bytes``)."""
         written = getattr(self._backend, "cache_written", None)
         if written is not None:
             written()  # the entry is written in the background: its size once it is complete
         status, entry = getattr(self._backend, "cache_status", None), getattr(self._backend, "cache_entry", None)
         out = {"cache": status} if status else {}
+        if hasattr(self._backend, "index_versions"):  # (a hit's: its entry's, null where it kept none)
+            out["index_versions"] = self._backend.index_versions
         try:
             if entry is not None:
                 out["index_bytes"] = sum(f.stat().st_size for f in entry.iterdir() if f.is_file())

@@ -6,6 +6,9 @@ normalization; see :func:`cache_key`), in ``<cache dir>/<kind>-<key>/``::
     meta.json             what the key was made of, rows, chunk size (written first)
     devices.json          the kinds of device (``cpu``, ``cuda``, ``mps``) that encoded its rows, sorted;
                           recorded before a part is written (:meth:`EmbeddingCache.add_device`)
+    versions.json         the versions of the libraries that encoded its rows (sentence-transformers,
+                          transformers, torch: name -> sorted list), recorded as devices.json is
+                          (:meth:`EmbeddingCache.add_versions`); the model is the key's (its digest)
     part-512-000000.npy   rows of one chunk of the encoding order (named by chunk size and chunk
                           number), while the encode is under way
     embeddings.npy        all rows in input order, once complete (the parts are then removed)
@@ -70,6 +73,43 @@ def _load(path: Path, rows: int, dim: int | None, mmap: bool = False) -> np.ndar
     return array
 
 
+def merge_versions(*records: dict[str, list[str]] | None) -> dict[str, list[str]]:
+    """The union of version records (name -> list of versions), each list sorted, names sorted."""
+    out: dict[str, set] = {}
+    for record in records:
+        for name, found in (record or {}).items():
+            out.setdefault(name, set()).update(found)
+    return {name: sorted(out[name]) for name in sorted(out)}
+
+
+def recorded_versions(folder: Path) -> dict[str, list[str]] | None:
+    """The versions of the libraries that computed the rows of the cache entry in ``folder`` (its versions.json:
+    name -> sorted list, more than one where processes of other versions wrote its parts); None where none is
+    recorded (an entry written before they were, or not started). No version is in a key
+    (harness.versions.computed_with): an entry one version wrote is read by a run of another, which reports these.
+    The sparse encoder's cache (retrievers/sparse/cache.py) keeps them the same way."""
+    try:
+        found = json.loads((Path(folder) / "versions.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(found, dict) or not all(isinstance(v, list) and all(isinstance(x, str) for x in v)
+                                              for v in found.values()):
+        return None
+    return {name: sorted(set(found[name])) for name in sorted(found)}
+
+
+def record_versions(folder: Path, found: dict[str, str], earlier: bool) -> None:
+    """Add the versions ``found`` (name -> version) to the entry's versions.json, written atomically (as
+    devices.json) when it changes; ``earlier``: the entry holds rows written before (parts, the complete
+    matrix), which count as ``unknown`` when nothing is recorded."""
+    known = recorded_versions(folder)
+    if known is None:
+        known = {name: ["unknown"] for name in found} if earlier else {}
+    merged = merge_versions(known, {name: [v] for name, v in found.items()})
+    if merged != known:
+        write_json(Path(folder) / "versions.json", merged)
+
+
 class EmbeddingCache:
     """Chunked, resumable storage of one (n, dim) float32 embedding matrix.
 
@@ -124,6 +164,17 @@ class EmbeddingCache:
             known = ["unknown"] if any(self.folder.glob("part-*.npy")) or self.final_path.is_file() else []
         if kind not in known:
             write_json(self.folder / "devices.json", sorted({*known, kind}))
+
+    def versions(self) -> dict[str, list[str]] | None:
+        """The versions of the libraries that encoded this entry's rows (versions.json: :func:`recorded_versions`);
+        None where none is recorded (an entry written before they were, or not started)."""
+        return recorded_versions(self.folder)
+
+    def add_versions(self, found: dict[str, str]) -> None:
+        """Record (atomically, before the part they encode is written) that libraries of the versions ``found``
+        (name -> version) encode rows of this entry (:func:`record_versions`). Parts already there with no
+        record (written before versions were recorded) count as ``unknown``."""
+        record_versions(self.folder, found, any(self.folder.glob("part-*.npy")) or self.final_path.is_file())
 
     def _meta_matches(self, meta: dict) -> bool:
         return meta.get("rows") == self.n_rows and meta.get("chunk_size") == self.chunk_size

@@ -31,6 +31,7 @@ import numpy as np
 from harness import raycluster
 from harness.atomic import write_json
 from harness.errors import HarnessError
+from harness.versions import ENCODER_LIBRARIES, computed_with
 from retrievers.dense.cache import EmbeddingCache
 from retrievers.dense.model import ModelHandle, wants_gpu
 
@@ -164,6 +165,7 @@ def encode_missing(entry: EmbeddingCache, texts: Sequence[str], model: ModelHand
     actors, gpus, device = plan_workers(ray, model.requested_device, workers)
     actors = min(actors, len(missing))
     entry.add_device(device.split(":", 1)[0])  # (before the actors write parts; cuda:1 -> cuda)
+    entry.add_versions(computed_with(ENCODER_LIBRARIES))  # (this process's: the actors run the cluster's environment)
     job = EncodeJob(model.name, str(model.folder), device, prompt, batch_size, normalize, max_seq_length,
                     str(Path(entry.folder).resolve()), entry.n_rows, entry.chunk_size)
     items = [{"chunk": i, "texts": [texts[r] for r in entry.chunk_rows(i).tolist()]} for i in missing]

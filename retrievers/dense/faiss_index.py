@@ -9,7 +9,8 @@ Building reads the (possibly memory-mapped) embeddings in blocks: training (IVF,
 seeded sample of at most ``max(256 * nlist, 65536)`` rows (faiss itself uses at most 256 per
 centroid), then every row is added block by block, normalized for cosine. With a ``cache_path`` the
 built index is written there atomically (faiss's serialization, temp file + rename; its size and
-CRC-32 in ``<name>.json`` beside it, written first) and read back on the next run instead of being
+CRC-32 in ``<name>.json`` beside it, written first, with the faiss-cpu version that built it, ``versions``:
+in no key, reported as :attr:`FaissIndex.versions`) and read back on the next run instead of being
 rebuilt when it matches that record (a damaged index is rebuilt, never read); the caller keys that
 path by the embedding cache entry and the factory string and score (search-time knobs are not part
 of the key).
@@ -49,6 +50,16 @@ def _intact(path: Path) -> bool:
     return matches_crc_record(path, record)
 
 
+def _built_with(path: Path) -> dict[str, str] | None:
+    """The versions recorded beside a cached index (``<name>.json``'s ``versions``), None where none is (an
+    index written before they were)."""
+    try:
+        found = json.loads(_record_path(path).read_text(encoding="utf-8")).get("versions")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return dict(found) if isinstance(found, dict) and all(isinstance(v, str) for v in found.values()) else None
+
+
 def _faiss():
     try:
         import faiss
@@ -81,7 +92,10 @@ class FaissIndex:
                  nprobe: int | None = None, ef_search: int | None = None, cache_path: Path | None = None):
         faiss = _faiss()
         started = time.perf_counter()
+        from harness.versions import computed_with
+
         self.cache = "off"
+        self.versions = computed_with(["faiss-cpu"])  # what built the index (a hit: the cached one's record)
         index = None
         if cache_path is not None and Path(cache_path).is_file():
             try:
@@ -91,6 +105,8 @@ class FaissIndex:
             if index is not None and (index.ntotal != docs.shape[0] or index.d != docs.shape[1]):
                 index = None
             self.cache = "hit" if index is not None else "miss"
+            if index is not None:
+                self.versions = _built_with(Path(cache_path))
         elif cache_path is not None:
             self.cache = "miss"
         if index is None:
@@ -99,7 +115,7 @@ class FaissIndex:
                 remove_abandoned(Path(cache_path).parent)  # a killed write's temporary index (Flat: every vector)
                 with atomic_path(cache_path) as tmp:
                     faiss.write_index(index, str(tmp))
-                    write_json(_record_path(Path(cache_path)), crc_record(tmp))
+                    write_json(_record_path(Path(cache_path)), {**crc_record(tmp), "versions": self.versions})
         space = faiss.ParameterSpace()
         for name, value in (("nprobe", nprobe), ("efSearch", ef_search)):
             if value is not None:

@@ -17,7 +17,8 @@ from harness.cache import cache_dir as default_cache_dir
 from harness.datasets.corpus import Corpus, Queries
 from harness.run import Run
 from harness.retriever import Retriever, flag
-from retrievers.dense.cache import EmbeddingCache, cache_key
+from harness.versions import ENCODER_LIBRARIES, computed_with
+from retrievers.dense.cache import EmbeddingCache, cache_key, merge_versions
 from retrievers.dense.exact import blas_threads, exact_search
 from retrievers.dense.model import ModelHandle, gpu_request
 from retrievers.dense.texts import content_hash, document_texts, length_order
@@ -239,6 +240,7 @@ class DenseRetriever(Retriever):
                             encoder_failed.append(True)
                             raise
                         entry.add_device(self._device_kind())  # (before build writes the part)
+                        entry.add_versions(computed_with(ENCODER_LIBRARIES))
                         encoded_here.add(int(rows[0]))
                         last[:] = [rows, part]
                         return part
@@ -273,18 +275,23 @@ class DenseRetriever(Retriever):
             finally:
                 if release is not None:
                     release()
+        here = computed_with(ENCODER_LIBRARIES)
         if n == 0:
             devices: list[str] | None = []
+            versions: dict | None = {}
         elif status in ("hit", "resumed", "miss"):
-            devices = entry.devices()
+            devices, versions = entry.devices(), entry.versions()
         else:  # not cached: this process's device, and the parts an earlier run encoded (see EmbeddingCache.devices)
             earlier = ((entry.devices() or ["unknown"]) if reused else []) if self.cache_enabled else []
             devices = sorted({*earlier, *([self._device_kind()] if counter["encoded"] else [])})
+            before = (entry.versions() or {name: ["unknown"] for name in here}) if self.cache_enabled and reused else {}
+            versions = merge_versions(before, {name: [v] for name, v in here.items()} if counter["encoded"] else {})
         seconds = counter["seconds"]
         self._stats.update({
             f"{kind}": n,
             f"{kind}_cache": status,
             f"{kind}_devices": devices,
+            f"{kind}_versions": versions,
             f"{kind}_from_cache": reused,
             f"{kind}_encoded": counter["encoded"],
             f"{kind}_encode_seconds": round(seconds, 3),
@@ -352,6 +359,7 @@ class DenseRetriever(Retriever):
                 self._faiss = FaissIndex(self._docs, cosine, self.faiss_factory, nprobe=self.faiss_nprobe,
                                          ef_search=self.faiss_ef_search, cache_path=cache_path)
                 self._stats["faiss_index"] = self._faiss.stats()
+                self._stats["faiss_versions"] = self._faiss.versions  # (what built it: a cached one's, null before)
             idx, scores = self._faiss.search(q, int(k), self._rank)
         else:
             idx, scores = exact_search(q, self._docs, int(k), self._rank, cosine=cosine, query_block=self.query_block,

@@ -23,6 +23,7 @@ import numpy as np
 
 from harness import progress
 from harness.datasets.corpus import Corpus, Queries
+from harness.versions import ENCODER_LIBRARIES, computed_with
 from retrievers.dense.model import gpu_request, position_limit
 from retrievers.dense.texts import document_texts
 from retrievers.rerank.base import Candidates, Reranker
@@ -195,6 +196,8 @@ class CrossEncoderReranker(Reranker):
                                                show_progress_bar=False, convert_to_numpy=True)
                 bar.advance(end - start)
         seconds = time.perf_counter() - started
+        # (what computed the scores, which a pipeline stage caches: its record reports them on a hit)
+        self._stats["scores_versions"] = computed_with(ENCODER_LIBRARIES)
         self._stats.update({"pairs": len(candidates), "score_seconds": round(seconds, 3),
                             "pairs_per_second": round(len(candidates) / seconds, 1) if seconds > 0 else None})
         return out

@@ -6,6 +6,9 @@ One entry per key (model files' sha256, corpus content hash, max active dims; se
 :func:`retrievers.dense.cache.cache_key`), in ``<cache dir>/sparse/doc-<key>/``::
 
     meta.json             what the key was made of, rows, chunk size (written first)
+    versions.json         the versions of the libraries that encoded its rows (sentence-transformers,
+                          transformers, torch), recorded before a part is written, as the embedding
+                          cache's (:func:`retrievers.dense.cache.record_versions`)
     part-2048-000000.npz  one chunk of rows of the encoding order (lengths, term ids, weights; named
                           by chunk size and chunk number), while the encode is under way
     weights.npz           all rows in corpus order, once complete (the parts are then removed)
@@ -35,7 +38,7 @@ import numpy as np
 from harness.atomic import atomic_open, remove_abandoned, write_json
 from harness.checksums import sha256
 from harness.columns import inverse_permutation
-from retrievers.dense.cache import FORMAT_VERSION
+from retrievers.dense.cache import FORMAT_VERSION, record_versions, recorded_versions
 
 
 _TAKE_BLOCK = 1 << 16  # rows gathered at a time by SparseRows.take
@@ -165,6 +168,16 @@ class SparseWeightCache:
     def discard(self) -> None:
         with contextlib.suppress(FileNotFoundError):
             shutil.rmtree(self.folder)
+
+    def versions(self) -> dict[str, list[str]] | None:
+        """The versions of the libraries that encoded this entry's rows (versions.json), None where none is
+        recorded (an entry written before they were)."""
+        return recorded_versions(self.folder)
+
+    def add_versions(self, found: dict[str, str]) -> None:
+        """Record (before the part they encode is written) that libraries of the versions ``found`` encode rows
+        of this entry; parts already there with no record count as ``unknown``."""
+        record_versions(self.folder, found, any(self.folder.glob("part-*.npz")) or self.final_path.is_file())
 
     def saved_part(self, i: int) -> SparseRows | None:
         """Chunk ``i``'s part when its file is there whole and holds one row per document of the chunk,

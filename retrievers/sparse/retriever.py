@@ -28,8 +28,9 @@ from harness.datasets.corpus import Corpus, Queries
 from harness.errors import HarnessError
 from harness.retriever import Retriever, flag
 from harness.run import Run
+from harness.versions import ENCODER_LIBRARIES, computed_with
 from retrievers.bm25.search import DocOrder
-from retrievers.dense.cache import cache_key
+from retrievers.dense.cache import cache_key, merge_versions
 from retrievers.dense.model import ModelHandle
 from retrievers.dense.texts import content_hash, document_texts, length_order
 from retrievers.sparse.cache import CacheCorrupt, SparseRows, SparseWeightCache
@@ -118,9 +119,11 @@ class SparseRetriever(Retriever):
         ids = corpus.ids
 
         def encode(start: int, stop: int) -> SparseRows:
+            self._encoded_here = True
             rows = order[start:stop].tolist()
             return finite_rows(self.model.encode([texts[i] for i in rows], "document"), [ids[i] for i in rows],
                                "document")
+        self._entry, self._encoded_here = None, False
         if not self.cache_enabled:
             self.cache_status = "off"
             size = self.cache_chunk_size
@@ -131,6 +134,7 @@ class SparseRetriever(Retriever):
                   "encoding_order": "longest first"}  # (parts of entries encoded in corpus order are never read)
         entry = SparseWeightCache(self.cache_dir / f"doc-{cache_key(fields)}", len(texts), self.cache_chunk_size,
                                   fields, order)
+        self._entry = entry
         try:
             found = entry.load_complete()
         except CacheCorrupt:  # (discarded and encoded again under the lock, once looked at again there)
@@ -172,6 +176,7 @@ class SparseRetriever(Retriever):
             except BaseException:
                 encoder_failed.append(True)
                 raise
+            entry.add_versions(computed_with(ENCODER_LIBRARIES))  # (before build writes the part)
             return encoded[start]
         try:
             rows, reused = entry.build(encode_for_cache)
@@ -203,10 +208,24 @@ class SparseRetriever(Retriever):
             parts.append(part if part is not None else encode(start, stop))
         return SparseRows.concat(parts).take(inverse_permutation(order)), reused
 
+    def _documents_versions(self) -> dict[str, list[str]] | None:
+        """The versions of the libraries that encoded the documents' weights just read: a cache entry's (null
+        for one written before they were recorded), this process's where it encoded them uncached (with an
+        earlier run's parts it took, ``unknown`` where those record none)."""
+        here = {name: [v] for name, v in computed_with(ENCODER_LIBRARIES).items()}
+        if self._entry is None:
+            return here if self._encoded_here else {}
+        if "not cached" not in (self.cache_status or ""):
+            return self._entry.versions()
+        earlier = ((self._entry.versions() or {name: ["unknown"] for name in here})
+                   if self._stats.get("documents_from_parts") else {})
+        return merge_versions(earlier, here if self._encoded_here else {})
+
     def index(self, corpus: Corpus) -> None:
         started = time.perf_counter()
         self._stats = {}  # the stats are this corpus's: a benchmark reuses one retriever across datasets
         rows = self.document_weights(corpus)
+        self._stats["documents_versions"] = self._documents_versions()
         doc_of_entry = np.repeat(np.arange(len(corpus), dtype=np.int64), rows.lengths)
         terms = [str(i) for i in range(int(rows.term_ids.max()) + 1 if len(rows.term_ids) else 0)]
         self._n_terms = len(terms)

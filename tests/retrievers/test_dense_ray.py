@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import zlib
+from importlib.metadata import version
 from pathlib import Path
 
 import numpy as np
@@ -137,9 +138,11 @@ def test_a_worker_dying_midway_costs_only_its_chunk(ray_local, model_dir, tmp_pa
     assert (tmp_path / "cache" / "died-once").is_file()  # the actor did die once
     np.testing.assert_array_equal(np.asarray(run._docs), fake_encode(list(CORPUS.texts)))
     entry = next((tmp_path / "cache").glob("documents-*"))
-    # no stray temp files (devices.json: the kinds of device that encoded it, the actors' cpu)
-    assert sorted(p.name for p in entry.iterdir()) == ["devices.json", "embeddings.npy", "meta.json"]
+    # no stray temp files (devices.json: the kinds of device that encoded it, the actors' cpu; versions.json: the
+    # versions of the libraries that encoded it, the driver's)
+    assert sorted(p.name for p in entry.iterdir()) == ["devices.json", "embeddings.npy", "meta.json", "versions.json"]
     assert run.stats()["documents_devices"] == ["cpu"]
+    assert run.stats()["documents_versions"]["transformers"] == [version("transformers")]
 
 
 def test_encoder_ray_needs_the_cache(model_dir):

@@ -108,7 +108,7 @@ def test_cache_hit_resume_and_corrupt_entry_rebuilt(tiny_model, data, tmp_path, 
     assert first.cache_status == "built"
     expected = run_pairs(first.search(queries, 10))
     (entry,) = [p for p in tmp_path.iterdir() if p.name.startswith("doc-")]
-    assert sorted(p.name for p in entry.iterdir()) == ["complete.json", "meta.json", "weights.npz"]
+    assert sorted(p.name for p in entry.iterdir()) == ["complete.json", "meta.json", "versions.json", "weights.npz"]
 
     second = make()
     calls = []
