@@ -67,13 +67,13 @@ ENCODER_LIBRARIES = ("sentence-transformers", "transformers", "torch")
 
 
 def computed_with(names) -> dict[str, str]:
-    """This process's versions of the libraries ``names`` that are installed (name -> version, in the order of
-    ``names``): what a cache entry records, when it is written, as the versions of the libraries that computed
-    it. No version is in any cache key (an upgrade would compute everything again; the caches' own format
-    versions guard what an entry holds), so an entry is reused by a process of other versions, which reports
-    the entry's (docs/cache.md)."""
+    """This process's versions of the libraries ``names`` that are installed (name -> version, names sorted, as
+    an entry's record reads back): what a cache entry records, when it is written, as the versions of the
+    libraries that computed it. No version is in any cache key (an upgrade would compute everything again;
+    the caches' own format versions guard what an entry holds), so an entry is reused by a process of other
+    versions, which reports the entry's (docs/cache.md)."""
     found = versions()
-    return {name: found[name] for name in names if name in found}
+    return {name: found[name] for name in sorted(names) if name in found}  # (sorted: as an entry's record reads back)
 
 
 def version_changes(recorded: dict | None) -> list[str]:
