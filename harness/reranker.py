@@ -24,7 +24,7 @@ import numpy as np
 from harness.datasets.corpus import Corpus, Queries
 from harness.errors import InputError
 from harness.evaluation.semantics import Semantics, parse_semantics
-from harness.retriever import check_queries, count
+from harness.retriever import check_corpus, check_queries, count
 from harness.run import Run
 
 
@@ -140,8 +140,7 @@ def check_rerank(run, queries, corpus, depth) -> int:
         raise TypeError(f"run must be a harness Run (Run.from_dict({{query id: {{doc id: score}}}}) makes one), "
                         f"got {type(run).__name__}")
     check_queries(queries)
-    if not isinstance(corpus, Corpus):
-        raise TypeError(f"corpus must be a harness Corpus (Corpus(ids, titles, texts)), got {type(corpus).__name__}")
+    check_corpus(corpus)
     return count("depth", depth)
 
 

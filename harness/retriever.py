@@ -42,10 +42,20 @@ _INDEXED = "_harness_indexed"  # set on an instance by its checked index(): sear
 _UNSET = object()
 
 
+def check_corpus(corpus) -> None:
+    """A TypeError unless ``corpus`` is a :class:`~harness.datasets.corpus.Corpus` (a list of texts or a
+    ``{id: text}`` dict failed deep inside each retriever's index(), with an AttributeError)."""
+    if not isinstance(corpus, Corpus):
+        raise TypeError(f"corpus must be a harness Corpus (Corpus(ids, titles, texts)), got {type(corpus).__name__}")
+
+
 def _checked_index(index):
-    """``index`` that records on the instance whether it completed (search() is refused until it has)."""
+    """``index`` with its corpus checked first (:func:`check_corpus`), that records on the instance whether
+    it completed (search() is refused until it has)."""
     @functools.wraps(index)
     def checked(self, *args, **kwargs):
+        if args or "corpus" in kwargs:
+            check_corpus(args[0] if args else kwargs["corpus"])
         _set_indexed(self, False)  # (a failed or interrupted index leaves no half-built index to search)
         try:
             out = index(self, *args, **kwargs)
@@ -112,8 +122,9 @@ class Retriever(ABC):
     Every subclass's ``search`` (a plugin's too) is called with its arguments checked, once per call
     (:func:`check_search`): ``queries`` a :class:`Queries`, ``k`` an integer in [1, 2^63 - 1] (numpy's
     integers accepted, passed on as an int; a bool, a float, a str or None refused), and, unless
-    ``index_required`` is False, :meth:`index` completed first. The checks wrap the methods a subclass
-    defines (``__init_subclass__``), so an implementation written against this interface needs none.
+    ``index_required`` is False, :meth:`index` completed first; ``index``'s ``corpus`` a :class:`Corpus`
+    (:func:`check_corpus`). The checks wrap the methods a subclass defines (``__init_subclass__``), so an
+    implementation written against this interface needs none.
     """
 
     name: str = "retriever"

@@ -285,6 +285,18 @@ def test_search_before_index_is_one_error_naming_the_retriever(request, workdir)
         assert retriever.index_required is False and retriever.search(QUERIES, 2).n_queries == 2, name
 
 
+@pytest.mark.parametrize("corpus", [["a text", "another"], {"d1": "a text"}, None], ids=lambda c: type(c).__name__)
+def test_a_corpus_that_is_no_corpus_is_the_same_type_error_for_every_retriever(request, workdir, corpus):
+    # before: an AttributeError from inside each retriever's index() ('list' object has no attribute 'ids'), or,
+    # for the run file and http (which need no index), nothing at all
+    fresh = available(NEED_INDEX + NO_INDEX, lambda name: make_retriever(name, workdir, request))
+    got = {name: outcome(lambda: r.index(corpus)) for name, r in fresh.items()}
+    assert got == {name: "TypeError: corpus must be a harness Corpus (Corpus(ids, titles, texts)), "
+                         f"got {type(corpus).__name__}" for name in fresh}
+    assert {"bm25", "dense", "sqlite", "impacts", "run-file", "http", "plugin"} <= set(got)
+    assert outcome(lambda: fresh["bm25"].index(corpus=corpus)) == got["bm25"]  # (given by keyword too)
+
+
 def test_a_failed_index_leaves_nothing_to_search():
     """An index() that raises (interrupted, a bad corpus) is no index: search() is refused, not run on what
     the earlier index left half replaced."""

@@ -28,7 +28,7 @@ import sys
 
 import pytest
 
-from harness.datasets.corpus import Queries
+from harness.datasets.corpus import Corpus, Queries
 from harness.errors import HarnessError
 from retrievers.http import HTTPRetriever, QueryFailed
 from tests.retrievers.http_fakes import FakeEngine, Received
@@ -275,7 +275,7 @@ def test_index_check_sends_the_url_s_query_string_with_its_env_reference(monkeyp
 
     with FakeEngine(answer) as engine:
         system = HTTPRetriever(url=engine.url + "/solr/c?api_key=${S16B_KEY}", preset="solr", index_check=3)
-        system.index(None)
+        system.index(Corpus(["d1"], [""], ["text"]))  # (index_check gives the count: the corpus is not read)
     assert engine.received[0].path == "/solr/c/select"
     assert engine.received[0].query == {"api_key": FROM_ENV, "q": "*:*", "rows": "0", "wt": "json"}
     assert system.stats()["index_check"] == {"expected": 3, "found": 3}
@@ -340,7 +340,7 @@ def test_index_check_refuses_a_partial_count_naming_the_signal():
     with FakeEngine(answer) as engine:
         system = HTTPRetriever(url=engine.url + "/idx", preset="elasticsearch", index_check=3)
         with pytest.raises(HarnessError) as err:
-            system.index(None)
+            system.index(Corpus(["d1"], [""], ["text"]))  # (index_check gives the count: the corpus is not read)
     assert str(err.value) == (f"index_check: a partial answer to GET {engine.url}/idx/_count: _shards.failed is 1; "
                               "its count (2) is not the index's")
 
