@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -33,3 +34,38 @@ def start_build(script: str, tmp_path: Path, name: str, hold: bool) -> subproces
     env = dict(os.environ, PYTHONPATH=str(REPO))
     return subprocess.Popen([sys.executable, "-c", script, str(tmp_path / "cache"), name, "hold" if hold else "no"],
                             env=env, stdout=subprocess.PIPE, stderr=open(tmp_path / f"{name}.err", "w"), text=True)
+
+
+# In the child: settled(n) is true once the main thread has handled n signals (Ctrl-C's handler here, as
+# Python's raises KeyboardInterrupt; SIGTERM's: harness.cli's, counted by a wrapper where the child sets it)
+# and has then been blocked in threading.py (a lock's wait) at one place for three looks 50 ms apart.
+SETTLED = textwrap.dedent("""
+    import signal, sys, threading, time
+
+    handled = []
+
+    def on_sigint(signum, frame):
+        handled.append(signum)
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, on_sigint)  # (set even where the test runner was started with the signals
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # ignored, as a background job)
+
+    def main_stack():
+        frame, stack = sys._current_frames().get(threading.main_thread().ident), []
+        while frame is not None:
+            stack.append((frame.f_code.co_filename, frame.f_lineno))
+            frame = frame.f_back
+        return stack
+
+    def settled(n, deadline):
+        while time.monotonic() < deadline:
+            looks = []
+            for _ in range(3):
+                looks.append(main_stack())
+                time.sleep(0.05)
+            if (len(handled) == n and looks[0] and looks[0][0][0] == threading.__file__
+                    and looks.count(looks[0]) == 3):
+                return True
+        return False
+""")

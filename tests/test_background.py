@@ -48,19 +48,35 @@ def test_a_write_waited_for_when_sigterm_comes_still_finishes(tmp_path):
     import sys
     import textwrap
 
-    script = textwrap.dedent("""
-        import os, signal, sys, threading, time
+    from tests.processes import SETTLED
+
+    # The write sends SIGTERM once the command waits for it (the main thread settled in threading.py: no timer
+    # decides it), then ends once the signal is handled and the process waits for it again (as its exit must).
+    script = SETTLED + textwrap.dedent("""
+        import os
         from pathlib import Path
         import harness.cli as cli
         import harness.cli.evaluate  # (main imports the command's module, which adds it to cli.app)
         from harness.background import PendingWrites
 
-        out = Path(sys.argv[1])
+        out, exit_on_sigterm = Path(sys.argv[1]), cli._exit_on_sigterm
+
+        def on_sigterm(signum, frame):  # (installed by harness.cli.sigterm_exits)
+            handled.append(signum)
+            exit_on_sigterm(signum, frame)
+
+        cli._exit_on_sigterm = on_sigterm
+
+        def write():
+            deadline = time.monotonic() + 60
+            if settled(0, deadline):
+                os.kill(os.getpid(), signal.SIGTERM)
+                settled(1, deadline)
+            out.write_text("done")
 
         def command():
             pending = PendingWrites()
-            pending.start(out, lambda: (time.sleep(1.0), out.write_text("done")), "writer")
-            threading.Timer(0.2, lambda: os.kill(os.getpid(), signal.SIGTERM)).start()
+            pending.start(out, write, "writer")
             pending.wait(out)
 
         cli.app = command
@@ -68,6 +84,6 @@ def test_a_write_waited_for_when_sigterm_comes_still_finishes(tmp_path):
         cli.main()
     """)
     out = tmp_path / "out.txt"
-    proc = subprocess.run([sys.executable, "-c", script, str(out)], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run([sys.executable, "-c", script, str(out)], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 143, proc.stderr
     assert out.read_text() == "done"

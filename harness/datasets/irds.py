@@ -172,25 +172,38 @@ def _store_files(ds) -> list:
     return _folder_files(folder) if folder.is_dir() else []
 
 
-def _build_store(store, folder: Path) -> None:
-    """``store.build()`` (nothing when built; else what ``docs_iter()`` would do first) under a build lock
-    of its folder (``<cache>/corpora/keyed/docstore-<sha256 of the folder>.lock``): ir_datasets builds a
-    docstore in place, unlocked, and two processes loading the same collection built it over each other,
-    leaving it corrupt for every later load (``ValueError: Invalid size``, a duplicate document id). A
-    second process waits, then finds it built."""
+def _built_store(ds) -> Path | None:
+    """The folder of ``ds``'s docstore, built first (what ``docs_iter()`` would do first) under a build lock
+    (``<cache>/corpora/keyed/docstore-<sha256 of $IR_DATASETS_HOME and the documents' namespace>.lock``, named
+    before the docstore is looked at); None where ``docs_store()`` names none. ir_datasets builds a docstore in
+    place, unlocked, and two processes loading the same collection built it over each other, leaving it corrupt
+    for every later load (``ValueError: Invalid size``, a duplicate document id). A second process waits, then
+    finds it built. The lock is taken before ``docs_store()``: making it reads the docstore's ``bin.meta``,
+    which a build creates empty and then writes, and a load that made it meanwhile failed (``AssertionError:
+    fields do not match``), or read the documents unlocked and built the docstore beside the first."""
     import logging
+
+    import ir_datasets
 
     from harness.atomic import build_lock
     from harness.cache import cache_dir
     from harness.datasets.corpus_cache import KIND
 
-    name = hashlib.sha256(str(folder.resolve()).encode()).hexdigest()[:32]
+    where = f"{Path(ir_datasets.util.home_path()).resolve()}\0{ds.docs_namespace()}"
+    name = hashlib.sha256(where.encode()).hexdigest()[:32]
     release = build_lock(cache_dir(KIND) / "keyed" / f"docstore-{name}.lock", on_wait=lambda: logging.getLogger(
-        __name__).warning("another process is building ir_datasets' docstore %s; waiting for it", folder))
+        __name__).warning("another process is building ir_datasets' docstore of %s; waiting for it",
+                          ds.docs_namespace()))
     try:
+        try:
+            store = ds.docs_store()
+            folder = Path(store.path)
+        except Exception:  # noqa: BLE001 - no docstore, or one kept elsewhere than a folder of files
+            return None
         store.build()
     finally:
         release()
+    return folder
 
 
 def _builds_its_store(ds) -> bool:
@@ -219,18 +232,20 @@ def _docs_files(ds) -> tuple[Path, list] | None:
         path = None
     if path is not None and path.is_file():  # (an OSError of a stat: not cached, _docs_key)
         return path, [_stat(path), *_store_files(ds)]
-    try:
-        store = ds.docs_store()
-        folder = Path(store.path)
-        if not store.built() and not _builds_its_store(ds):
-            # (a folder of files, TrecDocs', or a type whose docs_iter() reads a docstore only once built: KILT,
-            # CAR, ...: built here, it would be a copy of the collection that ir_datasets alone would not make,
-            # multi-GB for some, and read instead of the files from then on, edits unseen: not cached)
+    if _builds_its_store(ds):
+        folder = _built_store(ds)
+    else:
+        try:
+            store = ds.docs_store()
+            folder = Path(store.path)
+            if not store.built():
+                # (a folder of files, TrecDocs', or a type whose docs_iter() reads a docstore only once built:
+                # KILT, CAR, ...: built here, it would be a copy of the collection that ir_datasets alone would
+                # not make, multi-GB for some, and read instead of the files from then on, edits unseen: not cached)
+                return None
+        except Exception:  # noqa: BLE001 - no docstore, or one kept elsewhere than a folder of files
             return None
-    except Exception:  # noqa: BLE001 - no docstore, or one kept elsewhere than a folder of files
-        return None
-    _build_store(store, folder)
-    if not folder.is_dir():
+    if folder is None or not folder.is_dir():
         return None
     return folder, _folder_files(folder)
 

@@ -10,6 +10,7 @@ import pytest
 
 import harness
 import harness.datasets
+import harness.atomic as atomic
 import harness.reports.writer as writer
 from harness.bench import ConfigError, load_config, run_bench
 from harness.bench.cells import fingerprint
@@ -179,18 +180,35 @@ def test_two_benches_writing_one_cell_leave_one_benchs_files(tmp_path, monkeypat
     (tmp_path / "y.trec").write_text(RUN_Y)
     x, y = (_config(tmp_path, [{"type": "run-file", "label": "rf", "params": {"path": str(tmp_path / f"{n}.trec")}}])
             for n in "xy")
-    real, other = writer.write_run, []
+    real, other, y_moved = writer.write_run, [], threading.Event()  # y_moved: Y has finished, or waits for a lock
+
+    def bench_y():
+        try:
+            run_bench(y)
+        finally:
+            y_moved.set()
 
     def write_run_then_let_y_write(run, path, **kwargs):
         real(run, path, **kwargs)
         if not other:  # X has written run.trec: Y runs now (with the lock it waits until X is done)
-            other.append(threading.Thread(target=run_bench, args=(y,)))
+            other.append(threading.Thread(target=bench_y, name="Y"))
             other[0].start()
-            other[0].join(1.0)
+            assert y_moved.wait(60), "Y neither finished nor waited for the cell's lock"  # (no sleep decides)
 
     monkeypatch.setattr(writer, "write_run", write_run_then_let_y_write)
+    real_lock = atomic._lock_exclusive
+
+    def lock_exclusive(handle, on_wait=None):
+        def waiting():
+            if threading.current_thread().name == "Y":
+                y_moved.set()
+            if on_wait is not None:
+                on_wait()
+        return real_lock(handle, waiting)
+    monkeypatch.setattr(atomic, "_lock_exclusive", lock_exclusive)
     run_bench(x)
-    other[0].join()
+    other[0].join(120)
+    assert not other[0].is_alive()
     cell = tmp_path / "out" / "b" / "tiny" / "rf"
     metrics = json.loads((cell / "metrics.json").read_text())
     served = metrics["bench"]["retriever"]["params"]["path"]

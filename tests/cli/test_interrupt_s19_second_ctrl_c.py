@@ -28,40 +28,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import FINISHING_CACHE_WRITE
-
-# In the child: settled(n) is true once the main thread has handled n signals (Ctrl-C's handler here, as
-# Python's raises KeyboardInterrupt; SIGTERM's: harness.cli's, counted by a wrapper where the child sets it)
-# and has then been blocked in threading.py (a lock's wait) at one place for three looks 50 ms apart.
-SETTLED = textwrap.dedent("""
-    import signal, sys, threading, time
-
-    handled = []
-
-    def on_sigint(signum, frame):
-        handled.append(signum)
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGINT, on_sigint)  # (set even where the test runner was started with the signals
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # ignored, as a background job)
-
-    def main_stack():
-        frame, stack = sys._current_frames().get(threading.main_thread().ident), []
-        while frame is not None:
-            stack.append((frame.f_code.co_filename, frame.f_lineno))
-            frame = frame.f_back
-        return stack
-
-    def settled(n, deadline):
-        while time.monotonic() < deadline:
-            looks = []
-            for _ in range(3):
-                looks.append(main_stack())
-                time.sleep(0.05)
-            if (len(handled) == n and looks[0] and looks[0][0][0] == threading.__file__
-                    and looks.count(looks[0]) == 3):
-                return True
-        return False
-""")
+from tests.processes import SETTLED
 
 # ``harness run -d scifact -r bm25`` whose BM25 index write stalls at its first file: it writes the marker
 # ``waiting<n>`` each time the main thread settles in a new wait (3 at most), then, were the process still

@@ -9,12 +9,12 @@ import subprocess
 import sys
 import textwrap
 import threading
-import time
 
 import pytest
 
 import harness.cli as cli
 import harness.cli.evaluate  # noqa: F401  (main imports the command's module, which adds it to cli.app)
+from tests.processes import SETTLED
 
 # A process that runs ``harness.cli.main`` (or, with "bare", the command without it) whose command opens
 # an atomic writer, writes into it, says "ready" and waits there for the signal.
@@ -124,27 +124,37 @@ def test_not_installed_outside_the_main_thread_nor_over_an_ignored_sigterm(monke
         signal.signal(signal.SIGTERM, previous)
 
 
-# A harness command that indexes with BM25 (its cache entry written in the background, slowed here),
-# says "waiting" and waits for that write as ``BM25Retriever.stats()`` does at the end of ``harness run``.
-WAITING_SCRIPT = textwrap.dedent("""
-    import sys, time
+# A harness command that indexes with BM25 (its cache entry written in the background, held here) and waits for
+# that write as ``BM25Retriever.stats()`` does at the end of ``harness run``. The write says "waiting" once the
+# main thread is settled in stats()' wait (tests/processes.py SETTLED), and goes on only once SIGTERM has been
+# handled and the process waits for it again (as the interpreter's exit must): no sleep decides the order.
+WAITING_SCRIPT = SETTLED + textwrap.dedent("""
     import harness.cli as cli
     import harness.cli.evaluate  # (main imports the command's module, which adds it to cli.app)
     from harness.datasets.corpus import Corpus
     from retrievers.bm25 import BM25Retriever
     from retrievers.bm25 import cache as index_cache
 
-    folder, save = sys.argv[1], index_cache.save
+    folder, save, exit_on_sigterm, in_stats = sys.argv[1], index_cache.save, cli._exit_on_sigterm, threading.Event()
 
-    def slow_save(*args, **kwargs):
-        time.sleep(1.0)  # the write is still under way when the signal comes
+    def on_sigterm(signum, frame):  # (installed by harness.cli.sigterm_exits)
+        handled.append(signum)
+        exit_on_sigterm(signum, frame)
+
+    cli._exit_on_sigterm = on_sigterm
+
+    def held_save(*args, **kwargs):
+        deadline = time.monotonic() + 60
+        if in_stats.wait(60) and settled(0, deadline):  # the write is still under way when the signal comes
+            print("waiting", flush=True)
+            settled(1, deadline)
         return save(*args, **kwargs)
 
     def command():
-        index_cache.save = slow_save
+        index_cache.save = held_save
         retriever = BM25Retriever(cache_dir=folder)
         retriever.index(Corpus([f"d{i}" for i in range(20)], [""] * 20, [f"doc {i} topic{i % 3}" for i in range(20)]))
-        print("waiting", flush=True)
+        in_stats.set()
         retriever.stats()  # waits for the background write
 
     cli.app = command
@@ -163,8 +173,7 @@ def test_sigterm_while_waiting_for_a_background_cache_write_lets_it_finish(tmp_p
     # (its manifest.json written), no temporary folder.
     proc = subprocess.Popen([sys.executable, "-c", WAITING_SCRIPT, str(tmp_path)], stdout=subprocess.PIPE, text=True)
     try:
-        assert proc.stdout.readline() == "waiting\n"
-        time.sleep(0.2)  # (in stats()' wait now)
+        assert proc.stdout.readline() == "waiting\n"  # (in stats()' wait now)
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) == 143
     finally:

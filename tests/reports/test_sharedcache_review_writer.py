@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import threading
 
+from harness import atomic
 from harness.datasets import load_dataset
 from harness.evaluation import Evaluator
 from harness.experiment import run_experiment
@@ -36,29 +37,43 @@ def test_two_writers_of_one_folder_leave_one_writers_files(tmp_path, monkeypatch
     b = _experiment(tmp_path, "b", "q2 Q0 d1 1 1.0 s\n")
     assert a.document.metrics["P@1"] == 0.5 and b.document.metrics["P@1"] == 0.0  # (worked by hand)
     folder = tmp_path / "results" / "tiny" / "mine"
-    a_wrote_run, b_done = threading.Event(), threading.Event()
+    a_wrote_run, b_moved = threading.Event(), threading.Event()  # b_moved: B has finished, or waits for a lock
     real = writer.write_run
 
     def write_run(run, path, **kwargs):
         real(run, path, **kwargs)
         if threading.current_thread().name == "A":  # hold A between its run.trec and its metrics.json
             a_wrote_run.set()
-            b_done.wait(timeout=1.0)  # (with the lock B cannot finish meanwhile: A goes on after the timeout)
+            # (with the lock B waits for it and A goes on; without, B writes its four files first: no sleep decides)
+            assert b_moved.wait(timeout=60), "B neither finished nor waited for the folder's lock"
 
     monkeypatch.setattr(writer, "write_run", write_run)
+    real_lock = atomic._lock_exclusive
+
+    def lock_exclusive(handle, on_wait=None):
+        def waiting():
+            if threading.current_thread().name == "B":
+                b_moved.set()
+            if on_wait is not None:
+                on_wait()
+        return real_lock(handle, waiting)
+    monkeypatch.setattr(atomic, "_lock_exclusive", lock_exclusive)
 
     def write(exp, done=None):
-        write_result_folder(folder, exp.document, None, exp.run, tag="rf")
-        if done is not None:
-            done.set()
+        try:
+            write_result_folder(folder, exp.document, None, exp.run, tag="rf")
+        finally:
+            if done is not None:
+                done.set()
 
     first = threading.Thread(target=write, args=(a,), name="A")
     first.start()
     assert a_wrote_run.wait(timeout=30)
-    second = threading.Thread(target=write, args=(b, b_done), name="B")
+    second = threading.Thread(target=write, args=(b, b_moved), name="B")
     second.start()
-    first.join(timeout=60)
-    second.join(timeout=60)
+    first.join(timeout=120)
+    second.join(timeout=120)
+    assert not first.is_alive() and not second.is_alive()
     metrics = json.loads((folder / "metrics.json").read_text())["metrics"]
     ranked_first = [line.split()[2] for line in (folder / "run.trec").read_text().splitlines()
                     if line.startswith("q2 ")][0]

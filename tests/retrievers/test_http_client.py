@@ -9,6 +9,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -100,7 +101,16 @@ def test_the_empty_policy_keeps_going_and_lists_the_failed_queries():
 
 
 def test_concurrency_is_bounded():
+    # The first request is answered only once a second one has come (bounded: 60 s), so that a client that sends
+    # them at once is seen with two in flight however loaded the machine (two requests 50 ms each did not overlap
+    # when the second came 50 ms late).
+    second = threading.Event()
+
     def slow(request, n):
+        if n == 1:
+            second.set()
+        if n == 0:
+            second.wait(60)
         time.sleep(0.05)
         return ok(request, n)
 
