@@ -16,6 +16,7 @@ import pytest
 
 from harness.datasets import load_dataset
 from harness.datasets.corpus import Queries
+from harness.errors import HarnessWarning
 from retrievers.http import HTTPRetriever, QueryFailed
 from tests.retrievers.http_fakes import FakeEngine, Received, harness_hits
 
@@ -91,7 +92,8 @@ def test_the_empty_policy_keeps_going_and_lists_the_failed_queries():
     queries = Queries(["q1", "q2", "q3", "q4"], ["a", "b", "c", "d"])
     with FakeEngine(answer) as engine:
         system = retriever(engine, on_failure="empty", retries=1)
-        run = system.search(queries, 2)
+        with pytest.warns(HarnessWarning, match=r"^http retriever: 2 of 4 queries failed .*: q2, q3$"):
+            run = system.search(queries, 2)
     assert {q: list(d) for q, d in run.to_dict().items()} == {"q1": ["q1-d0", "q1-d1"], "q2": [], "q3": [],
                                                               "q4": ["q4-d0", "q4-d1"]}
     stats = system.stats()

@@ -29,7 +29,7 @@ import sys
 import pytest
 
 from harness.datasets.corpus import Corpus, Queries
-from harness.errors import HarnessError
+from harness.errors import HarnessError, HarnessWarning
 from retrievers.http import HTTPRetriever, QueryFailed
 from tests.retrievers.http_fakes import FakeEngine, Received
 from tests.retrievers.test_http_review_s16 import _dataset
@@ -150,7 +150,8 @@ def test_a_complete_answer_with_its_coverage_and_shard_fields_is_not_partial():
 def test_under_on_failure_empty_a_partial_answer_is_a_failed_query_with_its_cause():
     with FakeEngine(lambda request, n: (200, _elastic(timed_out=request.text == "b"))) as engine:
         system = HTTPRetriever(url=engine.url, preset="elasticsearch", on_failure="empty", retries=1, **QUICK)
-        run = system.search(Queries(["q1", "q2"], ["a", "b"]), 10)
+        with pytest.warns(HarnessWarning, match=r"^http retriever: 1 of 2 queries failed .*: q2$"):
+            run = system.search(Queries(["q1", "q2"], ["a", "b"]), 10)
     assert run.to_dict() == {"q1": {"d1": 1.5}, "q2": {}}
     stats = system.stats()
     assert stats["failed_queries"] == ["q2"]

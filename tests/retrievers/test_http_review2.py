@@ -10,6 +10,7 @@ import random
 import pytest
 
 from harness.datasets.corpus import Queries
+from harness.errors import HarnessWarning
 from retrievers.http import HTTPRetriever, QueryFailed
 from retrievers.http.client import ClientSettings, backoff_delay
 from retrievers.http.template import RequestTemplate, ResponseError
@@ -49,7 +50,8 @@ def test_the_empty_policy_records_such_answers_and_goes_on():
 
     with FakeEngine(answer) as engine:
         system = HTTPRetriever(url=engine.url, on_failure="empty", **FAST)
-        run = system.search(Queries(["q1", "q2", "q3"], ["a", "b", "c"]), 2)
+        with pytest.warns(HarnessWarning, match=r"^http retriever: 2 of 3 queries failed .*: q2, q3$"):
+            run = system.search(Queries(["q1", "q2", "q3"], ["a", "b", "c"]), 2)
     assert {q: list(d) for q, d in run.to_dict().items()} == {"q1": ["q1-d0", "q1-d1"], "q2": [], "q3": []}
     assert system.stats()["failed_queries"] == ["q2", "q3"] and system.stats()["attempts"] == 3
 
