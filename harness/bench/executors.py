@@ -19,7 +19,7 @@ import contextlib
 import os
 import socket
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterator
 
@@ -35,12 +35,42 @@ if TYPE_CHECKING:  # pragma: no cover
 
 @dataclass
 class CellResult:
-    """What running one cell gave: its document, or the one-line error; and its seconds."""
+    """What running one cell gave: its document, or the one-line error; its seconds; and the
+    HarnessWarnings issued while it ran (:func:`issued_warnings`)."""
 
     index: int
     document: MetricsDocument | None
     error: str | None
     seconds: float
+    issued: list[str] = field(default_factory=list)
+
+
+@contextlib.contextmanager
+def issued_warnings(every: bool = False) -> Iterator[list[str]]:
+    """While the block runs, each :class:`~harness.errors.HarnessWarning` shown (an http retriever's
+    failed queries, which ``harness run`` prints as ``warning: ...``) is added to the list yielded,
+    not printed: the benchmark prints it after its cells, naming the cell (a line in the middle of
+    the cells' progress named none). The filters decide as before which are shown (the CLI's:
+    each), or with ``every`` each one is (a Ray task's: its worker has no CLI filters); other warnings
+    are shown as before."""
+    import warnings
+
+    from harness.errors import HarnessWarning
+
+    issued: list[str] = []
+    with warnings.catch_warnings():  # (showwarning put back at the end)
+        shown = warnings.showwarning
+
+        def show(message, category, filename, lineno, file=None, line=None):
+            if issubclass(category, HarnessWarning):
+                issued.append(str(message))
+            else:
+                shown(message, category, filename, lineno, file, line)
+
+        warnings.showwarning = show
+        if every:
+            warnings.filterwarnings("always", category=HarnessWarning)
+        yield issued
 
 
 class LocalExecutor:
@@ -55,12 +85,13 @@ class LocalExecutor:
         for index, cell, expected in todo:
             started = time.perf_counter()
             try:
-                document, error = runner.run_cell(cell, expected, datasets), None
+                with issued_warnings() as issued:
+                    document, error = runner.run_cell(cell, expected, datasets), None
             except Exception as exc:  # one cell's failure must not end the matrix
                 if runner.fail_fast:
                     raise
                 document, error = None, _one_line(exc)
-            yield CellResult(index, document, error, time.perf_counter() - started)
+            yield CellResult(index, document, error, time.perf_counter() - started, issued)
 
 
 @contextlib.contextmanager
@@ -79,22 +110,24 @@ def _working_dir(path: str) -> Iterator[None]:
 
 
 def _run_cell_remote(config, cell: Cell, expected: str, cwd: str, cache_root: str | None,
-                     started_here: bool = False) -> tuple[MetricsDocument | None, str | None, float]:
+                     started_here: bool = False) -> tuple[MetricsDocument | None, str | None, float, list[str]]:
     """The body of one Ray task: a fresh runner for ``config`` runs ``cell`` in ``cwd``, with the
     driver's cache root; ``started_here``: whether the Ray is the local one the driver started
-    (:func:`harness.raycluster.started_here`, which the cell's Ray encoder consults)."""
+    (:func:`harness.raycluster.started_here`, which the cell's Ray encoder consults). Returns the
+    document (or the one-line error), the seconds and the HarnessWarnings issued (for the driver to print)."""
     from harness import progress
     from harness.bench.runner import BenchRunner, _cache_env, _Datasets, _one_line
 
     progress.disable()
     raycluster._started_here = started_here  # (this worker process never called raycluster.init)
     started = time.perf_counter()
+    issued: list[str] = []  # (a working directory the node lacks fails before the block binds it)
     try:
-        with _working_dir(cwd), _cache_env(cache_root):
+        with _working_dir(cwd), _cache_env(cache_root), issued_warnings(every=True) as issued:
             document, error = BenchRunner(config).run_cell(cell, expected, _Datasets()), None
     except Exception as exc:
         document, error = None, _one_line(exc)
-    return document, error, time.perf_counter() - started
+    return document, error, time.perf_counter() - started, issued
 
 
 def _task_error(exc: BaseException) -> str:
@@ -179,14 +212,14 @@ class RayExecutor:
             ready, _ = ray.wait(list(pending), num_returns=1)
             index, cell = pending.pop(ready[0])
             try:
-                document, error, seconds = ray.get(ready[0])
+                document, error, seconds, issued = ray.get(ready[0])
             except Exception as exc:  # the task itself died (node lost, out of memory) after its retry
-                document, error, seconds = None, _task_error(exc), 0.0
+                document, error, seconds, issued = None, _task_error(exc), 0.0, []
             if error is not None and runner.fail_fast:
                 for ref in pending:
                     ray.cancel(ref)
                 raise HarnessError(f"{cell.name}: {error}")  # (no traceback from a task: name the cell)
-            yield CellResult(index, document, error, seconds)
+            yield CellResult(index, document, error, seconds, issued)
 
 
 def executor_for(spec) -> LocalExecutor | RayExecutor:

@@ -19,7 +19,7 @@ stages" tables (leaderboard.md) show every stage of each pipeline as a ``pipelin
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from harness.bench.cells import Cell
@@ -40,6 +40,47 @@ class CellOutcome:
     document: MetricsDocument | None = None
     error: str | None = None
     seconds: float = 0.0
+    # the HarnessWarnings issued while it ran (not in metrics.json); a reused cell's: :func:`recorded_failures`
+    issued: list[str] = field(default_factory=list)
+
+    @property
+    def warnings(self) -> list[str]:
+        """What ``harness run`` prints as ``warning: ...`` lines for this cell, in its order: the
+        HarnessWarnings issued while it ran (an http retriever's failed queries; a reused cell: the count
+        of failed requests recorded), then its metrics.json's ``warnings`` (a reused cell's too); each text once."""
+        recorded = (self.document.warnings or []) if self.document is not None else []
+        return list(dict.fromkeys([*self.issued, *recorded]))
+
+
+def recorded_failures(document: MetricsDocument | None) -> list[str]:
+    """A reused cell's stand-in for the HarnessWarning its run issued and metrics.json's ``warnings`` does not
+    hold (an http retriever's failed queries, ``on_failure=empty``): the count of failed requests its
+    efficiency block records, in the words of the timings table's warning."""
+    block = document.efficiency if document is not None else None
+    failed = efficiency.summary(block).get("failed") if isinstance(block, dict) else None
+    return [f"{failed:,} requests failed (scored 0; metrics.json retriever_stats.failed_queries)"] if failed else []
+
+
+NAMED_CELLS = 3  # a warning shared by more cells names the first ones and counts the others
+
+
+def grouped_warnings(named: list[tuple[str, list[str]]]) -> list[str]:
+    """``[(cell name, its warnings)]`` -> one ``<cells>: <warning>`` line per distinct warning text, in the
+    order first met: the cells sharing it by name (``scifact / bm25, nfcorpus / bm25``), past
+    :data:`NAMED_CELLS` the first ones and a count (``... and 15 more cells``), so that one setting every
+    cell shares (a depth below a cutoff over 18 datasets) is one line, not 18."""
+    cells_of: dict[str, list[str]] = {}
+    for name, warnings in named:
+        for warning in dict.fromkeys(warnings):
+            cells_of.setdefault(warning, []).append(name)
+    lines = []
+    for warning, names in cells_of.items():
+        shown = ", ".join(names[:NAMED_CELLS])
+        more = len(names) - NAMED_CELLS
+        if more > 0:
+            shown += f" and {more} more cell{'s' if more > 1 else ''}"
+        lines.append(f"{shown}: {warning}")
+    return lines
 
 
 def throughput(document: MetricsDocument) -> dict:
@@ -128,6 +169,8 @@ def build(config: BenchConfig, outcomes: list[CellOutcome]) -> dict:
         if o.error:
             entry["error"] = o.error
         if o.document:
+            if o.document.warnings:  # (metrics.json's: the cell's folder says the same; not in its fingerprint)
+                entry["warnings"] = list(o.document.warnings)
             entry["fingerprint"] = (o.document.bench or {}).get("fingerprint")
             entry["n_queries"] = o.document.n_queries
             entry["timings"] = o.document.timings
@@ -256,4 +299,9 @@ def markdown(board: dict, description: str = "") -> str:
         if e.get("failed"):
             lines += ["", f"> warning: {cell['dataset']} / {cell['retriever']}: {e['failed']:,} requests failed "
                           "(scored 0); its p95 is that of the queries answered, without the failed ones."]
+    # each cell's metrics.json warnings (a depth below a cutoff, documents not in the corpus, ...), as harness bench
+    # prints them: one line per distinct warning, naming its cells
+    for line in grouped_warnings([(f"{cell['dataset']} / {cell['retriever']}", cell.get("warnings") or [])
+                                  for cell in board["cells"]]):
+        lines += ["", f"> warning: {line}"]
     return "\n".join(lines) + "\n"

@@ -53,6 +53,16 @@ class BenchResult:
     def failed(self) -> list[CellOutcome]:
         return [o for o in self.outcomes if o.status == "failed"]
 
+    def warnings(self, issued_only: bool = False) -> list[str]:
+        """The cells' warnings as ``harness bench`` prints them after its cells (each ``warning: <line>``):
+        one line per distinct warning, naming the cells that have it (:func:`leaderboard.grouped_warnings`),
+        of every cell with a result, run or reused (:attr:`CellOutcome.warnings`: what ``harness run``
+        prints for it). ``issued_only``: only the HarnessWarnings issued while cells ran (an http
+        retriever's failed queries, the ones ``harness run -q`` still prints; a reused cell's: the failed
+        requests its metrics.json records, :func:`leaderboard.recorded_failures`)."""
+        return leaderboard.grouped_warnings([(o.cell.name, o.issued if issued_only else o.warnings)
+                                             for o in self.outcomes])
+
     def summary(self) -> str:
         c = self.counts
         return (f"bench {self.config.name}: {len(self.outcomes)} cells ({c.get('run', 0)} run, "
@@ -212,6 +222,16 @@ class BenchRunner:
         files = self._checksums[spec]
         return files if files is not None else datasets.get(spec).files
 
+    def _live(self, cell: Cell) -> bool:
+        """Whether ``cell``'s retriever answers from a live service (its ``cache_runs`` false: the http
+        retriever), whose cell runs again on every bench. Its params() hold the digest of the answers of its
+        last search, and one instance serves every dataset: a plan made with them named the previous
+        dataset's answers, and a cell whose recorded answers were the same (two datasets of the same queries)
+        was reused without asking the service. (A pipeline's stages are made afresh for the plan: their
+        digests are unknown there, and such a cell never matches.)"""
+        return isinstance(cell.retriever, RetrieverSpec) and not getattr(self.retriever(cell.retriever),
+                                                                          "cache_runs", True)
+
     def resolved_params(self, spec) -> dict:
         """A retriever's resolved params; a pipeline's: each stage's (see :meth:`pipeline_params`)."""
         return _with_release(self.retriever(spec)) if isinstance(spec, RetrieverSpec) else self.pipeline_params(spec)
@@ -347,9 +367,12 @@ class BenchRunner:
                     bar.update(description=f"bench {self.config.name}: {cell.name}")
                     try:
                         expected = self.cell_fingerprint(cell, datasets)
-                        if not self.force and is_finished(cell.folder, expected, self.metrics,
-                                                          self.cell_fingerprint(cell, datasets, as_written=True)):
-                            outcome = CellOutcome(cell, "reused", read_metrics(cell.folder))
+                        reusable = not self.force and not self._live(cell)
+                        if reusable and is_finished(cell.folder, expected, self.metrics,
+                                                    self.cell_fingerprint(cell, datasets, as_written=True)):
+                            document = read_metrics(cell.folder)
+                            outcome = CellOutcome(cell, "reused", document,
+                                                  issued=leaderboard.recorded_failures(document))
                         else:
                             self.refuse_outputs_over_inputs(cell)  # before any cell runs: it would replace an input
                             if not dry_run:
@@ -367,7 +390,7 @@ class BenchRunner:
                 for done in executor.run(self, todo):
                     cell = plan[done.index]
                     outcome = CellOutcome(cell, "failed", error=done.error) if done.error is not None else \
-                        CellOutcome(cell, "run", done.document)
+                        CellOutcome(cell, "run", done.document, issued=done.issued)
                     outcome.seconds = done.seconds
                     record(done.index, outcome)
                 datasets.spec, datasets.dataset = None, None  # before the next dataset is loaded

@@ -20,8 +20,9 @@ def bench(
     dry_run: bool = typer.Option(False, "--dry-run", help="List the cells and which are finished; run nothing."),
     fail_fast: bool = typer.Option(False, "--fail-fast", help="Stop at the first failing cell."),
     quiet: bool = typer.Option(False, "--quiet", "-q",
-                               help="No progress bars, per-cell lines or tables: the summary, and each failed "
-                                    "cell's error on stderr."),
+                               help="No progress bars, per-cell lines, tables or warnings: the summary, and on "
+                                    "stderr each failed cell's error and (as run -q) an http retriever's failed "
+                                    "queries."),
     executor: Optional[str] = typer.Option(None, "--executor",
                                            help="Where cells run: local (default) or ray (one Ray task per cell; "
                                                 "docs/ray.md). Overrides the kind in the config's executor table."),
@@ -62,6 +63,7 @@ def bench(
         for outcome in result.failed:
             typer.echo(f"{outcome.cell.name}: failed: {outcome.error}", err=True)
     if dry_run:
+        _warn(result, quiet)
         c = result.counts
         typer.echo(f"bench {cfg.name}: {len(result.outcomes)} cells ({c['reused']} finished, {c['pending']} to run, "
                    f"{c['failed']} failing); results in {result.folder}")
@@ -69,6 +71,15 @@ def bench(
     if not quiet:
         for metric in cfg.metrics:
             print_leaderboard(result.board, metric)
+    _warn(result, quiet)
     typer.echo(result.summary())
     if result.failed:
         raise typer.Exit(1)
+
+
+def _warn(result, quiet: bool) -> None:
+    """The cells' warnings on stderr, after the cells and their tables: ``warning: <cells>: <warning>``, one
+    line per distinct warning (:meth:`harness.bench.runner.BenchResult.warnings`); with ``quiet``, as
+    ``harness run -q``, only the HarnessWarnings issued while cells ran (an http retriever's failed queries)."""
+    for line in result.warnings(issued_only=quiet):
+        typer.echo(f"warning: {line}", err=True)

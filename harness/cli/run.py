@@ -35,8 +35,9 @@ def run(
     semantics: str = SEMANTICS_OPTION,
     metric: Optional[List[str]] = METRIC_OPTION,
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars, warnings or table; print only the "
-                                                            "line 'results written to FOLDER' (and errors, and a "
-                                                            "deprecated name you typed)."),
+                                                            "line 'results written to FOLDER' (and errors, a "
+                                                            "deprecated name you typed, and an http retriever's "
+                                                            "failed queries)."),
     pipeline: Optional[Path] = typer.Option(None, "--pipeline",
                                             help="Pipeline TOML (retrieve / fuse / rerank stages) to run instead "
                                                  "of --retriever; see docs/pipelines.md."),

@@ -42,7 +42,7 @@ def _config(datasets) -> object:
 
 def _document(value: float) -> SimpleNamespace:
     return SimpleNamespace(metrics={"NDCG@10": value}, bench={}, n_queries=1, timings={}, dataset={},
-                           retriever_stats=None, efficiency=None, stages=None)
+                           retriever_stats=None, efficiency=None, stages=None, warnings=None)
 
 
 def _board(config, missing=()):
