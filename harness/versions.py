@@ -12,9 +12,11 @@ for a change that moves no number, without one.
 
 from __future__ import annotations
 
+import json
 import platform
 from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 
 import harness
 
@@ -76,6 +78,24 @@ def computed_with(names) -> dict[str, str]:
     return {name: found[name] for name in sorted(names) if name in found}  # (sorted: as an entry's record reads back)
 
 
+def known_versions(value) -> list[str]:
+    """The versions a record holds for one library (a version, or a list of them where several processes wrote
+    an entry's parts), without ``unknown`` (parts written before versions were recorded) and anything not a
+    str."""
+    values = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+    return [v for v in values if isinstance(v, str) and v != "unknown"]
+
+
+def versions_in(record: Path) -> dict[str, str] | None:
+    """The ``versions`` (name -> version) of the JSON file ``record`` (a BM25 index's manifest, a faiss index's
+    record), None where it has none (written before they were recorded) or cannot be read."""
+    try:
+        found = json.loads(Path(record).read_text(encoding="utf-8")).get("versions")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return dict(found) if isinstance(found, dict) and all(isinstance(v, str) for v in found.values()) else None
+
+
 def version_changes(recorded: dict | None) -> list[str]:
     """``"transformers 1.0 (this process: 2.0)"`` for each library of ``recorded`` (name -> the version that
     computed a cache entry, or a list of them where several processes wrote its parts) whose recorded version
@@ -85,8 +105,7 @@ def version_changes(recorded: dict | None) -> list[str]:
         return []
     found, out = versions(), []
     for name, old in recorded.items():
-        olds = [v for v in ([old] if isinstance(old, str) else old if isinstance(old, list) else [])
-                if isinstance(v, str) and v != "unknown"]
+        olds = known_versions(old)
         now = found.get(name)
         if now is not None and any(v != now for v in olds):
             out.append(f"{name} {', '.join(olds)} (this process: {now})")

@@ -21,7 +21,7 @@ from __future__ import annotations
 import shlex
 from typing import Sequence
 
-from harness.versions import NUMBERS_VERSION
+from harness.versions import NUMBERS_VERSION, known_versions
 
 
 def numbers_version(system) -> int | None:
@@ -131,10 +131,8 @@ def computing_versions(system) -> dict[str, set[str]]:
             if not str(key).endswith("_versions") or not isinstance(recorded, dict):
                 continue
             for name, found in recorded.items():
-                found = [found] if isinstance(found, str) else found if isinstance(found, list) else []
-                found = {v for v in found if isinstance(v, str) and v != "unknown"}
-                if found:
-                    out.setdefault(name, set()).update(found)
+                if versions := known_versions(found):
+                    out.setdefault(name, set()).update(versions)
     return out
 
 

@@ -319,12 +319,9 @@ def recorded_versions(folder: Path) -> dict[str, str] | None:
     None where none is recorded (an entry written before they were) or the manifest is unreadable. No version
     is in the key (harness.versions.computed_with): an entry one version built is read by a run of another,
     which reports these (``index_versions``)."""
-    try:
-        found = json.loads((Path(folder) / "manifest.json").read_text(encoding="utf-8")).get("versions")
-    except (OSError, ValueError, AttributeError):
-        return None
-    ok = isinstance(found, dict) and all(isinstance(v, str) for v in found.values())
-    return dict(found) if ok else None
+    from harness.versions import versions_in
+
+    return versions_in(Path(folder) / "manifest.json")
 
 
 def discard(root: Path, key: str) -> None:

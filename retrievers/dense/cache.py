@@ -98,13 +98,14 @@ def recorded_versions(folder: Path) -> dict[str, list[str]] | None:
     return {name: sorted(set(found[name])) for name in sorted(found)}
 
 
-def record_versions(folder: Path, found: dict[str, str], earlier: bool) -> None:
+def record_versions(folder: Path, found: dict[str, str], earlier: Callable[[], bool]) -> None:
     """Add the versions ``found`` (name -> version) to the entry's versions.json, written atomically (as
-    devices.json) when it changes; ``earlier``: the entry holds rows written before (parts, the complete
-    matrix), which count as ``unknown`` when nothing is recorded."""
+    devices.json) when it changes; ``earlier()``: whether the entry holds rows written before (parts, the
+    complete matrix), which count as ``unknown`` when nothing is recorded (asked only then: a look at the
+    folder, not one per part)."""
     known = recorded_versions(folder)
     if known is None:
-        known = {name: ["unknown"] for name in found} if earlier else {}
+        known = {name: ["unknown"] for name in found} if earlier() else {}
     merged = merge_versions(known, {name: [v] for name, v in found.items()})
     if merged != known:
         write_json(Path(folder) / "versions.json", merged)
@@ -161,7 +162,7 @@ class EmbeddingCache:
         ``unknown``."""
         known = self.devices()
         if known is None:
-            known = ["unknown"] if any(self.folder.glob("part-*.npy")) or self.final_path.is_file() else []
+            known = ["unknown"] if self._holds_rows() else []
         if kind not in known:
             write_json(self.folder / "devices.json", sorted({*known, kind}))
 
@@ -174,7 +175,11 @@ class EmbeddingCache:
         """Record (atomically, before the part they encode is written) that libraries of the versions ``found``
         (name -> version) encode rows of this entry (:func:`record_versions`). Parts already there with no
         record (written before versions were recorded) count as ``unknown``."""
-        record_versions(self.folder, found, any(self.folder.glob("part-*.npy")) or self.final_path.is_file())
+        record_versions(self.folder, found, self._holds_rows)
+
+    def _holds_rows(self) -> bool:
+        """Whether rows were written to this entry before (a part, or the complete matrix)."""
+        return any(self.folder.glob("part-*.npy")) or self.final_path.is_file()
 
     def _meta_matches(self, meta: dict) -> bool:
         return meta.get("rows") == self.n_rows and meta.get("chunk_size") == self.chunk_size

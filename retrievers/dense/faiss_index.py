@@ -50,16 +50,6 @@ def _intact(path: Path) -> bool:
     return matches_crc_record(path, record)
 
 
-def _built_with(path: Path) -> dict[str, str] | None:
-    """The versions recorded beside a cached index (``<name>.json``'s ``versions``), None where none is (an
-    index written before they were)."""
-    try:
-        found = json.loads(_record_path(path).read_text(encoding="utf-8")).get("versions")
-    except (OSError, ValueError, AttributeError):
-        return None
-    return dict(found) if isinstance(found, dict) and all(isinstance(v, str) for v in found.values()) else None
-
-
 def _faiss():
     try:
         import faiss
@@ -92,7 +82,7 @@ class FaissIndex:
                  nprobe: int | None = None, ef_search: int | None = None, cache_path: Path | None = None):
         faiss = _faiss()
         started = time.perf_counter()
-        from harness.versions import computed_with
+        from harness.versions import computed_with, versions_in
 
         self.cache = "off"
         self.versions = computed_with(["faiss-cpu"])  # what built the index (a hit: the cached one's record)
@@ -106,7 +96,7 @@ class FaissIndex:
                 index = None
             self.cache = "hit" if index is not None else "miss"
             if index is not None:
-                self.versions = _built_with(Path(cache_path))
+                self.versions = versions_in(_record_path(Path(cache_path)))  # (null: recorded before versions)
         elif cache_path is not None:
             self.cache = "miss"
         if index is None:

@@ -177,7 +177,7 @@ class SparseWeightCache:
     def add_versions(self, found: dict[str, str]) -> None:
         """Record (before the part they encode is written) that libraries of the versions ``found`` encode rows
         of this entry; parts already there with no record count as ``unknown``."""
-        record_versions(self.folder, found, any(self.folder.glob("part-*.npz")) or self.final_path.is_file())
+        record_versions(self.folder, found, lambda: any(self.folder.glob("part-*.npz")) or self.final_path.is_file())
 
     def saved_part(self, i: int) -> SparseRows | None:
         """Chunk ``i``'s part when its file is there whole and holds one row per document of the chunk,
