@@ -41,7 +41,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from load_scale import generate  # noqa: E402
+from fresh_parent import floor_note, generate_in_child  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -81,7 +81,7 @@ def main() -> None:
     args = parser.parse_args()
     folder = args.folder / f"{args.docs}"
     if not (folder / "corpus.jsonl").is_file() and not (folder / "corpus.jsonl.gz").is_file():
-        generate(folder, args.docs)
+        generate_in_child("load_scale", folder, args.docs)  # (this process stays small: see fresh_parent)
     # The .gz lives in a folder of its own (<docs>-gz, queries and qrels hard-linked): a dataset folder holding
     # both corpus.jsonl and corpus.jsonl.gz is refused by the loader. (An earlier version of this script gzipped
     # beside corpus.jsonl: such a file is moved there.)
@@ -151,6 +151,9 @@ def main() -> None:
     print(f"\n{'process':<28} {'seconds':>8} {'x anchor':>9} {'peak RSS MiB':>13} {'CPU s':>7} {'x anchor':>9}")
     for label, seconds, peak, cpu in rows:
         print(f"{label:<28} {seconds:8.2f} {seconds / anchor:8.2f}x {peak:13,.0f} {cpu:7.2f} {cpu / anchor_cpu:8.2f}x")
+    note = floor_note([peak for _, _, peak, _ in rows])
+    if note:
+        print(note)
 
 
 if __name__ == "__main__":
