@@ -23,7 +23,7 @@ def test_evaluate_json_records_the_release_numbers_and_runs_versions_and_the_com
     assert proc.returncode == 0, proc.stderr
     found = json.loads((tmp_path / "m.json").read_text())["versions"]
     assert found["retrieval-harness"] == harness.__version__
-    assert found["numbers_version"] == NUMBERS_VERSION == 2
+    assert found["numbers_version"] == NUMBERS_VERSION == 3  # (3: order-free means, harness.evaluation.mean)
     assert found["runs_version"] == RUNS_VERSION == 2
     assert found["git"] == git_commit()  # (the harness source's commit; None outside git)
     assert {name: found[name] for name in versions()} == versions()  # python and the libraries, as before

@@ -2,7 +2,8 @@
 
 Values are each cell's mean over its evaluated queries (from its metrics.json); the best of a row is bold,
 except for trec_eval's counts ``num_ret`` and ``num_rel`` and for ``Judged@k`` (:mod:`harness.compare.measures`). The ``average``
-row is the unweighted mean over datasets, given only for retrievers with a value on every
+row is the unweighted mean over datasets (:func:`~harness.evaluation.mean.exact_mean`: the same in any order
+of the config's datasets), given only for retrievers with a value on every
 dataset (an average over fewer datasets would not be comparable); otherwise it is null / "-".
 The timings table adds each cell's efficiency figures (p95 latency, index size, peak RSS) and a
 letter per distinct hardware; cells timed on different hardware are flagged.
@@ -25,6 +26,7 @@ from datetime import datetime, timezone
 from harness.bench.cells import Cell
 from harness.bench.config import BenchConfig
 from harness.compare.analysis import same_mean
+from harness.evaluation.mean import exact_mean
 from harness.compare.measures import count, ranks_systems
 from harness.fingerprint import describe_hardware
 from harness.reports import efficiency
@@ -157,7 +159,7 @@ def build(config: BenchConfig, outcomes: list[CellOutcome]) -> dict:
         average = {}
         for r in retrievers:
             values = [rows[d][r] for d in datasets]
-            average[r] = sum(values) / len(values) if values and all(v is not None for v in values) else None
+            average[r] = exact_mean(values) if values and all(v is not None for v in values) else None
         tables[metric] = {"rows": rows, "average": average}
         if groups:
             tables[metric]["forums"] = {name: {label: {r: value(label, r, metric) for r in retrievers}

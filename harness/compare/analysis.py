@@ -26,9 +26,10 @@ SCHEMA = "retrieval-harness/compare/v1"
 
 
 def same_mean(a: float, b: float) -> bool:
-    """Whether two means are equal up to the rounding of their sums (relative 1e-12): the mean of the
-    same per-query values in another query order can differ in the last bits (P@3 values k/3 average
-    to 0.6 in one order and 0.5999999999999999 in another), and both reach the best value."""
+    """Whether two means are equal up to the rounding of their sums (relative 1e-12): builds before
+    NUMBERS_VERSION 3 averaged in query order, so the mean of the same per-query values in another order
+    could differ in the last bits (P@3 values k/3 averaged to 0.6 in one order and 0.5999999999999999 in
+    another; :mod:`harness.evaluation.mean` gives one value now), and both reach the best value."""
     return abs(a - b) <= 1e-12 * max(abs(a), abs(b))
 
 

@@ -100,7 +100,8 @@ def forum_mean(values: list) -> float | None:
     has one (``values`` holds one value or None per forum; an average over fewer forums is not BEIR's)."""
     if not values or any(v is None for v in values):
         return None
-    return sum(values) / len(values)
+    from harness.evaluation.mean import exact_mean  # (the same whatever the forums' order)
+    return exact_mean(values)
 
 
 HF_PREFIX = "hf:"

@@ -20,6 +20,10 @@ published numbers):
   queries only). A query whose judgments are all non-relevant is left out: no metric is defined
   for it (BEIR would report 0 for it where the run has it). Queries of the run that are not in
   the qrels are ignored. The counts of both cases are reported.
+* Means: each metric's mean is the correctly rounded sum of its per-query values over their count
+  (:mod:`harness.evaluation.mean`), so it does not depend on the order of the queries (the qrels'
+  lines): a float sum in file order moved the last digits with the order. trec_eval and BEIR sum in
+  their own orders; all agree to ~1e-16.
 * MRR@k and R_cap@k follow BEIR's definitions, with the ranking above (BEIR itself sorts ties
   by insertion order).
 * Metric names: ``NDCG@10``-style (see ``metrics``). In a list of metrics, a family that takes a
@@ -37,6 +41,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from harness.evaluation.judgments import Judgments, judge
+from harness.evaluation.mean import exact_mean
 from harness.evaluation.metrics import DEFAULT_FAMILIES, DEFAULT_K, Metric, level_names, parse_metric, takes_cutoff
 from harness.evaluation.metrics.dcg import GainOverflow
 from harness.evaluation.semantics import Semantics, parse_semantics
@@ -99,16 +104,10 @@ def depth_warning(depth: int, k_values: Iterable[int], metrics: Iterable[Metric]
 
 
 def finite_mean(values: np.ndarray) -> float:
-    """The mean of per-query values (0.0 for none) as ``values.mean()`` computes it, also when their sum
-    passes the largest double (DCG_exp values near 2^1023: two such queries sum to inf): then the mean of
-    the values scaled by a power of two and scaled back, the same arithmetic out of overflow's reach (only
-    values below 2^-1022 of the largest lose bits), so finite values always give a finite mean."""
-    with np.errstate(over="ignore"):
-        mean = float(values.mean()) if len(values) else 0.0
-    if math.isfinite(mean) or not np.isfinite(values).all():
-        return mean
-    scale = 2.0 ** -math.frexp(float(np.abs(values).max()))[1]  # (exact: a power of two)
-    return float((values * scale).mean() / scale)
+    """The mean of per-query values: :func:`harness.evaluation.mean.exact_mean`, their correctly rounded
+    sum over their count (0.0 for none), the same whatever the order of the values (the qrels' line order,
+    compare's alignment), and finite for finite values whose sum passes the largest double (DCG_exp)."""
+    return exact_mean(np.asarray(values, dtype=np.float64).tolist())
 
 
 @dataclass(frozen=True, eq=False)
