@@ -231,15 +231,7 @@ def test_two_loads_do_not_build_one_docstore_at_once(tmp_path, monkeypatch):
             with lock:
                 state["active"] -= 1
     monkeypatch.setattr(BeirDocs, "_docs_iter", building)
-    loaded, errors = [], []
-
-    def load():
-        try:
-            loaded.append(load_dataset(f"irds:{irds_id}"))
-        except Exception as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
-        finally:
-            moved.set()
+    load, loaded, errors = _loader(irds_id, moved)
     threads = [threading.Thread(target=load) for _ in range(2)]
     for thread in threads:
         thread.start()
@@ -248,6 +240,21 @@ def test_two_loads_do_not_build_one_docstore_at_once(tmp_path, monkeypatch):
     assert not any(thread.is_alive() for thread in threads)
     assert state["most"] == 1 and not errors
     assert [len(d.corpus) for d in loaded] == [50, 50] and loaded[0].files == loaded[1].files
+
+
+def _loader(irds_id: str, moved):
+    """A thread target loading ``irds:<irds_id>`` (the datasets it loads, the exceptions it meets) that sets
+    ``moved`` when it is done, whatever the outcome."""
+    loaded, errors = [], []
+
+    def load():
+        try:
+            loaded.append(load_dataset(f"irds:{irds_id}"))
+        except Exception as exc:  # noqa: BLE001 - reported by the test
+            errors.append(exc)
+        finally:
+            moved.set()
+    return load, loaded, errors
 
 
 def test_a_load_does_not_read_the_docstore_another_is_building(tmp_path, monkeypatch):
@@ -275,15 +282,7 @@ def test_a_load_does_not_read_the_docstore_another_is_building(tmp_path, monkeyp
             moved.wait(120)
         return handle
     monkeypatch.setattr(lz4_pickle, "open", open_, raising=False)
-    loaded, errors = [], []
-
-    def load():
-        try:
-            loaded.append(load_dataset(f"irds:{irds_id}"))
-        except Exception as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
-        finally:
-            moved.set()
+    load, loaded, errors = _loader(irds_id, moved)
     first = threading.Thread(target=load)
     first.start()
     assert written.wait(120), "ir_datasets wrote no bin.meta (its docstore changed: this test needs updating)"
