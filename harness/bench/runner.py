@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -452,7 +452,8 @@ class BenchRunner:
                                            {d.label: d.source for d in self.config.datasets}))
         except Exception as exc:  # noqa: BLE001 - the leaderboard is written; the page is extra
             _remove(page)
-            print(f"warning: report.html not written: {_one_line(exc)}", file=sys.stderr)
+            # (logged, as a cache not written is: bench -q hides it, as it hides every warning but the cells')
+            logging.getLogger(__name__).warning("warning: report.html not written: %s", _one_line(exc))
 
 
 def _remove(path: Path) -> None:

@@ -33,14 +33,10 @@ def bench(
     """Run every cell (dataset x retriever) of CONFIG, reusing finished cells, and write the leaderboard."""
     from harness import progress
     from harness.bench import load_config, run_bench
-    from harness.cli.display import dependency_output_hidden, print_leaderboard
+    from harness.cli.display import hide_output, print_leaderboard
     from harness.cli.options import check_output_folder
 
-    if quiet:
-        progress.disable()
-    if not progress.enabled():  # (-q, stderr no terminal, HARNESS_PROGRESS=0: the dependencies' bars too,
-        # transformers' "Loading weights" of a dense cell's model)
-        ctx.with_resource(dependency_output_hidden(hide_warnings=False))
+    hide_output(ctx, quiet)  # (as run -q: other packages' bars and warnings, a cache not written)
     cfg = load_config(config)
     if output_dir is not None:
         cfg = cfg.with_output_dir(output_dir)

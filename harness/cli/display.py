@@ -136,6 +136,21 @@ def dependency_output_hidden(hide_warnings: bool = True) -> Iterator[None]:
                 os.environ[HF_PROGRESS_SWITCH] = previous
 
 
+def hide_output(ctx, quiet: bool) -> None:
+    """What ``run``, ``bench`` and ``rerank`` hide for the whole command (``ctx``'s resources, released when
+    it ends): with ``quiet``, the progress bars, the dependencies' bars and warnings
+    (:func:`dependency_output_hidden`) and what the library logs at WARNING (:func:`logged_warnings_hidden`);
+    without, when progress is not shown (stderr no terminal, ``HARNESS_PROGRESS=0``), the dependencies' bars."""
+    from harness import progress
+
+    if quiet:
+        progress.disable()
+        ctx.with_resource(dependency_output_hidden())  # (transformers' "Loading weights" bar, other packages' warnings)
+        ctx.with_resource(logged_warnings_hidden())  # (until the command is over: ctx is closed then, this first)
+    elif not progress.enabled():  # (stderr no terminal, HARNESS_PROGRESS=0: the dependencies' bars too)
+        ctx.with_resource(dependency_output_hidden(hide_warnings=False))
+
+
 @contextmanager
 def logged_warnings_hidden() -> Iterator[None]:
     """``--quiet``: while the block runs, what the library logs at WARNING or below is not printed (a

@@ -42,13 +42,9 @@ def rerank(
     from harness.formats.trec import STDIN_NAME, is_stdin, read_once, read_run, write_run
     from harness.registry import create_reranker
 
-    from harness.cli.display import dependency_output_hidden
+    from harness.cli.display import hide_output
 
-    if quiet:
-        progress.disable()
-        ctx.with_resource(dependency_output_hidden())  # (transformers' "Loading weights" bar, others' warnings)
-    elif not progress.enabled():  # (stderr no terminal, HARNESS_PROGRESS=0: the dependencies' bars too)
-        ctx.with_resource(dependency_output_hidden(hide_warnings=False))
+    hide_output(ctx, quiet)
     if not 1 <= depth <= 2**63 - 1:  # (ranks and counts are int64, as harness run's --depth)
         raise typer.BadParameter("--depth must be >= 1 and at most 2^63 - 1")
     evaluator, k_values = build_evaluator(k, metric, relevance_threshold, keep_identical_ids, semantics)

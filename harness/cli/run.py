@@ -9,7 +9,7 @@ from typing import List, Optional
 import typer
 
 from harness.cli import app
-from harness.cli.display import dependency_output_hidden, logged_warnings_hidden, print_metrics
+from harness.cli.display import hide_output, print_metrics
 from harness.cli.options import (K_OPTION, KEEP_IDENTICAL_IDS_OPTION, METRIC_OPTION, RELEVANCE_THRESHOLD_OPTION,
                                   SEMANTICS_OPTION, build_evaluator, check_output_folder, given, parse_params)
 from harness.datasets import DEFAULT_DATASET
@@ -48,12 +48,7 @@ def run(
     from harness.experiment import run_experiment
     from harness.registry import create
 
-    if quiet:
-        progress.disable()
-        ctx.with_resource(dependency_output_hidden())  # (transformers' "Loading weights" bar, other packages' warnings)
-        ctx.with_resource(logged_warnings_hidden())  # (until the command is over: ctx is closed then, this first)
-    elif not progress.enabled():  # (stderr no terminal, HARNESS_PROGRESS=0: the dependencies' bars too)
-        ctx.with_resource(dependency_output_hidden(hide_warnings=False))
+    hide_output(ctx, quiet)
     evaluator, k_values = build_evaluator(k, metric, relevance_threshold, keep_identical_ids, semantics)
     if depth is not None and not 1 <= depth <= 2**63 - 1:  # (ranks and counts are int64, as for --k)
         raise typer.BadParameter("--depth must be >= 1 and at most 2^63 - 1")
