@@ -357,8 +357,19 @@ def report_of(inputs: Inputs, metrics: Sequence[str] | None = None, baseline: st
                           title=title or inputs.title or "Retrieval report", listed_forums=inputs.listed_forums,
                           listed_rows=inputs.listed_rows, listed_systems=inputs.listed_systems)
     unplaced = [warning for label, warning in inputs.unplaced.items() if label not in (sources or {})]
-    report.warnings = [*inputs.warnings, *unplaced, *report.warnings]
+    report.warnings = [*inputs.warnings, *unplaced, *report.warnings, *recorded_warnings(inputs.groups)]
     return report
+
+
+def recorded_warnings(groups: dict[str, list]) -> list[str]:
+    """The warnings the results' metrics.json files record (a depth below a cutoff, documents not in the
+    corpus, ...), as ``harness bench`` prints a benchmark's and its leaderboard.md ends with them: one line per
+    distinct warning, ``<row> / <column>: <warning>``, naming its results (past three, the first three and a
+    count)."""
+    from harness.bench.leaderboard import grouped_warnings
+
+    return grouped_warnings([(f"{label} / {system.name}", list(getattr(system.document, "warnings", None) or []))
+                             for label, systems in groups.items() for system in systems])
 
 
 def write_bench_report(path: str | Path, bench: Bench) -> Path:
