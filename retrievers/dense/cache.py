@@ -8,7 +8,9 @@ normalization; see :func:`cache_key`), in ``<cache dir>/<kind>-<key>/``::
                           recorded before a part is written (:meth:`EmbeddingCache.add_device`)
     versions.json         the versions of the libraries that encoded its rows (sentence-transformers,
                           transformers, torch: name -> sorted list), recorded as devices.json is
-                          (:meth:`EmbeddingCache.add_versions`); the model is the key's (its digest)
+                          (:meth:`EmbeddingCache.add_versions`), or, for parts Ray actors wrote, the
+                          actors' own, once written (retrievers/dense/distributed.py); the model is the
+                          key's (its digest)
     part-512-000000.npy   rows of one chunk of the encoding order (named by chunk size and chunk
                           number), while the encode is under way
     embeddings.npy        all rows in input order, once complete (the parts are then removed)
@@ -171,11 +173,13 @@ class EmbeddingCache:
         None where none is recorded (an entry written before they were, or not started)."""
         return recorded_versions(self.folder)
 
-    def add_versions(self, found: dict[str, str]) -> None:
+    def add_versions(self, found: dict[str, str], earlier: Callable[[], bool] | None = None) -> None:
         """Record (atomically, before the part they encode is written) that libraries of the versions ``found``
         (name -> version) encode rows of this entry (:func:`record_versions`). Parts already there with no
-        record (written before versions were recorded) count as ``unknown``."""
-        record_versions(self.folder, found, self._holds_rows)
+        record (written before versions were recorded) count as ``unknown``; ``earlier``: whether there are
+        such parts, where rows were written since without a record (a Ray encode's actors: their parts are
+        recorded once written), by default whether the entry holds rows."""
+        record_versions(self.folder, found, earlier or self._holds_rows)
 
     def _holds_rows(self) -> bool:
         """Whether rows were written to this entry before (a part, or the complete matrix)."""

@@ -20,6 +20,7 @@ Ray is optional (``pip install "retrieval-harness[ray]"``); nothing here imports
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import time
 from dataclasses import dataclass
@@ -87,12 +88,19 @@ class ChunkEncoder:
 
     def __init__(self, job: EncodeJob):
         self.job, self.error = job, None
+        self.versions = json.dumps(self.library_versions(), sort_keys=True)  # (returned with each chunk written)
         # writing a part needs only the folder and each chunk's length, which the order does not change
         self.entry = EmbeddingCache(Path(job.cache_folder), job.n_rows, np.arange(job.n_rows), job.chunk_size, {})
         try:
             self.model = self.load_model(job)
         except Exception as exc:  # noqa: BLE001 - reported with each chunk handed to this actor
             self.model, self.error = None, f"loading model {job.model_name!r}: {_error_line(exc)}"
+
+    @staticmethod
+    def library_versions() -> dict[str, str]:
+        """The versions of the encoding libraries in this actor's process: its node's environment, which the
+        driver records for the parts the actor wrote (a cluster may run other versions than the driver)."""
+        return computed_with(ENCODER_LIBRARIES)
 
     @staticmethod
     def load_model(job: EncodeJob) -> ModelHandle:
@@ -115,7 +123,8 @@ class ChunkEncoder:
                 except Exception as exc:  # noqa: BLE001 - reported by the driver, naming the chunk
                     error = _error_line(exc)
             errors.append(error or "")
-        return {"chunk": np.asarray(chunks, dtype=np.int64), "error": np.asarray(errors, dtype=object)}
+        return {"chunk": np.asarray(chunks, dtype=np.int64), "error": np.asarray(errors, dtype=object),
+                "versions": np.asarray([self.versions] * len(chunks), dtype=object)}
 
 
 def _held_gpus(ray) -> float:
@@ -165,7 +174,6 @@ def encode_missing(entry: EmbeddingCache, texts: Sequence[str], model: ModelHand
     actors, gpus, device = plan_workers(ray, model.requested_device, workers)
     actors = min(actors, len(missing))
     entry.add_device(device.split(":", 1)[0])  # (before the actors write parts; cuda:1 -> cuda)
-    entry.add_versions(computed_with(ENCODER_LIBRARIES))  # (this process's: the actors run the cluster's environment)
     job = EncodeJob(model.name, str(model.folder), device, prompt, batch_size, normalize, max_seq_length,
                     str(Path(entry.folder).resolve()), entry.n_rows, entry.chunk_size)
     items = [{"chunk": i, "texts": [texts[r] for r in entry.chunk_rows(i).tolist()]} for i in missing]
@@ -175,6 +183,11 @@ def encode_missing(entry: EmbeddingCache, texts: Sequence[str], model: ModelHand
         encoder_cls, batch_size=1, batch_format="numpy", compute=ray.data.ActorPoolStrategy(size=actors),
         num_cpus=cpus_per_worker, num_gpus=gpus, fn_constructor_args=(job,))
     rows = list(done.iter_rows())
+    # the versions of the actors that wrote parts (each node's environment, not this process's), recorded once
+    # the parts are written: parts left by a driver that dies before count as unknown (cache.record_versions)
+    resumed = len(missing) < entry.n_chunks  # (parts of an earlier job: unknown versions, unless recorded)
+    for found in sorted({str(row["versions"]) for row in rows if not row["error"]}):
+        entry.add_versions(json.loads(found), earlier=lambda: resumed)
     failed = sorted((int(row["chunk"]), str(row["error"])) for row in rows if row["error"])
     if failed:
         chunk, error = failed[0]

@@ -139,7 +139,7 @@ def test_a_worker_dying_midway_costs_only_its_chunk(ray_local, model_dir, tmp_pa
     np.testing.assert_array_equal(np.asarray(run._docs), fake_encode(list(CORPUS.texts)))
     entry = next((tmp_path / "cache").glob("documents-*"))
     # no stray temp files (devices.json: the kinds of device that encoded it, the actors' cpu; versions.json: the
-    # versions of the libraries that encoded it, the driver's)
+    # versions of the libraries that encoded it, the actors': this environment's, on a local Ray)
     assert sorted(p.name for p in entry.iterdir()) == ["devices.json", "embeddings.npy", "meta.json", "versions.json"]
     assert run.stats()["documents_devices"] == ["cpu"]
     assert run.stats()["documents_versions"]["transformers"] == [version("transformers")]
