@@ -19,6 +19,24 @@ def sha256(path: str | os.PathLike) -> str:
     return file_digest(path, "sha256")
 
 
+def content_sha256(path: str | os.PathLike) -> str:
+    """sha256 of what a file holds: a ``.gz`` file's decompressed bytes (every member), any other file's
+    bytes (then it is :func:`sha256`). The same text gzipped at another level, by another tool or with
+    another header mtime has one content checksum; its file checksums differ. Decompressed by isal's
+    igzip when installed (~1.3 s per 448 MB of gzip here, ~4x Python's gzip), which gives the same bytes."""
+    if not str(path).endswith(".gz"):
+        return sha256(path)
+    try:
+        from isal import igzip as opener
+    except ImportError:  # pragma: no cover - isal is a dependency
+        import gzip as opener
+    digest = hashlib.sha256()
+    with opener.open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def crc32(path: str | os.PathLike) -> str:
     """CRC-32 (zlib's polynomial, as Lucene's index file footers) of a file's bytes, as 8 hex digits:
     a check against accidental damage (a flipped bit, a torn write), not against tampering; isal's

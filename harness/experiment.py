@@ -51,6 +51,7 @@ class Experiment:
 
 def dataset_info(dataset: Dataset) -> dict:
     return {"name": dataset.name, "split": dataset.split, "files": dataset.files,
+            **({"content": dict(sorted(dataset.content.items()))} if dataset.content else {}),
             "n_docs": len(dataset.corpus), "n_queries": len(dataset.queries)}
 
 

@@ -64,7 +64,9 @@ def fingerprint(dataset_files: dict[str, str], split: str, spec: RetrieverSpec, 
     (``k1 = 1`` and ``k1 = 1.0``: :func:`equal_numbers`), and so do the same metrics in another order
     (the leaderboard's ``metrics`` reordered); ``as_written``: the fingerprint that earlier runs
     recorded, numbers and metrics as written (see :func:`is_finished`); None where JSON cannot write
-    them (a plugin's params() with numpy or tuple keys: no earlier run recorded a fingerprint of them)."""
+    them (a plugin's params() with numpy or tuple keys: no earlier run recorded a fingerprint of them).
+    ``dataset_files``: ``Dataset.identity()`` (the content's checksums: a plain dataset's are its files', so
+    its cells' fingerprints are those recorded before content was; a ``.gz`` corpus's cells run once again)."""
     system = {"type": spec.type, "params": spec.params, "resolved": resolved_params} \
         if isinstance(spec, RetrieverSpec) else {"pipeline": spec.to_dict(), "resolved": resolved_params}
     blob = {"dataset": {"split": split, "files": dict(sorted(dataset_files.items()))},
@@ -125,31 +127,36 @@ def is_finished(folder: Path, expected_fingerprint: str, metric_names: list[str]
     return all((folder / name).is_file() for name in RESULT_FILES)
 
 
-def file_sha256(path: Path, memo: dict | None = None) -> str:
-    """sha256 of a file; with ``memo`` (a dict persisted by the caller), reused while the file's
+def file_sha256(path: Path, memo: dict | None = None, content: bool = False) -> str:
+    """sha256 of a file (``content``: of what it holds, :func:`harness.checksums.content_sha256`: a ``.gz``'s
+    decompressed bytes); with ``memo`` (a dict persisted by the caller), reused while the file's
     size, modification time, change time (ns) and inode are unchanged, so a rerun of a finished
     benchmark does not re-hash gigabytes of corpus. (Size and mtime alone are not enough: ``cp -p``,
     ``rsync -a`` or ``touch -r`` give a rewritten file its old mtime, and a qrels file whose grades
     changed keeps its size; ctime cannot be set back, as the corpus cache's memo relies on.)"""
+    from harness.checksums import content_sha256
     from harness.datasets.beir import sha256
 
+    field, hasher = ("content_sha256", content_sha256) if content and path.suffix == ".gz" else ("sha256", sha256)
     if memo is None:
-        return sha256(path)
+        return hasher(path)
     stat = path.stat()
     key = str(path.resolve())
     entry = memo.get(key)
     stamp = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "ctime_ns": stat.st_ctime_ns, "inode": stat.st_ino}
-    if isinstance(entry, dict) and all(entry.get(name) == value for name, value in stamp.items()):
-        return entry["sha256"]
-    digest = sha256(path)
-    memo[key] = {**stamp, "sha256": digest}
+    current = isinstance(entry, dict) and all(entry.get(name) == value for name, value in stamp.items())
+    if current and isinstance(entry.get(field), str):  # (a memo of an earlier release has no content_sha256)
+        return entry[field]
+    digest = hasher(path)
+    memo[key] = {**(entry if current else {}), **stamp, field: digest}
     return digest
 
 
 def dataset_checksums(spec: DatasetSpec, memo: dict | None = None) -> dict[str, str] | None:
-    """The sha256 of a BEIR folder's corpus, queries and qrels files, keyed as the loader records
-    them in ``Dataset.files``; None when the dataset is not a local BEIR folder (then it is loaded
-    to learn them)."""
+    """The sha256 of what a BEIR folder's corpus, queries and qrels files hold (a ``.gz``'s decompressed
+    bytes), keyed as the loader records them in ``Dataset.content`` (names without ``.gz``): a cell's
+    dataset identity (``Dataset.identity()``), so the corpus read plain or gzipped is one cell; None when
+    the dataset is not a local BEIR folder (then it is loaded to learn them)."""
     from harness.datasets import resolve
     from harness.datasets.beir import find_file
 
@@ -161,4 +168,5 @@ def dataset_checksums(spec: DatasetSpec, memo: dict | None = None) -> dict[str, 
     qrels = folder / "qrels" / f"{spec.split}.tsv"
     if not qrels.is_file():
         return None
-    return {**{p.name: file_sha256(p, memo) for p in paths}, f"qrels/{qrels.name}": file_sha256(qrels, memo)}
+    return {**{p.name.removesuffix(".gz"): file_sha256(p, memo, content=True) for p in paths},
+            f"qrels/{qrels.name}": file_sha256(qrels, memo, content=True)}

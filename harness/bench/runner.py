@@ -37,7 +37,7 @@ from harness.reports.writer import result_file_named
 from harness.secrets import without_secrets
 
 MANIFEST_SCHEMA = "retrieval-harness/bench/v1"
-CHECKSUM_MEMO = ".checksums.json"  # file sha256s by path, size and mtime (see cells.file_sha256)
+CHECKSUM_MEMO = ".checksums.json"  # file and content sha256s by path, size and mtime (see cells.file_sha256)
 
 
 @dataclass
@@ -220,7 +220,7 @@ class BenchRunner:
             with progress.task(f"checksums of {spec.label}"):
                 self._checksums[spec] = dataset_checksums(spec, self._memo)
         files = self._checksums[spec]
-        return files if files is not None else datasets.get(spec).files
+        return files if files is not None else datasets.get(spec).identity()
 
     def _live(self, cell: Cell) -> bool:
         """Whether ``cell``'s retriever answers from a live service (its ``cache_runs`` false: the http
@@ -299,9 +299,9 @@ class BenchRunner:
             datasets = self._planned  # loaded by the plan (for its checksums): not loaded a second time
         ds = datasets.get(cell.dataset)
         check_run_file_ids(ds)  # the cell writes run.trec: refuse ids it could not hold before indexing
-        if ds.files != self._checksums.get(cell.dataset):  # checksums known only after loading
-            expected = fingerprint(ds.files, cell.dataset.split, cell.retriever, self.resolved_params(cell.retriever),
-                                   self.evaluation)
+        if ds.identity() != self._checksums.get(cell.dataset):  # checksums known only after loading
+            expected = fingerprint(ds.identity(), cell.dataset.split, cell.retriever,
+                                   self.resolved_params(cell.retriever), self.evaluation)
         evaluator = Evaluator(self.metrics, k_values=self.config.k, relevance_threshold=self.config.relevance_threshold,
                               ignore_identical_ids=self.config.ignore_identical_ids, semantics=self.config.semantics)
         if isinstance(cell.retriever, RetrieverSpec):
@@ -316,7 +316,7 @@ class BenchRunner:
             resolved = _stages_as_run(self.pipeline_params(cell.retriever), outcomes)
         # the fingerprint of what the numbers were computed from: params() now describe what was read (a run
         # file rewritten since the plan: its new sha256), so that the cell is never reused for the old content
-        expected = fingerprint(ds.files, cell.dataset.split, cell.retriever, resolved, self.evaluation)
+        expected = fingerprint(ds.identity(), cell.dataset.split, cell.retriever, resolved, self.evaluation)
         document = exp.document
         document.throughput = leaderboard.throughput(document)
         document.bench = {"name": self.config.name, "config_path": self.config.source,

@@ -471,11 +471,14 @@ def consistency_warnings(systems: Sequence[SystemResult]) -> list[str]:
     ref = next((s for s in systems if s.document is not None or s.settings), None)
     for s in systems:
         if s.document is not None and s is not ref_doc:
-            ref_files, files = _dataset_digests(ref_doc), _dataset_digests(s)
+            # the content checksums where both record them (one text plain or gzipped is one dataset), else
+            # the files' (a result written before content was recorded, or by harness evaluate)
+            block = "content" if _dataset_digests(ref_doc, "content") and _dataset_digests(s, "content") else "files"
+            ref_files, files = _dataset_digests(ref_doc, block), _dataset_digests(s, block)
             # harness evaluate records only the qrels, harness run corpus, queries and qrels: a subset is fine.
             if ref_files and files and not (ref_files <= files or files <= ref_files):
                 warnings.append(f"{s.name} and {ref_doc.name} were evaluated on different dataset files "
-                                "(sha256 differ)")
+                                f"(sha256{' of their content' if block == 'content' else ''} differ)")
         elif s.qrels_sha256 is not None and ref_doc is not None:  # a run file evaluated here, on --qrels
             ref_files = _dataset_digests(ref_doc)
             if ref_files and s.qrels_sha256 not in ref_files:
@@ -492,10 +495,11 @@ def consistency_warnings(systems: Sequence[SystemResult]) -> list[str]:
     return warnings
 
 
-def _dataset_digests(system: SystemResult) -> set[str]:
-    """The sha256 values of a metrics file's ``dataset.files`` (``{file: sha256}``); none where it holds no
-    such mapping (a hand-edited or foreign file: a list, a nested table failed compare with a traceback)."""
-    files = system.document.dataset.get("files")
+def _dataset_digests(system: SystemResult, block: str = "files") -> set[str]:
+    """The sha256 values of a metrics file's ``dataset.files`` (``{file: sha256}``, or ``dataset.content``:
+    of what each file holds, a ``.gz``'s decompressed bytes); none where it holds no such mapping (a
+    hand-edited or foreign file: a list, a nested table failed compare with a traceback)."""
+    files = system.document.dataset.get(block)
     return {v for v in files.values() if isinstance(v, str)} if isinstance(files, dict) else set()
 
 

@@ -58,7 +58,8 @@ def load_corpus(path: Path, cache: bool | None = None) -> Corpus:
 
     Parsed column-wise (:mod:`harness.datasets.jsonl`) and, with ``cache`` (default: corpora of
     :data:`~harness.datasets.corpus_cache.MIN_BYTES` or more), kept as a memory-mapped Arrow file
-    keyed by the file's checksum (:mod:`harness.datasets.corpus_cache`), so the next load is a map.
+    keyed by its content's checksum (:mod:`harness.datasets.corpus_cache`: a ``.gz``'s decompressed bytes), so
+    the next load is a map; ``fingerprint`` is derived from the same checksum.
     A cached corpus is parsed batch by batch straight into its cache file, which is then mapped
     (:func:`_stream_corpus`: no whole parsed copy in RAM, nothing copied afterwards; at 1M documents
     ~0.9 s and ~300 MB less); a corpus the fast parse refuses, or ``HARNESS_CORPUS_STREAM=0``, is
@@ -74,7 +75,7 @@ def load_corpus(path: Path, cache: bool | None = None) -> Corpus:
         corpus, digest = corpus_cache.load_or_build(path, COLUMNS, lambda: _parse_corpus(path), Corpus.from_table,
                                                     stream=stream)
     else:
-        corpus, digest = Corpus.from_table(_parse_corpus(path)), corpus_cache.source_checksum(path)
+        corpus, digest = Corpus.from_table(_parse_corpus(path)), corpus_cache.content_checksum(path)
     corpus.fingerprint = corpus_cache.fingerprint(digest)
     return corpus
 
@@ -195,14 +196,16 @@ def load_beir_folder(folder: str | Path, split: str = "test", name: str | None =
     qrels = load_qrels_tsv(qrels_path)
     corpus = load_corpus(corpus_path)
     all_queries = load_queries(queries_path)
+    paths = {p.name if p.parent == folder else f"qrels/{p.name}": p for p in (corpus_path, queries_path, qrels_path)}
     return assemble(name or folder.name, split, corpus, all_queries, qrels,
-                    {p.name if p.parent == folder else f"qrels/{p.name}": corpus_cache.source_checksum(p)
-                     for p in (corpus_path, queries_path, qrels_path)})
+                    {key: corpus_cache.source_checksum(p) for key, p in paths.items()},
+                    {key.removesuffix(".gz"): corpus_cache.content_checksum(p) for key, p in paths.items()})
 
 
 def assemble(name: str, split: str, corpus: Corpus, all_queries: Queries, qrels: Qrels,
-             files: dict[str, str]) -> Dataset:
-    """Keep the queries judged in ``qrels`` and count judgments that point nowhere."""
+             files: dict[str, str], content: dict[str, str] | None = None) -> Dataset:
+    """Keep the queries judged in ``qrels`` and count judgments that point nowhere. ``files``: the sha256
+    of each file read (provenance); ``content``: of what each holds (``Dataset.content``), where known."""
     judged = qrels.queries()
     queries = all_queries.subset(judged)
     warnings = []
@@ -212,7 +215,7 @@ def assemble(name: str, split: str, corpus: Corpus, all_queries: Queries, qrels:
     missing_docs = _count_missing(qrels.doc_ids.tolist(), corpus)
     if missing_docs:
         warnings.append(f"{missing_docs} judgment(s) name documents missing from the corpus")
-    return Dataset(name, split, corpus, queries, qrels, files, warnings)
+    return Dataset(name, split, corpus, queries, qrels, files, warnings, content=dict(content or {}))
 
 
 def _count_missing(doc_ids: list[str], corpus: Corpus) -> int:

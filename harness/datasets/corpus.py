@@ -34,7 +34,8 @@ class Corpus:
     from this process (they stay in the page cache and are read again if touched).
 
     ``fingerprint`` identifies the content without reading it: for a corpus loaded from a file it is
-    derived from the file's sha256 and the parser's format version (set by the loader), so a cache
+    derived from the sha256 of the file's content (a ``.gz``'s decompressed bytes: one fingerprint however
+    it is encoded) and the parser's format version (set by the loader), so a cache
     keyed on the corpus (an index, embeddings) need not hash every document; None when unknown
     (then hash the content).
     """
@@ -343,3 +344,11 @@ class Dataset:
     files: dict[str, str] = field(default_factory=dict)  # file name -> sha256
     warnings: list[str] = field(default_factory=list)
     load_s: float = 0.0  # seconds load_dataset took to load it (0 when built otherwise)
+    # file name without .gz -> sha256 of its content (a .gz's decompressed bytes): what the dataset IS, where
+    # ``files`` is exactly which files were read; {} where the loader knows no content apart from its files
+    content: dict[str, str] = field(default_factory=dict)
+
+    def identity(self) -> dict[str, str]:
+        """The checksums that say which data this is (``content``, else ``files``): what keys pipeline stages
+        and what compare / check compare, so that one text gzipped or not is one dataset."""
+        return dict(sorted((self.content or self.files).items()))

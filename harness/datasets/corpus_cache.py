@@ -1,11 +1,20 @@
 """The parsed-corpus cache: one Arrow IPC (Feather v2) file per corpus source, memory-mapped on reuse.
 
-    <cache>/corpora/<sha256 of the source file>-v<FORMAT>.arrow
+    <cache>/corpora/<sha256 of the source's content>-v<FORMAT>.arrow
 
-* Key: the sha256 of the source file's bytes (``corpus.jsonl[.gz]``), the same checksum the dataset
-  records in ``Dataset.files``, plus :data:`FORMAT` (bumped whenever the parsed form changes). A
-  changed source has another checksum, hence another file; identical sources share one.
-* Hashing a large corpus costs seconds (448 MB: ~1-3 s here), so the checksum is remembered per
+* Key: the sha256 of the source's content (:func:`content_checksum`: a ``corpus.jsonl.gz``'s
+  decompressed bytes, a ``corpus.jsonl``'s bytes), the checksum the dataset records in
+  ``Dataset.content``, plus :data:`FORMAT` (bumped whenever the parsed form changes). A changed source
+  has another checksum, hence another file; identical contents share one, however they are encoded (the
+  same text plain, gzipped at any level or with another gzip header: one file, one ``Corpus.fingerprint``,
+  hence one BM25 index and one set of embeddings). A plain file's content checksum is its file checksum,
+  so its entries written before the key was the content (keyed on the file) are still found; a ``.gz``'s
+  old entries (keyed on the compressed bytes) are never looked up again (no name collides: a
+  ``corpus.jsonl`` of gzip bytes is refused), hence no :data:`FORMAT` bump. The metadata's
+  ``harness.source_sha256`` holds the same key.
+* Hashing a large corpus costs seconds (448 MB: ~1-3 s here; a ``.gz`` is also decompressed for its
+  content checksum: ~1.3 s per 448 MB of gzip with isal), so both checksums (the file's, recorded in
+  ``Dataset.files`` as provenance of exactly which file was read, and the content's) are remembered per
   path in ``<cache>/corpora/stat/<sha256 of the path>.json`` together with the file's device,
   inode, size, mtime and ctime (nanoseconds): while all five are unchanged the file has not been
   written (any write moves mtime and ctime; ctime cannot be set back by ``touch`` or ``cp -p``), and
@@ -59,7 +68,7 @@ from harness.atomic import (atomic_path, build_lock, create_new, remove_abandone
                             write_json)
 from harness.background import PendingWrites
 from harness.cache import cache_dir
-from harness.checksums import sha256
+from harness.checksums import content_sha256, sha256
 
 FORMAT = 3  # 2: a streamed file's metadata has no source checksum (its name is the key; see open_cached);
 # 3: the fast parse checks each line (one object per line, no lone CR): a v2 file may hold the rows of a
@@ -82,18 +91,35 @@ def _memo_path(path: Path) -> Path:
     return cache_dir(KIND) / "stat" / f"{hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:32]}.json"
 
 
+FILE, CONTENT = "sha256", "content_sha256"  # the memo's two checksums (see content_checksum)
+
+
 def source_checksum(path: Path) -> str:
-    """sha256 of ``path``; for a file of :data:`MIN_BYTES` or more, remembered while its stat is unchanged."""
-    path = Path(path)
+    """sha256 of ``path``'s bytes (the provenance of exactly which file was read: ``Dataset.files``); for a
+    file of :data:`MIN_BYTES` or more, remembered while its stat is unchanged."""
+    return _checksum(Path(path), FILE)
+
+
+def content_checksum(path: Path) -> str:
+    """sha256 of what ``path`` holds (:func:`harness.checksums.content_sha256`: a ``.gz`` file's
+    decompressed bytes; any other file's bytes, i.e. :func:`source_checksum`): the corpus's identity, which
+    keys this cache and ``Corpus.fingerprint``, so one text gzipped or not, at any level, by any tool, is one
+    corpus. Remembered beside the file's checksum, while the stat is unchanged, for a file of
+    :data:`MIN_BYTES` or more (a warm load decompresses nothing)."""
+    return _checksum(Path(path), CONTENT)
+
+
+def _checksum(path: Path, field: str) -> str:
     if path.stat().st_size < MIN_BYTES:
-        return sha256(path)
-    digest, _ = _remembered(path)
-    return digest if digest is not None else _hash_and_remember(path)
+        return sha256(path) if field == FILE else content_sha256(path)
+    digest, _ = _remembered(path, field)
+    return digest if digest is not None else _hash_and_remember(path)[field]
 
 
-def _remembered(path: Path) -> tuple[str | None, bool]:
-    """(the remembered sha256 of ``path`` when its stat is unchanged and ``$HARNESS_CORPUS_VERIFY`` is
-    not ``full``, else None; whether anything is remembered for this path at all)."""
+def _remembered(path: Path, field: str = CONTENT) -> tuple[str | None, bool]:
+    """(the remembered checksum ``field`` of ``path`` when its stat is unchanged and ``$HARNESS_CORPUS_VERIFY``
+    is not ``full``, else None; whether anything is remembered for this path at all). A memo written before
+    content checksums were remembered has none: a plain file's is its file checksum, a ``.gz`` is hashed again."""
     memo = _memo_path(path)
     try:
         entry = json.loads(memo.read_text(encoding="utf-8"))
@@ -102,21 +128,26 @@ def _remembered(path: Path) -> tuple[str | None, bool]:
     try:
         if (os.environ.get(VERIFY_ENV, "").strip().lower() != "full" and entry.get("stat") == _stat_key(path)
                 and entry.get("path") == str(path.resolve())):
-            return entry["sha256"], True
+            if field == CONTENT and CONTENT not in entry and path.suffix != ".gz":
+                field = FILE
+            if isinstance(entry.get(field), str):
+                return entry[field], True
     except (AttributeError, KeyError):
         pass
     return None, True
 
 
-def _hash_and_remember(path: Path) -> str:
+def _hash_and_remember(path: Path) -> dict[str, str]:
+    """{FILE: sha256 of the file, CONTENT: of its content} (one read for a plain file, two for a ``.gz``)."""
     before = _stat_key(path)
     digest = sha256(path)
+    digests = {FILE: digest, CONTENT: content_sha256(path) if path.suffix == ".gz" else digest}
     if _stat_key(path) == before:  # not written while we hashed it
         try:
-            write_json(_memo_path(path), {"path": str(path.resolve()), "stat": before, "sha256": digest})
+            write_json(_memo_path(path), {"path": str(path.resolve()), "stat": before, **digests})
         except OSError:
             pass  # a read-only cache: hash again next time
-    return digest
+    return digests
 
 
 def fingerprint(digest: str) -> str:
@@ -213,7 +244,7 @@ def load_or_build(path: Path, columns: tuple[str, ...], build: Callable[[], obje
     second process loading the same source meanwhile waits (a warning says so), then maps the file the
     first wrote instead of parsing the source a second time beside it.
 
-    Returns (the made object, sha256 of the source)."""
+    Returns (the made object, sha256 of the source's content: :func:`content_checksum`)."""
     path = Path(path)
     digest, _ = _remembered(path) if path.stat().st_size >= MIN_BYTES else (None, True)
     if digest is not None:
@@ -246,9 +277,9 @@ def _load_or_build(path: Path, columns: tuple[str, ...], build: Callable[[], obj
                 if streamed is None:
                     table = build()
             finally:
-                digest = hashing.result()
+                digest = hashing.result()[CONTENT]
     elif digest is None:
-        digest = source_checksum(path)
+        digest = content_checksum(path)
     target = cache_path(digest)
     wait(target)  # this process is writing it: use the finished file
     cached = open_cached(target, digest, columns)

@@ -77,7 +77,9 @@ class StageOutcome:
 
 
 def _dataset_identity(dataset: Dataset) -> dict:
-    return {"name": dataset.name, "split": dataset.split, "files": dict(sorted(dataset.files.items()))}
+    # (Dataset.identity: the content's checksums, so a stage is reused whether the corpus is read gzipped or not;
+    # a plain file's content checksum is its file's: the keys of plain datasets are unchanged)
+    return {"name": dataset.name, "split": dataset.split, "files": dataset.identity()}
 
 
 class PipelineRunner:

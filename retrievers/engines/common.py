@@ -24,7 +24,7 @@ __all__ = ["default_threads", "index_key", "in_batches", "hits_run"]
 def index_key(corpus: Corpus, settings: dict) -> str:
     """32 hex digits naming a stored index: sha256 over the corpus's identity and the settings that
     change what is stored. The corpus is named as the BM25 cache names it: by its loader's
-    ``fingerprint`` (the source file's sha256) and size when it has one, else by the digest of every
+    ``fingerprint`` (of the source's content: a ``.gz``'s decompressed bytes) and size when it has one, else by the digest of every
     document (ids, titles, texts)."""
     corpus_id = (f"fingerprint:{corpus.fingerprint}:{len(corpus)}" if corpus.fingerprint is not None
                  else corpus_digest(corpus_chunks(corpus, CHUNK_DOCS)))

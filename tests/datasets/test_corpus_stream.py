@@ -10,7 +10,7 @@ import logging
 import pyarrow as pa
 import pytest
 
-from harness.checksums import sha256
+from harness.checksums import content_sha256
 from harness.datasets import beir, corpus_cache
 from harness.datasets.beir import _scan_corpus, load_corpus
 from harness.errors import InputError
@@ -72,11 +72,12 @@ def test_cold_load_streams_into_the_cache_file_and_maps_it(tmp_path, cache_root,
     assert _same(corpus, _scan_corpus(path)) and corpus.titles[0] == ""
     assert _in_map(corpus)
     files = sorted(p.name for p in (cache_root / "corpora").glob("*.arrow"))
-    assert files == [f"{sha256(path)}-v{corpus_cache.FORMAT}.arrow"] and _leftovers(cache_root) == []
+    # (named by the content's sha256: a .gz's decompressed bytes, docs/cache.md)
+    assert files == [f"{content_sha256(path)}-v{corpus_cache.FORMAT}.arrow"] and _leftovers(cache_root) == []
     monkeypatch.setattr(beir, "_stream_corpus", lambda p, w: pytest.fail("streamed again"))
     again = load_corpus(path, cache=True)
     assert _same(again, corpus) and _in_map(again)
-    assert corpus.fingerprint == again.fingerprint == corpus_cache.fingerprint(sha256(path))
+    assert corpus.fingerprint == again.fingerprint == corpus_cache.fingerprint(content_sha256(path))
 
 
 @pytest.mark.parametrize("fault", ["duplicate id", "number for a string", "bad utf-8", "null id", "bad json"])
