@@ -58,8 +58,12 @@ def recorded_failures(document: MetricsDocument | None) -> list[str]:
     """A reused cell's stand-in for the HarnessWarning its run issued and metrics.json's ``warnings`` does not
     hold (an http retriever's failed queries, ``on_failure=empty``): the count of failed requests its
     efficiency block records, in the words of the timings table's warning."""
-    block = document.efficiency if document is not None else None
-    failed = efficiency.summary(block).get("failed") if isinstance(block, dict) else None
+    return failures_in(document.efficiency if document is not None else None)
+
+
+def failures_in(block: dict | None) -> list[str]:
+    """:func:`recorded_failures` of a metrics.json's ``efficiency`` block (as JSON reads it; report.html's)."""
+    failed = efficiency.failed_count(block)
     return [f"{failed:,} requests failed (scored 0; metrics.json retriever_stats.failed_queries)"] if failed else []
 
 

@@ -362,14 +362,19 @@ def report_of(inputs: Inputs, metrics: Sequence[str] | None = None, baseline: st
 
 
 def recorded_warnings(groups: dict[str, list]) -> list[str]:
-    """The warnings the results' metrics.json files record (a depth below a cutoff, documents not in the
-    corpus, ...), as ``harness bench`` prints a benchmark's and its leaderboard.md ends with them: one line per
-    distinct warning, ``<row> / <column>: <warning>``, naming its results (past three, the first three and a
-    count)."""
-    from harness.bench.leaderboard import grouped_warnings
+    """The warnings the results' metrics.json files record (an http retriever's failed requests, counted in
+    its ``efficiency`` block; its ``warnings``: a depth below a cutoff, documents not in the corpus, ...), as
+    ``harness bench`` prints a reused cell's (:attr:`harness.bench.leaderboard.CellOutcome.warnings`) and its
+    leaderboard.md ends with them: one line per distinct warning, ``<row> / <column>: <warning>``, naming its
+    results (past three, the first three and a count)."""
+    from harness.bench.leaderboard import failures_in, grouped_warnings
 
-    return grouped_warnings([(f"{label} / {system.name}", list(getattr(system.document, "warnings", None) or []))
-                             for label, systems in groups.items() for system in systems])
+    named = []
+    for label, systems in groups.items():
+        for system in systems:
+            info = result_info(system)  # (a typed document or its JSON)
+            named.append((f"{label} / {system.name}", [*failures_in(info.efficiency), *info.warnings]))
+    return grouped_warnings(named)
 
 
 def write_bench_report(path: str | Path, bench: Bench) -> Path:

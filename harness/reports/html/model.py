@@ -75,6 +75,7 @@ class ResultInfo:
     fingerprint: str | None = None
     versions: dict = field(default_factory=dict)
     created: str | None = None
+    warnings: list = field(default_factory=list)  # its ``warnings`` (the str ones)
 
 
 def result_info(system: SystemResult) -> ResultInfo:
@@ -95,7 +96,8 @@ def result_info(system: SystemResult) -> ResultInfo:
         n_queries=_count(dataset.get("n_queries")), retriever=retriever.get("name"), params=block(retriever, "params"),
         settings=block(doc, "settings"), k_values=list(doc.get("k_values") or []), timings=block(doc, "timings"),
         efficiency=block(doc, "efficiency"), fingerprint=block(doc, "bench").get("fingerprint"),
-        versions=block(doc, "versions"), created=doc.get("created"))
+        versions=block(doc, "versions"), created=doc.get("created"),
+        warnings=[w for w in listed if isinstance(w, str)] if isinstance(listed := doc.get("warnings"), list) else [])
 
 
 def _count(value) -> int | None:
