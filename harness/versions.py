@@ -95,6 +95,12 @@ def versions_in(record: Path) -> dict[str, str] | None:
         found = json.loads(Path(record).read_text(encoding="utf-8")).get("versions")
     except (OSError, ValueError, AttributeError):
         return None
+    return versions_value(found)
+
+
+def versions_value(found) -> dict[str, str] | None:
+    """``found`` (a record's ``versions``, as JSON reads it: :func:`versions_in`'s, a parsed corpus's Arrow
+    metadata) as name -> version, None where it is not one (a str for each name)."""
     return dict(found) if isinstance(found, dict) and all(isinstance(v, str) for v in found.values()) else None
 
 

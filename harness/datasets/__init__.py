@@ -17,6 +17,7 @@ from harness.datasets.beir import load_beir_folder
 from harness.datasets.corpus import ArrowCorpus, Corpus, Dataset, Queries
 from harness.datasets.registry import DatasetRef
 from harness.errors import HarnessError
+from harness.versions import reused_versions_warning
 
 BUNDLED = Path(__file__).parent / "bundled"
 DEFAULT_DATASET = "scifact"
@@ -102,12 +103,17 @@ def default_split(dataset: str | DatasetRef) -> str:
     return ref.info.eval_split if ref.info is not None else "test"
 
 
+# How to parse again a corpus another pyarrow parsed (load_dataset's warning; versions are in no cache key)
+REPARSE_HINT = "purge the corpora cache (harness cache purge corpora) to parse it again"
+
+
 def load_dataset(dataset: str | os.PathLike | DatasetRef = DEFAULT_DATASET, split: str | None = None,
                  download: bool | None = None) -> Dataset:
     """Load a test collection by folder (a str or a Path), name, ``hf:<repo>`` (e.g. ``hf:BeIR/nfcorpus``) or
     ``irds:<id>`` (e.g. ``irds:beir/scifact/test``), for ``split`` (default: :func:`default_split`);
     the dataset's ``load_s`` records how long that took, a corpus cache hit included (metrics.json's
-    ``timings.load_s``)."""
+    ``timings.load_s``). A corpus mapped from a cache file that another pyarrow parsed (``Corpus.parsed_with``)
+    adds one warning naming both versions (versions are in no cache key: docs/cache.md)."""
     started = time.perf_counter()
     ref = DatasetRef.parse(dataset)
     split = split if split is not None else default_split(ref)
@@ -125,7 +131,9 @@ def load_dataset(dataset: str | os.PathLike | DatasetRef = DEFAULT_DATASET, spli
         whole_of_forums(ref)
         name, folder = resolve(ref, download=download, split=split)
         loaded = load_beir_folder(folder, split=split, name=name)
-    return replace(loaded, load_s=time.perf_counter() - started)
+    load_s = time.perf_counter() - started
+    reused = reused_versions_warning({"corpus_versions": loaded.corpus.parsed_with}, "dataset", REPARSE_HINT)
+    return replace(loaded, load_s=load_s, warnings=[*loaded.warnings, *filter(None, [reused])])
 
 
 __all__ = ["ArrowCorpus", "Corpus", "Dataset", "DatasetRef", "Queries", "load_dataset", "resolve", "DEFAULT_DATASET"]

@@ -38,9 +38,15 @@ class Corpus:
     it is encoded) and the parser's format version (set by the loader), so a cache
     keyed on the corpus (an index, embeddings) need not hash every document; None when unknown
     (then hash the content).
+
+    ``parsed_with``: the library versions the corpus cache file holding the table records (the pyarrow that
+    parsed it: :func:`harness.datasets.corpus_cache.recorded_versions`), None for a table in memory or a
+    file written before they were recorded (:func:`harness.datasets.load_dataset` warns when they are not
+    this process's).
     """
 
     fingerprint: str | None = None
+    parsed_with: dict[str, str] | None = None
     _mapping: mmap.mmap | None = None  # the read-only file map holding the table, when it is one
     _give_back = False  # a table in RAM was replaced by its map: give its memory back (see use_mapped)
 
@@ -57,9 +63,12 @@ class Corpus:
         """A corpus over ``table``'s ``_id``, ``title`` and ``text`` columns (other columns are dropped;
         non-string columns are cast, nulls become empty strings; the text is not copied). ``mapping``:
         the read-only ``mmap.mmap`` of a file that holds the table's buffers (see :meth:`release`)."""
+        from harness.datasets.corpus_cache import recorded_versions
+
         corpus = cls.__new__(cls)
         corpus._set_table(table)
         corpus._mapping = mapping
+        corpus.parsed_with = recorded_versions(table)  # (the given table's metadata: _set_table's copy has none)
         return corpus
 
     def __getstate__(self) -> dict:
@@ -80,6 +89,7 @@ class Corpus:
             raise ValueError("the mapped table has another number of rows")
         self._mapping = mapping
         self._give_back = True
+        self.parsed_with = corpus.parsed_with
         self.table = corpus.table
 
     def release(self, part) -> None:

@@ -161,7 +161,32 @@ def cache_path(digest: str) -> Path:
 
 def _metadata(digest: str, rows: int) -> dict[bytes, bytes]:
     return {b"harness.source_sha256": digest.encode(), b"harness.rows": str(rows).encode(),
-            b"harness.format": str(FORMAT).encode()}
+            b"harness.format": str(FORMAT).encode(), VERSIONS_KEY: _versions_record()}
+
+
+# What parsed a file's rows, recorded in it when it is written, not keyed (an upgrade of pyarrow parses nothing
+# again; FORMAT guards what a file holds): a load that maps a file another pyarrow wrote says so
+# (harness.datasets.load_dataset; docs/cache.md "Library versions: recorded, not keyed").
+PARSED_WITH = ("pyarrow",)
+VERSIONS_KEY = b"harness.versions"
+
+
+def _versions_record() -> bytes:
+    from harness.versions import computed_with
+
+    return json.dumps(computed_with(PARSED_WITH)).encode()
+
+
+def recorded_versions(table) -> dict[str, str] | None:
+    """The library versions a file of this cache records (``table``'s metadata: name -> version, the pyarrow
+    that parsed it); None for a table not read from one, or from a file written before they were recorded."""
+    from harness.versions import versions_value
+
+    raw = (table.schema.metadata or {}).get(VERSIONS_KEY)
+    try:
+        return versions_value(json.loads(raw)) if raw is not None else None
+    except ValueError:  # (not JSON: as none recorded)
+        return None
 
 
 def open_cached(target: Path, digest: str, columns: tuple[str, ...]):
@@ -407,7 +432,8 @@ def stream_into_cache(stream: Callable) -> Path | None:
 
     def write(batch) -> None:
         if "writer" not in state:
-            schema = batch.schema.with_metadata({b"harness.format": str(FORMAT).encode()})
+            schema = batch.schema.with_metadata({b"harness.format": str(FORMAT).encode(),
+                                                 VERSIONS_KEY: _versions_record()})
             state["sink"] = pa.OSFile(str(tmp), "wb")
             state["writer"] = pa.ipc.new_file(state["sink"], schema)
         state["writer"].write_batch(batch)
