@@ -61,6 +61,7 @@ import mmap
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 
@@ -110,10 +111,22 @@ def content_checksum(path: Path) -> str:
 
 
 def _checksum(path: Path, field: str) -> str:
-    if path.stat().st_size < MIN_BYTES:
-        return sha256(path) if field == FILE else content_sha256(path)
+    if path.stat().st_size < MIN_BYTES:  # (remembered in this process only: _small_checksum)
+        decompressed = field == CONTENT and path.suffix == ".gz"
+        if os.environ.get(VERIFY_ENV, "").strip().lower() == "full":
+            return content_sha256(path) if decompressed else sha256(path)
+        return _small_checksum(str(path.resolve()), decompressed, tuple(_stat_key(path)))
     digest, _ = _remembered(path, field)
     return digest if digest is not None else _hash_and_remember(path)[field]
+
+
+@lru_cache(maxsize=64)
+def _small_checksum(path: str, decompressed: bool, stat: tuple) -> str:
+    """The checksum of a file under :data:`MIN_BYTES` (of its bytes; ``decompressed``: of a ``.gz``'s content),
+    taken once per process while its ``stat`` is unchanged: a dataset's load asks for the corpus's content
+    checksum twice (its fingerprint, ``Dataset.content``), and a plain file's content checksum is its file
+    checksum (SciFact's 2.7 MB corpus.jsonl.gz was gunzipped twice per load, ~18 ms each)."""
+    return content_sha256(path) if decompressed else sha256(path)
 
 
 def _remembered(path: Path, field: str = CONTENT) -> tuple[str | None, bool]:
