@@ -28,12 +28,20 @@ def content_sha256(path: str | os.PathLike) -> str:
         return sha256(path)
     try:
         from isal import igzip as opener
+        from isal.isal_zlib import error as inflate_error
     except ImportError:  # pragma: no cover - isal is a dependency
         import gzip as opener
+        from zlib import error as inflate_error
     digest = hashlib.sha256()
-    with opener.open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
+    try:
+        with opener.open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    except (OSError, EOFError, inflate_error) as exc:  # a damaged .gz: the parser's line, naming the file (a bare
+        # EOFError reached the CLI as "Aborted.", from the corpus cache's hashing thread or a bench plan)
+        from harness.errors import InputError
+
+        raise InputError(f"cannot read file: {exc}", path) from None
     return digest.hexdigest()
 
 
