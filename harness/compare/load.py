@@ -471,14 +471,15 @@ def consistency_warnings(systems: Sequence[SystemResult]) -> list[str]:
     ref = next((s for s in systems if s.document is not None or s.settings), None)
     for s in systems:
         if s.document is not None and s is not ref_doc:
-            # the content checksums where both record them (one text plain or gzipped is one dataset), else
-            # the files' (a result written before content was recorded, or by harness evaluate)
-            block = "content" if _dataset_digests(ref_doc, "content") and _dataset_digests(s, "content") else "files"
-            ref_files, files = _dataset_digests(ref_doc, block), _dataset_digests(s, block)
-            # harness evaluate records only the qrels, harness run corpus, queries and qrels: a subset is fine.
-            if ref_files and files and not (ref_files <= files or files <= ref_files):
+            # one dataset when the files are the same, or what they hold: each result's content checksums (one
+            # text plain or gzipped is one dataset), else its files' (a result written before content was
+            # recorded, or by harness evaluate): a plain file's sha256 is its content's, so such a result of plain
+            # files matches a newer one of the same text gzipped (a .gz's is not: the same .gz matches by its file)
+            content = bool(_dataset_digests(ref_doc, "content") and _dataset_digests(s, "content"))
+            if not (_same_files(_dataset_digests(ref_doc), _dataset_digests(s))
+                    or _same_files(_identity_digests(ref_doc), _identity_digests(s))):
                 warnings.append(f"{s.name} and {ref_doc.name} were evaluated on different dataset files "
-                                f"(sha256{' of their content' if block == 'content' else ''} differ)")
+                                f"(sha256{' of their content' if content else ''} differ)")
         elif s.qrels_sha256 is not None and ref_doc is not None:  # a run file evaluated here, on --qrels
             ref_files = _dataset_digests(ref_doc)
             if ref_files and s.qrels_sha256 not in ref_files:
@@ -493,6 +494,18 @@ def consistency_warnings(systems: Sequence[SystemResult]) -> list[str]:
             warnings.append(f"{s.name} and {ref.name} differ in evaluation settings: "
                             + ", ".join(f"{k} {ref_settings[k]!r} vs {settings[k]!r}" for k in changed))
     return warnings
+
+
+def _same_files(a: set[str], b: set[str]) -> bool:
+    """Whether two results' checksums say one dataset: harness evaluate records only the qrels, harness run the
+    corpus, queries and qrels, so a subset is fine; either unknown (none recorded) is not a difference."""
+    return not a or not b or a <= b or b <= a
+
+
+def _identity_digests(system: SystemResult) -> set[str]:
+    """A metrics file's dataset identity (as ``Dataset.identity()``): its ``dataset.content`` checksums, else
+    its ``dataset.files``'."""
+    return _dataset_digests(system, "content") or _dataset_digests(system)
 
 
 def _dataset_digests(system: SystemResult, block: str = "files") -> set[str]:
