@@ -29,6 +29,8 @@ def exact_mean(values: Iterable[float]) -> float:
     try:
         return math.fsum(values) / len(values)
     except OverflowError:  # (the sum of finite values passes the largest double)
+        if not all(map(math.isfinite, values)):  # (fsum stopped at the overflow: the non-finite values decide, as
+            return sum(v for v in values if not math.isfinite(v)) / len(values)  # they do without one, in any order)
         scale = 2.0 ** -math.frexp(max(abs(v) for v in values))[1]  # (exact: a power of two)
         return math.fsum(v * scale for v in values) / len(values) / scale
     except ValueError:  # inf and -inf
