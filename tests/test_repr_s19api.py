@@ -60,7 +60,7 @@ def test_dataset_queries_and_corpus_print_their_sizes():
     dataset = Dataset("tiny", "test", corpus, queries, qrels)
     assert short(dataset, 600) == (
         "Dataset(name='tiny', split='test', corpus=Corpus(100 documents), queries=" + repr(queries)
-        + ", qrels=Qrels(2,000 queries, 4,000 judgments, grades 0..2), files={}, warnings=[], load_s=0.0)")
+        + ", qrels=Qrels(2,000 queries, 4,000 judgments, grades 0..2), files={}, warnings=[], load_s=0.0, content={})")
 
 
 def test_metrics_document_and_comparison_summarise_per_query_values():
