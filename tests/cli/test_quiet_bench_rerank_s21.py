@@ -20,12 +20,8 @@ import textwrap
 
 import pytest
 
-DEPENDENCY = textwrap.dedent('''
-    import warnings
-    warnings.warn("fakedep.old_api is deprecated", FutureWarning)  # (shown by Python's default filters)
-    warnings.filterwarnings("always", category=DeprecationWarning, module="fakedep")  # (a package showing its own)
-    warnings.warn("fakedep.other is deprecated", DeprecationWarning)
-''')
+from tests.cli.test_quiet_dependency_output import DEPENDENCY  # (a module warning at import)
+
 PLUGIN = textwrap.dedent('''
     import logging
 
