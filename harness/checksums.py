@@ -4,14 +4,21 @@ from __future__ import annotations
 
 import hashlib
 import os
+from pathlib import Path
+from typing import IO
 
 
 def file_digest(path: str | os.PathLike, algorithm: str = "sha256") -> str:
     """Hex digest of a file's bytes with ``algorithm`` (any name hashlib knows: sha256, md5, ...)."""
-    digest = hashlib.new(algorithm)
     with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
+        return stream_digest(handle, algorithm)
+
+
+def stream_digest(handle: IO[bytes], algorithm: str = "sha256") -> str:
+    """Hex digest of what ``handle`` reads, in 1 MiB blocks."""
+    digest = hashlib.new(algorithm)
+    for block in iter(lambda: handle.read(1 << 20), b""):
+        digest.update(block)
     return digest.hexdigest()
 
 
@@ -22,27 +29,20 @@ def sha256(path: str | os.PathLike) -> str:
 def content_sha256(path: str | os.PathLike) -> str:
     """sha256 of what a file holds: a ``.gz`` file's decompressed bytes (every member), any other file's
     bytes (then it is :func:`sha256`). The same text gzipped at another level, by another tool or with
-    another header mtime has one content checksum; its file checksums differ. Decompressed by isal's
-    igzip when installed (~1.3 s per 448 MB of gzip here, ~4x Python's gzip), which gives the same bytes."""
+    another header mtime has one content checksum; its file checksums differ. Read as the corpus parser
+    reads it (:func:`harness.datasets.jsonl.open_binary`: isal's igzip, ~1.3 s per 448 MB of gzip here), and a
+    damaged ``.gz`` is the parser's line, ``<file>: cannot read file: ...``."""
     if not str(path).endswith(".gz"):
         return sha256(path)
-    try:
-        from isal import igzip as opener
-        from isal.isal_zlib import error as inflate_error
-    except ImportError:  # pragma: no cover - isal is a dependency
-        import gzip as opener
-        from zlib import error as inflate_error
-    digest = hashlib.sha256()
-    try:
-        with opener.open(path, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-    except (OSError, EOFError, inflate_error) as exc:  # a damaged .gz: the parser's line, naming the file (a bare
-        # EOFError reached the CLI as "Aborted.", from the corpus cache's hashing thread or a bench plan)
-        from harness.errors import InputError
+    from harness.datasets.jsonl import open_binary, read_errors  # (lazy: the datasets package imports this module)
+    from harness.errors import InputError
 
+    try:
+        with open_binary(Path(path)) as handle:
+            return stream_digest(handle)
+    except read_errors() as exc:  # (a bare EOFError reached the CLI as "Aborted.", from the corpus cache's hashing
+        # thread or a bench plan)
         raise InputError(f"cannot read file: {exc}", path) from None
-    return digest.hexdigest()
 
 
 def crc32(path: str | os.PathLike) -> str:

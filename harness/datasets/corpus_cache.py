@@ -79,6 +79,10 @@ KIND = "corpora"
 _STAT_FIELDS = ("st_dev", "st_ino", "st_size", "st_mtime_ns", "st_ctime_ns")
 VERIFY_ENV = "HARNESS_CORPUS_VERIFY"  # "full": hash the source on every load (the memo is not trusted)
 
+
+def _verify_full() -> bool:
+    return os.environ.get(VERIFY_ENV, "").strip().lower() == "full"
+
 log = logging.getLogger(__name__)
 _pending = PendingWrites()  # cache file -> the thread writing it
 
@@ -113,7 +117,7 @@ def content_checksum(path: Path) -> str:
 def _checksum(path: Path, field: str) -> str:
     if path.stat().st_size < MIN_BYTES:  # (remembered in this process only: _small_checksum)
         decompressed = field == CONTENT and path.suffix == ".gz"
-        if os.environ.get(VERIFY_ENV, "").strip().lower() == "full":
+        if _verify_full():
             return content_sha256(path) if decompressed else sha256(path)
         return _small_checksum(str(path.resolve()), decompressed, tuple(_stat_key(path)))
     digest, _ = _remembered(path, field)
@@ -139,7 +143,7 @@ def _remembered(path: Path, field: str = CONTENT) -> tuple[str | None, bool]:
     except (OSError, ValueError):
         return None, False
     try:
-        if (os.environ.get(VERIFY_ENV, "").strip().lower() != "full" and entry.get("stat") == _stat_key(path)
+        if (not _verify_full() and entry.get("stat") == _stat_key(path)
                 and entry.get("path") == str(path.resolve())):
             if field == CONTENT and CONTENT not in entry and path.suffix != ".gz":
                 field = FILE
@@ -356,7 +360,7 @@ def keyed_path(digest: str) -> Path:
 
 def _keyed_hit(key: str, columns: tuple[str, ...]):
     """(table, map, content sha256) of the corpus cached under ``key``, or None."""
-    if os.environ.get(VERIFY_ENV, "").strip().lower() == "full":
+    if _verify_full():
         return None
     try:
         entry = json.loads(keyed_memo(key).read_text(encoding="utf-8"))

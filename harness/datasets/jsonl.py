@@ -42,7 +42,7 @@ def open_binary(path: Path) -> IO[bytes]:
     return igzip.open(path, "rb")
 
 
-def _read_errors() -> tuple[type[BaseException], ...]:
+def read_errors() -> tuple[type[BaseException], ...]:
     """What reading a file raises when it cannot be read (a damaged ``.gz`` included: a truncated one's
     EOFError, a CRC's BadGzipFile, a corrupt deflate stream's zlib.error from Python's gzip, or isal's own
     error from igzip), each said as ``<file>: cannot read file: ...``, not a traceback."""
@@ -243,7 +243,7 @@ def read_string_columns(path: Path, fields: tuple[str, ...]):
             table = pj.read_json(blocks, read_options=pj.ReadOptions(block_size=BLOCK_BYTES), parse_options=parse)
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
         return None
-    except _read_errors() as exc:
+    except read_errors() as exc:
         raise InputError(f"cannot read file: {exc}", path) from None
     if blocks.refused or table.num_rows != blocks.lines:  # not one object per line (see _ObjectBlocks)
         return None
@@ -278,7 +278,7 @@ def stream_string_columns(path: Path, fields: tuple[str, ...], take) -> bool:
             reader = pj.open_json(blocks, read_options=pj.ReadOptions(block_size=BLOCK_BYTES), parse_options=parse)
         except refused:
             return False
-        except _read_errors() as exc:
+        except read_errors() as exc:
             raise InputError(f"cannot read file: {exc}", path) from None
         while True:
             try:
@@ -289,7 +289,7 @@ def stream_string_columns(path: Path, fields: tuple[str, ...], take) -> bool:
                 return not blocks.refused and rows == blocks.lines  # else not one object per line (see _ObjectBlocks)
             except refused:
                 return False
-            except _read_errors() as exc:
+            except read_errors() as exc:
                 raise InputError(f"cannot read file: {exc}", path) from None
             rows += batch.num_rows
             take(batch)
@@ -349,5 +349,5 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
                         raise InputError(f"{key!r} holds a lone surrogate escape (\\ud800-\\udfff): not valid Unicode "
                                          "text", path, number, obj.get("_id"))
                 yield number, obj
-    except _read_errors() as exc:
+    except read_errors() as exc:
         raise InputError(f"cannot read file: {exc}", path) from None
