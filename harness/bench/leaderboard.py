@@ -54,15 +54,11 @@ class CellOutcome:
         return list(dict.fromkeys([*self.issued, *recorded]))
 
 
-def recorded_failures(document: MetricsDocument | None) -> list[str]:
+def recorded_failures(block: dict | None) -> list[str]:
     """A reused cell's stand-in for the HarnessWarning its run issued and metrics.json's ``warnings`` does not
     hold (an http retriever's failed queries, ``on_failure=empty``): the count of failed requests its
-    efficiency block records, in the words of the timings table's warning."""
-    return failures_in(document.efficiency if document is not None else None)
-
-
-def failures_in(block: dict | None) -> list[str]:
-    """:func:`recorded_failures` of a metrics.json's ``efficiency`` block (as JSON reads it; report.html's)."""
+    ``efficiency`` block (typed or as JSON reads it: report.html's) records, in the words of the timings
+    table's warning."""
     failed = efficiency.failed_count(block)
     return [f"{failed:,} requests failed (scored 0; metrics.json retriever_stats.failed_queries)"] if failed else []
 

@@ -372,7 +372,7 @@ class BenchRunner:
                                                     self.cell_fingerprint(cell, datasets, as_written=True)):
                             document = read_metrics(cell.folder)
                             outcome = CellOutcome(cell, "reused", document,
-                                                  issued=leaderboard.recorded_failures(document))
+                                                  issued=leaderboard.recorded_failures(document.efficiency))
                         else:
                             self.refuse_outputs_over_inputs(cell)  # before any cell runs: it would replace an input
                             if not dry_run:

@@ -1,5 +1,5 @@
 """report.html lists an http retriever's failed requests among its results' warnings, as ``harness bench`` prints
-them for a cell (harness/reports/html ``recorded_warnings``; harness/bench/leaderboard.py ``failures_in``).
+them for a cell (harness/reports/html ``recorded_warnings``; harness/bench/leaderboard.py ``recorded_failures``).
 
 A run with ``on_failure=empty`` whose service failed some queries records how many in metrics.json's
 ``efficiency`` block (``latency_ms.failed``), not in its ``warnings``: ``harness bench`` prints them (a reused

@@ -367,13 +367,13 @@ def recorded_warnings(groups: dict[str, list]) -> list[str]:
     ``harness bench`` prints a reused cell's (:attr:`harness.bench.leaderboard.CellOutcome.warnings`) and its
     leaderboard.md ends with them: one line per distinct warning, ``<row> / <column>: <warning>``, naming its
     results (past three, the first three and a count)."""
-    from harness.bench.leaderboard import failures_in, grouped_warnings
+    from harness.bench.leaderboard import grouped_warnings, recorded_failures
 
     named = []
     for label, systems in groups.items():
         for system in systems:
             info = result_info(system)  # (a typed document or its JSON)
-            named.append((f"{label} / {system.name}", [*failures_in(info.efficiency), *info.warnings]))
+            named.append((f"{label} / {system.name}", [*recorded_failures(info.efficiency), *info.warnings]))
     return grouped_warnings(named)
 
 
