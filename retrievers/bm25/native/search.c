@@ -280,6 +280,30 @@ static inline int64_t gallop(const int32_t *indices, int64_t lo, int64_t hi, int
     return lower_bound(indices, lo + 1, lo + step < hi ? lo + step : hi, d);
 }
 
+/* lower_bound from a guess g in [lo, hi): galloping out of g (forward when indices[g] < d, else
+ * backward), then a binary search of the last step. Cheap when the answer is near g: a block's end
+ * in a term's postings is guessed by interpolation (postings spread evenly over the documents). */
+static inline int64_t seek(const int32_t *indices, int64_t lo, int64_t hi, int32_t d, int64_t g) {
+    if (lo >= hi) return lo;
+    if (g < lo) g = lo;
+    if (g >= hi) g = hi - 1;
+    int64_t step = 1;
+    if (indices[g] < d) { /* the answer is in (g, hi] */
+        int64_t from = g + 1;
+        while (g + step < hi && indices[g + step] < d) {
+            from = g + step + 1;
+            step <<= 1;
+        }
+        return lower_bound(indices, from, g + step < hi ? g + step : hi, d);
+    }
+    int64_t to = g; /* indices[to] >= d: the answer is in [lo, to] */
+    while (g - step >= lo && indices[g - step] >= d) {
+        to = g - step;
+        step <<= 1;
+    }
+    return lower_bound(indices, g - step >= lo ? g - step + 1 : lo, to, d);
+}
+
 /* Sort a[0..n) (values in [0, limit)) ascending, tmp[0..n) as scratch: LSD radix by bytes. */
 static void sort_block_docs(int32_t *a, int32_t *tmp, Py_ssize_t n, Py_ssize_t limit) {
     if (n <= 32) {
@@ -320,12 +344,15 @@ static inline Py_ssize_t add_postings(const int32_t *indices, const float *data,
  * listed pass does; the second reads each posting's document's sum, sets it back to 0 (so a
  * document's first posting reads its sum, a later one 0) and keeps the document when its float32
  * score is > 0 with bits >= least_bits. The listed pass keeps the same documents with the same bits:
- * an unlisted document's sum is 0, never kept. acc is zero again on return; the cursors are moved
+ * an unlisted document's sum is 0, never kept. The second pass reads only the postings of the
+ * essential terms, by_bound[n_cheap..nt) (all terms when by_bound is NULL), and sets the others'
+ * documents to 0 unread: a document of non-essential terms only scores below the bar (least_bits),
+ * as non_essential chose them, so is never kept. acc is zero again on return; the cursors are moved
  * to the stops. Returns the number kept (bits in sbits, block positions in docs). (Out of line: its
  * loops get their registers whatever search_run holds.) */
 static __attribute__((noinline)) Py_ssize_t scan_block(const int32_t *indices, const float *data, int64_t *cursor, const int64_t *stops,
-                             const float *boosts, Py_ssize_t nt, int32_t b0, double *acc, int32_t least_bits,
-                             int32_t *sbits, int32_t *docs) {
+                             const float *boosts, Py_ssize_t nt, const Py_ssize_t *by_bound, Py_ssize_t n_cheap,
+                             int32_t b0, double *acc, int32_t least_bits, int32_t *sbits, int32_t *docs) {
     for (Py_ssize_t u = 0; u < nt; u++) {
         float boost = boosts[u];
         if (boost == 1.0f)
@@ -334,7 +361,8 @@ static __attribute__((noinline)) Py_ssize_t scan_block(const int32_t *indices, c
             for (int64_t p = cursor[u]; p < stops[u]; p++) acc[indices[p] - b0] += (double)(data[p] * boost);
     }
     Py_ssize_t n_pos = 0;
-    for (Py_ssize_t u = 0; u < nt; u++) {
+    for (Py_ssize_t i = n_cheap; i < nt; i++) { /* the essential terms' documents: read, kept or not */
+        Py_ssize_t u = by_bound ? by_bound[i] : i;
         for (int64_t p = cursor[u]; p < stops[u]; p++) {
             int32_t d = indices[p] - b0, bits;
             float s = (float)acc[d];
@@ -345,8 +373,12 @@ static __attribute__((noinline)) Py_ssize_t scan_block(const int32_t *indices, c
                 docs[n_pos++] = d;
             }
         }
-        cursor[u] = stops[u];
     }
+    for (Py_ssize_t i = 0; i < n_cheap; i++) { /* the others' (scores below the bar when alone): zeroed */
+        Py_ssize_t u = by_bound[i];
+        for (int64_t p = cursor[u]; p < stops[u]; p++) acc[indices[p] - b0] = 0.0;
+    }
+    for (Py_ssize_t u = 0; u < nt; u++) cursor[u] = stops[u];
     return n_pos;
 }
 
@@ -559,12 +591,14 @@ static void *search_run(void *arg) {
             }
             for (Py_ssize_t u = 0; u < nt; u++) { /* each term's postings in this block: cursor[u]..stops[u] */
                 int64_t end = indptr[uniq[u] + 1];
-                stops[u] = b1 == n_docs ? end : lower_bound(indices, cursor[u], end, (int32_t)b1);
+                int64_t guess = cursor[u] + (int64_t)((double)(end - cursor[u]) * (double)(b1 - b0) / (double)(n_docs - b0));
+                stops[u] = b1 == n_docs ? end : seek(indices, cursor[u], end, (int32_t)b1, guess);
             }
             if (n_skip == nt) { /* no document of this block can enter */
                 for (Py_ssize_t u = 0; u < nt; u++) cursor[u] = stops[u];
                 continue;
             }
+            Py_ssize_t n_cheap = n_skip; /* (an exhaustive pass reads back only the essential terms' documents) */
             if (n_skip) { /* worth it when the essential terms hold few of the block's postings */
                 int64_t all = 0, few = 0;
                 for (Py_ssize_t u = 0; u < nt; u++) all += stops[u] - cursor[u];
@@ -600,8 +634,8 @@ static void *search_run(void *arg) {
             }
             Py_ssize_t n_pos = 0;
             if (!n_skip && !j->qweights && !j->consts) { /* exhaustive BM25: no document list kept */
-                n_pos = scan_block(indices, data, cursor, stops, boosts, nt, (int32_t)b0, acc, least_bits, sbits,
-                                   touched);
+                n_pos = scan_block(indices, data, cursor, stops, boosts, nt, n_cheap ? by_bound : NULL, n_cheap,
+                                   (int32_t)b0, acc, least_bits, sbits, touched);
                 goto keys;
             }
             for (Py_ssize_t u = 0; u < nt; u++) {
@@ -657,9 +691,12 @@ static void *search_run(void *arg) {
             }
         keys:;
             int32_t cut = least_bits;
-            if (n_pos > kk) {
+            /* the first block under a speculative bar: the bar, set at the next block's start, drops
+             * every key below its spec_m-th best, so none is made (a key costs its id rank's read) */
+            Py_ssize_t want = spec_m && b0 == 0 ? spec_m : kk;
+            if (n_pos > want) {
                 memcpy(sorted_tmp, sbits, (size_t)n_pos * 4);
-                int32_t v = kth_largest_i32(sorted_tmp, n_pos, kk);
+                int32_t v = kth_largest_i32(sorted_tmp, n_pos, want);
                 if (v > cut) cut = v;
             }
             for (Py_ssize_t i = 0; i < n_pos; i++) {
