@@ -329,7 +329,7 @@ static inline Py_ssize_t add_postings(const int32_t *indices, const float *data,
                                       Py_ssize_t n_touched) {
     for (; p < stop; p++) {
         int32_t d = indices[p] - b0;
-        float val = boost == 1.0f ? data[p] : data[p] * boost;
+        float val = data[p] * boost; /* (x * 1.0f is x: exact, and no branch) */
         acc[d] += (double)val;
         touched[n_touched] = d; /* kept when d is new */
         n_touched += !seen[d];
@@ -352,7 +352,8 @@ static inline Py_ssize_t add_postings(const int32_t *indices, const float *data,
  * loops get their registers whatever search_run holds.) */
 static __attribute__((noinline)) Py_ssize_t scan_block(const int32_t *indices, const float *data, int64_t *cursor, const int64_t *stops,
                              const float *boosts, Py_ssize_t nt, const Py_ssize_t *by_bound, Py_ssize_t n_cheap,
-                             int32_t b0, double *acc, int32_t least_bits, int32_t *sbits, int32_t *docs) {
+                             int32_t b0, double *acc, int32_t least_bits, int32_t *sbits, int32_t *docs,
+                             const int64_t *rank_b0) {
     for (Py_ssize_t u = 0; u < nt; u++) {
         float boost = boosts[u];
         if (boost == 1.0f)
@@ -369,6 +370,7 @@ static __attribute__((noinline)) Py_ssize_t scan_block(const int32_t *indices, c
             acc[d] = 0.0;
             memcpy(&bits, &s, 4);
             if (s > 0 && bits >= least_bits) { /* rare once the bar has risen: predicted not taken */
+                __builtin_prefetch(rank_b0 + d); /* its key reads it */
                 sbits[n_pos] = bits;
                 docs[n_pos++] = d;
             }
@@ -635,7 +637,7 @@ static void *search_run(void *arg) {
             Py_ssize_t n_pos = 0;
             if (!n_skip && !j->qweights && !j->consts) { /* exhaustive BM25: no document list kept */
                 n_pos = scan_block(indices, data, cursor, stops, boosts, nt, n_cheap ? by_bound : NULL, n_cheap,
-                                   (int32_t)b0, acc, least_bits, sbits, touched);
+                                   (int32_t)b0, acc, least_bits, sbits, touched, rank + b0);
                 goto keys;
             }
             for (Py_ssize_t u = 0; u < nt; u++) {
@@ -656,7 +658,7 @@ static void *search_run(void *arg) {
                     for (; p < stop; p++) {
                         int32_t d = indices[p] - (int32_t)b0;
                         if (seen[d]) {
-                            float val = boost == 1.0f ? data[p] : data[p] * boost;
+                            float val = data[p] * boost; /* (x * 1.0f is x: exact, and no branch) */
                             acc[d] += (double)val;
                         }
                     }
@@ -665,7 +667,7 @@ static void *search_run(void *arg) {
                         int32_t d = touched[i] + (int32_t)b0;
                         p = gallop(indices, p, stop, d);
                         if (p < stop && indices[p] == d) {
-                            float val = boost == 1.0f ? data[p] : data[p] * boost;
+                            float val = data[p] * boost; /* (x * 1.0f is x: exact, and no branch) */
                             acc[touched[i]] += (double)val;
                             p++;
                         }
@@ -685,6 +687,7 @@ static void *search_run(void *arg) {
                 seen[d] = 0;
                 memcpy(&bits, &s, 4);
                 if (s > 0 && bits >= least_bits) {
+                    __builtin_prefetch(rank + b0 + d);
                     sbits[n_pos] = bits;
                     touched[n_pos++] = d;
                 }
