@@ -245,7 +245,8 @@ static PyObject *Index_bounds(Index *x, PyObject *unused) {
 
 /* One thread's share of a search: it takes the next query of 0..q1 from the shared counter *next
  * until none is left (threads stay busy whatever the queries cost), each written at q * kk of the
- * outputs, so the results do not depend on which thread searched which query. */
+ * outputs, so the results do not depend on which thread searched which query. The queries are taken
+ * in by_cost's order, most postings first (when given), so that the last to finish is a short one. */
 typedef struct {
     const int64_t *indptr, *qoff, *rank, *order;
     const int32_t *indices, *qterms;
@@ -256,6 +257,7 @@ typedef struct {
     double *scores_out;
     int failed;
     Py_ssize_t *next;
+    const Py_ssize_t *by_cost; /* the order in which the queries are taken, or NULL: 0..q1 */
     int64_t *spec_tries, *spec_fails; /* the Index's counts: speculation stops when most bars fail */
 } SearchJob;
 
@@ -517,6 +519,7 @@ static void *search_run(void *arg) {
     const float *data = j->data;
     Py_ssize_t q;
     while ((q = __atomic_fetch_add(j->next, 1, __ATOMIC_RELAXED)) < j->q1) {
+        if (j->by_cost) q = j->by_cost[q];
         /* the query's distinct terms in ascending id order (as np.unique), each with its count */
         Py_ssize_t m = qoff[q + 1] - qoff[q], nt = 0;
         if (j->qweights) { /* weighted terms: distinct and ascending (checked), each with its weight */
@@ -745,6 +748,17 @@ done:
  * doc_block: documents scored together (the same results for any value; tests use small ones).
  * prune: skip the documents that cannot enter the top k (MaxScore, above; BM25 queries only); False
  * scores every posting of the query's terms. The results are the same either way. */
+typedef struct {
+    int64_t cost;
+    Py_ssize_t q;
+} QueryCost;
+
+static int costlier_first(const void *a, const void *b) { /* cost descending, then query ascending */
+    const QueryCost *x = a, *y = b;
+    if (x->cost != y->cost) return x->cost > y->cost ? -1 : 1;
+    return (x->q > y->q) - (x->q < y->q);
+}
+
 static PyObject *Index_search(Index *x, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"query_offsets", "query_terms", "k", "constants", "n_threads", "doc_block", "weights",
                              "prune", NULL};
@@ -819,11 +833,29 @@ static PyObject *Index_search(Index *x, PyObject *args, PyObject *kw) {
         if (qoff[q + 1] - qoff[q] > longest) longest = qoff[q + 1] - qoff[q];
     if (n_threads > n_q) n_threads = n_q ? (int)n_q : 1;
     SearchJob jobs[MAX_THREADS];
-    Py_ssize_t next = 0;
+    Py_ssize_t next = 0, *by_cost = NULL;
+    if (n_threads > 1 && n_q > n_threads) { /* longest first: a query's cost is its terms' postings */
+        QueryCost *costs = malloc((size_t)n_q * sizeof(QueryCost));
+        by_cost = malloc((size_t)n_q * sizeof(Py_ssize_t));
+        if (!costs || !by_cost) {
+            free(costs); free(by_cost);
+            PyErr_NoMemory();
+            goto done;
+        }
+        const int64_t *indptr = x->v[0].buf;
+        for (Py_ssize_t q = 0; q < n_q; q++) {
+            int64_t cost = 0;
+            for (int64_t i = qoff[q]; i < qoff[q + 1]; i++) cost += indptr[qterms[i] + 1] - indptr[qterms[i]];
+            costs[q] = (QueryCost){cost, q};
+        }
+        qsort(costs, (size_t)n_q, sizeof(QueryCost), costlier_first);
+        for (Py_ssize_t q = 0; q < n_q; q++) by_cost[q] = costs[q].q;
+        free(costs);
+    }
     for (int i = 0; i < n_threads; i++)
         jobs[i] = (SearchJob){x->v[0].buf, qoff, x->v[3].buf, x->v[4].buf, x->v[1].buf, qterms, x->v[2].buf,
                               consts, qweights, prune ? x->bounds : NULL, n_docs, kk, longest, n_q, doc_block,
-                              hits, docs_out, scores_out, 0, &next, &x->spec_tries, &x->spec_fails};
+                              hits, docs_out, scores_out, 0, &next, by_cost, &x->spec_tries, &x->spec_fails};
     int failed = 0;
     Py_ssize_t total = 0;
     Py_BEGIN_ALLOW_THREADS
@@ -838,6 +870,7 @@ static PyObject *Index_search(Index *x, PyObject *args, PyObject *kw) {
             total += hits[q];
         }
     Py_END_ALLOW_THREADS
+    free(by_cost);
     if (failed) { PyErr_NoMemory(); goto done; }
     if (_PyBytes_Resize(&docs_b, total * 8) || _PyBytes_Resize(&scores_b, total * 8)) goto done;
     ret = PyTuple_Pack(3, hits_b, docs_b, scores_b);
