@@ -657,7 +657,7 @@ static void *search_run(void *arg) {
                     }
                 } else if (!n_skip) { /* exhaustive: every posting of the block */
                     n_touched = add_postings(indices, data, p, stop, (int32_t)b0, boost, acc, seen, touched, n_touched);
-                } else if (stop - p <= 8 * n_touched) { /* a short list: read it, keep the candidates' */
+                } else if (stop - p <= 16 * n_touched) { /* a short list: read it, keep the candidates' (16: 1M documents, k = 10 / 1,001: 10% / 4% faster than 8) */
                     for (; p < stop; p++) {
                         int32_t d = indices[p] - (int32_t)b0;
                         if (seen[d]) {
