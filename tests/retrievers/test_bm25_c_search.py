@@ -358,6 +358,48 @@ def test_pruned_search_equals_exhaustive_on_random_indexes(compiled_on):
     np.testing.assert_array_equal(bounds, np.array(expected, np.float32))
 
 
+
+@needs_extension
+def test_pruned_candidates_on_indexes_where_rare_terms_decide(compiled_on):
+    """MaxScore's candidate path (a block whose essential terms hold under 1/PRUNE_RATIO of its
+    postings: their documents are the candidates, and each non-essential term's postings are read
+    whole for them or looked up candidate by candidate, search.c) gives exactly prune=False's
+    documents, scores and order: 6 random indexes of 6,000-20,000 documents where a few terms are
+    in about half the documents with low scores, a few in a tenth with middling ones and the rest
+    rare with high ones, so that once the best k are known only the rare terms are essential
+    (scores on a coarse grid: ties at the k-th score). Queries of 1-2 rare terms and 1-4 others,
+    repeats included; k 1 to 200; blocks of 256 to all documents; 1-2 threads."""
+    rng = np.random.default_rng(22)
+    for case in range(6):
+        n_docs = int(rng.integers(6_000, 20_000))
+        kinds = [(0.5, 0.02, 0.1)] * 3 + [(0.1, 0.3, 1.0)] * 3 + [(0.01, 4.0, 6.0)] * 8  # (df share, low, high)
+        postings = [np.sort(rng.choice(n_docs, size=max(1, int(n_docs * share)), replace=False))
+                    for share, _, _ in kinds]
+        data = [np.round(rng.uniform(low, high, len(p)) * 8) / 8 for p, (_, low, high) in zip(postings, kinds)]
+        indptr = np.concatenate([[0], np.cumsum([len(p) for p in postings])]).astype(np.int64)
+        index = SparseIndex(terms=[f"t{i}" for i in range(len(kinds))], indptr=indptr,
+                            indices=np.concatenate(postings).astype(np.int32),
+                            data=np.concatenate(data).astype(np.float32), doc_lengths=np.ones(n_docs, np.int32),
+                            nonoccurrence=None, n_docs=n_docs).validate()
+        searcher, rank = _searcher_over(index, np.array([f"d{rng.integers(10**6)}-{i}" for i in range(n_docs)]))
+        queries = [rng.choice(np.arange(6, 14), size=int(rng.integers(1, 3))).tolist()
+                   + rng.choice(6, size=int(rng.integers(1, 5))).tolist() for _ in range(30)]
+        offsets = np.concatenate([[0], np.cumsum([len(q) for q in queries])]).astype(np.int64)
+        term_ids = np.array([t for q in queries for t in q], dtype=np.int32)
+        for k in (1, 10, 200):
+            block = int(rng.choice([256, 1024, 4096, 65536]))
+            threads = int(rng.integers(1, 3))
+            exhaustive = searcher(offsets, term_ids, k, None, threads, prune=False, doc_block=block)
+            pruned = searcher(offsets, term_ids, k, None, threads, doc_block=block)
+            for a, b in zip(exhaustive, pruned):
+                np.testing.assert_array_equal(a, b)
+            hits, docs, scores = pruned
+            assert hits.min() > 0  # every query matches documents
+            for q, h, start in zip(queries[:3], hits.tolist(), np.concatenate([[0], np.cumsum(hits)]).tolist()):
+                exp_docs, exp_scores = _python_search(index, rank, q, k)
+                assert docs[start:start + h].tolist() == list(exp_docs)
+                np.testing.assert_array_equal(scores[start:start + h], np.asarray(exp_scores, np.float32))
+
 @needs_extension
 def test_search_with_signed_posting_scores_keeps_positive_sums_only(compiled_on):
     """Posting scores of both signs and zeros (idf that can go negative, as BM25's Robertson idf):

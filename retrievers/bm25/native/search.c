@@ -27,7 +27,7 @@
 #define BOUND_SLACK 1e-9 /* relative: covers the rounding of double sums of up to MAX_PRUNED_TERMS values */
 #define MAX_PRUNED_TERMS 4096 /* longer queries are searched exhaustively (their terms are insertion-sorted) */
 #ifndef PRUNE_RATIO
-#define PRUNE_RATIO 4 /* a block is pruned when its essential terms hold under 1/PRUNE_RATIO of its postings */
+#define PRUNE_RATIO 16 /* a block is pruned when its essential terms hold under 1/PRUNE_RATIO of its postings (1M synthetic documents, one thread, k = 10 / 100 / 1,001: 0.23 / 0.25 / 0.33 s at 16, 0.27 / 0.29 / 0.37 s at 4: an exhaustive block reads back the essential terms only) */
 #endif
 
 typedef struct {
