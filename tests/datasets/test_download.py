@@ -35,12 +35,17 @@ BEIR_NFCORPUS_MD5 = "a89dba18a62ef92f7d323ec890a0d38d"  # BEIR README, 'Availabl
 
 @lru_cache(maxsize=2)
 def _build_zip(folder: str) -> bytes:
+    """The same bytes at every call, cached or not: each member is dated 1980-01-01 (zipfile dates a member
+    written by name with the clock; see small_zip in test_interrupt_review_download.py)."""
     folder = Path(folder)
     buffer = io.BytesIO()
+    members = {f"nfcorpus/{stem}": gzip.decompress((folder / f"{stem}.gz").read_bytes())
+               for stem in ("corpus.jsonl", "queries.jsonl")}
+    members["nfcorpus/qrels/test.tsv"] = (folder / "qrels" / "test.tsv").read_bytes()
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
-        for stem in ("corpus.jsonl", "queries.jsonl"):
-            archive.writestr(f"nfcorpus/{stem}", gzip.decompress((folder / f"{stem}.gz").read_bytes()))
-        archive.writestr("nfcorpus/qrels/test.tsv", (folder / "qrels" / "test.tsv").read_bytes())
+        for name, data in members.items():
+            archive.writestr(zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0)), data,
+                             compress_type=zipfile.ZIP_DEFLATED, compresslevel=1)
     return buffer.getvalue()
 
 

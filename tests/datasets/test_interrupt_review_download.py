@@ -18,11 +18,16 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def small_zip() -> bytes:
+    """The same bytes at every call: each member is dated 1980-01-01. (Written by name, zipfile dates a member
+    with the clock, to 2 s: a test that served one call's zip and asked for another call's sha256 failed with
+    'checksum mismatch' when a 2-second tick fell between the two calls, as it does now and then under load.)"""
+    members = {"custom/corpus.jsonl": '{"_id": "d1", "title": "", "text": "a b"}\n',
+               "custom/queries.jsonl": '{"_id": "q1", "text": "a"}\n',
+               "custom/qrels/test.tsv": "query-id\tcorpus-id\tscore\nq1\td1\t1\n"}
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
-        archive.writestr("custom/corpus.jsonl", '{"_id": "d1", "title": "", "text": "a b"}\n' * 1)
-        archive.writestr("custom/queries.jsonl", '{"_id": "q1", "text": "a"}\n')
-        archive.writestr("custom/qrels/test.tsv", "query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+        for name, text in members.items():
+            archive.writestr(zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0)), text)
     return buffer.getvalue()
 
 
