@@ -127,3 +127,23 @@ def test_harness_run_prints_the_warning(tmp_path, monkeypatch, harness_cli):
     assert done.returncode == 0, done.stderr
     assert f"warning: {WARNING}\n" in done.stderr
     assert json.loads((out / "ds" / "bm25" / "metrics.json").read_text())["warnings"] == [WARNING]
+
+
+def test_metrics_json_records_the_pyarrow_that_parsed_the_cached_corpus(tmp_path, monkeypatch):
+    """metrics.json's ``dataset`` block carries ``parsed_with`` (only the warning did): a run that maps a corpus
+    pyarrow 1.0 parsed records 1.0 under pyarrow 2.0; a corpus too small to be cached (parsed in RAM) has none."""
+    from harness.experiment import dataset_info
+
+    folder = _folder(tmp_path)
+    _pyarrow(monkeypatch, "1.0")
+    load_dataset(str(folder))
+    corpus_cache.wait()
+    _pyarrow(monkeypatch, "2.0")
+    info = dataset_info(load_dataset(str(folder)))
+    assert info["parsed_with"] == {"pyarrow": "1.0"}
+    assert list(info)[-3:] == ["parsed_with", "n_docs", "n_queries"]
+    monkeypatch.setattr(corpus_cache, "MIN_BYTES", 1 << 40)  # (not cached: parsed in RAM, no file to record)
+    other = tmp_path / "other"
+    other.mkdir()
+    small = _folder(other)
+    assert "parsed_with" not in dataset_info(load_dataset(str(small)))
