@@ -126,6 +126,7 @@ class Staging:
         remove_abandoned(final.parent, key)  # this key's staging and save folders of killed builds
         self.folder = Path(tempfile.mkdtemp(prefix=f".{key}.{writer_tag()}.", suffix=".tmp", dir=final.parent))
         self.arrays: dict[str, np.ndarray] = {}
+        self._writable: list[np.ndarray] = []  # the build's maps once read_only() replaced them: save() drops them
 
     @classmethod
     def begin(cls, root: Path, key: str) -> "Staging | None":
@@ -175,6 +176,34 @@ class Staging:
             return np.empty(n_postings, dtype=np.int32), np.empty(n_postings, dtype=np.int32)
         return indices, (np.empty(n_postings, dtype=np.int32) if data is None else data.view(np.int32))
 
+    def read_only(self, index: SparseIndex) -> SparseIndex:
+        """``index`` with each array that is a staged file's writable map replaced by a read-only map
+        of that file (the same bytes: the same pages of the page cache); the writable maps are kept
+        here until :meth:`release_writable` drops them (:func:`save`'s first step, on the writer's
+        thread: unmapping 362 MB of dirty pages takes ~0.02 s, off the build's path). Why: :func:`save`
+        fsyncs those files while the caller searches, and a page the process still maps writable must
+        then be write-protected in its page tables, page after page, each with a TLB shootdown (an
+        interrupt) of every core running the search's threads; read-only pages are skipped. On 1M
+        documents (362 MB mapped) those cost 0.6 CPU-s of the cold run, the cold search taking
+        0.56-0.9 s where a warm one takes 0.27 s (0.31 s with this). A file that cannot be mapped again
+        (OSError) keeps its writable map: slower, same results."""
+        for name in list(self.arrays):
+            if getattr(index, name, None) is None or not self.holds(name, getattr(index, name)):
+                continue
+            try:
+                mapped = np.load(self.folder / f"{name}.npy", mmap_mode="r", allow_pickle=False).view(np.ndarray)
+            except OSError as exc:
+                log.debug("kept the writable map of %s: %s", self.folder / f"{name}.npy", exc)
+                continue
+            self._writable.append(self.arrays[name])
+            setattr(index, name, mapped)
+            self.arrays[name] = mapped
+        return index
+
+    def release_writable(self) -> None:
+        """Drop the writable maps :meth:`read_only` replaced (unmapped: nothing else holds them)."""
+        self._writable.clear()
+
     def holds(self, name: str, array: np.ndarray) -> bool:
         """Whether ``array`` is exactly the content of staged ``<name>.npy`` (same memory)."""
         staged = self.arrays.get(name)
@@ -183,6 +212,7 @@ class Staging:
 
     def discard(self) -> None:
         self.arrays.clear()
+        self._writable.clear()
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
@@ -193,6 +223,8 @@ def save(index: SparseIndex, root: Path, key: str, settings: dict, staging: Stag
     the versions of the libraries that built it (name -> version), recorded in the manifest."""
     final = entry_dir(root, key)
     final.parent.mkdir(parents=True, exist_ok=True)
+    if staging is not None:
+        staging.release_writable()  # (before the fsyncs below: see Staging.read_only)
     tmp = staging.folder if staging is not None else Path(  # (named with the pid, as Staging's: see remove_abandoned)
         tempfile.mkdtemp(prefix=f".{key}.{writer_tag()}.", suffix=".tmp", dir=final.parent))
     try:

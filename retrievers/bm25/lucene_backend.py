@@ -78,8 +78,9 @@ class LuceneBackend:
         arrays are made as that entry's files (cache.py)."""
         if staging is None:
             return self.engine.build(corpus)
-        return self.engine.build(corpus, partial(staging.allocate_postings,
-                                                 scores_in_place=self.scoring.method == "lucene"))
+        index = self.engine.build(corpus, partial(staging.allocate_postings,
+                                                  scores_in_place=self.scoring.method == "lucene"))
+        return staging.read_only(index)  # (the writable maps would slow the search while save() fsyncs)
 
     def corpus_id(self, corpus: Corpus) -> str:
         """What the cache key names the corpus by: its ``fingerprint`` (the loader's: the source

@@ -329,6 +329,78 @@ def test_built_index_is_filled_into_its_cache_entry(tmp_path, method):
     assert run_once(tmp_path / "staged", method=method)[0] == "hit"
 
 
+def _maps_of(folder: Path) -> dict[str, set[str]]:
+    """File name -> the permissions ("r--s", "rw-s", ...) of this process's mappings of files under ``folder``."""
+    out: dict[str, set[str]] = {}
+    for line in Path("/proc/self/maps").read_text().splitlines():
+        fields = line.split(None, 5)
+        if len(fields) == 6 and fields[5].startswith(str(folder)):
+            out.setdefault(Path(fields[5]).name, set()).add(fields[1])
+    return out
+
+
+@pytest.mark.parametrize("method", ["lucene", "bm25l"])
+def test_built_index_maps_its_cache_files_read_only(tmp_path, method):
+    """Once built, the index reads its staged postings files through read-only maps, and once the
+    cache writer starts (before its fsyncs) the process keeps no writable map of them: each page still
+    mapped writable would cost a TLB shootdown of the searching cores. Same bytes, same runs as an
+    index built in RAM."""
+    if loader.extension() is None:
+        pytest.skip("the postings are filled in place by the compiled builder (extension not built)")
+    if not Path("/proc/self/maps").exists() or not hasattr(os, "posix_fallocate"):
+        pytest.skip("needs /proc/self/maps and posix_fallocate (Linux)")
+    fsynced_with = []
+    seal = index_cache.seal
+
+    def seal_and_record(path):  # the maps of the staged files when the writer fsyncs each file
+        fsynced_with.append(_maps_of(tmp_path))
+        seal(path)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(index_cache, "seal", seal_and_record)
+        built = BM25Retriever(cache_dir=tmp_path, method=method)
+        built.index(CORPUS)
+        index = built.backend.sparse_index
+        assert not index.indices.flags.writeable
+        assert index.data.flags.writeable == (method != "lucene")  # (bm25l's scores: a new array in RAM)
+        index_cache.wait()
+    staged = {"indices.npy"} | ({"data.npy"} if method == "lucene" else set())
+    assert fsynced_with and all(set(maps) == staged for maps in fsynced_with + [_maps_of(tmp_path)])
+    assert all("w" not in perms for maps in fsynced_with for name in staged for perms in maps[name]), fsynced_with
+    ram = BM25Retriever(cache=False, method=method)
+    ram.index(CORPUS)
+    assert built.search(QUERIES, 10).to_dict() == ram.search(QUERIES, 10).to_dict()
+    for name in ("indices", "data"):
+        np.testing.assert_array_equal(getattr(index, name), getattr(ram.backend.sparse_index, name))
+    index_cache.wait()
+    assert run_once(tmp_path, method=method) == ("hit", ram.search(QUERIES, 10).to_dict())
+
+
+def test_a_staged_file_that_cannot_be_mapped_again_keeps_its_writable_map(tmp_path, monkeypatch):
+    """Staging.read_only leaves the writable map in place when the file cannot be mapped again: the
+    index, its runs and its entry are those of any build."""
+    if loader.extension() is None or not hasattr(os, "posix_fallocate"):
+        pytest.skip("the postings are filled in place by the compiled builder on Linux")
+    load = np.load
+
+    def failing(path, *args, **kw):
+        if kw.get("mmap_mode") == "r" and Path(path).name in ("indices.npy", "data.npy"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return load(path, *args, **kw)
+    monkeypatch.setattr(index_cache.np, "load", failing)
+    built = BM25Retriever(cache_dir=tmp_path)
+    built.index(CORPUS)
+    index = built.backend.sparse_index
+    assert index.indices.flags.writeable and index.data.flags.writeable  # (the build's own maps)
+    assert _mapped_file(index.indices).name == "indices.npy"
+    got = built.search(QUERIES, 10).to_dict()
+    index_cache.wait()
+    monkeypatch.setattr(index_cache.np, "load", load)
+    ram = BM25Retriever(cache=False)
+    ram.index(CORPUS)
+    assert got == ram.search(QUERIES, 10).to_dict()
+    assert run_once(tmp_path) == ("hit", got)
+
+
 def test_full_disk_builds_in_ram_and_still_caches(tmp_path, monkeypatch, caplog):
     """When the entry's files cannot be given their space (posix_fallocate fails: a full disk), the
     build holds its postings in RAM, says so, and the entry is written as from any RAM build."""
