@@ -42,7 +42,17 @@ NUM_FREE_VALUES = 255 - int(long_to_int4(np.array([2**31 - 1]))[0])
 
 
 def int_to_byte4(lengths: np.ndarray) -> np.ndarray:
-    """Encode lengths (int >= 0) to Lucene's norm bytes (as uint8)."""
+    """Encode lengths (int >= 0) to Lucene's norm bytes (as uint8). More lengths than the longest
+    (a corpus's documents) are looked up in the codes of 0 .. the longest: the code is a function of
+    the value alone, and the vectorised formula's temporaries cost 28 ms at 1M documents (a cold
+    build's serial step), the table 1.4 ms."""
+    lengths = np.asarray(lengths)
+    if lengths.dtype.kind in "iu" and lengths.size > 1024 and 0 <= lengths.min() and lengths.max() < lengths.size:
+        return _int_to_byte4(np.arange(int(lengths.max()) + 1))[lengths]
+    return _int_to_byte4(lengths)
+
+
+def _int_to_byte4(lengths: np.ndarray) -> np.ndarray:
     lengths = np.asarray(lengths, dtype=np.int64)
     out = np.where(lengths < NUM_FREE_VALUES, lengths, NUM_FREE_VALUES + long_to_int4(np.maximum(lengths - NUM_FREE_VALUES, 0)))
     return out.astype(np.uint8)

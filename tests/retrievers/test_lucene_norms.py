@@ -24,3 +24,17 @@ def test_table_is_monotone_and_round_trips():
     decoded = quantize_lengths(lengths)
     assert np.all(decoded <= lengths)
     assert np.array_equal(decoded, LENGTH_TABLE[np.searchsorted(LENGTH_TABLE, lengths, side="right") - 1])
+
+
+def test_many_lengths_are_encoded_as_one_at_a_time():
+    """int_to_byte4 looks many lengths up in a table of the codes of 0 .. the longest: the same codes
+    as each length encoded alone (worked examples above), whatever the integer dtype and shape."""
+    rng = np.random.default_rng(7)
+    lengths = np.concatenate([rng.integers(0, 3000, 5000), [0, 23, 24, 40, 41, 100, 1000, 4999]])
+    alone = np.array([int_to_byte4(np.array([n]))[0] for n in lengths.tolist()], dtype=np.uint8)
+    for dtype in (np.int32, np.int64, np.uint16):
+        got = int_to_byte4(lengths.astype(dtype))
+        assert got.dtype == np.uint8 and np.array_equal(got, alone)
+    assert np.array_equal(int_to_byte4(lengths.reshape(2, -1)), alone.reshape(2, -1))
+    assert int_to_byte4(np.array([10**9] * 2000))[0] == int_to_byte4(np.array([10**9]))[0]  # (the longest > count)
+    assert quantize_lengths(np.array([41] * 2000)).tolist() == [40] * 2000

@@ -254,17 +254,34 @@ static void *finish_count(void *arg) {
     return NULL;
 }
 
+/* Prefetch distances of finish_scatter, in postings: a term's next slot is fetched SCATTER_FAR postings
+ * ahead, the two output lines it points at SCATTER_NEAR ahead (a hint only: the slot may have moved on
+ * by that posting's turn). A rare term's posting otherwise waits for its slot's cache miss, then its
+ * two stores' misses. 1M synthetic documents (45M postings, one thread, outputs in RAM): 0.59-0.64 s ->
+ * 0.49-0.50 s (best of 3, alternated), same arrays; distances 16/8 to 64/32 all within 0.49-0.57 s. */
+#define SCATTER_FAR 32
+#define SCATTER_NEAR 16
+
 static void *finish_scatter(void *arg) {
     FinishJob *j = arg;
     const int64_t *doc_end = j->doc_end;
+    int64_t *count = j->count;
+    int32_t *indices = j->indices, *out_tf = j->tf;
     Py_ssize_t d = j->d0, p = j->p0;
     for (int s = 0; s < j->n_segs; s++) {
         const int32_t *term = j->segs[s].term, *f = j->segs[s].tf;
-        for (Py_ssize_t i = 0; i < j->segs[s].n; i++, p++) {
+        Py_ssize_t n = j->segs[s].n;
+        for (Py_ssize_t i = 0; i < n; i++, p++) {
+            if (i + SCATTER_FAR < n) __builtin_prefetch(count + term[i + SCATTER_FAR], 1);
+            if (i + SCATTER_NEAR < n) {
+                int64_t ahead = count[term[i + SCATTER_NEAR]];
+                __builtin_prefetch(indices + ahead, 1);
+                __builtin_prefetch(out_tf + ahead, 1);
+            }
             while (doc_end[d] <= p) d++;
-            int64_t dest = j->count[term[i]]++;
-            j->indices[dest] = (int32_t)d;
-            j->tf[dest] = f[i];
+            int64_t dest = count[term[i]]++;
+            indices[dest] = (int32_t)d;
+            out_tf[dest] = f[i];
         }
         /* scattered: free the segment now, so the input shrinks as the output fills */
         free((void *)term); free((void *)f);
