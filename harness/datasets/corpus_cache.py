@@ -12,8 +12,8 @@
   old entries (keyed on the compressed bytes) are never looked up again (no name collides: a
   ``corpus.jsonl`` of gzip bytes is refused), hence no :data:`FORMAT` bump. The metadata's
   ``harness.source_sha256`` holds the same key.
-* Hashing a large corpus costs seconds (448 MB: ~1-3 s here; a ``.gz`` is also decompressed for its
-  content checksum: ~1.3 s per 448 MB of gzip with isal), so both checksums (the file's, recorded in
+* Hashing a large corpus costs seconds (448 MB: ~1-3 s here; a ``.gz`` hashed on its own is also decompressed
+  for its content checksum: ~1.3 s per 448 MB of gzip with isal), so both checksums (the file's, recorded in
   ``Dataset.files`` as provenance of exactly which file was read, and the content's) are remembered per
   path in ``<cache>/corpora/stat/<sha256 of the path>.json`` together with the file's device,
   inode, size, mtime and ctime (nanoseconds): while all five are unchanged the file has not been
@@ -24,8 +24,12 @@
   hashes the source on every load (and re-remembers it).
 * A path that nothing is remembered for (the first load with this cache) cannot have a cache file
   to find except under another path's identical bytes, so it is hashed on a thread while it is
-  parsed (the cache is looked up once both are done); a path remembered with another stat is hashed
-  first, so a touched but unchanged file is mapped, not parsed.
+  parsed (the cache is looked up once both are done); a ``.gz``'s content checksum is taken from the
+  bytes the parse decompresses (:class:`harness.datasets.jsonl.ContentDigest`: decompressed once, not
+  twice), and hashed from the file afterwards only when no parse read it to its end (a corpus the fast
+  parse refuses: the line scan reads it). Both are remembered only when the stat taken before the parse
+  still holds after it. A path remembered with another stat is hashed first, so a touched but unchanged
+  file is mapped, not parsed.
 * Written atomically (temporary file + rename, :mod:`harness.atomic`): an interrupted write leaves
   no ``.arrow`` file, only a temporary one, named with its process id and removed by the next write
   into the folder, or the next load that finds its file cached, once that process is gone
@@ -61,6 +65,7 @@ import mmap
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from functools import lru_cache
 from pathlib import Path
 from typing import Callable
@@ -70,6 +75,7 @@ from harness.atomic import (atomic_path, build_lock, create_new, remove_abandone
 from harness.background import PendingWrites
 from harness.cache import cache_dir
 from harness.checksums import content_sha256, sha256
+from harness.datasets.jsonl import ContentDigest
 
 FORMAT = 3  # 2: a streamed file's metadata has no source checksum (its name is the key; see open_cached);
 # 3: the fast parse checks each line (one object per line, no lone CR): a v2 file may hold the rows of a
@@ -157,8 +163,16 @@ def _remembered(path: Path, field: str = CONTENT) -> tuple[str | None, bool]:
 def _hash_and_remember(path: Path) -> dict[str, str]:
     """{FILE: sha256 of the file, CONTENT: of its content} (one read for a plain file, two for a ``.gz``)."""
     before = _stat_key(path)
-    digest = sha256(path)
-    digests = {FILE: digest, CONTENT: content_sha256(path) if path.suffix == ".gz" else digest}
+    return _remember(path, before, sha256(path))
+
+
+def _remember(path: Path, before: list[int], digest: str, content: str | None = None) -> dict[str, str]:
+    """{FILE: ``digest``, the file's sha256; CONTENT: ``content``, else (None) ``digest`` for a plain file and
+    :func:`content_sha256` for a ``.gz``}, remembered when the stat of ``path`` is still ``before`` (taken
+    before the file was first read for them)."""
+    if content is None:
+        content = content_sha256(path) if path.suffix == ".gz" else digest
+    digests = {FILE: digest, CONTENT: content}
     if _stat_key(path) == before:  # not written while we hashed it
         try:
             write_json(_memo_path(path), {"path": str(path.resolve()), "stat": before, **digests})
@@ -311,15 +325,20 @@ def _load_or_build(path: Path, columns: tuple[str, ...], build: Callable[[], obj
     """:func:`load_or_build` under the source's build lock."""
     digest, seen = _remembered(path) if path.stat().st_size >= MIN_BYTES else (None, True)
     table = streamed = None
-    if digest is None and not seen:  # a path never loaded with this cache: no file to expect, so
-        with ThreadPoolExecutor(1, thread_name_prefix="sha256") as pool:  # hash it while parsing it
-            hashing = pool.submit(_hash_and_remember, path)  # (hashlib releases the GIL)
+    if digest is None and not seen:  # a path never loaded with this cache: no file to expect, so hash it
+        # while parsing it: the file's bytes on a thread (hashlib releases the GIL), a .gz's content from the
+        # bytes the parse decompresses (one decompression; hashed again only when no parse read it whole)
+        before, gz = _stat_key(path), path.suffix == ".gz"
+        with ThreadPoolExecutor(1, thread_name_prefix="sha256") as pool, \
+                (ContentDigest(path) if gz else nullcontext()) as parsed:
+            hashing = pool.submit(sha256, path)
             try:
                 streamed = stream_into_cache(stream) if stream is not None else None
                 if streamed is None:
                     table = build()
             finally:
-                digest = hashing.result()[CONTENT]
+                file_digest = hashing.result()
+        digest = _remember(path, before, file_digest, parsed.hexdigest if gz else None)[CONTENT]
     elif digest is None:
         digest = content_checksum(path)
     target = cache_path(digest)

@@ -228,9 +228,8 @@ def test_first_load_hashes_while_parsing_and_later_loads_trust_the_stamp(tmp_pat
     path = _corpus_file(tmp_path)
     hashed = _count_hashes(monkeypatch)
     threads = []
-    real_hash = corpus_cache._hash_and_remember
-    monkeypatch.setattr(corpus_cache, "_hash_and_remember",
-                        lambda p: threads.append(threading.current_thread().name) or real_hash(p))
+    counted = corpus_cache.sha256
+    monkeypatch.setattr(corpus_cache, "sha256", lambda p: threads.append(threading.current_thread().name) or counted(p))
     cold = load_corpus(path, cache=True)
     assert hashed == ["corpus.jsonl"] and threads[0].startswith("sha256")  # on its own thread
     assert cold.fingerprint == corpus_cache.fingerprint(sha256(path))
