@@ -556,3 +556,30 @@ def test_edges_found_by_review_repeats_past_2_24_and_n_docs_past_int32(compiled_
     with pytest.raises(InvalidIndex, match="below 2\\^31"):
         compiled.check_postings(indptr, indices, 2**31)
     compiled.check_postings(indptr, indices, 2**31 - 1)
+
+
+@needs_extension
+def test_only_the_first_block_under_a_speculative_bar_cuts_its_keys_at_spec_m(compiled_on):
+    """The first block under a speculative bar keeps only keys at or above its spec_m-th best
+    (search.c: the bar set at the next block drops the rest); a later block keeps up to k. Here
+    block 3 of 8 (500 documents each, k = 300: spec_m = 57) holds 200 of the top 300, on a grid of
+    scores (ties at the k-th): a later block cut at spec_m would lose 143 of them while the
+    speculative check still passes. Results equal prune=False's and score_query + top_k_positive."""
+    rng = np.random.default_rng(31)
+    n_docs, block, k = 4000, 500, 300
+    data = np.round(rng.uniform(1.0, 3.0, n_docs), 1)
+    data[3 * block:3 * block + 200] = np.round(rng.uniform(5.0, 6.0, 200), 1)
+    index = SparseIndex(terms=["a"], indptr=np.array([0, n_docs], np.int64), indices=np.arange(n_docs, dtype=np.int32),
+                        data=data.astype(np.float32), doc_lengths=np.ones(n_docs, np.int32), nonoccurrence=None,
+                        n_docs=n_docs).validate()
+    searcher, rank = _searcher_over(index, np.array([f"d{rng.integers(10**6)}-{i}" for i in range(n_docs)]))
+    args = (np.array([0, 1], np.int64), np.array([0], np.int32), k, None, 1)
+    tried = searcher._index.speculation()[0]
+    hits, docs, scores = searcher(*args, doc_block=block)
+    assert searcher._index.speculation()[0] == tried + 1  # a speculative bar was tried
+    for a, b in zip((hits, docs, scores), searcher(*args, doc_block=block, prune=False)):
+        np.testing.assert_array_equal(a, b)
+    exp_docs, exp_scores = _python_search(index, rank, [0], k)
+    assert hits.tolist() == [k] and docs.tolist() == exp_docs.tolist()
+    assert int((docs >= 3 * block).sum() - (docs >= 3 * block + 200).sum()) == 200  # block 3's 200 are all in
+    np.testing.assert_array_equal(scores, exp_scores)

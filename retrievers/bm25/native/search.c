@@ -8,7 +8,7 @@
  * when it is made, or by check_postings before (every position search reads or writes at is then in
  * bounds); the arrays must not change afterwards. Index.search(query_offsets, query_terms, k, constants=None, n_threads=1, doc_block)
  * checks only the queries. Per thread, documents are scored DOC_BLOCK at a time (each query term's postings for
- * the block found by binary search: documents ascend within a term), so the scratch is bounded by
+ * the block found by galloping from an interpolated guess: documents ascend within a term), so the scratch is bounded by
  * the block and k, not the corpus; every document's terms are still added in the same order, so
  * the sums, the scores and the ranking are those of one pass over the whole corpus.
  *
