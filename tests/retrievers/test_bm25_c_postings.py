@@ -292,3 +292,30 @@ def test_finish_refuses_an_allocate_that_adds_to_the_builder():
         builder.finish(200, 1, allocate)
     indptr, indices, tf, lengths = _finish(builder, 200)
     assert lengths.tolist() == [200, 1000] and int(tf.sum()) == 1200 and indptr[-1] == len(indices) == 400
+
+
+@needs_extension
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_postings_of_repeated_calls_on_the_same_texts(n_threads):
+    """The parallel encoder keeps its parts' per-term marks (which text a term was last seen in) from call to
+    call, numbering each call's texts after the last call's: the same 40 texts encoded 6 times into one builder
+    (every term at the same text number of each call) give 6 copies of their postings, those add(ids) gives,
+    and a longer call after them (the marks grown with new terms) too."""
+    texts = [" ".join(f"w{(i * 7 + j * j) % 23}" for j in range(i % 9 + 2)) for i in range(40)]
+    more = texts + [f"new{i} w{i % 23} new{i}" for i in range(60)]
+    c, r = raw_encoder(Analyzer()), raw_encoder(Analyzer())
+    into, ref = loader.built_module().PostingsBuilder(), loader.built_module().PostingsBuilder()
+    kw = dict(n_threads=n_threads, parallel_min_bytes=0)
+    for chunk in [texts] * 6 + [more]:
+        assert c.encode(chunk, into=into, **kw) is None
+        ref.add(*r.encode(chunk, **kw))
+    assert c.terms() == r.terms() and len(r.terms()) == 23 + 60
+    got, want = _finish(into, len(c.terms())), _finish(ref, len(r.terms()))
+    for x, y in zip(got, want):
+        np.testing.assert_array_equal(x, y)
+    indptr, indices, tf = got[0], got[1], got[2]
+    w0 = c.terms().index("w0")
+    holding = [sum("w0" in t.split() for t in chunk) for chunk in [texts] * 6 + [more]]
+    assert holding == [12] * 6 + [15] and indptr[w0 + 1] - indptr[w0] == 87  # one posting per text holding it
+    assert tf[indptr[w0]:indptr[w0 + 1]].tolist() == [t.split().count("w0") for chunk in [texts] * 6 + [more]
+                                                      for t in chunk if "w0" in t.split()]

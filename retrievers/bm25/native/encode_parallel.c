@@ -36,6 +36,8 @@ struct Part {
     VecI32 final;         /* phase 3: the final term ids */
     Postings post;        /* phase 3, when postings are asked for: the part's postings ... */
     int64_t *pcounts;     /* ... and its texts' numbers of postings (NULL: ids only) */
+    uint64_t *marks;      /* ... the encoder's part_marks[index], and the number its text t0 has there */
+    int64_t base;
     int failed;           /* 1: out of memory; 2: a non-ASCII word missing from the word table */
 };
 
@@ -116,12 +118,11 @@ static void *part_match(void *arg) { /* phase 2: the pending tokens an earlier p
 static void *part_final(void *arg) { /* phase 3 */
     Part *part = arg;
     Encoder *e = part->e;
-    Py_ssize_t pos = 0, c = 0, n_terms = e->terms.n;
-    uint64_t *last = NULL;                  /* postings: text_postings' scratch */
+    Py_ssize_t pos = 0, c = 0;
+    uint64_t *last = part->marks;           /* postings: text_postings' marks (encode_parallel sized them) */
     Postings *post = &part->post;
     if (part->pcounts) {                     /* postings: final ids one text at a time, in part->final */
-        last = postings_scratch(n_terms);
-        if (!last || part->t1 >= UINT32_MAX || grow((void **)&post->term.a, &post->term.cap, part->out.n, 4) ||
+        if (!last || grow((void **)&post->term.a, &post->term.cap, part->out.n, 4) ||
             grow((void **)&post->tf.a, &post->tf.cap, part->out.n, 4)) goto oom;
     } else if (grow((void **)&part->final.a, &part->final.cap, part->out.n, sizeof(int32_t))) {
         goto oom;
@@ -162,15 +163,42 @@ static void *part_final(void *arg) { /* phase 3 */
         if (last) { /* this text's postings: distinct terms in order of first appearance, with their tf */
             if (grow((void **)&post->term.a, &post->term.cap, post->term.n + part->final.n, 4) ||
                 grow((void **)&post->tf.a, &post->tf.cap, post->tf.n + part->final.n, 4)) goto oom;
-            part->pcounts[t] = text_postings(part->final.a, part->final.n, t, last, post);
+            part->pcounts[t] = text_postings(part->final.a, part->final.n, part->base + t, last, post);
         }
     }
     goto out;
 oom:
     part->failed = 1;
 out:
-    free(last);
     return NULL;
+}
+
+void free_part_marks(Encoder *e) {
+    for (int i = 0; i < MAX_THREADS; i++) {
+        free(e->part_marks[i]);
+        e->part_marks[i] = NULL;
+        e->part_marks_n[i] = 0;
+    }
+    e->mark_base = 0;
+}
+
+/* Part i's marks, grown to n_terms (the new ones 0: no text's); all cleared and the numbering started
+ * again when this call's texts would number past text_postings' limit (2^32 - 2). NULL: out of memory. */
+static uint64_t *part_marks(Encoder *e, int i, Py_ssize_t n_terms, Py_ssize_t n_texts) {
+    if (e->mark_base + n_texts >= (int64_t)UINT32_MAX - 1) {
+        for (int j = 0; j < MAX_THREADS; j++)
+            if (e->part_marks[j]) memset(e->part_marks[j], 0, (size_t)e->part_marks_n[j] * sizeof(uint64_t));
+        e->mark_base = 0;
+    }
+    if (n_terms < 1) n_terms = 1;
+    if (e->part_marks_n[i] < n_terms) {
+        uint64_t *grown = realloc(e->part_marks[i], (size_t)n_terms * sizeof(uint64_t));
+        if (!grown) return NULL;
+        memset(grown + e->part_marks_n[i], 0, (size_t)(n_terms - e->part_marks_n[i]) * sizeof(uint64_t));
+        e->part_marks[i] = grown;
+        e->part_marks_n[i] = n_terms;
+    }
+    return e->part_marks[i];
 }
 
 static void part_free(Part *part) {
@@ -284,6 +312,15 @@ int encode_parallel(Encoder *e, Texts *x, int n_threads, int64_t *counts, PyObje
         if (failed) { PyErr_NoMemory(); goto done; }
     }
     if (analysed && define_words(e, new_words, first_new, analysed)) goto done;
+    if (post) { /* the marks, now that the terms are numbered (texts numbered from mark_base) */
+        if (x->n >= (Py_ssize_t)UINT32_MAX - 1) { PyErr_NoMemory(); goto done; }
+        for (int i = 0; i < n_threads; i++) {
+            parts[i].marks = part_marks(e, i, e->terms.n, x->n);
+            if (!parts[i].marks) { PyErr_NoMemory(); goto done; }
+        }
+        for (int i = 0; i < n_threads; i++) parts[i].base = e->mark_base;
+        e->mark_base += x->n; /* (whatever happens next: a number is never used twice) */
+    }
     /* phase 3 */
     Py_BEGIN_ALLOW_THREADS
     run_jobs(parts, sizeof(Part), n_threads, part_final);

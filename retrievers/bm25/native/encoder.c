@@ -87,6 +87,7 @@ static void Encoder_dealloc(Encoder *e) {
     map_free(&e->tokens); map_free(&e->terms); map_free(&e->stop); map_free(&e->words); short_free(&e->short_tokens);
     free(e->cache);
     for (int i = 0; i < MAX_THREADS; i++) free(e->part_cache[i]);
+    free_part_marks(e);
     free(e->cw_first.a); free(e->cw_count.a); free(e->cw_terms.a);
     Py_XDECREF(e->analyze_words);
     Py_TYPE(e)->tp_free((PyObject *)e);
@@ -864,6 +865,7 @@ static PyObject *Encoder_freeze(Encoder *e, PyObject *unused) {
     }
     e->frozen = 1;
     drop_deferred(e);
+    free_part_marks(e);
     Py_RETURN_NONE;
 }
 
