@@ -133,11 +133,14 @@ def file_sha256(path: Path, memo: dict | None = None, content: bool = False) -> 
     size, modification time, change time (ns) and inode are unchanged, so a rerun of a finished
     benchmark does not re-hash gigabytes of corpus. (Size and mtime alone are not enough: ``cp -p``,
     ``rsync -a`` or ``touch -r`` give a rewritten file its old mtime, and a qrels file whose grades
-    changed keeps its size; ctime cannot be set back, as the corpus cache's memo relies on.)"""
-    from harness.checksums import content_sha256
-    from harness.datasets.beir import sha256
+    changed keeps its size; ctime cannot be set back, as the corpus cache's memo relies on.) The
+    checksum itself comes from the corpus cache (:func:`harness.datasets.corpus_cache.content_checksum`,
+    ``source_checksum``), which remembers a large file's two checksums by its stat: a dataset loaded
+    before costs the plan no hashing, and a load after the plan none either."""
+    from harness.datasets import corpus_cache
 
-    field, hasher = ("content_sha256", content_sha256) if content and path.suffix == ".gz" else ("sha256", sha256)
+    field, hasher = (("content_sha256", corpus_cache.content_checksum) if content and path.suffix == ".gz"
+                     else ("sha256", corpus_cache.source_checksum))
     if memo is None:
         return hasher(path)
     stat = path.stat()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+from pathlib import Path
 
 from harness.bench.cells import file_sha256
 
@@ -38,3 +39,45 @@ def test_memo_is_reused_for_an_untouched_file(tmp_path):
     digest = file_sha256(corpus, memo)
     memo[str(corpus.resolve())]["sha256"] = "remembered"
     assert file_sha256(corpus, memo) == "remembered" and digest != "remembered"
+
+
+def test_a_plan_and_a_load_hash_a_large_corpus_once_between_them(tmp_path, monkeypatch):
+    """A bench plan's checksum of a corpus (file_sha256) and the load's (the corpus cache's stat memo) are one:
+    a plan after a load hashes nothing, and a load after a plan hashes nothing; each gives the load's
+    Dataset.content value (the sha256 of the decompressed text). Before, the plan decompressed and hashed a
+    .gz the load had already hashed (1M documents: ~0.9 s), and a load after a plan hashed it again."""
+    import gzip
+    import json
+
+    from harness.checksums import content_sha256
+    from harness.datasets import corpus_cache, load_dataset
+
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(corpus_cache, "MIN_BYTES", 1)  # (as a corpus of 32 MiB or more: remembered by its stat)
+    folders = []
+    for name in ("loaded-first", "planned-first"):
+        folder = tmp_path / name
+        (folder / "qrels").mkdir(parents=True)
+        text = "".join(json.dumps({"_id": f"d{i}", "title": "", "text": f"{name} {i}"}) + "\n" for i in range(50))
+        (folder / "corpus.jsonl.gz").write_bytes(gzip.compress(text.encode(), mtime=0))
+        (folder / "queries.jsonl").write_text('{"_id": "q1", "text": "text"}\n')
+        (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+        folders.append((folder / "corpus.jsonl.gz", hashlib.sha256(text.encode()).hexdigest()))
+    (loaded, loaded_sha), (planned, planned_sha) = folders
+    assert load_dataset(str(loaded.parent)).content["corpus.jsonl"] == loaded_sha
+    corpus_cache.wait()
+    assert file_sha256(planned, {}, content=True) == planned_sha  # (hashed here, remembered by the corpus cache)
+
+    import harness.checksums
+    import harness.datasets.beir
+
+    for module, name in ((corpus_cache, "content_sha256"), (corpus_cache, "sha256"), (harness.checksums, "sha256"),
+                         (harness.checksums, "content_sha256"), (harness.datasets.beir, "sha256")):
+        real = getattr(module, name)
+
+        def once(path, real=real):  # (the queries and qrels files are hashed by the load: not planned here)
+            assert Path(path).name != "corpus.jsonl.gz", f"{path} hashed again"
+            return real(path)
+        monkeypatch.setattr(module, name, once)
+    assert file_sha256(loaded, {}, content=True) == loaded_sha == content_sha256(loaded)
+    assert load_dataset(str(planned.parent)).content["corpus.jsonl"] == planned_sha
