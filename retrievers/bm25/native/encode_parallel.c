@@ -182,14 +182,8 @@ void free_part_marks(Encoder *e) {
     e->mark_base = 0;
 }
 
-/* Part i's marks, grown to n_terms (the new ones 0: no text's); all cleared and the numbering started
- * again when this call's texts would number past text_postings' limit (2^32 - 2). NULL: out of memory. */
-static uint64_t *part_marks(Encoder *e, int i, Py_ssize_t n_terms, Py_ssize_t n_texts) {
-    if (e->mark_base + n_texts >= (int64_t)UINT32_MAX - 1) {
-        for (int j = 0; j < MAX_THREADS; j++)
-            if (e->part_marks[j]) memset(e->part_marks[j], 0, (size_t)e->part_marks_n[j] * sizeof(uint64_t));
-        e->mark_base = 0;
-    }
+/* Part i's marks, grown to n_terms (the new ones 0: no text's). NULL: out of memory. */
+static uint64_t *part_marks(Encoder *e, int i, Py_ssize_t n_terms) {
     if (n_terms < 1) n_terms = 1;
     if (e->part_marks_n[i] < n_terms) {
         uint64_t *grown = realloc(e->part_marks[i], (size_t)n_terms * sizeof(uint64_t));
@@ -314,11 +308,16 @@ int encode_parallel(Encoder *e, Texts *x, int n_threads, int64_t *counts, PyObje
     if (analysed && define_words(e, new_words, first_new, analysed)) goto done;
     if (post) { /* the marks, now that the terms are numbered (texts numbered from mark_base) */
         if (x->n >= (Py_ssize_t)UINT32_MAX - 1) { PyErr_NoMemory(); goto done; }
-        for (int i = 0; i < n_threads; i++) {
-            parts[i].marks = part_marks(e, i, e->terms.n, x->n);
-            if (!parts[i].marks) { PyErr_NoMemory(); goto done; }
+        if (e->mark_base + x->n >= (int64_t)UINT32_MAX - 1) { /* past text_postings' limit (2^32 - 2): */
+            for (int i = 0; i < MAX_THREADS; i++) /* every mark cleared, the numbering started again */
+                if (e->part_marks[i]) memset(e->part_marks[i], 0, (size_t)e->part_marks_n[i] * sizeof(uint64_t));
+            e->mark_base = 0;
         }
-        for (int i = 0; i < n_threads; i++) parts[i].base = e->mark_base;
+        for (int i = 0; i < n_threads; i++) {
+            parts[i].marks = part_marks(e, i, e->terms.n);
+            if (!parts[i].marks) { PyErr_NoMemory(); goto done; }
+            parts[i].base = e->mark_base;
+        }
         e->mark_base += x->n; /* (whatever happens next: a number is never used twice) */
     }
     /* phase 3 */
