@@ -20,7 +20,7 @@ import textwrap
 
 import pytest
 
-from tests.cli.test_quiet_dependency_output import DEPENDENCY  # (a module warning at import)
+from tests.cli.test_quiet_dependency_output import write_folder  # (its dependency warns at import)
 
 PLUGIN = textwrap.dedent('''
     import logging
@@ -49,14 +49,7 @@ PLUGIN = textwrap.dedent('''
 
 @pytest.fixture
 def folder(tmp_path):
-    ds = tmp_path / "ds"
-    (ds / "qrels").mkdir(parents=True)
-    (ds / "corpus.jsonl").write_text("".join(json.dumps({"_id": f"d{i}", "title": "", "text": f"word{i} shared"}) + "\n"
-                                             for i in range(4)))
-    (ds / "queries.jsonl").write_text('{"_id": "q1", "text": "word1"}\n')
-    (ds / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
-    (tmp_path / "fakedep.py").write_text(DEPENDENCY)
-    (tmp_path / "plugged.py").write_text(PLUGIN)
+    write_folder(tmp_path, PLUGIN)
     (tmp_path / "a-file").write_text("")  # HARNESS_CACHE_DIR under it: every cache write fails (ENOTDIR)
     (tmp_path / "b.toml").write_text('name = "q"\noutput_dir = "out"\nk = [1]\nmetrics = ["NDCG@1"]\n'
                                      'datasets = [{path = "ds", label = "ds"}]\n'

@@ -36,8 +36,9 @@ PLUGIN = textwrap.dedent('''
 QUIET_LINE = f"results written to {os.path.join('out', 'ds', 'quiet')}\n"
 
 
-@pytest.fixture
-def folder(tmp_path):
+def write_folder(tmp_path, plugin: str = PLUGIN):
+    """A dataset folder ``ds`` (four documents, one judged query), the dependency ``fakedep.py`` and the
+    plugin module ``plugged.py`` (``plugin``'s text) in ``tmp_path``; returns ``tmp_path``."""
     ds = tmp_path / "ds"
     (ds / "qrels").mkdir(parents=True)
     (ds / "corpus.jsonl").write_text("".join(json.dumps({"_id": f"d{i}", "title": "", "text": f"word{i} shared"}) + "\n"
@@ -45,8 +46,13 @@ def folder(tmp_path):
     (ds / "queries.jsonl").write_text('{"_id": "q1", "text": "word1"}\n')
     (ds / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
     (tmp_path / "fakedep.py").write_text(DEPENDENCY)
-    (tmp_path / "plugged.py").write_text(PLUGIN)
+    (tmp_path / "plugged.py").write_text(plugin)
     return tmp_path
+
+
+@pytest.fixture
+def folder(tmp_path):
+    return write_folder(tmp_path)
 
 
 def _run(folder, *args):
