@@ -37,11 +37,11 @@ import json
 import shutil
 import tokenize
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 import numpy as np
 
-from harness.atomic import atomic_open, atomic_path, remove_abandoned, write_json
+from harness.atomic import atomic_open, atomic_path, file_lock, remove_abandoned, write_json
 from harness.checksums import crc_record, matches_crc_record
 
 FORMAT_VERSION = 1
@@ -100,17 +100,33 @@ def recorded_versions(folder: Path) -> dict[str, list[str]] | None:
     return {name: sorted(set(found[name])) for name in sorted(found)}
 
 
+@contextlib.contextmanager
+def records_lock(folder: Path) -> Iterator[None]:
+    """The lock under which an entry's devices.json and versions.json are read, merged and written again
+    (:func:`harness.atomic.file_lock` on ``<cache dir>/.locks/<entry>.records.lock``, beside the entries'
+    build locks, out of the entry a user lists). Each write is atomic, but two processes adding to one
+    record at once (a Ray encode's driver and a local encode of the same entry, which take no common
+    build lock; builds on a file system without locks) each read the old record and the second rename
+    dropped what the first added: a kind of device, a library version."""
+    folder = Path(folder)
+    with contextlib.ExitStack() as stack:
+        with contextlib.suppress(OSError):  # (a read-only cache: the record cannot be written either)
+            stack.enter_context(file_lock(folder.parent / ".locks" / f"{folder.name}.records.lock"))
+        yield
+
+
 def record_versions(folder: Path, found: dict[str, str], earlier: Callable[[], bool]) -> None:
     """Add the versions ``found`` (name -> version) to the entry's versions.json, written atomically (as
-    devices.json) when it changes; ``earlier()``: whether the entry holds rows written before (parts, the
-    complete matrix), which count as ``unknown`` when nothing is recorded (asked only then: a look at the
-    folder, not one per part)."""
-    known = recorded_versions(folder)
-    if known is None:
-        known = {name: ["unknown"] for name in found} if earlier() else {}
-    merged = merge_versions(known, {name: [v] for name, v in found.items()})
-    if merged != known:
-        write_json(Path(folder) / "versions.json", merged)
+    devices.json) when it changes, under :func:`records_lock`; ``earlier()``: whether the entry holds rows
+    written before (parts, the complete matrix), which count as ``unknown`` when nothing is recorded (asked
+    only then: a look at the folder, not one per part)."""
+    with records_lock(folder):
+        known = recorded_versions(folder)
+        if known is None:
+            known = {name: ["unknown"] for name in found} if earlier() else {}
+        merged = merge_versions(known, {name: [v] for name, v in found.items()})
+        if merged != known:
+            write_json(Path(folder) / "versions.json", merged)
 
 
 class EmbeddingCache:
@@ -161,12 +177,14 @@ class EmbeddingCache:
     def add_device(self, kind: str) -> None:
         """Record (atomically, before the part it encodes is written) that a device of ``kind`` encodes rows
         of this entry. Parts already there with no record (written before devices were recorded) count as
-        ``unknown``."""
-        known = self.devices()
-        if known is None:
-            known = ["unknown"] if self._holds_rows() else []
-        if kind not in known:
-            write_json(self.folder / "devices.json", sorted({*known, kind}))
+        ``unknown``. Read, merged and written under :func:`records_lock`, so that a kind another process adds
+        at the same time is kept."""
+        with records_lock(self.folder):
+            known = self.devices()
+            if known is None:
+                known = ["unknown"] if self._holds_rows() else []
+            if kind not in known:
+                write_json(self.folder / "devices.json", sorted({*known, kind}))
 
     def versions(self) -> dict[str, list[str]] | None:
         """The versions of the libraries that encoded this entry's rows (versions.json: :func:`recorded_versions`);
