@@ -135,6 +135,30 @@ def string_buffers(array, widen: bool = True) -> tuple[np.ndarray, object]:
     return (offsets.astype(np.int64) if widen else offsets), (data if data is not None else b"")
 
 
+def all_distinct(column) -> bool:
+    """Whether the values of a null-free Arrow string (or large_string) array or chunked array are all
+    distinct. Sorted by the compiled radix sort (:func:`harness.formats.native.string_order`, which keeps
+    equal values side by side), then each value compared with the next in Arrow: 1M corpus ids ~0.04 s,
+    where ``pyarrow.compute.unique`` (a hash table, one thread) takes ~0.2 s at the end of a cold load.
+    ``pyarrow.compute.unique`` where the compiled code is not built (or ids past 2 GB of text)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from harness.formats import native
+
+    if isinstance(column, pa.ChunkedArray):
+        try:
+            column = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+        except (pa.ArrowInvalid, pa.ArrowCapacityError):  # (string offsets past 2^31 bytes)
+            return len(pc.unique(column)) == len(column)
+    if len(column) < 2:
+        return True
+    if not native.available():
+        return len(pc.unique(column)) == len(column)
+    ordered = column.take(pa.array(native.string_order(*string_buffers(column, widen=False))))
+    return not pc.any(pc.equal(ordered.slice(1), ordered.slice(0, len(ordered) - 1))).as_py()
+
+
 def arrow_contains(column, values: list[str]) -> list[bool] | None:
     """Whether each of ``values`` is a value of the null-free Arrow string (or large_string) array or
     chunked array ``column``, by the compiled ``harness._trecrun.present_ids`` (no Python string per

@@ -158,3 +158,48 @@ def test_string_order_of_values_sharing_a_long_prefix_runs_in_bounded_stack():
     finally:
         threading.stack_size(size)
     assert got[0].tolist() == want
+
+
+# all_distinct: the duplicate-id check of a corpus load (sorted by the compiled radix sort, each id then
+# compared with the next), against pyarrow.compute.unique as the oracle.
+@pytest.mark.parametrize("values, expected", [
+    (["d1", "d2", "d3"], True),
+    (["b", "a", "c", "a"], False),           # the repeat far from its first place: adjacent once sorted
+    (["a", "ab", "a\x00", "ab\x00"], True),  # prefixes and a NUL: different bytes, different ids
+    (["é", "e", "e\u0301"], True),            # no Unicode normalisation: three ids
+    (["x" * 20 + "1", "x" * 20 + "2", "x" * 20 + "1"], False),  # equal past the radix sort's first words
+    ([], True),
+    (["only"], True),
+    (["", ""], False),
+])
+def test_all_distinct(values, expected):
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from harness.columns import all_distinct
+
+    array = pa.array(values, type=pa.string())
+    assert (len(pc.unique(array)) == len(array)) is expected  # (the oracle agrees with the table)
+    assert all_distinct(array) is expected
+    assert all_distinct(array.cast(pa.large_string())) is expected
+    assert all_distinct(pa.chunked_array([array[:1], array[1:]], type=pa.string())) is expected
+
+
+def test_all_distinct_sliced_and_chunked_random_ids():
+    """Random ids with one repeat planted across chunks, and sliced arrays (an offset into the buffers):
+    the answer is pyarrow.compute.unique's every time."""
+    import numpy as np
+    import pyarrow as pa
+
+    from harness.columns import all_distinct
+
+    rng = np.random.default_rng(7)
+    for trial in range(40):
+        ids = [f"doc{int(v)}" for v in rng.choice(10**6, size=2_000, replace=False)]
+        if trial % 2:
+            ids[int(rng.integers(1_000, 2_000))] = ids[int(rng.integers(0, 1_000))]
+        chunks = [pa.array(ids[:700]), pa.array(ids[700:1500]), pa.array(ids[1500:])]
+        assert all_distinct(pa.chunked_array(chunks)) is (trial % 2 == 0)
+        whole = pa.array(["pad"] + ids + ["pad"])
+        assert all_distinct(whole.slice(1, len(ids))) is (trial % 2 == 0)  # (the pads are a repeat outside it)
+        assert all_distinct(whole) is False

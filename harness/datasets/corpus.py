@@ -9,7 +9,7 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from harness.columns import first_repeated, require_strings
+from harness.columns import all_distinct, first_repeated, require_strings
 from harness.qrels import Qrels
 
 
@@ -249,9 +249,7 @@ def _refuse_repeated_ids(column, what: str) -> None:
     """ValueError naming the first id of the Arrow string ``column`` given twice, and the two positions. A
     corpus built in Python with an id twice indexed both documents under one id: the evaluator found the
     judged id at one of them only (a query retrieving the other, judged relevant, scored P@1 = 0)."""
-    import pyarrow.compute as pc
-
-    if len(pc.unique(column)) == len(column):
+    if all_distinct(column):
         return
     value, at, i = first_repeated(column.to_pylist())
     raise ValueError(f"{what} id {value!r} is given twice (positions {at + 1:,} and {i + 1:,}): give each "
