@@ -155,7 +155,7 @@ def all_distinct(column) -> bool:
         return True
     if not native.available():
         return len(pc.unique(column)) == len(column)
-    ordered = column.take(pa.array(native.string_order(*string_buffers(column, widen=False))))
+    ordered = column.take(arrow_int64(native.string_order(*string_buffers(column, widen=False))))
     return not pc.any(pc.equal(ordered.slice(1), ordered.slice(0, len(ordered) - 1))).as_py()
 
 
