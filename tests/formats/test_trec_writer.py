@@ -132,3 +132,36 @@ def test_ids_python_cannot_encode_as_utf8_are_refused_before_writing(tmp_path):
     with pytest.raises(ValueError, match=r"document id 'bad\\udc80' cannot be written to a TREC file \(holds a lone"):
         write_run(run, tmp_path / "run.trec")
     assert not (tmp_path / "run.trec").exists()
+
+
+@pytest.mark.parametrize("n_docs", [40, 9000])  # 9,000 entries: more than 8,192, so the lines are made on threads
+def test_runs_over_a_corpus_id_column_are_written_as_the_per_line_format(tmp_path, monkeypatch, n_docs):
+    """A run whose vocabulary is a corpus's ids (IdColumn: the compiled writer reads them in place from
+    the Arrow buffers, format_arrow_lines) gives the per-line bytes, with ids, query ids, scores and tags
+    of every length the line assembly copies differently (copy_short: 1-3, 4-7, 8-15, 16-32 and more
+    bytes), the last id of the data buffer among them (nothing read past a field)."""
+    import pyarrow as pa
+
+    from harness.columns import IdColumn
+
+    rng = np.random.default_rng(n_docs)
+    lengths = [1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 24, 31, 32, 33, 64, 200]
+    ids = [("é" if i % 5 == 0 else "") + "x" * (lengths[i % len(lengths)] - 1) + str(i) for i in range(n_docs)]
+    ids[-1] = "z" * 19  # the data buffer's last bytes
+    column = IdColumn(pa.array(["pad"] + ids).slice(1))  # (sliced: offsets that do not start at 0)
+    query_ids = ["q" * n for n in lengths] + ["é", "qé" * 20]
+    offsets, codes = [0], []
+    for q in query_ids:
+        codes.extend(rng.choice(n_docs, int(rng.integers(1, max(2, 2 * n_docs // len(query_ids)))), replace=False))
+        codes.append(n_docs - 1) if n_docs - 1 not in codes[offsets[-1]:] else None
+        offsets.append(len(codes))
+    pool = [0.5, 1.0, 12.25, -0.0, 1e-05, 1e16, float(np.float32(17.5255)), 0.1 + 0.2, 5e-324, 123456.78125]
+    scores = np.array([pool[int(i)] for i in rng.integers(0, len(pool), len(codes))])
+    run = Run.from_arrays(query_ids, offsets, codes, scores, column).canonical()
+    assert isinstance(run.vocab_source, IdColumn)
+    for tag in ("t", "abc", "tag4", "bm25-run", "a-run-tag-of-22-bytes", "r" * 40):
+        expected = _per_line(run, tag).encode("utf-8")
+        for block in (7, 1 << 17):
+            monkeypatch.setattr(trec, "_WRITE_BLOCK", block)
+            write_run(run, tmp_path / "run.trec", tag=tag)
+            assert (tmp_path / "run.trec").read_bytes() == expected
