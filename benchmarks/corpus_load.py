@@ -24,8 +24,9 @@ Each row also gives the process's CPU seconds (user + system, fastest of the rep
 ratio to the anchor's: on this shared 2-core VM wall seconds move with the host's load, CPU seconds
 less. Every process runs with bytecode caching on (``PYTHONDONTWRITEBYTECODE`` dropped, the project
 compiled once first), as an installed package runs. The machine is shared: read the ratios, which are taken in one run, rather than the seconds; with
-``--repeat N`` each row runs N times (a cold row from an empty cache each time) and shows its fastest
-time and largest peak RSS, which steadies the ratios on a busy machine.
+``--repeat N`` every row runs N times, in N rounds of all the rows in turn (a cold row from an empty
+cache each time), and shows its fastest time and largest peak RSS, which steadies the ratios on a busy
+machine whose speed drifts: each row is measured across the same stretches of time as the anchor.
 """
 
 from __future__ import annotations
@@ -115,36 +116,40 @@ def main() -> None:
     py = sys.executable
     subprocess.run([py, "-m", "compileall", "-q", str(REPO / "harness"), str(REPO / "retrievers")], env=env,
                    check=False, stdout=subprocess.DEVNULL)
-    rows: list[tuple[str, float, float]] = []
+    plan: list[tuple[str, list[str], bool]] = [  # (label, argv, cold: from an empty cache directory)
+        ("pyarrow.json (anchor)", [py, "-c", ANCHOR, str(corpus)], False),
+        ("pyarrow.json, harness options", [py, "-c", TUNED, str(corpus)], False),
+        ("harness load cold", [py, "-c", LOAD, str(folder)], True),
+        ("harness load warm", [py, "-c", LOAD, str(folder)], False)]
+    if args.line_scan:
+        plan.append(("line scan (json.loads)", [py, "-c", SCAN, str(corpus)], False))
+    if args.run:
+        harness = [str(Path(py).with_name("harness")), "run", "-d", str(folder), "-r", "bm25", "-o",
+                   str(cache / "results"), "-q"]
+        plan += [("harness run bm25 cold", harness + ["--name", "cold"], True),
+                 ("harness run bm25 warm", harness + ["--name", "warm"], False),
+                 ("  floor: imports + search", [py, "-c", FLOOR, str(folder)], False)]
+    # --repeat N runs N rounds of every row in turn (not N runs of one row, then of the next): the machine's
+    # speed drifts over minutes here, and a row's runs all taken in a slow (or fast) stretch moved its ratio
+    taken: dict[str, list[tuple[float, float, float]]] = {label: [] for label, _, _ in plan}
     try:
-        def row(label, argv, cold=False):
-            times, peaks, cpus = [], [], []
-            for _ in range(max(1, args.repeat)):
+        for round_ in range(max(1, args.repeat)):
+            for label, argv, cold in plan:
                 if cold:  # an empty cache directory
                     shutil.rmtree(cache)
                     cache.mkdir()
                 seconds, peak, _, cpu = run_child(argv, env)
-                times.append(seconds)
-                peaks.append(peak)
-                cpus.append(cpu)
-            rows.append((label, min(times), max(peaks), min(cpus)))
-            print(f"  {label:<28} {' '.join(f'{t:.2f}' for t in times)} s (CPU {' '.join(f'{c:.2f}' for c in cpus)} s)"
-                  f"  {max(peaks):8,.0f} MiB", flush=True)
-
-        row("pyarrow.json (anchor)", [py, "-c", ANCHOR, str(corpus)])
-        row("pyarrow.json, harness options", [py, "-c", TUNED, str(corpus)])
-        row("harness load cold", [py, "-c", LOAD, str(folder)], cold=True)
-        row("harness load warm", [py, "-c", LOAD, str(folder)])
-        if args.line_scan:
-            row("line scan (json.loads)", [py, "-c", SCAN, str(corpus)])
-        if args.run:
-            harness = [str(Path(py).with_name("harness")), "run", "-d", str(folder), "-r", "bm25", "-o",
-                       str(cache / "results"), "-q"]
-            row("harness run bm25 cold", harness + ["--name", "cold"], cold=True)
-            row("harness run bm25 warm", harness + ["--name", "warm"])
-            row("  floor: imports + search", [py, "-c", FLOOR, str(folder)])
+                taken[label].append((seconds, peak, cpu))
+            print(f"  round {round_ + 1}: " + ", ".join(f"{label.strip()} {taken[label][-1][0]:.2f} s"
+                                                       for label, _, _ in plan), flush=True)
     finally:
         shutil.rmtree(cache, ignore_errors=True)
+    rows: list[tuple[str, float, float, float]] = []
+    for label, _, _ in plan:
+        times, peaks, cpus = zip(*taken[label])
+        rows.append((label, min(times), max(peaks), min(cpus)))
+        print(f"  {label:<28} {' '.join(f'{t:.2f}' for t in times)} s (CPU {' '.join(f'{c:.2f}' for c in cpus)} s)"
+              f"  {max(peaks):8,.0f} MiB")
 
     anchor = rows[0][1]
     anchor_cpu = rows[0][3]
