@@ -453,7 +453,7 @@ class BenchRunner:
         except Exception as exc:  # noqa: BLE001 - the leaderboard is written; the page is extra
             _remove(page)
             # (logged, as a cache not written is: bench -q hides it, as it hides every warning but the cells')
-            logging.getLogger(__name__).warning("warning: report.html not written: %s", _one_line(exc))
+            logging.getLogger(__name__).warning("report.html not written: %s", _one_line(exc))
 
 
 def _remove(path: Path) -> None:

@@ -68,6 +68,7 @@ def main() -> None:
     cache writes finish (:func:`_wait_for_cache_writes`: a second interruption abandons them)."""
     os.environ.setdefault(*BLAS_THREAD_TIMEOUT)
     show_own_deprecations()
+    show_own_log_warnings()
     try:
         with sigterm_exits():
             _register(sys.argv[1:])
@@ -166,6 +167,37 @@ def _say(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
     except (OSError, ValueError):
         pass
+
+
+def show_own_log_warnings() -> None:
+    """The warnings the project logs (a cache that could not be written, another process building the same
+    index, report.html not written) are printed as ``warning: <message>``, as its other warnings are:
+    Python's last-resort handler printed the bare message, and the one message that carried its own
+    ``warning:`` prefix for the command line read ``WARNING:harness.bench.runner:warning: ...`` to a library
+    user who set up logging. A handler on the ``harness`` and ``retrievers`` loggers, for the command only;
+    ``-q`` still hides them (``logging.disable``)."""
+    import logging
+
+    class ToStderr(logging.StreamHandler):
+        """To ``sys.stderr`` as it is when a record comes (as logging's last resort), not as it was."""
+
+        harness_cli = True
+
+        @property
+        def stream(self):
+            return sys.stderr
+
+        @stream.setter
+        def stream(self, value) -> None:
+            pass
+
+    handler = ToStderr()
+    handler.setLevel(logging.WARNING)
+    handler.setFormatter(logging.Formatter("warning: %(message)s"))
+    for name in ("harness", "retrievers"):
+        logger = logging.getLogger(name)
+        if not any(getattr(h, "harness_cli", False) for h in logger.handlers):
+            logger.addHandler(handler)
 
 
 def show_own_deprecations() -> None:
