@@ -22,9 +22,10 @@ import harness
 
 # What a result's numbers depend on: numpy (every metric), pyarrow (parses every corpus and, where the compiled
 # reader is not built, every run), regex (the standard tokenizer's Unicode word breaks, the default BM25's
-# tokens of non-ASCII text), the retrievers' libraries, datasets (hf: corpora).
+# tokens of non-ASCII text), the retrievers' libraries, datasets (hf: corpora), ir_datasets (irds: corpora,
+# queries and qrels read through its catalogue).
 LIBRARIES = ("numpy", "pyarrow", "regex", "rank-bm25", "bm25s", "PyStemmer", "sentence-transformers", "torch",
-             "transformers", "faiss-cpu", "datasets")
+             "transformers", "faiss-cpu", "datasets", "ir_datasets")
 
 # Bumped whenever a change of the code moves a result's numbers (a retriever's run, a metric), as the release
 # version is not bumped per change. Recorded in every metrics.json (``versions.numbers_version``), where

@@ -202,10 +202,10 @@ PARSED_WITH = ("pyarrow",)
 VERSIONS_KEY = b"harness.versions"
 
 
-def _versions_record() -> bytes:
+def _versions_record(names: tuple[str, ...] = PARSED_WITH) -> bytes:
     from harness.versions import computed_with
 
-    return json.dumps(computed_with(PARSED_WITH)).encode()
+    return json.dumps(computed_with(names)).encode()
 
 
 def recorded_versions(table) -> dict[str, str] | None:
@@ -395,7 +395,8 @@ def _keyed_hit(key: str, columns: tuple[str, ...]):
 
 
 def load_keyed(key: str, columns: tuple[str, ...], stream: Callable, check: Callable | None = None,
-               waiting: str = "another process is caching this corpus; waiting for it"):
+               waiting: str = "another process is caching this corpus; waiting for it",
+               parsed_with: tuple[str, ...] = PARSED_WITH):
     """A corpus cached under a key that identifies its source without reading it (an ir_datasets
     collection: its id, its documents file's path and stat, the conversion's version:
     :mod:`harness.datasets.irds`), where there is no one file whose bytes make the key.
@@ -409,6 +410,7 @@ def load_keyed(key: str, columns: tuple[str, ...], stream: Callable, check: Call
     atomically. The next load with that key maps the file: the source is not read again. A second
     process loading the same key meanwhile waits under the key's build lock (``waiting`` is logged)
     and then maps it. ``$HARNESS_CORPUS_VERIFY=full`` reads the source again on every load.
+    ``parsed_with``: the libraries whose versions the file records (:func:`stream_into_cache`).
 
     Returns (table, map, content sha256), or None when the file could not be written (a read-only
     or full cache) or ``stream`` kept nothing: the caller then reads the source into memory."""
@@ -426,7 +428,7 @@ def load_keyed(key: str, columns: tuple[str, ...], stream: Callable, check: Call
         def take(write) -> bool:
             box["digest"] = stream(write)
             return box["digest"] is not None
-        tmp = stream_into_cache(take)
+        tmp = stream_into_cache(take, parsed_with)
         if tmp is None:
             return None
         digest = box["digest"]
@@ -449,11 +451,12 @@ def load_keyed(key: str, columns: tuple[str, ...], stream: Callable, check: Call
         release()
 
 
-def stream_into_cache(stream: Callable) -> Path | None:
+def stream_into_cache(stream: Callable, parsed_with: tuple[str, ...] = PARSED_WITH) -> Path | None:
     """Run ``stream(write)`` (see :func:`load_or_build`) into a temporary Arrow IPC file in the cache
     folder, written and fsynced: its path, to be renamed into place; None when ``stream`` refused
     the source or gave no rows, or the file could not be written (a read-only or full disk: logged);
-    then nothing is left behind."""
+    then nothing is left behind. ``parsed_with``: the libraries whose versions the file records as
+    what parsed its rows (:data:`PARSED_WITH`; an ir_datasets collection's adds ir_datasets)."""
     import pyarrow as pa
 
     folder = cache_dir(KIND)
@@ -469,7 +472,7 @@ def stream_into_cache(stream: Callable) -> Path | None:
     def write(batch) -> None:
         if "writer" not in state:
             schema = batch.schema.with_metadata({b"harness.format": str(FORMAT).encode(),
-                                                 VERSIONS_KEY: _versions_record()})
+                                                 VERSIONS_KEY: _versions_record(parsed_with)})
             state["sink"] = pa.OSFile(str(tmp), "wb")
             state["writer"] = pa.ipc.new_file(state["sink"], schema)
         state["writer"].write_batch(batch)

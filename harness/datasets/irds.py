@@ -45,6 +45,9 @@ from harness.qrels import Qrels
 CONVERSION = 1  # how documents become (id, title, text) here: part of the corpus cache key (bump on change)
 CACHE_MIN_BYTES = 0  # every collection is cached: ir_datasets reads documents in Python (NFCorpus's 3,633: 1 s)
 BATCH_DOCS = 50_000
+# What parsed a cached collection's rows, recorded in its Arrow file (not keyed: corpus_cache.PARSED_WITH), as the
+# folder corpora's pyarrow is: ir_datasets reads the documents (its parsers, its docstore), pyarrow writes them
+PARSED_WITH = ("ir_datasets", "pyarrow")
 BATCH_CHARS = 2**28  # a batch ends at this many title and text characters (<= 1 GiB of UTF-8) or sooner:
 # an Arrow string column holds at most 2 GiB (int32 offsets), and 50,000 long documents (PMC or CORD-19
 # full texts, web pages: 43 KB each) pass that
@@ -285,7 +288,7 @@ def _corpus(ds, source: str, load_id: str, version: str) -> tuple[Corpus, str]:
             return digest.hexdigest() if rows else None
         cached = corpus_cache.load_keyed(key, COLUMNS, stream, check=lambda table: _check_docs(table, source),
                                          waiting=f"another process is caching the documents of {source}; "
-                                                 "waiting for it")
+                                                 "waiting for it", parsed_with=PARSED_WITH)
         if cached is not None:
             table, mapping, digest = cached
             return Corpus.from_table(table, mapping), digest

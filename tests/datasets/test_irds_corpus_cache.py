@@ -359,3 +359,29 @@ def test_a_docstore_the_read_would_not_build_is_not_built(tmp_path):
     loaded = load_dataset(f"irds:{name}")
     assert list(loaded.corpus.texts) == ["first text", "second text"] and loaded.corpus._mapping is None
     assert not StoreOnceBuilt().docs_store().built()
+
+
+def test_a_cached_collection_records_the_ir_datasets_that_read_it(tmp_path, monkeypatch):
+    """The collection's cache file records the ir_datasets (and pyarrow) that read its documents, the
+    corpus mapped from it reports them (metrics.json ``dataset.parsed_with``), and a load under another
+    ir_datasets version says so once, as for a folder's corpus another pyarrow parsed; metrics.json's
+    ``versions`` names ir_datasets too. Before, only pyarrow was recorded: an upgrade of ir_datasets, whose
+    parsers make the documents, went unsaid. Versions are faked (harness.versions.versions)."""
+    import harness.versions
+
+    real = harness.versions.versions()
+    assert "ir_datasets" in real and "ir_datasets" in harness.versions.recorded()
+
+    def fake(version):
+        monkeypatch.setattr(harness.versions, "versions", lambda: {**real, "ir_datasets": version, "pyarrow": "9.0"})
+    irds_id = _register_tsv(tmp_path / "c", "d1\tfirst text\nd2\tsecond text\n")
+    fake("0.5.0")
+    cold = load_dataset(f"irds:{irds_id}")
+    assert cold.warnings == []
+    fake("0.6.3")
+    _no_reading(monkeypatch, TsvDocs)
+    warm = load_dataset(f"irds:{irds_id}")
+    assert warm.corpus.parsed_with == {"ir_datasets": "0.5.0", "pyarrow": "9.0"}
+    assert warm.warnings == ["dataset: cached work computed under other library versions was reused (corpus_versions "
+                             "ir_datasets 0.5.0 (this process: 0.6.3)): versions are in no cache key; purge the corpora "
+                             "cache (harness cache purge corpora) to parse it again"]
