@@ -5,8 +5,9 @@ file checksums, retriever params, evaluation settings); if the cell's folder alr
 reuse the cell; otherwise load the dataset (once, on first need), run the experiment and write the
 cell's folder (metrics.json last). A cell that fails is recorded with its error and the others go
 on (``fail_fast`` stops instead). Finally ``leaderboard.md``, ``leaderboard.json``, ``report.html`` and ``bench.json``
-(the manifest: config, cells, status) are written, all atomically. Killing a benchmark midway
-leaves the finished cells intact; running it again skips them.
+(the manifest: config, cells, status) are written, all atomically, bench.json last (an earlier run's removed
+first: a folder holding one holds its run's files). Killing a benchmark midway leaves the finished cells
+intact; running it again skips them.
 
 Retrievers' own caches (BM25 indexes, embeddings) live under ``$HARNESS_CACHE_DIR``; a config's
 ``cache_dir`` sets it for the duration of the benchmark.
@@ -422,8 +423,14 @@ class BenchRunner:
         return f"{head}, {values}{extra}"
 
     def write(self, result: BenchResult) -> None:
+        """leaderboard.json, leaderboard.md, report.html, then bench.json, each atomically; an earlier run's
+        bench.json is removed first, so that the manifest is there only beside the files of its own run: a
+        benchmark killed (or failing: a full disk) between two of these writes left the earlier run's bench.json
+        (its config, cells and counts) beside this run's leaderboard, and ``harness report`` read the
+        benchmark's datasets from it."""
         folder = result.folder
         folder.mkdir(parents=True, exist_ok=True)
+        (folder / "bench.json").unlink(missing_ok=True)
         if self._memo:
             write_json(self._memo_path, self._memo)
         write_json(folder / "leaderboard.json", result.board)

@@ -78,3 +78,37 @@ def test_a_cell_finished_by_another_release_runs_again(tmp_path, monkeypatch):
     assert [o.status for o in run_bench(parse_config(data)).outcomes] == ["reused"]
     monkeypatch.setattr(harness, "__version__", harness.__version__ + ".post1")
     assert [o.status for o in run_bench(parse_config(data)).outcomes] == ["run"]
+
+
+def test_a_bench_stopped_while_writing_its_outputs_leaves_no_earlier_bench_json(tmp_path, monkeypatch):
+    """bench.json (the manifest: config, cells, counts) is written last and an earlier run's removed first:
+    a run stopped between its leaderboard and its manifest (killed, a full disk) left the earlier run's
+    bench.json beside the new leaderboard.json, with the earlier config (here a dataset labelled "old")
+    for ``harness report`` to read. Worked here: run 1 labels the dataset "old"; run 2, labelled "new",
+    fails writing leaderboard.md; then bench.json must not say "old"."""
+    import json
+
+    from harness.bench import runner
+
+    tiny = write_tiny(tmp_path / "tiny")
+    data = {"name": "r", "output_dir": str(tmp_path / "out"), "k": [3],
+            "datasets": [{"path": str(tiny), "label": "old"}],
+            "retrievers": [{"type": f"{HangingRetriever.__module__}:HangingRetriever", "label": "h"}]}
+    folder = tmp_path / "out" / "r"
+    run_bench(parse_config(data))
+    assert json.loads((folder / "bench.json").read_text())["config"]["datasets"][0]["label"] == "old"
+    data["datasets"][0]["label"] = "new"
+    real = runner.write_text
+
+    def full_disk(path, text):
+        if str(path).endswith("leaderboard.md"):
+            raise OSError(28, "No space left on device")
+        return real(path, text)
+    monkeypatch.setattr(runner, "write_text", full_disk)
+    with pytest.raises(OSError):
+        run_bench(parse_config(data))
+    assert '"new"' in (folder / "leaderboard.json").read_text()  # (written before the failure)
+    assert not (folder / "bench.json").exists()  # before: the earlier run's, labelled "old"
+    monkeypatch.setattr(runner, "write_text", real)
+    run_bench(parse_config(data))
+    assert json.loads((folder / "bench.json").read_text())["config"]["datasets"][0]["label"] == "new"
