@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Callable
 
 from harness import progress
-from harness.atomic import write_json, write_text
+from harness.atomic import file_lock, write_json, write_text
 from harness.bench import leaderboard
 from harness.bench.cells import (NUMBERS_VERSION, Cell, cells, dataset_checksums, evaluation_settings,
                                  fingerprint, is_finished, read_metrics)
@@ -34,7 +34,7 @@ from harness.bench.leaderboard import CellOutcome
 from harness.cache import ENV_VAR
 from harness.errors import ConfigError, HarnessError
 from harness.reports import MetricsDocument
-from harness.reports.writer import result_file_named
+from harness.reports.writer import LOCK, result_file_named
 from harness.secrets import without_secrets
 
 MANIFEST_SCHEMA = "retrieval-harness/bench/v1"
@@ -427,9 +427,15 @@ class BenchRunner:
         bench.json is removed first, so that the manifest is there only beside the files of its own run: a
         benchmark killed (or failing: a full disk) between two of these writes left the earlier run's bench.json
         (its config, cells and counts) beside this run's leaderboard, and ``harness report`` read the
-        benchmark's datasets from it."""
+        benchmark's datasets from it. Under the folder's lock (``<folder>/.lock``, POSIX ``flock``), as a result
+        folder's files are written."""
         folder = result.folder
         folder.mkdir(parents=True, exist_ok=True)
+        with file_lock(folder / LOCK):  # (two benchmarks writing one folder: in turn, never one's bench.json beside
+            self._write(result)         # the other's leaderboard; as a result folder's files, writer.py)
+
+    def _write(self, result: BenchResult) -> None:
+        folder = result.folder
         (folder / "bench.json").unlink(missing_ok=True)
         if self._memo:
             write_json(self._memo_path, self._memo)

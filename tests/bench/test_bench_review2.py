@@ -112,3 +112,63 @@ def test_a_bench_stopped_while_writing_its_outputs_leaves_no_earlier_bench_json(
     monkeypatch.setattr(runner, "write_text", real)
     run_bench(parse_config(data))
     assert json.loads((folder / "bench.json").read_text())["config"]["datasets"][0]["label"] == "new"
+
+
+def test_two_benchmarks_writing_one_folder_leave_one_benchmarks_outputs(tmp_path, monkeypatch):
+    """Two benchmarks writing the outputs of one folder at once (two `harness bench` of configs with the same
+    output_dir and name, e.g. a CI matrix) write them in turn, under the folder's lock: the folder keeps one
+    benchmark's bench.json beside that benchmark's leaderboard, never A's manifest beside B's leaderboard.
+    Worked here: A labels its dataset "a", B "b"; A is held between its leaderboard.md and its bench.json while
+    B writes (with the lock B waits; without it, B wrote all four files, then A's bench.json said "a" beside
+    B's leaderboard.json saying "b")."""
+    import json
+    import threading
+
+    from harness import atomic
+    from harness.bench import runner
+
+    tiny = write_tiny(tmp_path / "tiny")
+
+    def config(label):
+        return parse_config({"name": "r", "output_dir": str(tmp_path / "out"), "k": [3],
+                             "datasets": [{"path": str(tiny), "label": label}],
+                             "retrievers": [{"type": f"{HangingRetriever.__module__}:HangingRetriever", "label": "h"}]})
+    a, b = config("a"), config("b")
+    result_a, result_b = run_bench(a), run_bench(b)  # (their cells: a/h and b/h; then the outputs are written again)
+    folder = result_a.folder
+    a_wrote_board, b_moved = threading.Event(), threading.Event()
+    real_text, real_lock = runner.write_text, atomic._lock_exclusive
+
+    def write_text(path, text):
+        real_text(path, text)
+        if threading.current_thread().name == "A" and str(path).endswith("leaderboard.md"):
+            a_wrote_board.set()
+            assert b_moved.wait(timeout=60), "B neither finished nor waited for the folder's lock"
+
+    def lock_exclusive(handle, on_wait=None):
+        def waiting():
+            if threading.current_thread().name == "B":
+                b_moved.set()
+            if on_wait is not None:
+                on_wait()
+        return real_lock(handle, waiting)
+    monkeypatch.setattr(runner, "write_text", write_text)
+    monkeypatch.setattr(atomic, "_lock_exclusive", lock_exclusive)
+
+    def write(cfg, result, done=None):
+        try:
+            runner.BenchRunner(cfg).write(result)
+        finally:
+            if done is not None:
+                done.set()
+    first = threading.Thread(target=write, args=(a, result_a), name="A")
+    first.start()
+    assert a_wrote_board.wait(timeout=30)
+    second = threading.Thread(target=write, args=(b, result_b, b_moved), name="B")
+    second.start()
+    first.join(timeout=120)
+    second.join(timeout=120)
+    assert not first.is_alive() and not second.is_alive()
+    manifest = json.loads((folder / "bench.json").read_text())["config"]["datasets"][0]["label"]
+    board = json.loads((folder / "leaderboard.json").read_text())
+    assert manifest in ("a", "b") and board["datasets"] == [manifest]  # one benchmark's outputs (before: "a", ["b"])
