@@ -56,3 +56,23 @@ class HangingRetriever(Retriever):
 
     def search(self, queries: Queries, k: int) -> Run:
         return Run.from_dict({q: {d: 1.0 for d in self.ids[:k]} for q in queries.ids})
+
+
+def set_when_waiting(monkeypatch, thread_name: str, event) -> None:
+    """Make every lock of harness.atomic (file_lock, build_lock) set ``event`` when the thread named
+    ``thread_name`` has to wait for it: how the tests of two writers at once learn that the second one waits
+    for the first's lock (rather than deciding by a sleep)."""
+    import threading
+
+    from harness import atomic
+
+    real_lock = atomic._lock_exclusive
+
+    def lock_exclusive(handle, on_wait=None):
+        def waiting():
+            if threading.current_thread().name == thread_name:
+                event.set()
+            if on_wait is not None:
+                on_wait()
+        return real_lock(handle, waiting)
+    monkeypatch.setattr(atomic, "_lock_exclusive", lock_exclusive)

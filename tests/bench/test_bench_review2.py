@@ -7,7 +7,7 @@ import pytest
 from harness.bench import ConfigError, load_config, run_bench
 from harness.bench.config import parse_config
 
-from .bench_helpers import HangingRetriever, write_tiny
+from .bench_helpers import HangingRetriever, set_when_waiting, write_tiny
 
 
 @pytest.mark.parametrize("entry, key, line", [  # (line: where the file below writes the key)
@@ -124,7 +124,6 @@ def test_two_benchmarks_writing_one_folder_leave_one_benchmarks_outputs(tmp_path
     import json
     import threading
 
-    from harness import atomic
     from harness.bench import runner
 
     tiny = write_tiny(tmp_path / "tiny")
@@ -137,7 +136,7 @@ def test_two_benchmarks_writing_one_folder_leave_one_benchmarks_outputs(tmp_path
     result_a, result_b = run_bench(a), run_bench(b)  # (their cells: a/h and b/h; then the outputs are written again)
     folder = result_a.folder
     a_wrote_board, b_moved = threading.Event(), threading.Event()
-    real_text, real_lock = runner.write_text, atomic._lock_exclusive
+    real_text = runner.write_text
 
     def write_text(path, text):
         real_text(path, text)
@@ -145,15 +144,8 @@ def test_two_benchmarks_writing_one_folder_leave_one_benchmarks_outputs(tmp_path
             a_wrote_board.set()
             assert b_moved.wait(timeout=60), "B neither finished nor waited for the folder's lock"
 
-    def lock_exclusive(handle, on_wait=None):
-        def waiting():
-            if threading.current_thread().name == "B":
-                b_moved.set()
-            if on_wait is not None:
-                on_wait()
-        return real_lock(handle, waiting)
     monkeypatch.setattr(runner, "write_text", write_text)
-    monkeypatch.setattr(atomic, "_lock_exclusive", lock_exclusive)
+    set_when_waiting(monkeypatch, "B", b_moved)
 
     def write(cfg, result, done=None):
         try:

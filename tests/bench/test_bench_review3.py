@@ -10,13 +10,12 @@ import pytest
 
 import harness
 import harness.datasets
-import harness.atomic as atomic
 import harness.reports.writer as writer
 from harness.bench import ConfigError, load_config, run_bench
 from harness.bench.cells import fingerprint
 from harness.bench.config import RetrieverSpec, parse_config
 
-from .bench_helpers import HangingRetriever, write_tiny
+from .bench_helpers import HangingRetriever, set_when_waiting, write_tiny
 
 RUN_X = "q1 Q0 d2 1 3 x\nq1 Q0 d1 2 2 x\nq2 Q0 d4 1 1 x\n"  # NDCG@1 1.0 (d2 grade 2, d4 grade 1)
 RUN_Y = "q1 Q0 d1 1 3 y\nq2 Q0 d3 1 1 y\n"  # NDCG@1 0.0 (neither judged)
@@ -196,16 +195,7 @@ def test_two_benches_writing_one_cell_leave_one_benchs_files(tmp_path, monkeypat
             assert y_moved.wait(60), "Y neither finished nor waited for the cell's lock"  # (no sleep decides)
 
     monkeypatch.setattr(writer, "write_run", write_run_then_let_y_write)
-    real_lock = atomic._lock_exclusive
-
-    def lock_exclusive(handle, on_wait=None):
-        def waiting():
-            if threading.current_thread().name == "Y":
-                y_moved.set()
-            if on_wait is not None:
-                on_wait()
-        return real_lock(handle, waiting)
-    monkeypatch.setattr(atomic, "_lock_exclusive", lock_exclusive)
+    set_when_waiting(monkeypatch, "Y", y_moved)
     run_bench(x)
     other[0].join(120)
     assert not other[0].is_alive()

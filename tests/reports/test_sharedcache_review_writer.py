@@ -14,14 +14,13 @@ from __future__ import annotations
 import json
 import threading
 
-from harness import atomic
 from harness.datasets import load_dataset
 from harness.evaluation import Evaluator
 from harness.experiment import run_experiment
 from harness.reports import writer
 from harness.reports.writer import write_result_folder
 from retrievers.run_file import RunFileRetriever
-from tests.bench.bench_helpers import write_tiny
+from tests.bench.bench_helpers import set_when_waiting, write_tiny
 
 
 def _experiment(tmp_path, name: str, line: str):
@@ -48,16 +47,7 @@ def test_two_writers_of_one_folder_leave_one_writers_files(tmp_path, monkeypatch
             assert b_moved.wait(timeout=60), "B neither finished nor waited for the folder's lock"
 
     monkeypatch.setattr(writer, "write_run", write_run)
-    real_lock = atomic._lock_exclusive
-
-    def lock_exclusive(handle, on_wait=None):
-        def waiting():
-            if threading.current_thread().name == "B":
-                b_moved.set()
-            if on_wait is not None:
-                on_wait()
-        return real_lock(handle, waiting)
-    monkeypatch.setattr(atomic, "_lock_exclusive", lock_exclusive)
+    set_when_waiting(monkeypatch, "B", b_moved)
 
     def write(exp, done=None):
         try:
