@@ -420,3 +420,38 @@ def test_tokens_around_sixteen_bytes_keep_their_terms_across_calls(n_threads):
     frozen.freeze()
     again = [frozen.encode(chunk, n_threads=n_threads, parallel_min_bytes=0) for chunk in chunks]
     assert again == outs and sum(len(bytes(o[1])) // 4 for o in outs) == len(expected)
+
+
+@needs_extension
+@pytest.mark.parametrize("n_threads", [2, 3])
+def test_a_calls_new_tokens_join_the_tables_before_anything_reads_them(n_threads):
+    """A parallel call's new tokens are added to the encoder's token tables on a thread of their own
+    while the call finishes and returns (encoder.c: start_flush); the next call of any kind waits for
+    that. Many new tokens per call (so that the flush is still running when the next call starts),
+    each call followed at once by a sequential call (which reads and writes those tables), then a
+    freeze and the same texts again, frozen: the same term ids and vocabulary as one sequential
+    encoder. Same inputs as encoder, deleted right after a call (its flush joined, not freed under it)."""
+    rng = random.Random(24)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    words = ["".join(rng.choice(letters) for _ in range(rng.randint(3, 22))) for _ in range(30_000)]
+    chunks = [[" ".join(rng.sample(words[c * 6_000:(c + 2) * 6_000], 40)) for _ in range(400)] for c in range(4)]
+    small = [[" ".join(rng.sample(words, 6))] for _ in range(4)]
+    analyzer = Analyzer(stemmer=None)
+
+    def run(**kw):
+        encoder = raw_encoder(analyzer)
+        outs = []
+        for chunk, few in zip(chunks, small):
+            outs.append(encoder.encode(chunk, **kw))
+            outs.append(encoder.encode(few))  # below parallel_min_bytes: the sequential path
+        encoder.freeze()
+        outs += [encoder.encode(chunk, **kw) for chunk in chunks]
+        return outs, encoder.terms()
+
+    sequential = run()
+    assert run(n_threads=n_threads, parallel_min_bytes=0) == sequential
+    assert len(sequential[1]) > 25_000
+    for _ in range(3):
+        encoder = raw_encoder(analyzer)
+        encoder.encode(chunks[0], n_threads=n_threads, parallel_min_bytes=0)
+        del encoder

@@ -13,7 +13,8 @@
  * Phase 2: number the parts' new tokens' terms, part after part (a token new to a part may have been
  * new to an earlier part: other threads find those meanwhile), then the non-ASCII words' terms.
  * Phase 3, one thread per part: each part's final term ids; the caller's thread joins them.
- * The parts' tables of new tokens are kept as the encoder's deferred memo (see flush_deferred). */
+ * The parts' tables of new tokens, once numbered, are the encoder's deferred memo, added to its
+ * token tables on a thread of its own meanwhile (start_flush). */
 struct Part {
     Encoder *e;
     const Texts *x;
@@ -32,6 +33,7 @@ struct Part {
     Part *earlier;        /* phase 2: the parts before this one ... */
     int index;            /* ... this many */
     int32_t *resolved;    /* per pending token: its term id or -1 */
+    int lent;             /* resolved (and pend) handed to the encoder's deferred memo */
     const int32_t **src;  /* phase 2: per pending token, where an earlier part resolved it, or NULL */
     VecI32 final;         /* phase 3: the final term ids */
     Postings post;        /* phase 3, when postings are asked for: the part's postings ... */
@@ -197,7 +199,8 @@ static uint64_t *part_marks(Encoder *e, int i, Py_ssize_t n_terms) {
 
 static void part_free(Part *part) {
     free(part->out.a); map_free(&part->pend); /* (part->cache is the encoder's) */ free(part->stem_off.a); free(part->stem_len.a);
-    free(part->stems); free(part->cw_ptr.a); free(part->cw_len.a); free(part->resolved); free((void *)part->src);
+    free(part->stems); free(part->cw_ptr.a); free(part->cw_len.a); free((void *)part->src);
+    if (!part->lent) free(part->resolved);
     free(part->final.a); postings_free(&part->post);
 }
 
@@ -305,6 +308,16 @@ int encode_parallel(Encoder *e, Texts *x, int n_threads, int64_t *counts, PyObje
         Py_END_ALLOW_THREADS
         if (failed) { PyErr_NoMemory(); goto done; }
     }
+    if (!e->frozen) { /* the parts' new tokens, numbered, are the memo of the next call: added to tokens on a */
+        for (int i = 0; i < n_threads && e->n_deferred < MAX_THREADS; i++) { /* thread (phase 3 reads no */
+            Deferred *d = &e->deferred[e->n_deferred++];                        /* token table) */
+            d->pend = parts[i].pend;
+            d->resolved = parts[i].resolved; /* (still read by phase 3) */
+            memset(&parts[i].pend, 0, sizeof(StrMap));
+            parts[i].lent = 1;
+        }
+        start_flush(e);
+    }
     if (analysed && define_words(e, new_words, first_new, analysed)) goto done;
     if (post) { /* the marks, now that the terms are numbered (texts numbered from mark_base) */
         if (x->n >= (Py_ssize_t)UINT32_MAX - 1) { PyErr_NoMemory(); goto done; }
@@ -352,16 +365,6 @@ int encode_parallel(Encoder *e, Texts *x, int n_threads, int64_t *counts, PyObje
         }
     }
     ok = 1;
-    if (!e->frozen) { /* keep the parts' new tokens as the memo of the next call */
-        for (int i = 0; i < n_threads && e->n_deferred < MAX_THREADS; i++) {
-            Deferred *d = &e->deferred[e->n_deferred];
-            d->pend = parts[i].pend;
-            d->resolved = parts[i].resolved;
-            memset(&parts[i].pend, 0, sizeof(StrMap));
-            parts[i].resolved = NULL;
-            e->n_deferred++;
-        }
-    }
 done:
     Py_XDECREF(analysed);
     for (int i = 0; i < n_threads; i++) part_free(parts + i);

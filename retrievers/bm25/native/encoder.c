@@ -67,7 +67,8 @@ static int add_token(Encoder *e, const char *tok, int n, uint64_t h, int32_t val
     return n <= 16 ? short_add(&e->short_tokens, tok, n, val) : 0;
 }
 
-static int flush_deferred(Encoder *e) {
+/* Adds the deferred memo's tokens to tokens (and short_tokens), reading the memo only. */
+static int add_deferred(Encoder *e) {
     for (int i = 0; i < e->n_deferred; i++) {
         Deferred *d = &e->deferred[i];
         if (map_reserve(&e->tokens, d->pend.n) || short_reserve(&e->short_tokens, d->pend.n)) return -1;
@@ -78,11 +79,41 @@ static int flush_deferred(Encoder *e) {
             if (!map_find(&e->tokens, key, n, h) && add_token(e, key, n, h, d->resolved[q])) return -1;
         }
     }
-    drop_deferred(e);
     return 0;
 }
 
+static int flush_deferred(Encoder *e) {
+    int failed = add_deferred(e);
+    if (!failed) drop_deferred(e);
+    return failed;
+}
+
+static void *flush_job(void *arg) { /* (the memo is freed by settle: the call's last phase still reads it) */
+    Encoder *e = arg;
+    e->flush_failed = add_deferred(e) != 0;
+    return NULL;
+}
+
+/* flush_deferred on a thread of its own (see Encoder.flusher); when no thread can be started the
+ * memo stays deferred, for the next call to flush. */
+void start_flush(Encoder *e) {
+    if (e->n_deferred && !e->flushing && pthread_create(&e->flusher, NULL, flush_job, e) == 0) e->flushing = 1;
+}
+
+/* Wait for the flush started by the last call, if any (with the GIL released: the flush never takes
+ * it). A flush that ran out of memory leaves the encoder broken, as a failed flush_deferred does. */
+static void settle(Encoder *e) {
+    if (!e->flushing) return;
+    Py_BEGIN_ALLOW_THREADS
+    pthread_join(e->flusher, NULL);
+    Py_END_ALLOW_THREADS
+    e->flushing = 0;
+    if (e->flush_failed) e->broken = 1;
+    else drop_deferred(e);
+}
+
 static void Encoder_dealloc(Encoder *e) {
+    if (e->flushing) pthread_join(e->flusher, NULL); /* (the flush never takes the GIL) */
     drop_deferred(e);
     map_free(&e->tokens); map_free(&e->terms); map_free(&e->stop); map_free(&e->words); short_free(&e->short_tokens);
     free(e->cache);
@@ -437,16 +468,23 @@ static PyObject *Encoder_encode(Encoder *e, PyObject *args, PyObject *kw) {
         PyErr_SetString(PyExc_RuntimeError, "Encoder.__init__ was not called");
         return NULL;
     }
-    if (e->broken) {
-        PyErr_SetString(PyExc_RuntimeError, "this Encoder failed earlier; make a new one");
-        return NULL;
-    }
     if (e->busy) { /* the analyze_words callback may let another thread in */
         PyErr_SetString(PyExc_RuntimeError, "Encoder.encode is already running (one call at a time)");
         return NULL;
     }
+    e->busy = 1; /* (settle lets other threads in) */
+    settle(e);
+    e->busy = 0;
+    if (e->flush_failed) { /* the last call's flush ran out of memory */
+        e->flush_failed = 0;
+        return PyErr_NoMemory();
+    }
+    if (e->broken) {
+        PyErr_SetString(PyExc_RuntimeError, "this Encoder failed earlier; make a new one");
+        return NULL;
+    }
     if (e->frozen) drop_deferred(e);
-    else if (flush_deferred(e)) {
+    else if (flush_deferred(e)) { /* (a memo no thread could be started for) */
         e->broken = 1;
         return PyErr_NoMemory();
     }
@@ -591,7 +629,7 @@ static int texts_load_columns(Texts *x, PyObject *texts, PyObject *titles) {
         }
         x->ptr[i] = data[c] + off[c][i / 2];
         x->len[i] = off[c][i / 2 + 1] - off[c][i / 2];
-        x->ascii[i] = next_high(x->ptr[i], 0, x->len[i]) == x->len[i];
+        x->ascii[i] = 0; /* (not looked for here, on the calling thread: scan_text and find_new_words do, on theirs) */
         x->total += x->len[i];
     }
     return 0;
@@ -750,6 +788,9 @@ static int terms_addable(Encoder *e) {
         PyErr_SetString(PyExc_RuntimeError, "Encoder.encode is running");
         return 0;
     }
+    e->busy = 1;
+    settle(e);
+    e->busy = 0;
     if (!e->terms.slots) {
         PyErr_SetString(PyExc_RuntimeError, "Encoder.__init__ was not called");
         return 0;
@@ -863,6 +904,9 @@ static PyObject *Encoder_freeze(Encoder *e, PyObject *unused) {
         PyErr_SetString(PyExc_RuntimeError, "Encoder.encode is running");
         return NULL;
     }
+    e->busy = 1;
+    settle(e);
+    e->busy = 0;
     e->frozen = 1;
     drop_deferred(e);
     free_part_marks(e);

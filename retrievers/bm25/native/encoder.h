@@ -55,6 +55,12 @@ typedef struct {
     PyObject *analyze_words; /* list[str] -> list[list[str]] */
     Deferred deferred[MAX_THREADS]; /* memo entries not yet in tokens (see flush_deferred) */
     int n_deferred;
+    /* The deferred memo is added to tokens on a thread of its own (start_flush), from the end of a
+     * parallel call's numbering on, while its last phase runs and the caller gets the next chunk
+     * ready: it writes tokens and short_tokens, which nothing reads meanwhile; settle() joins it
+     * before anything else touches the encoder's tables. */
+    pthread_t flusher;
+    int flushing, flush_failed;
     /* Parallel part i's direct-mapped cache, kept from call to call (allocated on first use): an
      * entry holding a final value (a term id or -1, which never change) stays valid; one holding a
      * PENDING value is valid only in the call that made it, so its len carries that call's
@@ -102,7 +108,7 @@ typedef struct {
     Py_ssize_t n;                /* texts */
     const unsigned char **ptr;   /* segments 2t, 2t + 1 */
     Py_ssize_t *len;
-    unsigned char *ascii;
+    unsigned char *ascii;        /* 1: the segment is all ASCII; 0: it may not be */
     PyObject *keep;
     Py_ssize_t total;            /* bytes */
     Py_buffer views[4];          /* columns: the buffers read (released with the Texts) */
@@ -135,6 +141,7 @@ int32_t term_id(Encoder *e, const char *s, Py_ssize_t n);
 int token_term(const Encoder *e, const char *tok, int n, uint64_t h, char *buf);
 int define_words(Encoder *e, PyObject *words, Py_ssize_t first, PyObject *result);
 void drop_deferred(Encoder *e);
+void start_flush(Encoder *e);
 int32_t token_value(Encoder *e, const char *tok, int n);
 int analyze_and_define(Encoder *e, PyObject *words, Py_ssize_t first);
 int32_t word_number(Encoder *e, const unsigned char *w, Py_ssize_t n, PyObject *new_words);
