@@ -101,6 +101,7 @@ def test_the_corpus_cache_removes_a_killed_streams_file(tmp_path, monkeypatch):
     corpus's size) behind; the next load into that cache folder removes it."""
     import json as _json
 
+    from harness.datasets import corpus_cache
     from harness.datasets.beir import load_corpus
 
     monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
@@ -111,6 +112,7 @@ def test_the_corpus_cache_removes_a_killed_streams_file(tmp_path, monkeypatch):
     source = tmp_path / "corpus.jsonl"
     source.write_text("".join(_json.dumps({"_id": f"d{i}", "text": "word " * 5}) + "\n" for i in range(50)))
     corpus = load_corpus(source, cache=True)
+    corpus_cache.wait()  # (the streamed file is renamed into place in the background)
     assert len(corpus) == 50 and not abandoned.exists()
     assert len(list(corpora.glob("*.arrow"))) == 1
 

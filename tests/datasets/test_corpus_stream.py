@@ -71,6 +71,7 @@ def test_cold_load_streams_into_the_cache_file_and_maps_it(tmp_path, cache_root,
     corpus = load_corpus(path, cache=True)
     assert _same(corpus, _scan_corpus(path)) and corpus.titles[0] == ""
     assert _in_map(corpus)
+    corpus_cache.wait()  # (fsynced and renamed into place in the background)
     files = sorted(p.name for p in (cache_root / "corpora").glob("*.arrow"))
     # (named by the content's sha256: a .gz's decompressed bytes, docs/cache.md)
     assert files == [f"{content_sha256(path)}-v{corpus_cache.FORMAT}.arrow"] and _leftovers(cache_root) == []

@@ -165,6 +165,7 @@ def test_cache_file_with_a_damaged_offset_is_rebuilt(tmp_path, cache):
     assert corpus_cache.open_cached(target, digest, COLUMNS) is None
     corpus = load_corpus(path, cache=True)  # rebuilt from the source
     assert list(corpus.texts) == [d["text"] for d in docs]
+    corpus_cache.wait()
     assert corpus_cache.open_cached(target, digest, COLUMNS) is not None
 
 
