@@ -107,7 +107,7 @@ def finite_mean(values: np.ndarray) -> float:
     """The mean of per-query values: :func:`harness.evaluation.mean.exact_mean`, their correctly rounded
     sum over their count (0.0 for none), the same whatever the order of the values (the qrels' line order,
     compare's alignment), and finite for finite values whose sum passes the largest double (DCG_exp)."""
-    return exact_mean(np.asarray(values, dtype=np.float64).tolist())
+    return exact_mean(np.asarray(values, dtype=np.float64))
 
 
 @dataclass(frozen=True, eq=False)

@@ -113,3 +113,19 @@ def test_leaderboard_average_and_forum_mean_do_not_move_with_the_datasets_order(
             retriever_stats=None, efficiency=None, stages=None, warnings=None)) for cell in cells(config)]
         averages.add(build(config, outcomes)["tables"]["P@3"]["average"]["a"])
     assert averages == {0.5}
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.bool_])
+def test_an_array_is_averaged_as_the_list_of_its_values(dtype):
+    """exact_mean takes a numpy array's values as float64 in one C pass (no float() per value: 30 metrics
+    over 500k queries 0.87 -> 0.46 s): the same mean as the list of its values as Python floats, for
+    every dtype a per-query column has, and the correctly rounded one where a float sum is not:
+    ten 0.1s sum exactly to 1 + 5.55e-17, whose nearest double is 1.0 (an in-order float sum gives
+    0.9999999999999999), so the mean is 0.1."""
+    rng = np.random.default_rng(7)
+    values = (rng.random(10_001) * 3).astype(dtype)
+    assert exact_mean(values) == exact_mean([float(v) for v in values]) == finite_mean(values)
+    assert exact_mean(np.full(10, 0.1)) == 0.1 and sum([0.1] * 10) / 10 != 0.1
+    assert exact_mean(np.zeros(0, dtype=dtype)) == 0.0
+    big = np.array([1.7e308, 1.7e308, 0.0, 0.0])  # (the sum passes the largest double: the scaled retry)
+    assert exact_mean(big) == 1.7e308 / 2
