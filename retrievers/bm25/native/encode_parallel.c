@@ -43,6 +43,8 @@ struct Part {
     int failed;           /* 1: out of memory; 2: a non-ASCII word missing from the word table */
 };
 
+enum { NUMBER_AHEAD = 16 }; /* phase 2's prefetch distance */
+
 int32_t part_lookup(Part *part, const char *tok, int n) {
     Encoder *e = part->e;
     if (n <= 16) { /* (short_tokens holds every token of tokens this short) */
@@ -295,13 +297,26 @@ int encode_parallel(Encoder *e, Texts *x, int n_threads, int64_t *counts, PyObje
                 threads_join(&matching);
                 joined = 1;
             }
-            for (Py_ssize_t q = 0; q < part->pend.n && !failed; q++) {
-                int32_t v;
-                if (i > 0 && part->src[q]) v = *part->src[q];
-                else if (part->stem_off.a[q] < 0) v = -1;
-                else v = term_id(e, part->stems + part->stem_off.a[q], part->stem_len.a[q]);
-                failed = v == -2;
-                part->resolved[q] = v;
+            /* NUMBER_AHEAD tokens at a time, the term table's slots of their stems prefetched first (the table
+             * is reserved for them all: no rehash moves a slot meanwhile), so that its cache misses overlap */
+            for (Py_ssize_t q0 = 0; q0 < part->pend.n && !failed; q0 += NUMBER_AHEAD) {
+                Py_ssize_t m = part->pend.n - q0 < NUMBER_AHEAD ? part->pend.n - q0 : NUMBER_AHEAD;
+                uint64_t h[NUMBER_AHEAD];
+                for (Py_ssize_t j = 0; j < m; j++) {
+                    Py_ssize_t q = q0 + j;
+                    if ((i > 0 && part->src[q]) || part->stem_off.a[q] < 0) continue;
+                    h[j] = hash_bytes(part->stems + part->stem_off.a[q], part->stem_len.a[q]);
+                    __builtin_prefetch(e->terms.slots + (h[j] & e->terms.mask));
+                }
+                for (Py_ssize_t j = 0; j < m && !failed; j++) {
+                    Py_ssize_t q = q0 + j;
+                    int32_t v;
+                    if (i > 0 && part->src[q]) v = *part->src[q];
+                    else if (part->stem_off.a[q] < 0) v = -1;
+                    else v = term_id_hashed(e, part->stems + part->stem_off.a[q], part->stem_len.a[q], h[j]);
+                    failed = v == -2;
+                    part->resolved[q] = v;
+                }
             }
         }
         if (!joined) threads_join(&matching); /* (a failure in part 0, or a single part) */

@@ -67,16 +67,35 @@ static int add_token(Encoder *e, const char *tok, int n, uint64_t h, int32_t val
     return n <= 16 ? short_add(&e->short_tokens, tok, n, val) : 0;
 }
 
-/* Adds the deferred memo's tokens to tokens (and short_tokens), reading the memo only. */
+/* Adds the deferred memo's tokens to tokens (and short_tokens), reading the memo only: FLUSH_AHEAD at a
+ * time, their slots in both tables prefetched first (both reserved for all of a part's tokens, so no
+ * rehash moves a slot meanwhile), so that the tables' cache misses overlap. */
+enum { FLUSH_AHEAD = 16 };
+
 static int add_deferred(Encoder *e) {
     for (int i = 0; i < e->n_deferred; i++) {
         Deferred *d = &e->deferred[i];
         if (map_reserve(&e->tokens, d->pend.n) || short_reserve(&e->short_tokens, d->pend.n)) return -1;
-        for (Py_ssize_t q = 0; q < d->pend.n; q++) {
-            const char *key = d->pend.arena + d->pend.eoff[q];
-            int n = d->pend.elen[q];
-            uint64_t h = hash_bytes(key, n);
-            if (!map_find(&e->tokens, key, n, h) && add_token(e, key, n, h, d->resolved[q])) return -1;
+        for (Py_ssize_t q0 = 0; q0 < d->pend.n; q0 += FLUSH_AHEAD) {
+            Py_ssize_t m = d->pend.n - q0 < FLUSH_AHEAD ? d->pend.n - q0 : FLUSH_AHEAD;
+            uint64_t h[FLUSH_AHEAD];
+            for (Py_ssize_t j = 0; j < m; j++) {
+                const char *key = d->pend.arena + d->pend.eoff[q0 + j];
+                int n = d->pend.elen[q0 + j];
+                h[j] = hash_bytes(key, n);
+                __builtin_prefetch(e->tokens.slots + (h[j] & e->tokens.mask), 1);
+                if (n <= 16) {
+                    uint64_t k0, k1;
+                    short_key(key, n, &k0, &k1);
+                    __builtin_prefetch(short_slot(&e->short_tokens, k0, k1, n), 1);
+                }
+            }
+            for (Py_ssize_t j = 0; j < m; j++) {
+                Py_ssize_t q = q0 + j;
+                const char *key = d->pend.arena + d->pend.eoff[q];
+                int n = d->pend.elen[q];
+                if (!map_find(&e->tokens, key, n, h[j]) && add_token(e, key, n, h[j], d->resolved[q])) return -1;
+            }
         }
     }
     return 0;
@@ -129,8 +148,10 @@ static void Encoder_dealloc(Encoder *e) {
  * (PyUnicode_AsUTF8AndSize would cache a UTF-8 copy inside every non-ASCII str of the corpus). */
 
 /* Term id of a term string: found, added (unless frozen), or -1. -2: out of memory. */
-int32_t term_id(Encoder *e, const char *s, Py_ssize_t n) {
-    uint64_t h = hash_bytes(s, n);
+int32_t term_id(Encoder *e, const char *s, Py_ssize_t n) { return term_id_hashed(e, s, n, hash_bytes(s, n)); }
+
+/* term_id with the term's hash_bytes h known. */
+int32_t term_id_hashed(Encoder *e, const char *s, Py_ssize_t n, uint64_t h) {
     Slot *slot = map_find(&e->terms, s, n, h);
     if (slot) return slot->val;
     if (e->frozen) return -1;

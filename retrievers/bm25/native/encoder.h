@@ -138,6 +138,7 @@ static inline void short_key(const char *s, int n, uint64_t *k0, uint64_t *k1) {
     *k1 = w[1];
 }
 int32_t term_id(Encoder *e, const char *s, Py_ssize_t n);
+int32_t term_id_hashed(Encoder *e, const char *s, Py_ssize_t n, uint64_t h);
 int token_term(const Encoder *e, const char *tok, int n, uint64_t h, char *buf);
 int define_words(Encoder *e, PyObject *words, Py_ssize_t first, PyObject *result);
 void drop_deferred(Encoder *e);
