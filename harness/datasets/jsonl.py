@@ -130,6 +130,7 @@ class _ObjectBlocks:
         self._raw = raw
         self._digest, self._hasher = digest, digest.reading() if digest is not None else None
         self.refused = False  # a fault was found: the fast parse must not be used (see read)
+        self._stopped = False  # the parse is abandoned: reads give the end of the file (see stop)
         self._first = True
         self._line_ends = 0  # LF bytes read
         self._after_last = 0  # LF bytes after the last byte that is not blank
@@ -147,8 +148,14 @@ class _ObjectBlocks:
             return -1
         return self._line_ends - self._after_last + self._any
 
+    def stop(self) -> None:
+        """Every later read gives the end of the file (``b""``): the parse is being abandoned (see
+        :func:`_drain`); nothing is refused."""
+        self._stopped = True
+        self._hasher = None  # (not the whole file)
+
     def read(self, size: int = -1) -> bytes:
-        if self.refused:
+        if self.refused or self._stopped:
             return b""
         data = self._raw.read(size)
         if self._hasher is not None:
@@ -331,19 +338,39 @@ def stream_string_columns(path: Path, fields: tuple[str, ...], take) -> bool:
             return False
         except read_errors() as exc:
             raise InputError(f"cannot read file: {exc}", path) from None
-        while True:
-            try:
-                batch = reader.read_next_batch()
-                for column in batch.columns:
-                    column.validate(full=True)  # pyarrow.json does not check UTF-8
-            except StopIteration:
-                return not blocks.refused and rows == blocks.lines  # else not one object per line (see _ObjectBlocks)
-            except refused:
-                return False
-            except read_errors() as exc:
-                raise InputError(f"cannot read file: {exc}", path) from None
-            rows += batch.num_rows
-            take(batch)
+        try:
+            while True:
+                try:
+                    batch = reader.read_next_batch()
+                    for column in batch.columns:
+                        column.validate(full=True)  # pyarrow.json does not check UTF-8
+                except StopIteration:
+                    return not blocks.refused and rows == blocks.lines  # else not one object per line (see _ObjectBlocks)
+                except refused:
+                    return False
+                except read_errors() as exc:
+                    raise InputError(f"cannot read file: {exc}", path) from None
+                rows += batch.num_rows
+                take(batch)
+        except BaseException:  # (Ctrl-C, SIGTERM's SystemExit, take's own error)
+            blocks.stop()
+            _drain(reader)
+            raise
+
+
+def _drain(reader) -> None:
+    """Read a pyarrow.json streaming reader to its end once its source reads give none (``stop``), so
+    that none of those reads (Python code, run on pyarrow's threads ahead of the batches asked for) is
+    still under way when an exception leaves the parse: an interruption (Ctrl-C) that ended the process
+    meanwhile aborted it ("Fatal Python error: PyGILState_Release", exit 134 instead of 130) in about
+    one try in three at 1M documents. An error here ends the draining (a second Ctrl-C goes on)."""
+    while True:
+        try:
+            reader.read_next_batch()
+        except StopIteration:
+            return
+        except Exception:  # (pyarrow's error on a block cut short: nothing more is read)
+            return
 
 
 def _validate_full(array) -> None:
