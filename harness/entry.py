@@ -7,7 +7,7 @@ the top of the console script, outside any handler: Ctrl-C there printed a ``Key
 traceback of whatever module was being imported, SIGTERM killed the process (status -15). Here either
 exits as during the command: 130 (128 + SIGINT) with nothing printed, 143 (128 + SIGTERM).
 
-Only the standard library's ``signal`` and ``sys`` are imported first (the command line imports both
+Only the standard library's ``gc``, ``signal`` and ``sys`` are imported first (the command line imports both
 anyway), so that the handling starts at once and start-up is no slower. What runs before this module (the
 interpreter's start, ``site`` and the installed packages' ``.pth`` files) is not covered: Ctrl-C there
 still prints Python's traceback (before the interpreter installs its own SIGINT handler: none, and the
@@ -16,6 +16,7 @@ process ends of the signal).
 
 from __future__ import annotations
 
+import gc
 import signal
 import sys
 
@@ -47,3 +48,8 @@ def main() -> None:
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+        # The process ends next: the interpreter's exit collects every object it holds (~36k after a
+        # run: numpy, pyarrow, typer), ~30 ms of a 0.65 s cached 1M-document run, for nothing (the
+        # memory goes back with the process). Frozen objects are not collected; every file the command
+        # wrote is closed already, and atexit hooks (logging, weakref finalizers) still run.
+        gc.freeze()

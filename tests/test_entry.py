@@ -99,3 +99,25 @@ def signal_default() -> str:
     import signal
 
     return str(signal.SIG_DFL)
+
+
+def test_the_objects_are_frozen_before_the_exit_and_atexit_hooks_still_run(tmp_path):
+    """entry.main freezes the interpreter's objects once the command is over (gc.freeze), so that the exit
+    does not collect all of them (~30 ms of a 0.65 s cached 1M-document run: the time from the result
+    line to exit_group, strace, 58-69 -> 31-41 ms); atexit hooks still run, and the file the command
+    wrote is whole."""
+    qrels, run, metrics = tmp_path / "qrels.txt", tmp_path / "run.trec", tmp_path / "metrics.json"
+    qrels.write_text("q1 0 d1 1\nq2 0 d3 1\n")
+    run.write_text("q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0 t\nq2 Q0 d2 1 3.0 t\nq2 Q0 d3 2 1.0 t\n")
+    code = ("import atexit, gc, sys\n"
+            "atexit.register(lambda: print('atexit', gc.get_freeze_count() > 1000, flush=True))\n"
+            f"sys.argv = ['harness', 'evaluate', '--qrels', {str(qrels)!r}, '--run', {str(run)!r}, '--k', '1',"
+            f" '--json', {str(metrics)!r}]\n"
+            "from harness.entry import main\n"
+            "main()\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[-1] == "atexit True"
+    import json
+
+    assert json.loads(metrics.read_text())["metrics"]["P@1"] == 0.5  # (q1: d1 relevant at rank 1; q2: d2 not)
