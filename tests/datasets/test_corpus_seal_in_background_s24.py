@@ -14,15 +14,7 @@ import pytest
 from harness.atomic import seal as real_seal
 from harness.datasets import beir, corpus_cache
 from harness.datasets.beir import load_corpus
-
-
-@pytest.fixture
-def cache_root(tmp_path, monkeypatch):
-    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delenv(corpus_cache.VERIFY_ENV, raising=False)
-    monkeypatch.delenv(beir.STREAM_ENV, raising=False)
-    yield tmp_path / "cache"
-    corpus_cache.wait()
+from tests.datasets.test_corpus_stream import cache_root  # noqa: F401  (the cache folder, its writes waited for)
 
 
 def _corpus(tmp_path, n=300):
