@@ -455,3 +455,24 @@ def test_a_calls_new_tokens_join_the_tables_before_anything_reads_them(n_threads
         encoder = raw_encoder(analyzer)
         encoder.encode(chunks[0], n_threads=n_threads, parallel_min_bytes=0)
         del encoder
+
+
+@needs_extension
+def test_long_texts_fill_the_token_queue_and_match_the_python_path():
+    """The encoder queues up to TOKEN_BATCH (64) short tokens before resolving them (encoder.h); the fuzz
+    texts above hold fewer. Texts of 8 to 16 fuzz texts each (long runs, possessives, stopwords, and
+    non-ASCII words, each of which empties the queue, at random places) give the analyzer's terms, on one
+    thread and on three."""
+    rng = random.Random(64)
+    texts = []
+    for _ in range(300):
+        words = " ".join(random_text(rng) for _ in range(rng.randint(8, 16))).split(" ")
+        for _ in range(rng.randint(0, 3)):
+            words.insert(rng.randint(0, len(words)), rng.choice(_NON_ASCII))
+        texts.append(" ".join(words))
+    analyzer = Analyzer()
+    expected = [analyzer(t) for t in texts]
+    assert sum(len(e) > 64 for e in expected) > 200  # (most fill the queue at least once)
+    assert term_strings(compiled.CompiledTermEncoder(analyzer), texts, chunks=3) == expected
+    chunks = [texts[:150], texts[150:]]
+    assert _encode_all(analyzer, chunks, n_threads=3, parallel_min_bytes=0) == _encode_all(analyzer, chunks)
