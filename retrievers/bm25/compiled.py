@@ -164,15 +164,18 @@ def build_postings(chunks, n_terms_after, allocate=None) -> tuple[np.ndarray, np
     return _postings_arrays(raw)
 
 
-def index_postings(encoder: CompiledTermEncoder, chunks, allocate=None
+def index_postings(encoder: CompiledTermEncoder, chunks, allocate=None, scorer=None
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(indptr int64, indices int32, tf int32, doc_lengths int32) of (titles, texts) chunks, each
     encoded straight into one PostingsBuilder; ``encoder.terms`` holds the vocabulary after.
-    ``allocate``: as for :func:`build_postings`."""
+    ``allocate``: as for :func:`build_postings`. ``scorer``: None, or ``scorer(indptr, doc_lengths) ->
+    (idf32, inv)`` (bytes in, float32 arrays out; :class:`retrievers.bm25.build.FusedLuceneScores`),
+    called once the document frequencies are known: the third array then holds each posting's Lucene
+    score (float32 bits, viewed as int32), written as the postings are scattered (no pass of its own)."""
     builder = _fastbm25.PostingsBuilder()
     for titles, texts in chunks:
         encoder.encode_into(builder, texts, titles)
-    raw = builder.finish(len(encoder.terms), encoder.n_threads, allocate)
+    raw = builder.finish(len(encoder.terms), encoder.n_threads, allocate, scorer)
     return _postings_arrays(raw)
 
 

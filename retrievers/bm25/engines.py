@@ -24,7 +24,7 @@ import numpy as np
 from harness.datasets.corpus import Corpus
 from retrievers.bm25 import loader
 from retrievers.bm25.analyzer import Analyzer
-from retrievers.bm25.build import build_python, index_from_postings
+from retrievers.bm25.build import FusedLuceneScores, build_python, index_from_postings
 from retrievers.bm25.encode import TermEncoder
 from retrievers.bm25.scoring import ScoringParams
 from retrievers.bm25.search import CompiledSearcher, DocOrder, PythonSearcher
@@ -95,10 +95,12 @@ class CompiledEngine(PythonEngine):
 
     def build(self, corpus: Corpus, allocate=None) -> SparseIndex:
         c = self._c
+        fused = None
         if self.encodes:  # postings counted by the encoder's threads, straight into C
             encoder = c.CompiledTermEncoder(self.analyzer, n_threads=self.n_threads)
             chunks = corpus_columns(corpus, self.chunk_docs)  # Arrow buffers read in place by the encoder
-            postings = c.index_postings(encoder, chunks, allocate)  # title + " " + text, never joined
+            fused = FusedLuceneScores(self.scoring) if self.scoring.method == "lucene" else None  # scored as scattered
+            postings = c.index_postings(encoder, chunks, allocate, fused)  # title + " " + text, never joined
             self._encoder = encoder.freeze()
             terms = encoder.terms
         else:  # the Python term encoder, its term ids gathered into postings in C
@@ -107,7 +109,8 @@ class CompiledEngine(PythonEngine):
             postings = c.build_postings(chunks, lambda: len(encoder.terms), allocate)
             terms = encoder.terms
         # the builder's tf (a bytearray of its own) is not needed once scored: the scores overwrite it
-        return index_from_postings(*postings, terms, self.scoring, partial(self._score, in_place=True))
+        return index_from_postings(*postings, terms, self.scoring, partial(self._score, in_place=True),
+                                   scored=fused.scorer if fused is not None else None)
 
     def query_encoder(self, index: SparseIndex):
         """The compiled encoder frozen on ``index``'s vocabulary: the one that built it, else (a

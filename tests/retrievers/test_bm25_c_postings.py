@@ -319,3 +319,69 @@ def test_postings_of_repeated_calls_on_the_same_texts(n_threads):
     assert holding == [12] * 6 + [15] and indptr[w0 + 1] - indptr[w0] == 87  # one posting per text holding it
     assert tf[indptr[w0]:indptr[w0 + 1]].tolist() == [t.split().count("w0") for chunk in [texts] * 6 + [more]
                                                       for t in chunk if "w0" in t.split()]
+
+
+def _scorer(seen=None, inf_every=0):
+    """A finish scorer: random idf and inv of the sizes it is given (every inf_every-th inv +inf, as k1 = 0 gives)."""
+    def scorer(indptr, lengths):
+        rng = np.random.default_rng(len(indptr))
+        n_terms, n_docs = len(indptr) // 8 - 1, len(lengths) // 4
+        idf, inv = rng.uniform(0.01, 9, n_terms).astype(np.float32), rng.uniform(0.2, 3, n_docs).astype(np.float32)
+        if inf_every:
+            inv[::inf_every] = np.inf
+        if seen is not None:
+            seen.append((bytes(indptr), bytes(lengths), idf, inv))
+        return idf, inv
+    return scorer
+
+
+@needs_extension
+@pytest.mark.parametrize("n_threads", [1, 3])
+@pytest.mark.parametrize("allocated", [False, True])
+def test_finish_with_a_scorer_writes_score_lucenes_bits_in_tfs_place(n_threads, allocated):
+    """finish(..., scorer): the scorer gets the finished indptr and the documents' lengths, and each posting's
+    Lucene score with its (idf, inv) is written where its tf went, as float32: bit for bit what score_lucene
+    gives on the tfs (inv +inf included: the score is w), into allocate's buffers too."""
+    indptr, indices, tf, lengths = [np.frombuffer(b, t) for b, t in zip(_random_builder(4).finish(210, n_threads),
+                                                                        (np.int64, np.int32, np.int32, np.int32))]
+    seen = []
+    allocate = (lambda n: (np.zeros(n, np.int32), np.zeros(n, np.int32))) if allocated else None
+    got = _random_builder(4).finish(210, n_threads, allocate, _scorer(seen, inf_every=7))
+    (s_indptr, s_lengths, idf, inv), = seen
+    assert s_indptr == indptr.tobytes() and s_lengths == lengths.tobytes()
+    want = compiled.score_lucene(indptr, indices, tf, idf, inv, n_threads)
+    scores = (got[2] if allocated else np.frombuffer(got[2], np.int32)).view(np.float32)
+    assert scores.tobytes() == want.tobytes() and len(scores) > 2000
+    assert np.isin(scores, idf).sum() > 100  # (the +inf documents' postings: w itself)
+    np.testing.assert_array_equal(np.asarray(got[1]).view(np.int32) if allocated else np.frombuffer(got[1], np.int32), indices)
+
+
+@needs_extension
+@pytest.mark.parametrize("bad, error, match", [
+    (lambda i, n: [np.zeros(1, np.float32)] * 2, TypeError, "tuple"),
+    (lambda i, n: (np.zeros(len(i) // 8, np.float32), np.zeros(len(n) // 4, np.float32)), ValueError, "of idf"),
+    (lambda i, n: (np.zeros(len(i) // 8 - 1, np.float32), np.zeros(len(n) // 4 - 1, np.float32)), ValueError, "of inv"),
+    (lambda i, n: 1 / 0, ZeroDivisionError, None),
+])
+def test_finish_refuses_what_a_scorer_gives_and_stays_whole(bad, error, match):
+    want = [np.frombuffer(b, t) for b, t in zip(_random_builder(6).finish(210), (np.int64, np.int32, np.int32, np.int32))]
+    builder = _random_builder(6)
+    with pytest.raises(error, match=match):
+        builder.finish(210, 1, None, bad)
+    for w, g in zip(want, _finish(builder, 210)):
+        np.testing.assert_array_equal(g, w)
+
+
+@needs_extension
+def test_finish_refuses_a_scorer_that_adds_to_the_builder():
+    builder = loader.built_module().PostingsBuilder()
+    builder.add(np.array([200], np.int64), np.arange(200, dtype=np.int32))
+
+    def scorer(indptr, lengths):
+        builder.add(np.array([0], np.int64), np.zeros(0, np.int32))  # a document without terms: no posting more
+        return np.ones(200, np.float32), np.ones(1, np.float32)
+
+    with pytest.raises(RuntimeError, match="changed the builder"):
+        builder.finish(200, 1, None, scorer)
+    indptr, indices, tf, lengths = _finish(builder, 200)
+    assert lengths.tolist() == [200, 0] and int(tf.sum()) == 200 and indptr[-1] == len(indices) == 200

@@ -51,8 +51,8 @@ def _postings_by_term(index: SparseIndex, order: np.ndarray):
 
 
 @needs_extension
-@pytest.mark.parametrize("params", [{}, {"method": "bm25+"}, {"method": "robertson"}],
-                         ids=["lucene", "bm25+", "robertson"])
+@pytest.mark.parametrize("params", [{}, {"k1": 0.0}, {"lossy_lengths": False}, {"method": "bm25+"}, {"method": "robertson"}],
+                         ids=["lucene", "lucene-k1-0", "lucene-exact-lengths", "bm25+", "robertson"])
 def test_scifact_compiled_equals_python(monkeypatch, scifact, params):
     py_index, py_runs = _index_and_runs(monkeypatch, scifact, "python", params)
     c_index, c_runs = _index_and_runs(monkeypatch, scifact, "compiled", params)

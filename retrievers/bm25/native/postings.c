@@ -239,6 +239,7 @@ typedef struct {
     Py_ssize_t n_terms;
     int64_t *count;         /* pass 1: postings per term; pass 2: the next slot per term */
     int32_t *indices, *tf;
+    const float *idf, *inv; /* with a scorer: each posting's Lucene score goes to tf's slot (see finish) */
     int bad;                /* a term id >= n_terms */
 } FinishJob;
 
@@ -267,6 +268,7 @@ static void *finish_scatter(void *arg) {
     const int64_t *doc_end = j->doc_end;
     int64_t *count = j->count;
     int32_t *indices = j->indices, *out_tf = j->tf;
+    const float *idf = j->idf, *inv = j->inv;
     Py_ssize_t d = j->d0, p = j->p0;
     for (int s = 0; s < j->n_segs; s++) {
         const int32_t *term = j->segs[s].term, *f = j->segs[s].tf;
@@ -281,7 +283,14 @@ static void *finish_scatter(void *arg) {
             while (doc_end[d] <= p) d++;
             int64_t dest = count[term[i]]++;
             indices[dest] = (int32_t)d;
-            out_tf[dest] = f[i];
+            if (idf) { /* score_run's float32 operations, so the same bits */
+                float w = idf[term[i]], x = (float)f[i] * inv[d];
+                x = 1.0f + x;
+                float score = w - w / x;
+                memcpy(out_tf + dest, &score, 4);
+            } else {
+                out_tf[dest] = f[i];
+            }
         }
         /* scattered: free the segment now, so the input shrinks as the output fills */
         free((void *)term); free((void *)f);
@@ -297,14 +306,16 @@ static void *finish_scatter(void *arg) {
 static PyObject *Builder_finish(Builder *b, PyObject *args) {
     Py_ssize_t n_terms;
     int n_threads = 1;
-    PyObject *allocate = Py_None, *given = NULL;
+    PyObject *allocate = Py_None, *given = NULL, *scorer = Py_None, *scored = NULL;
+    Py_buffer sv[2];
+    int n_sv = 0;
     PyObject *indptr_b = NULL, *indices_b = NULL, *tf_b = NULL, *len_b = NULL, *ret = NULL;
     Py_buffer out[2];
     int n_out = 0;
     int64_t *counts = NULL;
     Segment *segs = NULL;
     FinishJob jobs[MAX_THREADS];
-    if (!PyArg_ParseTuple(args, "n|iO", &n_terms, &n_threads, &allocate)) return NULL;
+    if (!PyArg_ParseTuple(args, "n|iOO", &n_terms, &n_threads, &allocate, &scorer)) return NULL;
     if (n_terms < 0) return PyErr_Format(PyExc_ValueError, "n_terms must be >= 0, got %zd", n_terms);
     Py_ssize_t n_post = b->sealed_n + b->term.n;
     if (allocate != Py_None) { /* before anything is taken apart: a failure leaves the builder whole */
@@ -383,7 +394,7 @@ static PyObject *Builder_finish(Builder *b, PyObject *args) {
             Py_ssize_t goal = n_post / n_jobs * (i + 1), p = p0;
             while (s < n_seg && (i == n_jobs - 1 || s == s0 || (p < goal && n_seg - s > n_jobs - 1 - i))) p += segs[s++].n;
             jobs[i] = (FinishJob){segs + s0, s - s0, p0, d0, b->doc_end.a, n_terms, counts + (size_t)i * per,
-                                  out_indices, out_tf, 0};
+                                  out_indices, out_tf, NULL, NULL, 0};
             p0 = p;
             while (d0 < b->doc_end.n && b->doc_end.a[d0] <= p0 && p0 < n_post) d0++; /* the next job's first document */
         }
@@ -403,6 +414,37 @@ static PyObject *Builder_finish(Builder *b, PyObject *args) {
             }
             indptr[t + 1] = at;
         }
+    }
+    Py_END_ALLOW_THREADS
+    if (!bad && scorer != Py_None) { /* the scores' factors, now that the document frequencies are known */
+        Py_ssize_t want[2] = {n_terms, b->doc_len.n};
+        scored = PyObject_CallFunctionObjArgs(scorer, indptr_b, len_b, NULL);
+        if (!scored) goto done; /* (nothing taken apart yet: the builder is whole) */
+        static const char *what[2] = {"idf", "inv"};
+        if (b->sealed_n + b->term.n != n_post || b->doc_len.n != want[1] || b->doc_end.n != want[1]) {
+            PyErr_SetString(PyExc_RuntimeError, "scorer changed the builder it scores for"); /* (the jobs hold */
+            goto done;                                                                        /* its arrays) */
+        }
+        if (!PyTuple_Check(scored) || PyTuple_GET_SIZE(scored) != 2) {
+            PyErr_SetString(PyExc_TypeError, "scorer must return a tuple (idf, inv) of float32 buffers");
+            goto done;
+        }
+        for (; n_sv < 2; n_sv++) {
+            if (PyObject_GetBuffer(PyTuple_GET_ITEM(scored, n_sv), &sv[n_sv], PyBUF_C_CONTIGUOUS)) goto done;
+            if (sv[n_sv].len != want[n_sv] * 4) {
+                PyErr_Format(PyExc_ValueError, "scorer gave %zd bytes of %s for %zd values (float32 each)",
+                             sv[n_sv].len, what[n_sv], want[n_sv]);
+                n_sv++;
+                goto done;
+            }
+        }
+        for (int i = 0; i < n_jobs; i++) {
+            jobs[i].idf = sv[0].buf;
+            jobs[i].inv = sv[1].buf;
+        }
+    }
+    Py_BEGIN_ALLOW_THREADS
+    if (!bad) {
         run_jobs(jobs, sizeof(FinishJob), n_jobs, finish_scatter); /* frees every segment */
         /* the builder's segment pointers now dangle: forget them (builder_free_postings frees none) */
         b->n_sealed = 0;
@@ -429,6 +471,8 @@ static PyObject *Builder_finish(Builder *b, PyObject *args) {
 done:
     free(counts); free(segs);
     for (int i = 0; i < n_out; i++) PyBuffer_Release(&out[i]);
+    for (int i = 0; i < n_sv; i++) PyBuffer_Release(&sv[i]);
+    Py_XDECREF(scored);
     Py_XDECREF(given);
     Py_XDECREF(indptr_b); Py_XDECREF(indices_b); Py_XDECREF(tf_b); Py_XDECREF(len_b);
     return ret;
@@ -439,8 +483,10 @@ static PyMethodDef Builder_methods[] = {
     {"add_postings", (PyCFunction)Builder_add_postings, METH_VARARGS,
      "add_postings(counts, posting_counts, terms, tfs): append documents given as postings (Encoder.encode(postings=True))"},
     {"finish", (PyCFunction)Builder_finish, METH_VARARGS,
-     "finish(n_terms, n_threads=1, allocate=None) -> (indptr, indices, tf, doc_lengths) as bytes (int64, int32, int32, "
-     "int32); allocate(n_postings) -> (indices, tf): writable buffers to fill instead"},
+     "finish(n_terms, n_threads=1, allocate=None, scorer=None) -> (indptr, indices, tf, doc_lengths) as bytes (int64, int32,"
+     " int32, int32); allocate(n_postings) -> (indices, tf): writable buffers to fill instead; scorer(indptr, doc_lengths)"
+     " -> (idf, inv), float32 buffers of n_terms and n_docs values: each posting's Lucene score w - w / (1 + tf * inv[d])"
+     " with w = idf[t] (score_lucene's float32 operations) is written in tf's place, as float32"},
     {NULL}};
 
 PyTypeObject BuilderType = {
