@@ -75,12 +75,22 @@ class LuceneBackend:
 
     def build(self, corpus: Corpus, staging: index_cache.Staging | None = None) -> SparseIndex:
         """The index of ``corpus``; with ``staging`` (the cache entry to be written), its postings
-        arrays are made as that entry's files (cache.py)."""
-        if staging is None:
-            return self.engine.build(corpus)
-        index = self.engine.build(corpus, partial(staging.allocate_postings,
-                                                  scores_in_place=self.scoring.method == "lucene"))
-        return staging.read_only(index)  # (the writable maps would slow the search while save() fsyncs)
+        arrays are made as that entry's files (cache.py). The documents' id order, which the search
+        needs next (:meth:`DocOrder.of`), is sorted meanwhile on a thread of its own: the compiled sort
+        and the encoding both run without the GIL, so the sort takes what the encoding's threads leave
+        of the cores, not a turn of its own after them (1M documents ~0.05 s, 8.8M ~0.4 s)."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(1, thread_name_prefix="bm25-id-order") as pool:
+            ordering = pool.submit(lambda: corpus.id_rank)  # (Corpus caches it, and id_order)
+            if staging is None:
+                index = self.engine.build(corpus)
+            else:
+                index = staging.read_only(  # (the writable maps would slow the search while save() fsyncs)
+                    self.engine.build(corpus, partial(staging.allocate_postings,
+                                                      scores_in_place=self.scoring.method == "lucene")))
+            ordering.result()
+        return index
 
     def corpus_id(self, corpus: Corpus) -> str:
         """What the cache key names the corpus by: its ``fingerprint`` (the loader's: the source
