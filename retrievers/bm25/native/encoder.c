@@ -113,19 +113,22 @@ static void *flush_job(void *arg) { /* (the memo is freed by settle: the call's 
     return NULL;
 }
 
-/* flush_deferred on a thread of its own (see Encoder.flusher); when no thread can be started the
- * memo stays deferred, for the next call to flush. */
+/* add_deferred on a thread of its own (see Encoder.flusher; settle frees the memo after it); when no
+ * thread can be started the memo stays deferred, for the next call to flush. */
 void start_flush(Encoder *e) {
     if (e->n_deferred && !e->flushing && pthread_create(&e->flusher, NULL, flush_job, e) == 0) e->flushing = 1;
 }
 
 /* Wait for the flush started by the last call, if any (with the GIL released: the flush never takes
- * it). A flush that ran out of memory leaves the encoder broken, as a failed flush_deferred does. */
+ * it; the encoder is marked busy meanwhile, so another thread let in is refused). A flush that ran
+ * out of memory leaves the encoder broken, as a failed flush_deferred does. */
 static void settle(Encoder *e) {
     if (!e->flushing) return;
+    e->busy = 1;
     Py_BEGIN_ALLOW_THREADS
     pthread_join(e->flusher, NULL);
     Py_END_ALLOW_THREADS
+    e->busy = 0;
     e->flushing = 0;
     if (e->flush_failed) e->broken = 1;
     else drop_deferred(e);
@@ -493,9 +496,7 @@ static PyObject *Encoder_encode(Encoder *e, PyObject *args, PyObject *kw) {
         PyErr_SetString(PyExc_RuntimeError, "Encoder.encode is already running (one call at a time)");
         return NULL;
     }
-    e->busy = 1; /* (settle lets other threads in) */
     settle(e);
-    e->busy = 0;
     if (e->flush_failed) { /* the last call's flush ran out of memory */
         e->flush_failed = 0;
         return PyErr_NoMemory();
@@ -809,9 +810,7 @@ static int terms_addable(Encoder *e) {
         PyErr_SetString(PyExc_RuntimeError, "Encoder.encode is running");
         return 0;
     }
-    e->busy = 1;
     settle(e);
-    e->busy = 0;
     if (!e->terms.slots) {
         PyErr_SetString(PyExc_RuntimeError, "Encoder.__init__ was not called");
         return 0;
@@ -925,9 +924,7 @@ static PyObject *Encoder_freeze(Encoder *e, PyObject *unused) {
         PyErr_SetString(PyExc_RuntimeError, "Encoder.encode is running");
         return NULL;
     }
-    e->busy = 1;
     settle(e);
-    e->busy = 0;
     e->frozen = 1;
     drop_deferred(e);
     free_part_marks(e);

@@ -199,6 +199,15 @@ typedef struct { VecI32 term, tf; } Postings;
 
 static inline void postings_free(Postings *p) { free(p->term.a); free(p->tf.a); memset(p, 0, sizeof(*p)); }
 
+/* Lucene's BM25 score of a posting, in its float32 operations: w - w / (1 + tf * inv) with w the term's
+ * idf and inv the document's 1 / (k1 (1 - b + b dl / avgdl)) (retrievers/bm25/scoring.py); score_lucene
+ * and the postings builder's scatter both use it, so their scores are the same bits. */
+static inline float lucene_score(float w, int32_t tf, float inv) {
+    float x = (float)tf * inv;
+    x = 1.0f + x;
+    return w - w / x;
+}
+
 /* Append the postings of text number d, term ids ids[0..n), to out (room for n more reserved by the
  * caller); returns how many. last / slot: per term (every id < their size), the last text it was
  * seen in (never d before this call: -1 at first) and its posting's place in that text. */

@@ -283,10 +283,8 @@ static void *finish_scatter(void *arg) {
             while (doc_end[d] <= p) d++;
             int64_t dest = count[term[i]]++;
             indices[dest] = (int32_t)d;
-            if (idf) { /* score_run's float32 operations, so the same bits */
-                float w = idf[term[i]], x = (float)f[i] * inv[d];
-                x = 1.0f + x;
-                float score = w - w / x;
+            if (idf) {
+                float score = lucene_score(idf[term[i]], f[i], inv[d]);
                 memcpy(out_tf + dest, &score, 4);
             } else {
                 out_tf[dest] = f[i];

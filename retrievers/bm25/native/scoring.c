@@ -24,11 +24,8 @@ static void *score_run(void *arg) {
         if ((uint64_t)(uint32_t)j->indices[p] >= (uint64_t)j->n_docs) { j->bad = 2; return NULL; }
     for (Py_ssize_t t = j->t0; t < j->t1; t++) {
         float w = j->idf[t];
-        for (int64_t p = indptr[t]; p < indptr[t + 1]; p++) { /* (tf[p] is read before data[p] is written) */
-            float x = (float)j->tf[p] * j->inv[j->indices[p]];
-            x = 1.0f + x;
-            j->data[p] = w - w / x;
-        }
+        for (int64_t p = indptr[t]; p < indptr[t + 1]; p++) /* (tf[p] is read before data[p] is written) */
+            j->data[p] = lucene_score(w, j->tf[p], j->inv[j->indices[p]]);
     }
     return NULL;
 }
