@@ -104,12 +104,11 @@ def index_from_postings(indptr: np.ndarray, indices: np.ndarray, tf: np.ndarray,
     ``score_lucene(indptr, indices, tf, idf32, inv)`` (the compiled one), the others vectorised.
     ``scored``: the scorer of :class:`FusedLuceneScores` when the builder wrote the Lucene scores
     already, in ``tf``'s place (float32 bits)."""
-    if scored is not None:
-        return SparseIndex(terms=terms, indptr=indptr, indices=indices, data=tf.view(np.float32),
-                           doc_lengths=doc_lengths, nonoccurrence=scored.nonoccurrence, n_docs=len(doc_lengths))
     df = np.diff(indptr)
-    scorer = PostingScorer(params, df, doc_lengths)
-    if params.method == "lucene":
+    scorer = scored if scored is not None else PostingScorer(params, df, doc_lengths)
+    if scored is not None:
+        data = tf.view(np.float32)
+    elif params.method == "lucene":
         data = score_lucene(indptr, indices, tf, scorer.idf32, scorer.inv)
     else:
         data = scorer(np.repeat(np.arange(len(terms), dtype=np.int32), df), indices, tf)
