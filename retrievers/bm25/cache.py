@@ -15,11 +15,12 @@ arrays whose middles never reached the disk.
 :func:`save_in_background` writes on a thread (files written and hashed while the caller searches);
 a :func:`load` of the same entry in this process, :func:`wait` and the interpreter's exit (the
 thread is not a daemon) wait for it. A build that will be cached starts the entry's temporary
-folder first (:class:`Staging`): the postings' documents and scores, the two arrays of one value per
-posting, are then made as that folder's ``.npy`` files, memory-mapped, and filled in place by the
-build, so they are neither held a second time in RAM nor copied to disk afterwards (on a VM that
-backs fresh memory lazily, every page touched once less). A temporary folder whose process is gone
-(killed mid-build) is removed when the next build or load of the same key starts.
+folder first (:class:`Staging`); the build's arrays are in RAM, and the writer saves them all. A temporary
+folder whose process is gone (killed mid-build) is removed when the next build or load of the same key
+starts. (The postings' two arrays were once scattered straight into the folder's files, memory-mapped:
+at MS MARCO's 8.8M passages, 3.2 GB of dirty mapped pages that writeback cleaned while the scatter was
+still writing them, each written page then faulting again: in RAM the 8.8M index stage takes ~6 s less,
+the writer ~6 s more, overlapped with the search; docs/bm25.md, "Index cache".)
 
 Loads are O(vocabulary), not O(postings), in what they read up front; the arrays are memory-mapped.
 What a load checks (``verify="quick"``, the default): the manifest (format, key), the set of files,
@@ -116,115 +117,35 @@ def entry_dir(root: Path, key: str) -> Path:
 
 class Staging:
     """The temporary folder of an entry about to be built (``.<key>.<pid>-<host>.<random>.tmp`` beside it),
-    made before the build so that :meth:`array` can hand the build arrays that are already the
-    entry's ``.npy`` files (memory-mapped, their disk space reserved up front); :func:`save` then
-    writes only the rest, and renames the folder as usual."""
+    made before the build (this key's folders of killed builds are removed first) and filled by :func:`save`."""
 
     def __init__(self, root: Path, key: str):
         final = entry_dir(root, key)
         final.parent.mkdir(parents=True, exist_ok=True)
         remove_abandoned(final.parent, key)  # this key's staging and save folders of killed builds
         self.folder = Path(tempfile.mkdtemp(prefix=f".{key}.{writer_tag()}.", suffix=".tmp", dir=final.parent))
-        self.arrays: dict[str, np.ndarray] = {}
-        self._writable: list[np.ndarray] = []  # the build's maps once read_only() replaced them: save() drops them
 
     @classmethod
     def begin(cls, root: Path, key: str) -> "Staging | None":
-        """A staging folder, or None when it cannot be made (a read-only cache root: the build then
-        holds its arrays in RAM, and the cache write fails later as it would have)."""
+        """A staging folder, or None when it cannot be made (a read-only cache root: the cache write
+        fails later as it would have)."""
         try:
             return cls(root, key)
         except OSError as exc:  # (the write that follows the build says so, as a warning)
             log.debug("could not start the BM25 index cache entry under %s: %s", root, exc)
             return None
 
-    def array(self, name: str, dtype, n: int) -> np.ndarray:
-        """A writable 1-D array of ``n`` values mapped on ``<name>.npy`` in the folder (its disk space
-        allocated first: a full disk shows here, as an OSError, not as a crash on a later write to
-        the map). Empty arrays are plain ones (a file of no data cannot be mapped)."""
-        if n == 0:
-            return np.zeros(0, dtype=dtype)
-        path = self.folder / f"{name}.npy"
-        array = np.lib.format.open_memmap(path, mode="w+", dtype=dtype, shape=(n,))
-        try:
-            with open(path, "r+b") as handle:
-                os.posix_fallocate(handle.fileno(), 0, os.fstat(handle.fileno()).st_size)
-        except OSError:
-            del array
-            path.unlink(missing_ok=True)
-            raise
-        self.arrays[name] = array
-        return array
-
-    def allocate_postings(self, n_postings: int, scores_in_place: bool = True) -> tuple[np.ndarray, np.ndarray]:
-        """``PostingsBuilder.finish``'s ``allocate``: (indices int32, tf int32), indices mapped on
-        ``indices.npy`` and, with ``scores_in_place`` (Lucene scoring writes the scores over tf), tf
-        the int32 view of ``data.npy`` (float32), else in RAM. Falls back to arrays in RAM (with a
-        warning) when the files cannot be made (a full disk), and where the disk space of a file
-        cannot be reserved (no ``posix_fallocate``: a full disk would crash the process instead)."""
-        if not hasattr(os, "posix_fallocate"):  # (macOS) no way to reserve the space: a full disk would crash
-            return np.empty(n_postings, dtype=np.int32), np.empty(n_postings, dtype=np.int32)
-        try:
-            indices = self.array("indices", np.int32, n_postings)
-            data = self.array("data", np.float32, n_postings) if scores_in_place else None
-        except OSError as exc:
-            log.warning("could not map the BM25 index cache's postings under %s (%s); building them in RAM",
-                        self.folder, exc)
-            for name in ("indices", "data"):
-                self.arrays.pop(name, None)
-                (self.folder / f"{name}.npy").unlink(missing_ok=True)
-            return np.empty(n_postings, dtype=np.int32), np.empty(n_postings, dtype=np.int32)
-        return indices, (np.empty(n_postings, dtype=np.int32) if data is None else data.view(np.int32))
-
-    def read_only(self, index: SparseIndex) -> SparseIndex:
-        """``index`` with each array that is a staged file's writable map replaced by a read-only map
-        of that file (the same bytes: the same pages of the page cache); the writable maps are kept
-        here until :meth:`release_writable` drops them (:func:`save`'s first step, on the writer's
-        thread: unmapping 362 MB of dirty pages takes ~0.02 s, off the build's path). Why: :func:`save`
-        fsyncs those files while the caller searches, and a page the process still maps writable must
-        then be write-protected in its page tables, page after page, each with a TLB shootdown (an
-        interrupt) of every core running the search's threads; read-only pages are skipped. On 1M
-        documents (362 MB mapped) those cost 0.6 CPU-s of the cold run, the cold search taking
-        0.56-0.9 s where a warm one takes 0.27 s (0.31 s with this). A file that cannot be mapped again
-        (OSError) keeps its writable map: slower, same results."""
-        for name in list(self.arrays):
-            if getattr(index, name, None) is None or not self.holds(name, getattr(index, name)):
-                continue
-            try:
-                mapped = np.load(self.folder / f"{name}.npy", mmap_mode="r", allow_pickle=False).view(np.ndarray)
-            except OSError as exc:
-                log.debug("kept the writable map of %s: %s", self.folder / f"{name}.npy", exc)
-                continue
-            self._writable.append(self.arrays[name])
-            setattr(index, name, mapped)
-            self.arrays[name] = mapped
-        return index
-
-    def release_writable(self) -> None:
-        """Drop the writable maps :meth:`read_only` replaced (unmapped: nothing else holds them)."""
-        self._writable.clear()
-
-    def holds(self, name: str, array: np.ndarray) -> bool:
-        """Whether ``array`` is exactly the content of staged ``<name>.npy`` (same memory)."""
-        staged = self.arrays.get(name)
-        return (staged is not None and array.dtype == staged.dtype and array.shape == staged.shape
-                and array.__array_interface__["data"][0] == staged.__array_interface__["data"][0])
-
     def discard(self) -> None:
-        self.arrays.clear()
-        self._writable.clear()
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def save(index: SparseIndex, root: Path, key: str, settings: dict, staging: Staging | None = None,
          versions: dict | None = None) -> Path:
     """Write ``index`` under ``root`` atomically; returns the entry folder. ``staging``: the entry's
-    temporary folder when the build started it (its staged arrays are not written again); ``versions``:
+    temporary folder when the build started it (written into); ``versions``:
     the versions of the libraries that built it (name -> version), recorded in the manifest."""
     final = entry_dir(root, key)
     final.parent.mkdir(parents=True, exist_ok=True)
-    if staging is not None:
-        staging.release_writable()  # (before the fsyncs below: see Staging.read_only)
     tmp = staging.folder if staging is not None else Path(  # (named with the pid, as Staging's: see remove_abandoned)
         tempfile.mkdtemp(prefix=f".{key}.{writer_tag()}.", suffix=".tmp", dir=final.parent))
     try:
@@ -234,8 +155,6 @@ def save(index: SparseIndex, root: Path, key: str, settings: dict, staging: Stag
             raise ValueError("a term contains a newline")  # cannot happen with the built-in tokenizers
         terms_path.write_bytes("\n".join(index.terms).encode("utf-8", "surrogatepass"))
         for name, array in index.arrays().items():
-            if staging is not None and staging.holds(name, array):
-                continue  # the build filled the file itself
             with open(tmp / f"{name}.npy", "wb") as handle:
                 np.save(handle, array, allow_pickle=False)
         for path in sorted(tmp.iterdir()):

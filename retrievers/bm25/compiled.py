@@ -145,37 +145,33 @@ def arrow_column(array) -> tuple[np.ndarray, object]:
 
 
 def _postings_arrays(raw: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """PostingsBuilder.finish's buffers as (indptr int64, indices int32, tf int32, doc_lengths int32)
-    (an ``allocate``'s arrays as they are: a mapped file's stays what it is)."""
-    return tuple(np.asarray(b) if isinstance(b, np.ndarray) and b.dtype == t else np.frombuffer(b, dtype=t)
-                 for b, t in zip(raw, (np.int64, np.int32, np.int32, np.int32)))
+    """PostingsBuilder.finish's buffers as (indptr int64, indices int32, tf int32, doc_lengths int32)."""
+    return tuple(np.frombuffer(b, dtype=t) for b, t in zip(raw, (np.int64, np.int32, np.int32, np.int32)))
 
 
-def build_postings(chunks, n_terms_after, allocate=None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def build_postings(chunks, n_terms_after) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(indptr int64, indices int32, tf int32, doc_lengths int32) of (terms per document, term ids)
     chunks: term-major postings, documents ascending within a term. ``n_terms_after()`` gives the
-    number of terms once the chunks are consumed (the vocabulary grows while they stream).
-    ``allocate``: None, or ``allocate(n_postings) -> (indices, tf)``, the int32 arrays to fill (e.g.
-    :meth:`retrievers.bm25.cache.Staging.allocate_postings`)."""
+    number of terms once the chunks are consumed (the vocabulary grows while they stream)."""
     builder = _fastbm25.PostingsBuilder()
     for lengths, term_ids in chunks:
         builder.add(np.ascontiguousarray(lengths, dtype=np.int64), np.ascontiguousarray(term_ids, dtype=np.int32))
-    raw = builder.finish(n_terms_after(), 1, allocate)
+    raw = builder.finish(n_terms_after(), 1)
     return _postings_arrays(raw)
 
 
-def index_postings(encoder: CompiledTermEncoder, chunks, allocate=None, scorer=None
+def index_postings(encoder: CompiledTermEncoder, chunks, scorer=None
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(indptr int64, indices int32, tf int32, doc_lengths int32) of (titles, texts) chunks, each
     encoded straight into one PostingsBuilder; ``encoder.terms`` holds the vocabulary after.
-    ``allocate``: as for :func:`build_postings`. ``scorer``: None, or ``scorer(indptr, doc_lengths) ->
+    ``scorer``: None, or ``scorer(indptr, doc_lengths) ->
     (idf32, inv)`` (bytes in, float32 arrays out; :class:`retrievers.bm25.build.FusedLuceneScores`),
     called once the document frequencies are known: the third array then holds each posting's Lucene
     score (float32 bits, viewed as int32), written as the postings are scattered (no pass of its own)."""
     builder = _fastbm25.PostingsBuilder()
     for titles, texts in chunks:
         encoder.encode_into(builder, texts, titles)
-    raw = builder.finish(len(encoder.terms), encoder.n_threads, allocate, scorer)
+    raw = builder.finish(len(encoder.terms), encoder.n_threads, None, scorer)
     return _postings_arrays(raw)
 
 

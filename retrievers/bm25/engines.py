@@ -62,9 +62,7 @@ class PythonEngine:
         """SparseIndex.validate's postings check (InvalidIndex): numpy here, C on threads compiled."""
         check_postings(indptr, indices, n_docs)
 
-    def build(self, corpus: Corpus, allocate=None) -> SparseIndex:
-        """``allocate``: where the compiled engine puts the postings (see compiled.build_postings);
-        the Python engine builds its arrays in RAM."""
+    def build(self, corpus: Corpus) -> SparseIndex:
         encoder = TermEncoder(self.analyzer)  # retrievers/texts.py's lexical_text, a chunk at a time
         chunks = (encoder.encode(batch) for batch in lexical_batches(corpus, self.chunk_docs))
         return build_python(chunks, encoder.terms, self.scoring)
@@ -93,20 +91,20 @@ class CompiledEngine(PythonEngine):
     def _score(self, indptr, indices, tf, idf32, inv, in_place: bool = False):
         return self._c.score_lucene(indptr, indices, tf, idf32, inv, self.n_threads, in_place)
 
-    def build(self, corpus: Corpus, allocate=None) -> SparseIndex:
+    def build(self, corpus: Corpus) -> SparseIndex:
         c = self._c
         fused = None
         if self.encodes:  # postings counted by the encoder's threads, straight into C
             encoder = c.CompiledTermEncoder(self.analyzer, n_threads=self.n_threads)
             chunks = corpus_columns(corpus, self.chunk_docs)  # Arrow buffers read in place by the encoder
             fused = FusedLuceneScores(self.scoring) if self.scoring.method == "lucene" else None  # scored as scattered
-            postings = c.index_postings(encoder, chunks, allocate, fused)  # title + " " + text, never joined
+            postings = c.index_postings(encoder, chunks, fused)  # title + " " + text, never joined
             self._encoder = encoder.freeze()
             terms = encoder.terms
         else:  # the Python term encoder, its term ids gathered into postings in C
             encoder = TermEncoder(self.analyzer)
             chunks = (encoder.encode(batch) for batch in lexical_batches(corpus, self.chunk_docs))
-            postings = c.build_postings(chunks, lambda: len(encoder.terms), allocate)
+            postings = c.build_postings(chunks, lambda: len(encoder.terms))
             terms = encoder.terms
         # the builder's tf (a bytearray of its own) is not needed once scored: the scores overwrite it
         return index_from_postings(*postings, terms, self.scoring, partial(self._score, in_place=True),

@@ -13,7 +13,6 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from functools import partial
 from pathlib import Path
 
 from harness.datasets.corpus import Corpus, Queries
@@ -73,22 +72,17 @@ class LuceneBackend:
                  *(["PyStemmer"] if self.analyzer.stemmer_name not in (None, "porter") else [])]
         return computed_with(names)
 
-    def build(self, corpus: Corpus, staging: index_cache.Staging | None = None) -> SparseIndex:
-        """The index of ``corpus``; with ``staging`` (the cache entry to be written), its postings
-        arrays are made as that entry's files (cache.py). The documents' id order, which the search
-        needs next (:meth:`DocOrder.of`), is sorted meanwhile on a thread of its own: the compiled sort
-        and the encoding both run without the GIL, so the sort takes what the encoding's threads leave
-        of the cores, not a turn of its own after them (1M documents ~0.05 s, 8.8M ~0.4 s)."""
+    def build(self, corpus: Corpus) -> SparseIndex:
+        """The index of ``corpus``, its arrays in RAM (a cached build's are saved by the background writer).
+        The documents' id order, which the search needs next (:meth:`DocOrder.of`), is sorted meanwhile on
+        a thread of its own: the compiled sort and the encoding both run without the GIL, so the sort takes
+        what the encoding's threads leave of the cores, not a turn of its own after them (1M documents
+        ~0.05 s, 8.8M ~0.4 s)."""
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(1, thread_name_prefix="bm25-id-order") as pool:
             ordering = pool.submit(lambda: corpus.id_rank)  # (Corpus caches it, and id_order)
-            if staging is None:
-                index = self.engine.build(corpus)
-            else:
-                index = staging.read_only(  # (the writable maps would slow the search while save() fsyncs)
-                    self.engine.build(corpus, partial(staging.allocate_postings,
-                                                      scores_in_place=self.scoring.method == "lucene")))
+            index = self.engine.build(corpus)
             ordering.result()
         return index
 
@@ -162,7 +156,7 @@ class LuceneBackend:
                 status = again if again == "rebuilt" else status
             staging = index_cache.Staging.begin(root, key)
             try:
-                index = self.build(corpus, staging)
+                index = self.build(corpus)
             except BaseException:
                 if staging is not None:
                     staging.discard()

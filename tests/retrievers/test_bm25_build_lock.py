@@ -33,12 +33,12 @@ SCRIPT = textwrap.dedent("""
     cache, name, hold = Path(sys.argv[1]), sys.argv[2], sys.argv[3] == "hold"
     build = LuceneBackend.build
 
-    def slow_build(self, corpus, staging=None):
+    def slow_build(self, corpus):
         (cache.parent / f"{name}.building").write_text("")
         deadline = time.monotonic() + 60
         while hold and not (cache.parent / "go").exists() and time.monotonic() < deadline:
             time.sleep(0.05)
-        return build(self, corpus, staging)
+        return build(self, corpus)
 
     LuceneBackend.build = slow_build
     corpus = Corpus([f"d{i}" for i in range(20)], [""] * 20, [f"doc {i} topic{i % 5} item{i % 3}" for i in range(20)])
