@@ -47,6 +47,7 @@ import logging
 import shutil
 import tempfile
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable
 
@@ -149,18 +150,14 @@ def save(index: SparseIndex, root: Path, key: str, settings: dict, staging: Stag
     tmp = staging.folder if staging is not None else Path(  # (named with the pid, as Staging's: see remove_abandoned)
         tempfile.mkdtemp(prefix=f".{key}.{writer_tag()}.", suffix=".tmp", dir=final.parent))
     try:
-        files = {}
-        terms_path = tmp / "terms.txt"
         if any("\n" in t for t in index.terms):
             raise ValueError("a term contains a newline")  # cannot happen with the built-in tokenizers
-        terms_path.write_bytes("\n".join(index.terms).encode("utf-8", "surrogatepass"))
-        for name, array in index.arrays().items():
-            with open(tmp / f"{name}.npy", "wb") as handle:
-                np.save(handle, array, allow_pickle=False)
-        for path in sorted(tmp.iterdir()):
-            seal(path)  # on disk before the manifest that vouches for it: a power loss could leave zeros
-            size = path.stat().st_size  # inside an array, which a quick load's ends and sizes do not see
-            files[path.name] = {"bytes": size, "ends_sha256": ends_sha256(path, size), "crc32": crc32(path)}
+        blobs = {"terms.txt": "\n".join(index.terms).encode("utf-8", "surrogatepass"),
+                 **{f"{name}.npy": array for name, array in index.arrays().items()}}
+        with ThreadPoolExecutor(2, thread_name_prefix="bm25-cache-file") as pool:  # the largest first
+            written = list(pool.map(lambda name: _write_file(tmp / name, blobs[name]),
+                                    sorted(blobs, key=lambda name: -_nbytes(blobs[name]))))
+        files = dict(sorted(written))
         manifest = {"format": FORMAT_VERSION, "key": key, "settings": settings, "n_docs": index.n_docs,
                     "n_terms": index.n_terms, "files": files, **({"versions": versions} if versions else {})}
         with open(tmp / "manifest.json", "w", encoding="utf-8") as handle:
@@ -177,6 +174,24 @@ def save(index: SparseIndex, root: Path, key: str, settings: dict, staging: Stag
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return final
+
+
+def _nbytes(blob) -> int:
+    return blob.nbytes if isinstance(blob, np.ndarray) else len(blob)
+
+
+def _write_file(path: Path, blob) -> tuple[str, dict]:
+    """(file name, its manifest record) of ``blob`` (bytes, or an array saved as ``.npy``) written to ``path``
+    and sealed: on disk before the manifest that vouches for it (a power loss could leave zeros inside an
+    array, which a quick load's ends and sizes do not see)."""
+    with open(path, "wb") as handle:
+        if isinstance(blob, np.ndarray):
+            np.save(handle, blob, allow_pickle=False)
+        else:
+            handle.write(blob)
+    seal(path)
+    size = path.stat().st_size
+    return path.name, {"bytes": size, "ends_sha256": ends_sha256(path, size), "crc32": crc32(path)}
 
 
 def save_in_background(index: SparseIndex, root: Path, key: str, settings: dict,

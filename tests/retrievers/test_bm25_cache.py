@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 import os
 from pathlib import Path
 
@@ -452,3 +453,35 @@ def test_a_cache_hit_gives_the_corpus_its_cached_ranks_so_that_nothing_sorts_its
     assert retriever.backend.cache_status == "hit"
     np.testing.assert_array_equal(corpus.__dict__["id_rank"], string_ranks(CORPUS.id_array))
     assert exp.result.n_queries == 1  # (q1, the one judged query)
+
+
+def test_the_entrys_files_are_written_two_at_a_time_largest_first(tmp_path, monkeypatch):
+    """save() writes and fsyncs the entry's files on two threads, the largest first (the run waits for the
+    entry once it has searched: the second core is then idle). The two postings arrays (indices, data) are
+    sealed at once: each seal waits for the other at a barrier, which times out where they are sealed one
+    after the other. A failed write still leaves no folder."""
+    r = BM25Retriever(cache=False)
+    r.index(CORPUS)
+    index = r.backend.sparse_index
+    both = threading.Barrier(2, timeout=10)
+    order, seal = [], index_cache.seal
+
+    def seal_in_pairs(path):
+        order.append(path.name)
+        if path.name in ("indices.npy", "data.npy"):
+            both.wait()
+        seal(path)
+    monkeypatch.setattr(index_cache, "seal", seal_in_pairs)
+    folder = index_cache.save(index, tmp_path, "k" * 32, {"s": 1})
+    assert sorted(order[:2]) == ["data.npy", "indices.npy"]
+    assert set(order) == set(json.loads((folder / "manifest.json").read_text())["files"])
+    assert index_cache.load(tmp_path, "k" * 32) is not None
+
+    def failing(path):
+        if path.name == "doc_lengths.npy":
+            raise OSError(28, "No space left on device")
+        seal(path)
+    monkeypatch.setattr(index_cache, "seal", failing)
+    with pytest.raises(OSError, match="No space left"):
+        index_cache.save(index, tmp_path / "full", "k" * 32, {"s": 1})
+    assert [p.name for p in (tmp_path / "full" / "bm25").iterdir()] == []
