@@ -47,7 +47,6 @@ import logging
 import shutil
 import tempfile
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable
 
@@ -154,10 +153,7 @@ def save(index: SparseIndex, root: Path, key: str, settings: dict, staging: Stag
             raise ValueError("a term contains a newline")  # cannot happen with the built-in tokenizers
         blobs = {"terms.txt": "\n".join(index.terms).encode("utf-8", "surrogatepass"),
                  **{f"{name}.npy": array for name, array in index.arrays().items()}}
-        with ThreadPoolExecutor(2, thread_name_prefix="bm25-cache-file") as pool:  # the largest first
-            written = list(pool.map(lambda name: _write_file(tmp / name, blobs[name]),
-                                    sorted(blobs, key=lambda name: -_nbytes(blobs[name]))))
-        files = dict(sorted(written))
+        files = dict(sorted(_write_files(tmp, blobs)))
         manifest = {"format": FORMAT_VERSION, "key": key, "settings": settings, "n_docs": index.n_docs,
                     "n_terms": index.n_terms, "files": files, **({"versions": versions} if versions else {})}
         with open(tmp / "manifest.json", "w", encoding="utf-8") as handle:
@@ -178,6 +174,42 @@ def save(index: SparseIndex, root: Path, key: str, settings: dict, staging: Stag
 
 def _nbytes(blob) -> int:
     return blob.nbytes if isinstance(blob, np.ndarray) else len(blob)
+
+
+def _write_files(folder: Path, blobs: dict) -> list[tuple[str, dict]]:
+    """:func:`_write_file` of each ``name: blob`` into ``folder``, two at a time, the largest first: this
+    thread and one more (a plain thread, not a ``concurrent.futures`` pool: the writer runs on while the
+    interpreter shuts down, when a pool refuses new work). The first error is raised once both are done."""
+    queue = sorted(blobs, key=lambda name: -_nbytes(blobs[name]))
+    lock, written, errors = threading.Lock(), [], []
+
+    def work() -> None:
+        while True:
+            with lock:
+                if not queue or errors:
+                    return
+                name = queue.pop(0)
+            try:
+                record = _write_file(folder / name, blobs[name])
+            except BaseException as exc:  # (raised by the caller, once both are done)
+                with lock:
+                    errors.append(exc)
+                return
+            with lock:
+                written.append(record)
+    other = threading.Thread(target=work, name=f"{threading.current_thread().name}-2")
+    try:
+        other.start()
+    except RuntimeError:  # (Python 3.12+ starts no thread once the interpreter shuts down: one at a time)
+        other = None
+    try:
+        work()
+    finally:
+        if other is not None:
+            other.join()
+    if errors:
+        raise errors[0]
+    return written
 
 
 def _write_file(path: Path, blob) -> tuple[str, dict]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import threading
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -485,3 +487,22 @@ def test_the_entrys_files_are_written_two_at_a_time_largest_first(tmp_path, monk
     with pytest.raises(OSError, match="No space left"):
         index_cache.save(index, tmp_path / "full", "k" * 32, {"s": 1})
     assert [p.name for p in (tmp_path / "full" / "bm25").iterdir()] == []
+
+
+def test_a_script_that_ends_right_after_indexing_leaves_a_whole_entry(tmp_path):
+    """A script that indexes and ends at once: the interpreter shuts down while the background writer
+    saves the entry (two files at a time). The entry is whole (the next run is a hit) and nothing is
+    printed: a ``concurrent.futures`` pool in the writer refused its work at shutdown ("cannot schedule new
+    futures after interpreter shutdown"), and the entry was never written."""
+    script = (
+        "import sys\n"
+        "from harness.datasets.corpus import Corpus\n"
+        "from retrievers.bm25 import BM25Retriever\n"
+        "corpus = Corpus([f'd{i}' for i in range(3000)], [''] * 3000,\n"
+        "                [f'doc {i} topic{i % 50} item{i % 7} word{i % 311}' for i in range(3000)])\n"
+        "BM25Retriever(cache_dir=sys.argv[1]).index(corpus)\n")
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True,
+                          timeout=120, cwd=Path(__file__).resolve().parents[2])
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    (folder,) = (tmp_path / "bm25").iterdir()
+    assert index_cache.load(tmp_path, folder.name) is not None
