@@ -35,6 +35,18 @@ def literal_secret(name: str, value: str) -> bool:
     return bool(SECRET_HEADER.search(name)) and not ENV_VAR.search(value) and not _TEMPLATED.fullmatch(value)
 
 
+def body_without_secrets(value):
+    """A JSON request body as results record it: the literal string value of each key whose name looks
+    secret (``"api_key": "..."``, at any depth; :func:`literal_secret`) as ``<redacted>``; a ``${VAR}``
+    reference or placeholders kept."""
+    if isinstance(value, dict):
+        return {key: REDACTED if isinstance(item, str) and literal_secret(str(key), item) else body_without_secrets(item)
+                for key, item in value.items()}
+    if isinstance(value, list):
+        return [body_without_secrets(item) for item in value]
+    return value
+
+
 def _url_without_secrets(url: str) -> str:
     """An http retriever's ``url``: the literal value of each secret-looking query-string parameter
     (``?api_key=...``) as ``<redacted>``, as the retriever's own params() record it."""
@@ -47,7 +59,7 @@ def without_secrets(value, name: object = None):
     """``value`` (a config as recorded in results: dicts, lists, str) with connection secrets masked
     (``password=***``; ``user:***@host``; a parameter ``password`` / ``sslpassword``: ``***``; a
     ``headers`` entry, a secret-looking query-string parameter of its ``url`` or ``params`` (``api_key``,
-    ``token``) as the http retriever records it: ``<redacted>``): a bench config's postgres
+    ``token``) or key of its JSON ``body``, as the http retriever records it: ``<redacted>``): a bench config's postgres
     ``dsn`` was written whole into every cell's metrics.json and bench.json, and a pipeline stage's
     into metrics.json, where a retriever's own params() leave them out. ``name``: the key holding it."""
     if isinstance(value, str):
@@ -64,6 +76,8 @@ def without_secrets(value, name: object = None):
         if name == "params" and "url" in value and isinstance(value.get("params"), dict):  # an http retriever's
             value = {**value, "params": {key: REDACTED if isinstance(item, str) and literal_secret(str(key), item)
                                          else item for key, item in value["params"].items()}}  # query string
+        if name == "params" and "url" in value and isinstance(value.get("body"), (dict, list)):  # its JSON body
+            value = {**value, "body": body_without_secrets(value["body"])}
         return {key: without_secrets(item, key) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
         return [without_secrets(item) for item in value]

@@ -46,3 +46,17 @@ def test_no_file_of_a_pipeline_with_an_http_stage_holds_its_query_string_secret(
         assert SECRET.encode() not in path.read_bytes(), path
     doc = json.loads(next((tmp_path / "out").rglob("metrics.json")).read_text())
     assert "api_key=<redacted>" in json.dumps(doc)
+
+
+def test_an_http_stage_s_literal_body_secrets_are_recorded_redacted():
+    """The JSON body of an http stage (a service that takes its key in the body) is recorded as the
+    retriever's own params() record it: a literal value under a secret-looking key, at any depth, as
+    ``<redacted>``; a ``${VAR}`` reference, placeholders and other values kept."""
+    stage = {"name": "svc", "type": "retrieve", "retriever": "http",
+             "params": {"url": "https://h/s", "method": "POST",
+                        "body": {"api_key": SECRET, "auth": {"token": "${KEY}", "session": SECRET},
+                                 "q": "{query}", "filters": [{"password": SECRET, "lang": "en"}], "size": 10}}}
+    assert without_secrets(stage)["params"]["body"] == {
+        "api_key": "<redacted>", "auth": {"token": "${KEY}", "session": "<redacted>"}, "q": "{query}",
+        "filters": [{"password": "***", "lang": "en"}], "size": 10}  # ("password": every config's rule, ***)
+    assert SECRET not in json.dumps(without_secrets(stage))

@@ -13,11 +13,11 @@ percent-encoded as one component (``quote(value, safe="")``: "a#b" is sent as ``
 ``%2E%2E``, never a fragment, a parameter, a path separator or a dot-segment). ``{{`` and ``}}`` are
 literal braces. Any other ``{name}`` is refused up front.
 
-Header values, ``params`` values and the URL's query string may name environment variables,
-``${SEARCH_API_KEY}``; they are expanded only when requests are sent, and
+Header values, ``params`` values, the URL's query string and the body's strings may name environment
+variables, ``${SEARCH_API_KEY}``; they are expanded only when requests are sent, and
 :meth:`RequestTemplate.describe` (what results record) keeps the reference, never the value. A literal
-value of a header or query-string parameter whose name looks secret (authorization, key, token,
-secret, password, cookie) is recorded as ``<redacted>``, as is a password in the URL.
+value of a header, a query-string parameter or a body key whose name looks secret (authorization, key,
+token, secret, password, cookie) is recorded as ``<redacted>``, as is a password in the URL.
 
 ``partial_field`` (:class:`PartialCheck`) names where an answer says it is partial (Elasticsearch's
 ``timed_out``): such an answer is a failed attempt (retrievers/http/client.py).
@@ -35,13 +35,13 @@ import os
 import re
 import string
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping
 from urllib.parse import quote, unquote_plus, urlsplit, urlunsplit
 
 from harness.columns import is_utf8_text
 from harness.errors import HarnessError
 from harness.formats.trec import unwritable_ids, unwritable_message
-from harness.secrets import ENV_VAR, REDACTED, SECRET_HEADER, literal_secret
+from harness.secrets import ENV_VAR, REDACTED, SECRET_HEADER, body_without_secrets, literal_secret
 
 PLACEHOLDERS = ("query", "query_id", "k")
 METHODS = ("GET", "POST")
@@ -104,9 +104,10 @@ class TemplateString:
 
 
 def _compile_json(value: Any, where: str) -> Any:
-    """A JSON template with every string parsed into a :class:`TemplateString`."""
+    """A JSON template with every string parsed into a :class:`TemplateString` (``${NAME}``: an environment
+    variable, read when requests are sent)."""
     if isinstance(value, str):
-        return TemplateString.parse(value, where)
+        return TemplateString.parse(value, where, env=True)
     if isinstance(value, dict):
         return {str(key): _compile_json(item, f"{where}.{key}") for key, item in value.items()}
     if isinstance(value, list):
@@ -142,6 +143,18 @@ def _render_json(template: Any, values: Mapping[str, Any]) -> Any:
     if isinstance(template, list):
         return [_render_json(item, values) for item in template]
     return template
+
+
+def _json_strings(template: Any, where: str) -> Iterator[tuple[str, TemplateString]]:
+    """(where, string) of each string of a compiled JSON template (``body.auth.key``, ``body.q[0]``)."""
+    if isinstance(template, TemplateString):
+        yield where, template
+    elif isinstance(template, dict):
+        for key, item in template.items():
+            yield from _json_strings(item, f"{where}.{key}")
+    elif isinstance(template, list):
+        for i, item in enumerate(template):
+            yield from _json_strings(item, f"{where}[{i}]")
 
 
 def _source_json(template: Any) -> Any:
@@ -426,11 +439,17 @@ class RequestTemplate:
             partial=parse_partial(partial_field),
         )
 
+    def _env_strings(self) -> list[tuple[str, TemplateString]]:
+        """(where, string) of every part that may name environment variables but the headers: the URL, the
+        params and the body's strings."""
+        return [("url", self.url), *((f"params.{name}", value) for name, value in self.params),
+                *_json_strings(self.body, "body")]
+
     def env_values(self, environ: Mapping[str, str] = os.environ) -> dict[str, str]:
-        """The environment variables the URL's query string and the params name, as ``{"$NAME": value}``
-        (render's values; send them, never record them); HarnessError naming the part when one is unset."""
+        """The environment variables the URL's query string, the params and the body name, as ``{"$NAME":
+        value}`` (render's values; send them, never record them); HarnessError naming the part when one is unset."""
         out: dict[str, str] = {}
-        for where, template in (("url", self.url), *((f"params.{name}", value) for name, value in self.params)):
+        for where, template in self._env_strings():
             for var in template.env_vars:
                 if var not in environ:
                     raise HarnessError(f"{where} names the environment variable {var}, which is not set")
@@ -448,7 +467,7 @@ class RequestTemplate:
     def render(self, query_id: str, query: str, k: int, env: Mapping[str, str] | None = None) -> Request:
         """``env``: :meth:`env_values` (read once per search; read here when not given)."""
         if env is None:
-            env = self.env_values() if any(t.env_vars for t in (self.url, *(v for _, v in self.params))) else {}
+            env = self.env_values() if any(t.env_vars for _, t in self._env_strings()) else {}
         values = {"query": query, "query_id": query_id, "k": k, **env}
         # In the URL a value is one percent-encoded component: "a#b" or "x?y=1&z" stays the query text
         # (a path segment or a query-string value), never a fragment, a parameter or a path separator.
@@ -514,7 +533,7 @@ class RequestTemplate:
         if self.headers:
             out["headers"] = {header.name: header.describe() for header in self.headers}
         if self.body is not None:
-            out["body"] = _source_json(self.body)
+            out["body"] = body_without_secrets(_source_json(self.body))
         out["response"] = {"hits": self.hits.source, "id_field": self.id_field.source,
                            "score_field": self.score_field.source}
         if self.partial:

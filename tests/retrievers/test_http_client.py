@@ -253,3 +253,40 @@ def test_the_empty_policy_through_the_cli_scores_failed_queries_0_and_lists_them
     doc = json.loads((tmp_path / "scifact" / "http" / "metrics.json").read_text())
     assert doc["retriever_stats"]["failed_queries"] == sorted(failing)
     assert all(doc["per_query"][q]["NDCG@10"] == 0 for q in failing)
+
+
+def test_a_secret_named_in_the_body_is_sent_redacted_from_errors_and_appears_nowhere_in_the_results(tmp_path):
+    """``${SEARCH_API_KEY}`` in a JSON body (a service that takes its key there): the key is sent, and
+    neither the result files, nor the output, nor the error line of a service that echoes it hold it;
+    metrics.json records the reference, and a literal secret-looking body value as ``<redacted>``."""
+    secret = "sk-body-2b7e151628aed2a6-secret"
+
+    def guarded(request, n):
+        if (request.body or {}).get("auth", {}).get("api_key") != secret:
+            return 401, {"error": "bad key"}
+        return ok(request, n)
+
+    template = ["--param", "method=POST", "--param", 'params={"q": "{query}", "k": "{k}", "id": "{query_id}"}',
+                "--param", 'body={"auth": {"api_key": "${SEARCH_API_KEY}"}, "token": "literal-tok-123"}',
+                "--param", "hits=hits", "--param", "id_field=id", "--param", "score_field=score"]
+    with FakeEngine(guarded) as engine:
+        proc = harness("run", "--dataset", "scifact", "--retriever", "http", "--param", f"url={engine.url}/search",
+                       *template, "--k", "10", "-o", str(tmp_path / "ok"), env={"SEARCH_API_KEY": secret})
+    assert proc.returncode == 0, proc.stderr
+    assert len(engine.received) == 300
+    files = [p for p in (tmp_path / "ok").rglob("*") if p.is_file()]
+    assert {p.name for p in files} == {"metrics.json", "metrics.md", "per_query.jsonl", "run.trec", ".lock"}
+    for path in files:
+        assert secret.encode() not in path.read_bytes() and b"literal-tok-123" not in path.read_bytes(), path
+    assert secret not in proc.stdout + proc.stderr
+    doc = json.loads((tmp_path / "ok" / "scifact" / "http" / "metrics.json").read_text())
+    assert doc["retriever"]["params"]["body"] == {"auth": {"api_key": "${SEARCH_API_KEY}"}, "token": "<redacted>"}
+
+    def echoing(request, n):  # a service whose refusal quotes the request
+        return 401, {"error": f"invalid api key {(request.body or {}).get('auth', {}).get('api_key')}"}
+
+    with FakeEngine(echoing) as engine:
+        proc = harness("run", "--dataset", "scifact", "--retriever", "http", "--param", f"url={engine.url}/search",
+                       *template, "-o", str(tmp_path / "refused"), env={"SEARCH_API_KEY": secret})
+    assert proc.returncode == 2 and "HTTP 401" in proc.stderr and "<redacted>" in proc.stderr, proc.stderr
+    assert secret not in proc.stdout + proc.stderr

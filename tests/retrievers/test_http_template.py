@@ -115,3 +115,23 @@ def test_a_password_in_the_url_is_redacted():
     assert redact_url("http://es.local:9200/idx") == "http://es.local:9200/idx"
     retriever = HTTPRetriever(url="https://elastic:changeme@es.local:9200/idx", preset="elasticsearch")
     assert "changeme" not in str(retriever.params())
+
+
+def test_environment_variables_in_the_body_are_expanded_when_sending_and_never_recorded():
+    """A body string may name environment variables as header values do (a service that takes its key in
+    the JSON body: ``{"api_key": "${SEARCH_API_KEY}"}``): expanded when the request is rendered, a whole
+    ``${VAR}`` string as the variable's text; results record the reference, and a literal value under a
+    secret-looking key, at any depth, as ``<redacted>``. An unset variable is one error naming its place."""
+    t = template(method="POST", body={"auth": {"api_key": "${SEARCH_API_KEY}"}, "q": "{query}",
+                                      "tag": "run-${RUN_TAG}-{query_id}", "token": "literal-tok-123",
+                                      "filters": [{"secret": "{query_id}"}]})
+    env = {"SEARCH_API_KEY": "s3cr3t-key", "RUN_TAG": "nightly"}
+    request = t.render("q1", "a b", 5, t.env_values(env))
+    assert request.body == {"auth": {"api_key": "s3cr3t-key"}, "q": "a b", "tag": "run-nightly-q1",
+                            "token": "literal-tok-123", "filters": [{"secret": "q1"}]}
+    assert t.describe()["body"] == {"auth": {"api_key": "${SEARCH_API_KEY}"}, "q": "{query}",
+                                    "tag": "run-${RUN_TAG}-{query_id}", "token": "<redacted>",
+                                    "filters": [{"secret": "{query_id}"}]}
+    with pytest.raises(HarnessError, match=re.escape("body.auth.api_key names the environment variable "
+                                                     "SEARCH_API_KEY, which is not set")):
+        t.env_values({"RUN_TAG": "x"})
