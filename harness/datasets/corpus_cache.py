@@ -316,19 +316,21 @@ def load_or_build(path: Path, columns: tuple[str, ...], build: Callable[[], obje
     def waiting() -> None:
         log.warning("another process is parsing %s into the corpus cache; waiting for it", path)
     release = build_lock(_memo_path(path).with_suffix(".lock"), on_wait=waiting)
-    handed: list[bool] = []  # the release, taken by the streamed file's background seal
     try:
-        return _load_or_build(path, columns, build, make, stream, release, handed)
-    finally:
-        if not handed:
-            release()
+        made, digest, handed = _load_or_build(path, columns, build, make, stream, release)
+    except BaseException:
+        release()
+        raise
+    if not handed:  # (else the streamed file's background seal releases it)
+        release()
+    return made, digest
 
 
 def _load_or_build(path: Path, columns: tuple[str, ...], build: Callable[[], object],
                    make: Callable[[object, mmap.mmap | None], object], stream: Callable | None,
-                   release: Callable[[], None], handed: list[bool]):
-    """:func:`load_or_build` under the source's build lock (``release``; ``handed`` gets an item when
-    the lock is handed to :func:`seal_in_background`, which releases it)."""
+                   release: Callable[[], None]):
+    """:func:`load_or_build` under the source's build lock: (the made object, the digest, whether the
+    lock's ``release`` was handed to :func:`seal_in_background`, which calls it once the file is in place)."""
     digest, seen = _remembered(path) if path.stat().st_size >= MIN_BYTES else (None, True)
     table = streamed = None
     if digest is None and not seen:  # a path never loaded with this cache: no file to expect, so hash it
@@ -354,7 +356,7 @@ def _load_or_build(path: Path, columns: tuple[str, ...], build: Callable[[], obj
         if streamed is not None:
             streamed.unlink(missing_ok=True)
         remove_abandoned(target.parent)  # a killed load's temporary file: no write follows a hit to remove it
-        return make(*cached), digest
+        return make(*cached), digest, False
     if table is None and streamed is None and stream is not None:
         streamed = stream_into_cache(stream, sealed=False)
     if streamed is not None:  # mapped now, fsynced and renamed into place meanwhile (the map stays valid)
@@ -368,13 +370,12 @@ def _load_or_build(path: Path, columns: tuple[str, ...], build: Callable[[], obj
                 streamed.unlink(missing_ok=True)
                 raise
             seal_in_background(streamed, target, release)
-            handed.append(True)
-            return made, digest
+            return made, digest, True
     if table is None:
         table = build()
     made = make(table, None)
     write_in_background(target, table, digest, columns, made)
-    return made, digest
+    return made, digest, False
 
 
 def keyed_memo(key: str) -> Path:
