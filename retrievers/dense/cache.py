@@ -13,6 +13,7 @@ normalization; see :func:`cache_key`), in ``<cache dir>/<kind>-<key>/``::
                           key's (its digest)
     part-512-000000.npy   rows of one chunk of the encoding order (named by chunk size and chunk
                           number), while the encode is under way
+    part-512-000000.crc.json  that part's size and CRC-32, written before the part is renamed into place
     embeddings.npy        all rows in input order, once complete (the parts are then removed)
 
 Every file is written to a temporary name and renamed (harness.atomic), so an interrupted run
@@ -22,7 +23,12 @@ too). A part or final file whose
 shape disagrees with meta.json is ignored (and rewritten); so is a final file whose size or CRC-32
 (the whole content, read on every load: recorded in meta.json as ``complete`` before the file is
 renamed into place) is not the recorded one: a damaged entry is encoded again, never trusted.
-(Parts are checked by shape only: a part is read once, to be joined.) The chunk size only matters while
+A part is checked the same way against its ``.crc.json`` (written, atomically, before the part is renamed
+into place, so no part is in place without its record) when it is taken: when a build decides whether to
+encode its chunk, and by a Ray encode's plan (:meth:`EmbeddingCache.has_part`); a part that does not match
+is encoded again. (Before, parts were checked by shape only: a part damaged while a long encode was
+interrupted, a flipped bit, was joined into the matrix, whose CRC-32 then vouched for it.) A part with no
+record (written by a release before parts were recorded, then resumed) is checked by shape only. The chunk size only matters while
 parts exist: a complete entry serves any chunk size. A part's name holds its chunk size, so that a
 process filling the same entry with another chunk size at the same time (which restarts the entry)
 never takes the other's part i, whose rows differ, for its own; a part of its own that the other
@@ -56,6 +62,16 @@ def cache_key(fields: dict) -> str:
 def _save(path: Path, array: np.ndarray) -> None:
     with atomic_open(path, "wb") as handle:
         np.save(handle, np.ascontiguousarray(array, dtype=np.float32), allow_pickle=False)
+
+
+def _save_recorded(path: Path, array: np.ndarray, record: Path) -> None:
+    """:func:`_save`, with the written file's size and CRC-32 (:func:`crc_record`) written to ``record``
+    (atomically) before the file is renamed to ``path``: a file in place always has its record (a kill
+    between the two leaves a record and no file, which the next write of the file replaces)."""
+    with atomic_path(path) as tmp:
+        with open(tmp, "wb") as handle:
+            np.save(handle, np.ascontiguousarray(array, dtype=np.float32), allow_pickle=False)
+        write_json(record, crc_record(tmp))
 
 
 def _intact(path: Path, meta: dict) -> bool:
@@ -152,6 +168,33 @@ class EmbeddingCache:
     def part_path(self, i: int) -> Path:
         return self.folder / f"part-{self.chunk_size}-{i:06d}.npy"
 
+    def part_record_path(self, i: int) -> Path:
+        """Where part ``i``'s size and CRC-32 are recorded (see the module docstring)."""
+        return self.folder / f"part-{self.chunk_size}-{i:06d}.crc.json"
+
+    def _part_intact(self, i: int) -> bool:
+        """Whether part ``i`` has the size and CRC-32 its record holds; True for a part with no record
+        (written by a release before parts were recorded: checked by shape only)."""
+        try:
+            record = json.loads(self.part_record_path(i).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return True
+        except (OSError, ValueError):
+            return False
+        return matches_crc_record(self.part_path(i), record)
+
+    def _part(self, i: int, dim: int | None, mmap: bool = True) -> np.ndarray | None:
+        """Chunk ``i``'s part (memory-mapped, or read into memory) when it is there whole: one row per
+        text of the chunk, ``dim`` columns (None: any), the size and CRC-32 of its record; else None."""
+        part = _load(self.part_path(i), len(self.chunk_rows(i)), dim, mmap=mmap)
+        return part if part is not None and self._part_intact(i) else None
+
+    def _remove_part(self, i: int) -> None:
+        """Remove part ``i`` and its record (either may be gone already)."""
+        for path in (self.part_path(i), self.part_record_path(i)):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+
     def chunk_rows(self, i: int) -> np.ndarray:
         return self.order[i * self.chunk_size:(i + 1) * self.chunk_size]
 
@@ -216,7 +259,7 @@ class EmbeddingCache:
             return None
         complete = _load(self.final_path, self.n_rows, meta.get("dim"), mmap=True)
         if complete is not None:
-            for part in self.folder.glob("part-*.npy"):
+            for part in [*self.folder.glob("part-*.npy"), *self.folder.glob("part-*.crc.json")]:
                 with contextlib.suppress(OSError):  # gone already, or a read-only cache: it still serves the hit
                     part.unlink()
             remove_abandoned(self.folder)  # a killed concurrent join's temporary matrix (no build follows a hit)
@@ -238,21 +281,22 @@ class EmbeddingCache:
         return meta
 
     def has_part(self, i: int, dim: int | None = None) -> bool:
-        """Whether chunk ``i`` has a whole part file of the right shape."""
-        return _load(self.part_path(i), len(self.chunk_rows(i)), dim, mmap=True) is not None
+        """Whether chunk ``i`` has a whole part file of the right shape, matching its record."""
+        return self._part(i, dim) is not None
 
     def saved_part(self, i: int) -> np.ndarray | None:
         """Chunk ``i``'s part file read into memory when it is there whole (one row per text of the
-        chunk), else None."""
-        return _load(self.part_path(i), len(self.chunk_rows(i)), None)
+        chunk, matching its record), else None."""
+        return self._part(i, None, mmap=False)
 
     def write_part(self, i: int, part: np.ndarray) -> None:
-        """Write chunk ``i``'s rows (atomically), after checking there is one row per text of the chunk."""
+        """Write chunk ``i``'s rows (atomically, its record first), after checking there is one row per
+        text of the chunk."""
         part = np.asarray(part, dtype=np.float32)
         n = len(self.chunk_rows(i))
         if part.ndim != 2 or part.shape[0] != n:
             raise ValueError(f"encoder returned shape {part.shape} for {n} texts")
-        _save(self.part_path(i), part)
+        _save_recorded(self.part_path(i), part, self.part_record_path(i))
 
     def build(self, encode_rows: Callable[[np.ndarray], np.ndarray],
               on_progress: Callable[[int], None] | None = None) -> tuple[np.ndarray, int]:
@@ -266,7 +310,7 @@ class EmbeddingCache:
         reused = 0
         for i in range(self.n_chunks):
             rows = self.chunk_rows(i)
-            if _load(self.part_path(i), len(rows), meta.get("dim"), mmap=True) is not None:
+            if self._part(i, meta.get("dim")) is not None:  # (checked here, not again when joined)
                 reused += len(rows)
                 continue
             part = np.asarray(encode_rows(rows), dtype=np.float32)
@@ -307,8 +351,7 @@ class EmbeddingCache:
                 raise
             dim = complete.shape[1]
         for i in range(self.n_chunks):
-            with contextlib.suppress(FileNotFoundError):
-                self.part_path(i).unlink()
+            self._remove_part(i)
         complete = _load(self.final_path, self.n_rows, dim, mmap=True)
         return (complete if complete is not None else np.empty((0, dim), dtype=np.float32)), reused
 
