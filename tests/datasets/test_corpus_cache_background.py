@@ -98,7 +98,8 @@ def test_background_write_is_atomic_and_the_corpus_moves_to_the_map(tmp_path, ca
     first_columns = [a.to_pylist() for a in next(columns)]
     resume.set()
     corpus_cache.wait()
-    assert _files(cache_root) == [f"{corpus_cache.source_checksum(path)}-v{corpus_cache.FORMAT}.arrow"]
+    name = f"{corpus_cache.source_checksum(path)}-v{corpus_cache.FORMAT}.arrow"
+    assert _files(cache_root) == [name, f"{name}.crc.json"]  # (the file, and its size and CRC-32)
     assert corpus._mapping is not None and _lies_in(corpus, corpus._mapping)
     rest = list(chunks)  # read from the map
     for column, name in zip(zip(first, *rest), ("_id", "title", "text")):
@@ -141,7 +142,8 @@ def test_interrupted_write_leaves_no_cache_file(tmp_path, cache_root, monkeypatc
     monkeypatch.setattr(pa.ipc, "new_file", real_new_file)
     assert len(load_corpus(path, cache=True)) == 300
     corpus_cache.wait()
-    assert [n.endswith(".arrow") for n in _files(cache_root)] == [True]
+    name, record = _files(cache_root)
+    assert name.endswith(".arrow") and record == f"{name}.crc.json"
 
 
 def test_a_failed_write_is_logged_and_the_corpus_stays_in_memory(tmp_path, cache_root, monkeypatch, caplog):
@@ -187,7 +189,8 @@ def test_the_process_exits_only_once_the_cache_is_written(tmp_path, cache_root):
     child = _child(path, "slow", cache_root)
     out, _ = child.communicate(timeout=60)
     assert child.returncode == 0 and out.split() == ["300"]
-    (name,) = _files(cache_root)
+    name, record = _files(cache_root)
+    assert record == f"{name}.crc.json"
     target = cache_root / "corpora" / name
     digest = corpus_cache.source_checksum(path)
     assert name == f"{digest}-v{corpus_cache.FORMAT}.arrow"
