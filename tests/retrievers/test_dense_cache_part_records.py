@@ -12,25 +12,7 @@ import numpy as np
 import pytest
 
 from retrievers.dense.cache import EmbeddingCache
-
-N = 10
-
-
-def rows_encoder(calls: list, fail_on_call: int | None = None):
-    def encode(rows):
-        calls.append(rows.tolist())
-        if fail_on_call is not None and len(calls) == fail_on_call:
-            raise KeyboardInterrupt("simulated interruption")
-        return np.outer(rows, [1.0, 2.0, 3.0]).astype(np.float32)
-    return encode
-
-
-def expected() -> np.ndarray:
-    return np.outer(np.arange(N), [1.0, 2.0, 3.0]).astype(np.float32)
-
-
-def make(folder, chunk=4) -> EmbeddingCache:
-    return EmbeddingCache(folder, N, np.arange(N)[::-1].copy(), chunk, {"kind": "test"})
+from tests.retrievers.test_dense_cache import expected, make, rows_encoder
 
 
 def interrupted(folder) -> EmbeddingCache:
@@ -42,7 +24,7 @@ def interrupted(folder) -> EmbeddingCache:
 
 def flip_last_byte(path) -> None:
     data = bytearray(path.read_bytes())
-    data[-1] ^= 0x01  # (a float32's lowest byte: the value changes, the shape does not)
+    data[-1] ^= 0x01  # (the last float's top byte, little-endian: 6.0 -> 24.0; the file's size is the same)
     path.write_bytes(bytes(data))
 
 
