@@ -13,7 +13,8 @@ normalization; see :func:`cache_key`), in ``<cache dir>/<kind>-<key>/``::
                           key's (its digest)
     part-512-000000.npy   rows of one chunk of the encoding order (named by chunk size and chunk
                           number), while the encode is under way
-    part-512-000000.crc.json  that part's size and CRC-32, written before the part is renamed into place
+    part-512-000000.crc.json  that part's size and CRC-32, written before the part is renamed into place, and
+                          the library versions that encoded it where its writer gave them (a Ray actor)
     embeddings.npy        all rows in input order, once complete (the parts are then removed)
 
 Every file is written to a temporary name and renamed (harness.atomic), so an interrupted run
@@ -64,14 +65,14 @@ def _save(path: Path, array: np.ndarray) -> None:
         np.save(handle, np.ascontiguousarray(array, dtype=np.float32), allow_pickle=False)
 
 
-def _save_recorded(path: Path, array: np.ndarray, record: Path) -> None:
-    """:func:`_save`, with the written file's size and CRC-32 (:func:`crc_record`) written to ``record``
-    (atomically) before the file is renamed to ``path``: a file in place always has its record (a kill
-    between the two leaves a record and no file, which the next write of the file replaces)."""
+def _save_recorded(path: Path, array: np.ndarray, record: Path, extra: dict | None = None) -> None:
+    """:func:`_save`, with the written file's size and CRC-32 (:func:`crc_record`; and ``extra``) written to
+    ``record`` (atomically) before the file is renamed to ``path``: a file in place always has its record (a
+    kill between the two leaves a record and no file, which the next write of the file replaces)."""
     with atomic_path(path) as tmp:
         with open(tmp, "wb") as handle:
             np.save(handle, np.ascontiguousarray(array, dtype=np.float32), allow_pickle=False)
-        write_json(record, crc_record(tmp))
+        write_json(record, {**crc_record(tmp), **(extra or {})})
 
 
 def _intact(path: Path, meta: dict) -> bool:
@@ -131,16 +132,18 @@ def records_lock(folder: Path) -> Iterator[None]:
         yield
 
 
-def record_versions(folder: Path, found: dict[str, str], earlier: Callable[[], bool]) -> None:
+def record_versions(folder: Path, found: dict[str, str], earlier: Callable[[], bool],
+                    written: dict[str, list[str]] | None = None) -> None:
     """Add the versions ``found`` (name -> version) to the entry's versions.json, written atomically (as
     devices.json) when it changes, under :func:`records_lock`; ``earlier()``: whether the entry holds rows
     written before (parts, the complete matrix), which count as ``unknown`` when nothing is recorded (asked
-    only then: a look at the folder, not one per part)."""
+    only then: a look at the folder, not one per part). ``written``: versions that rows written before are
+    known to have been encoded with (their parts' records: :meth:`EmbeddingCache.parts_versions`), merged in."""
     with records_lock(folder):
         known = recorded_versions(folder)
         if known is None:
-            known = {name: ["unknown"] for name in found} if earlier() else {}
-        merged = merge_versions(known, {name: [v] for name, v in found.items()})
+            known = {name: ["unknown"] for name in (found or written or {})} if earlier() else {}
+        merged = merge_versions(known, written, {name: [v] for name, v in found.items()})
         if merged != known:
             write_json(Path(folder) / "versions.json", merged)
 
@@ -234,13 +237,30 @@ class EmbeddingCache:
         None where none is recorded (an entry written before they were, or not started)."""
         return recorded_versions(self.folder)
 
-    def add_versions(self, found: dict[str, str], earlier: Callable[[], bool] | None = None) -> None:
+    def add_versions(self, found: dict[str, str], earlier: Callable[[], bool] | None = None,
+                     written: dict[str, list[str]] | None = None) -> None:
         """Record (atomically, before the part they encode is written) that libraries of the versions ``found``
         (name -> version) encode rows of this entry (:func:`record_versions`). Parts already there with no
         record (written before versions were recorded) count as ``unknown``; ``earlier``: whether there are
         such parts, where rows were written since without a record (a Ray encode's actors: their parts are
         recorded once written), by default whether the entry holds rows."""
-        record_versions(self.folder, found, earlier or self._holds_rows)
+        record_versions(self.folder, found, earlier or self._holds_rows, written)
+
+    def parts_versions(self, chunks) -> tuple[dict[str, list[str]], bool]:
+        """(the library versions the parts of ``chunks`` record, merged: a Ray actor's, written with each part it
+        encodes; whether one of them records none: a local encode's, whose versions versions.json holds, one
+        written before parts recorded versions, or one gone)."""
+        recorded, unrecorded = [], False
+        for i in chunks:
+            try:
+                versions = json.loads(self.part_record_path(i).read_text(encoding="utf-8")).get("versions")
+            except (OSError, ValueError, AttributeError):
+                versions = None
+            if isinstance(versions, dict) and all(isinstance(v, str) for v in versions.values()):
+                recorded.append({name: [v] for name, v in versions.items()})
+            else:
+                unrecorded = True
+        return merge_versions(*recorded), unrecorded
 
     def _holds_rows(self) -> bool:
         """Whether rows were written to this entry before (a part, or the complete matrix)."""
@@ -289,14 +309,16 @@ class EmbeddingCache:
         chunk, matching its record), else None."""
         return self._part(i, None, mmap=False)
 
-    def write_part(self, i: int, part: np.ndarray) -> None:
-        """Write chunk ``i``'s rows (atomically, its record first), after checking there is one row per
-        text of the chunk."""
+    def write_part(self, i: int, part: np.ndarray, versions: dict[str, str] | None = None) -> None:
+        """Write chunk ``i``'s rows (atomically, its record first, holding ``versions``: the library versions
+        that encoded them, where the writer's process is not the one recording versions.json, a Ray actor),
+        after checking there is one row per text of the chunk."""
         part = np.asarray(part, dtype=np.float32)
         n = len(self.chunk_rows(i))
         if part.ndim != 2 or part.shape[0] != n:
             raise ValueError(f"encoder returned shape {part.shape} for {n} texts")
-        _save_recorded(self.part_path(i), part, self.part_record_path(i))
+        _save_recorded(self.part_path(i), part, self.part_record_path(i),
+                       {"versions": dict(versions)} if versions is not None else None)
 
     def build(self, encode_rows: Callable[[np.ndarray], np.ndarray],
               on_progress: Callable[[int], None] | None = None) -> tuple[np.ndarray, int]:

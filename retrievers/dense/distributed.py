@@ -88,7 +88,8 @@ class ChunkEncoder:
 
     def __init__(self, job: EncodeJob):
         self.job, self.error = job, None
-        self.versions = json.dumps(self.library_versions(), sort_keys=True)  # (returned with each chunk written)
+        self.library = self.library_versions()  # recorded with each part written, and returned with it
+        self.versions = json.dumps(self.library, sort_keys=True)
         # writing a part needs only the folder and each chunk's length, which the order does not change
         self.entry = EmbeddingCache(Path(job.cache_folder), job.n_rows, np.arange(job.n_rows), job.chunk_size, {})
         try:
@@ -119,7 +120,7 @@ class ChunkEncoder:
             error = self.error
             if error is None:
                 try:
-                    self.entry.write_part(chunk, self.encode_chunk(chunk, [str(t) for t in texts]))
+                    self.entry.write_part(chunk, self.encode_chunk(chunk, [str(t) for t in texts]), self.library)
                 except Exception as exc:  # noqa: BLE001 - reported by the driver, naming the chunk
                     error = _error_line(exc)
             errors.append(error or "")
@@ -167,7 +168,11 @@ def encode_missing(entry: EmbeddingCache, texts: Sequence[str], model: ModelHand
     missing = [i for i in range(entry.n_chunks) if not entry.has_part(i, meta.get("dim"))]
     stats = {"chunks": len(missing), "rows": int(sum(len(entry.chunk_rows(i)) for i in missing)), "actors": 0,
              "seconds": 0.0}
+    # the versions the parts of an earlier job record (its driver may have died before recording them)
+    written, unrecorded = entry.parts_versions(sorted(set(range(entry.n_chunks)) - set(missing)))
     if not missing:
+        if written:
+            entry.add_versions({}, earlier=lambda: unrecorded, written=written)
         return stats
     started = time.perf_counter()
     ray = connect(address)
@@ -184,10 +189,11 @@ def encode_missing(entry: EmbeddingCache, texts: Sequence[str], model: ModelHand
         num_cpus=cpus_per_worker, num_gpus=gpus, fn_constructor_args=(job,))
     rows = list(done.iter_rows())
     # the versions of the actors that wrote parts (each node's environment, not this process's), recorded once
-    # the parts are written: parts left by a driver that dies before count as unknown (cache.record_versions)
-    resumed = len(missing) < entry.n_chunks  # (parts of an earlier job: unknown versions, unless recorded)
+    # the parts are written, with those the parts of an earlier job record (each actor writes its versions in
+    # its parts' records: a driver that died before recording them left them there); a part of an earlier job
+    # that records none counts as unknown where versions.json holds nothing (cache.record_versions)
     for found in sorted({str(row["versions"]) for row in rows if not row["error"]}):
-        entry.add_versions(json.loads(found), earlier=lambda: resumed)
+        entry.add_versions(json.loads(found), earlier=lambda: unrecorded, written=written)
     failed = sorted((int(row["chunk"]), str(row["error"])) for row in rows if row["error"])
     if failed:
         chunk, error = failed[0]
