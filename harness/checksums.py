@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import mmap
 import os
 from pathlib import Path
@@ -82,3 +83,16 @@ def matches_crc_record(path: str | os.PathLike, record) -> bool:
                 and crc32(path) == record.get("crc32"))
     except OSError:
         return False
+
+
+def matches_record_file(path: str | os.PathLike, record_path: str | os.PathLike, missing: bool = False) -> bool:
+    """:func:`matches_crc_record` of the JSON record at ``record_path`` (a cache file's sidecar, written before
+    the file is renamed into place); ``missing``: the answer where there is no record file (one that cannot
+    be read or parsed: False)."""
+    try:
+        record = json.loads(Path(record_path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return missing
+    except (OSError, ValueError):
+        return False
+    return matches_crc_record(path, record)

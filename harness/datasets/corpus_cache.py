@@ -84,7 +84,7 @@ from harness.atomic import (atomic_path, build_lock, create_new, remove_abandone
                             write_json)
 from harness.background import PendingWrites
 from harness.cache import cache_dir
-from harness.checksums import content_sha256, crc_record, matches_crc_record, sha256
+from harness.checksums import content_sha256, crc_record, matches_record_file, sha256
 from harness.datasets.jsonl import ContentDigest
 
 FORMAT = 3  # 2: a streamed file's metadata has no source checksum (its name is the key; see open_cached);
@@ -280,11 +280,7 @@ def open_cached(target: Path, digest: str, columns: tuple[str, ...], recorded: b
 
 def _matches_record(target: Path) -> bool:
     """Whether cache file ``target`` has the size and CRC-32 its record holds (False without a record)."""
-    try:
-        record = json.loads(crc_path(target).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return matches_crc_record(target, record)
+    return matches_record_file(target, crc_path(target))
 
 
 def _offsets_sound(table) -> bool:

@@ -49,7 +49,7 @@ from typing import Callable, Iterator
 import numpy as np
 
 from harness.atomic import atomic_open, atomic_path, file_lock, remove_abandoned, write_json
-from harness.checksums import crc_record, matches_crc_record
+from harness.checksums import crc_record, matches_crc_record, matches_record_file
 
 FORMAT_VERSION = 1
 
@@ -178,13 +178,7 @@ class EmbeddingCache:
     def _part_intact(self, i: int) -> bool:
         """Whether part ``i`` has the size and CRC-32 its record holds; True for a part with no record
         (written by a release before parts were recorded: checked by shape only)."""
-        try:
-            record = json.loads(self.part_record_path(i).read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return True
-        except (OSError, ValueError):
-            return False
-        return matches_crc_record(self.part_path(i), record)
+        return matches_record_file(self.part_path(i), self.part_record_path(i), missing=True)
 
     def _part(self, i: int, dim: int | None, mmap: bool = True) -> np.ndarray | None:
         """Chunk ``i``'s part (memory-mapped, or read into memory) when it is there whole: one row per

@@ -22,14 +22,13 @@ search unless more than ``tie_margin`` documents tie at the k-th score (or the i
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
 import numpy as np
 
 from harness.atomic import atomic_path, remove_abandoned, write_json
-from harness.checksums import crc_record, matches_crc_record
+from harness.checksums import crc_record, matches_record_file
 from harness.errors import HarnessError
 from retrievers.dense.exact import l2_normalize, rerank_candidates
 
@@ -43,11 +42,7 @@ def _record_path(path: Path) -> Path:
 def _intact(path: Path) -> bool:
     """Whether the index file has the size and CRC-32 recorded beside it (``<name>.json``, written
     before the index is renamed into place); a damaged or unrecorded index is rebuilt, not read."""
-    try:
-        record = json.loads(_record_path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return matches_crc_record(path, record)
+    return matches_record_file(path, _record_path(path))
 
 
 def _faiss():
