@@ -14,8 +14,6 @@ Two named policies, because the published systems each project reproduces differ
 
 from __future__ import annotations
 
-import bisect
-import itertools
 from typing import TYPE_CHECKING, Iterator
 
 from harness.datasets.corpus import Corpus
@@ -55,41 +53,18 @@ def corpus_chunks(corpus: Corpus, size: int, ids: bool = True) -> Iterator[tuple
         yield columns
 
 
-def corpus_columns(corpus: Corpus, size: int) -> Iterator[tuple["pa.Array", "pa.Array"]]:
-    """(titles, texts) of consecutive slices of at most ``size`` documents as Arrow string arrays, read
-    in place from the corpus's table (a compiled reader takes their buffers: no Python strings at all).
-    A slice ends at the end of one of the table's record batches when one lies in its second half, so
-    that slices seldom span two batches, whose columns would be copied into one array (at 1M documents
-    about half of the 50 slices of 20,000 documents did: 8 MB each, on the calling thread). As in
-    :func:`corpus_chunks`, the table is taken afresh per slice; a memory-mapped corpus's pages of a
-    slice are released (``Corpus.release``) when the next slice is asked for, so the consumer must be
-    done with a slice by then."""
-    start, n, table, ends = 0, len(corpus), None, []
-    while start < n:
-        if corpus.table is not table:  # (switched to its cache file's map: see corpus_chunks)
-            table = corpus.table
-            ends = _batch_ends(table)
-        limit = min(start + size, n)
-        last = bisect.bisect_right(ends, limit) - 1  # the last batch end at or before the limit
-        stop = ends[last] if last >= 0 and ends[last] > start + size // 2 else limit
-        part = table.slice(start, stop - start)
-        yield _one_array(part.column("title")), _one_array(part.column("text"))
+def corpus_columns(corpus: Corpus, size: int) -> Iterator[tuple["pa.ChunkedArray", "pa.ChunkedArray"]]:
+    """(titles, texts) of consecutive slices of ``size`` documents as Arrow string (chunked) arrays, read in
+    place from the corpus's table: a slice that spans several of its record batches is a chunk of each,
+    never copied into one array (a compiled reader takes their buffers one after the other: no Python
+    strings, no copy of the text). As in :func:`corpus_chunks`, the table is taken afresh per slice; a
+    memory-mapped corpus's pages of a slice are released (``Corpus.release``) when the next slice is
+    asked for, so the consumer must be done with a slice by then."""
+    for start in range(0, len(corpus), size):
+        part = corpus.table.slice(start, size)  # (switched to its cache file's map: see corpus_chunks)
+        yield part.column("title"), part.column("text")
         corpus.release(part)
         del part
-        start = stop
-
-
-def _batch_ends(table) -> list[int]:
-    """Where the chunks of a table's title and text columns end (row numbers, ascending)."""
-    ends: set[int] = set()
-    for name in ("title", "text"):
-        ends.update(itertools.accumulate(len(chunk) for chunk in table.column(name).chunks))
-    return sorted(ends)
-
-
-def _one_array(column: "pa.ChunkedArray") -> "pa.Array":
-    """A slice's column as one array (copied only when the slice spans record batches)."""
-    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
 
 
 def lexical_batches(corpus: Corpus, size: int) -> Iterator[list[str]]:

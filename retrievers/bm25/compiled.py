@@ -104,8 +104,8 @@ class CompiledTermEncoder:
         """Append the chunk's documents to a ``_fastbm25.PostingsBuilder`` as postings (each text's
         distinct terms with their tf, counted by the encoding threads; no arrays in between).
         ``titles`` (one per text) are read as ``title + " " + text`` without building those strings.
-        ``texts`` and ``titles``: lists of str, or Arrow string arrays, whose buffers are read in
-        place (:func:`arrow_column`; the same terms as their strings give)."""
+        ``texts`` and ``titles``: lists of str, or Arrow string arrays or chunked arrays, whose buffers are
+        read in place (:func:`arrow_column`; the same terms as their strings give)."""
         if isinstance(texts, list):
             self._encoder.encode(texts, self.n_threads, titles=titles, into=builder)
         else:
@@ -132,11 +132,14 @@ class CompiledTermEncoder:
         return np.concatenate([[0], np.cumsum(counts)]).astype(np.int64), ids
 
 
-def arrow_column(array) -> tuple[np.ndarray, object]:
+def arrow_column(array) -> tuple[np.ndarray, object] | list[tuple[np.ndarray, object]]:
     """(offsets int64, data buffer) of an Arrow string or large_string array, as the encoder reads a
-    column (``columns=True``); nulls read as empty strings (a corpus has none: they become "")."""
+    column (``columns=True``); of a chunked array, a list of them, one per chunk (read one after the
+    other, never joined); nulls read as empty strings (a corpus has none: they become "")."""
     import pyarrow as pa
 
+    if isinstance(array, pa.ChunkedArray):
+        return [arrow_column(chunk) for chunk in array.chunks]
     if array.null_count:
         array = array.fill_null("")
     if not (pa.types.is_string(array.type) or pa.types.is_large_string(array.type)):

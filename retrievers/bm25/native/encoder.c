@@ -583,38 +583,74 @@ static void texts_free(Texts *x) {
     free(x->ptr); free(x->len); free(x->ascii);
     Py_XDECREF(x->keep);
     for (int i = 0; i < x->n_views; i++) PyBuffer_Release(&x->views[i]);
-    x->n_views = 0;
+    free(x->views);
+    x->views = NULL;
+    x->n_views = x->cap_views = 0;
 }
 
-/* A column of strings as Arrow lays one out, (offsets, data): offsets int64 (n + 1, into data,
- * non-decreasing), data the UTF-8 bytes. Its buffers are held in x->views; *n is its length. */
-static int column_open(Texts *x, PyObject *pair, const int64_t **off, const unsigned char **data, Py_ssize_t *n,
-                       Py_ssize_t *data_len) {
+/* One piece of a column of strings as Arrow lays one out, (offsets, data): offsets int64 (n + 1, into
+ * data, non-decreasing), data the UTF-8 bytes. Its buffers are held in x->views. */
+typedef struct {
+    const int64_t *off;
+    const unsigned char *data;
+    Py_ssize_t n;
+} Piece;
+
+static int piece_open(Texts *x, PyObject *pair, Piece *p) {
     if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
-        PyErr_SetString(PyExc_TypeError, "a column is a tuple (offsets, data)");
+        PyErr_SetString(PyExc_TypeError, "a column is a tuple (offsets, data), or a list of them");
         return -1;
+    }
+    if (x->n_views + 2 > x->cap_views) {
+        int cap = x->cap_views ? 2 * x->cap_views : 8;
+        Py_buffer *grown = realloc(x->views, (size_t)cap * sizeof(Py_buffer));
+        if (!grown) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        x->views = grown;
+        x->cap_views = cap;
     }
     Py_buffer *ov = &x->views[x->n_views], *dv = &x->views[x->n_views + 1];
     if (get_buffer(PyTuple_GET_ITEM(pair, 0), ov, 8, "column offsets")) return -1;
     x->n_views++;
     if (PyObject_GetBuffer(PyTuple_GET_ITEM(pair, 1), dv, PyBUF_SIMPLE)) return -1;
     x->n_views++;
-    *off = ov->buf;
-    *data = dv->buf;
-    *n = ov->len / 8 - 1;
-    *data_len = dv->len;
-    if (*n < 0) {
+    p->off = ov->buf;
+    p->data = dv->buf;
+    p->n = ov->len / 8 - 1;
+    if (p->n < 0) {
         PyErr_SetString(PyExc_ValueError, "column offsets: at least one offset is needed");
         return -1;
     }
-    for (Py_ssize_t i = 0; i < *n; i++)
-        if ((*off)[i] < 0 || (*off)[i] > (*off)[i + 1]) {
+    for (Py_ssize_t i = 0; i < p->n; i++)
+        if (p->off[i] < 0 || p->off[i] > p->off[i + 1]) {
             PyErr_SetString(PyExc_ValueError, "column offsets must be >= 0 and non-decreasing");
             return -1;
         }
-    if ((*off)[*n] > *data_len) {
+    if (p->off[p->n] > dv->len) {
         PyErr_SetString(PyExc_ValueError, "column offsets point past the end of the data");
         return -1;
+    }
+    return 0;
+}
+
+/* A column: one piece (offsets, data), or a list of pieces read one after the other (the chunks of a
+ * chunked Arrow array, read in place instead of joined). *pieces: malloc'ed, *n_pieces of them;
+ * *n: the strings in all. */
+static int column_open(Texts *x, PyObject *column, Piece **pieces, Py_ssize_t *n_pieces, Py_ssize_t *n) {
+    int listed = PyList_Check(column);
+    Py_ssize_t m = listed ? PyList_GET_SIZE(column) : 1;
+    *pieces = malloc((size_t)(m ? m : 1) * sizeof(Piece));
+    if (!*pieces) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    *n_pieces = m;
+    *n = 0;
+    for (Py_ssize_t i = 0; i < m; i++) {
+        if (piece_open(x, listed ? PyList_GET_ITEM(column, i) : column, &(*pieces)[i])) return -1;
+        *n += (*pieces)[i].n;
     }
     return 0;
 }
@@ -623,14 +659,14 @@ static int column_open(Texts *x, PyObject *pair, const int64_t **off, const unsi
  * strings of texts_load would give. */
 static int texts_load_columns(Texts *x, PyObject *texts, PyObject *titles) {
     memset(x, 0, sizeof(*x));
-    const int64_t *off[2] = {NULL, NULL};
-    const unsigned char *data[2] = {NULL, NULL};
-    Py_ssize_t n[2] = {0, 0}, size[2] = {0, 0};
-    if (column_open(x, texts, &off[1], &data[1], &n[1], &size[1])) return -1;
-    if (titles && column_open(x, titles, &off[0], &data[0], &n[0], &size[0])) return -1;
+    Piece *pieces[2] = {NULL, NULL};
+    Py_ssize_t n_pieces[2] = {0, 0}, n[2] = {0, 0};
+    int ok = 0;
+    if (column_open(x, texts, &pieces[1], &n_pieces[1], &n[1])) goto done;
+    if (titles && column_open(x, titles, &pieces[0], &n_pieces[0], &n[0])) goto done;
     if (titles && n[0] != n[1]) {
         PyErr_SetString(PyExc_ValueError, "titles and texts must have the same length");
-        return -1;
+        goto done;
     }
     x->n = n[1];
     size_t m = (size_t)(x->n ? 2 * x->n : 1);
@@ -639,22 +675,33 @@ static int texts_load_columns(Texts *x, PyObject *texts, PyObject *titles) {
     x->ascii = malloc(m);
     if (!x->ptr || !x->len || !x->ascii) {
         PyErr_NoMemory();
-        return -1;
+        goto done;
     }
-    for (Py_ssize_t i = 0; i < 2 * x->n; i++) {
-        int c = (int)(i % 2);
-        if (!off[c]) { /* no titles */
-            x->ptr[i] = (const unsigned char *)"";
-            x->len[i] = 0;
-            x->ascii[i] = 1;
+    for (int c = 0; c < 2; c++) { /* segment 2t + c of text t: its title (c = 0), its text (c = 1) */
+        if (!pieces[c]) { /* no titles */
+            for (Py_ssize_t t = 0; t < x->n; t++) {
+                x->ptr[2 * t] = (const unsigned char *)"";
+                x->len[2 * t] = 0;
+                x->ascii[2 * t] = 1;
+            }
             continue;
         }
-        x->ptr[i] = data[c] + off[c][i / 2];
-        x->len[i] = off[c][i / 2 + 1] - off[c][i / 2];
-        x->ascii[i] = 0; /* (not looked for here, on the calling thread: scan_text and find_new_words do, on theirs) */
-        x->total += x->len[i];
+        Py_ssize_t t = 0;
+        for (Py_ssize_t p = 0; p < n_pieces[c]; p++) {
+            const Piece *q = &pieces[c][p];
+            for (Py_ssize_t j = 0; j < q->n; j++, t++) {
+                x->ptr[2 * t + c] = q->data + q->off[j];
+                x->len[2 * t + c] = q->off[j + 1] - q->off[j];
+                x->ascii[2 * t + c] = 0; /* (not looked for here, on the calling thread: scan_text and find_new_words do, on theirs) */
+                x->total += x->len[2 * t + c];
+            }
+        }
     }
-    return 0;
+    ok = 1;
+done:
+    free(pieces[0]);
+    free(pieces[1]);
+    return ok ? 0 : -1;
 }
 
 Py_ssize_t text_bytes(const Texts *x, Py_ssize_t t) { return x->len[2 * t] + x->len[2 * t + 1]; }

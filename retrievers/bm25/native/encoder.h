@@ -116,8 +116,8 @@ typedef struct {
     unsigned char *ascii;        /* 1: the segment is all ASCII; 0: it may not be */
     PyObject *keep;
     Py_ssize_t total;            /* bytes */
-    Py_buffer views[4];          /* columns: the buffers read (released with the Texts) */
-    int n_views;
+    Py_buffer *views;            /* columns: the buffers read (released with the Texts) */
+    int n_views, cap_views;
 } Texts;
 
 /* The position of the first byte >= 0x80 in s[i..n), or n. */
