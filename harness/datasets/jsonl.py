@@ -13,7 +13,7 @@ always did. Error paths may be slow; the common path is not.
 
 pyarrow.json (26.0) dereferences a null pointer (SIGSEGV: the process dies) when a block it parses
 starts with a top-level ``null`` (a file whose first line is ``null``, or such a line right after a
-16 MiB block boundary; arrow issue 47409). The stream it reads is therefore wrapped
+block boundary; arrow issue 47409). The stream it reads is therefore wrapped
 (:class:`_ObjectBlocks`): every line's first byte other than blanks must be ``{`` (one object per
 line), else the fast parse is refused before that line reaches the parser, and the line scan names it.
 """
@@ -30,7 +30,13 @@ from typing import IO, Iterator
 
 from harness.errors import InputError
 
-BLOCK_BYTES = 16 << 20  # pyarrow.json block: 16 MiB parsed per task (the default 1 MiB is ~5% slower)
+# pyarrow.json's block: 2 MiB parsed per task. Each block is one read of the decompressed stream, a new bytes
+# object of that size, and larger reads land on fresh memory every time: 1M-document .gz corpus, whole cold
+# loads, 5 alternated pairs: 16 MiB 1.83-2.58 s wall (system time 0.69-1.45 s), 2 MiB 1.71-1.80 s (0.27-0.35 s)
+BLOCK_BYTES = 2 << 20
+# A block must hold a whole line but for the part that runs on into the next block, so a file with a longer
+# line (a document of several MiB) is parsed again with this block before it is left to the line scan
+LARGE_BLOCK_BYTES = 64 << 20
 
 
 def open_binary(path: Path) -> IO[bytes]:
@@ -105,7 +111,7 @@ class _ObjectBlocks:
     per line) reads them; pyarrow.json parses a block as a stream of values, so an object printed
     over several lines, two objects on one line, or an object broken by a lone CR (a line end to the
     line scan, blank to pyarrow) were rows to it, and whether such a file loaded hung on where its
-    16 MiB blocks were cut. So each line is checked (:meth:`_check_lines`, or the same checks in C):
+    blocks were cut. So each line is checked (:meth:`_check_lines`, or the same checks in C):
     a line that is not blank (blanks: space, tab, CR) starts with ``{`` and ends with ``}``, no blank
     line comes before it, and every CR is followed by an LF. A JSON string holds no raw line end, so
     every line end then lies between two top-level values: each line holds one object or more, and a
@@ -290,19 +296,23 @@ def _parse_options(fields: tuple[str, ...]):
 
 def read_string_columns(path: Path, fields: tuple[str, ...]):
     """A ``pyarrow.Table`` of ``fields`` (strings; null where absent), one row per JSON line, or None
-    when the fast parse refuses the file (the caller then scans it line by line)."""
+    when the fast parse refuses the file (the caller then scans it line by line). A file refused for a
+    line too long for :data:`BLOCK_BYTES` is parsed again in blocks of :data:`LARGE_BLOCK_BYTES`."""
     import pyarrow as pa
     import pyarrow.json as pj
 
     parse = _parse_options(fields)
-    try:
-        with open_binary(path) as stream:
-            blocks = _ObjectBlocks(stream, _content_digest(path))
-            table = pj.read_json(blocks, read_options=pj.ReadOptions(block_size=BLOCK_BYTES), parse_options=parse)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
-        return None
-    except read_errors() as exc:
-        raise InputError(f"cannot read file: {exc}", path) from None
+    for block in (BLOCK_BYTES, max(BLOCK_BYTES, LARGE_BLOCK_BYTES)):
+        try:
+            with open_binary(path) as stream:
+                blocks = _ObjectBlocks(stream, _content_digest(path))
+                table = pj.read_json(blocks, read_options=pj.ReadOptions(block_size=block), parse_options=parse)
+            break
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
+            if block >= LARGE_BLOCK_BYTES or blocks.refused or not _line_past_block(exc):
+                return None
+        except read_errors() as exc:
+            raise InputError(f"cannot read file: {exc}", path) from None
     if blocks.refused or table.num_rows != blocks.lines:  # not one object per line (see _ObjectBlocks)
         return None
     chunks = [chunk for column in table.columns for chunk in column.chunks]
@@ -315,12 +325,19 @@ def read_string_columns(path: Path, fields: tuple[str, ...]):
     return table
 
 
+def _line_past_block(exc: Exception) -> bool:
+    """Whether pyarrow.json refused a file because a line ran past the block after its own (its message:
+    "straddling object straddles two block boundaries (try to increase block size?)")."""
+    return "straddl" in str(exc)
+
+
 def stream_string_columns(path: Path, fields: tuple[str, ...], take) -> bool:
     """:func:`read_string_columns` batch by batch: each ``pyarrow.RecordBatch`` of ``fields`` (UTF-8
     checked) is handed to ``take(batch)`` as soon as it is parsed, and not kept (pyarrow.json's
     streaming reader, its blocks parsed ahead on its threads). True when the whole file was read,
-    False when the fast parse refuses it (the caller then scans it line by line; what ``take`` got
-    so far is to be dropped)."""
+    False when the fast parse refuses it (the caller then parses it whole, :func:`read_string_columns`, which
+    tries a larger block for a line longer than :data:`BLOCK_BYTES`, or scans it line by line; what ``take``
+    got so far is to be dropped)."""
     import pyarrow as pa
     import pyarrow.json as pj
 
