@@ -186,15 +186,19 @@ void free_part_marks(Encoder *e) {
     e->mark_base = 0;
 }
 
-/* Part i's marks, grown to n_terms (the new ones 0: no text's). NULL: out of memory. */
+/* Part i's marks, room for n_terms at least (the new ones 0: no text's). NULL: out of memory. They grow by
+ * half at least (the vocabulary grows a little at nearly every call: grown to the exact size, the marks of
+ * the 1M synthetic corpus's 299K terms were copied into new memory at each of its 50 calls, 18K page faults). */
 static uint64_t *part_marks(Encoder *e, int i, Py_ssize_t n_terms) {
     if (n_terms < 1) n_terms = 1;
     if (e->part_marks_n[i] < n_terms) {
-        uint64_t *grown = realloc(e->part_marks[i], (size_t)n_terms * sizeof(uint64_t));
+        Py_ssize_t cap = e->part_marks_n[i] + e->part_marks_n[i] / 2;
+        if (cap < n_terms) cap = n_terms;
+        uint64_t *grown = realloc(e->part_marks[i], (size_t)cap * sizeof(uint64_t));
         if (!grown) return NULL;
-        memset(grown + e->part_marks_n[i], 0, (size_t)(n_terms - e->part_marks_n[i]) * sizeof(uint64_t));
+        memset(grown + e->part_marks_n[i], 0, (size_t)(cap - e->part_marks_n[i]) * sizeof(uint64_t));
         e->part_marks[i] = grown;
-        e->part_marks_n[i] = n_terms;
+        e->part_marks_n[i] = cap;
     }
     return e->part_marks[i];
 }
