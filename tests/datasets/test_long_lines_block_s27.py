@@ -6,6 +6,8 @@ blocks are 4 KiB and the long document 40 KB."""
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 import json
 
 import pytest
@@ -46,13 +48,22 @@ def test_a_line_longer_than_two_blocks_is_parsed_in_larger_blocks(small_blocks, 
     assert table.column("text").to_pylist() == [r["text"] for r in rows]
 
 
-def test_a_cached_corpus_with_a_long_line_loads_and_is_cached(small_blocks, tmp_path):
-    """The stream is refused at the long line; the whole parse takes larger blocks; the file is cached."""
+@pytest.mark.parametrize("gz", [False, True])
+def test_a_cached_corpus_with_a_long_line_loads_and_is_cached(small_blocks, tmp_path, gz):
+    """The stream is refused at the long line; the whole parse takes larger blocks; the file is cached under
+    the content's sha256 (a .gz's taken from the bytes of the read that reached the end)."""
     path, rows = _corpus_file(tmp_path)
+    content = hashlib.sha256(path.read_bytes()).hexdigest()
+    if gz:
+        path = path.with_suffix(".jsonl.gz")
+        path.write_bytes(gzip.compress((tmp_path / "corpus.jsonl").read_bytes()))
+        (tmp_path / "corpus.jsonl").unlink()
     corpus = load_corpus(path, cache=True)
     assert corpus.ids == [r["_id"] for r in rows] and list(corpus.texts) == [r["text"] for r in rows]
     corpus_cache.wait()
-    assert [p.name for p in (tmp_path / "cache" / "corpora").glob("*.arrow")]  # (cached for the next run)
+    cached = [p.name for p in (tmp_path / "cache" / "corpora").glob("*.arrow")]
+    assert cached == [f"{content}-v{corpus_cache.FORMAT}.arrow"]  # (cached for the next run, under its content)
+    assert load_corpus(path, cache=True).ids == corpus.ids  # (the next load maps it)
 
 
 def test_other_refusals_are_not_tried_again(monkeypatch, tmp_path):
