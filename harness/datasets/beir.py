@@ -13,10 +13,11 @@ such rows) rather than refused.
 from __future__ import annotations
 
 import os
+from contextvars import ContextVar
 from pathlib import Path
 
 from harness.checksums import sha256  # noqa: F401  (re-exported: callers use beir.sha256)
-from harness.columns import all_distinct, arrow_contains, arrow_strings, is_utf8_text
+from harness.columns import arrow_contains, arrow_strings, distinct_order, is_utf8_text
 from harness.datasets import corpus_cache
 from harness.datasets.corpus import COLUMNS, Corpus, Dataset, Queries
 from harness.datasets.jsonl import iter_jsonl, read_string_columns, stream_string_columns  # noqa: F401  (iter_jsonl re-exported)
@@ -70,21 +71,43 @@ def load_corpus(path: Path, cache: bool | None = None) -> Corpus:
         size = path.stat().st_size
     except OSError as exc:
         raise InputError(f"cannot read file: {exc.strerror}", path) from None
-    if cache if cache is not None else size >= corpus_cache.MIN_BYTES:
-        stream = None if os.environ.get(STREAM_ENV, "1") == "0" else (lambda write: _stream_corpus(path, write))
-        corpus, digest = corpus_cache.load_or_build(path, COLUMNS, lambda: _parse_corpus(path), Corpus.from_table,
-                                                    stream=stream)
-    else:
-        corpus, digest = Corpus.from_table(_parse_corpus(path)), corpus_cache.content_checksum(path)
+    parsed: dict = {}  # the ids' string order, as a parse's duplicate check sorted them (_sorted_ids)
+    token = _sorted_ids.set(parsed)
+    try:
+        if cache if cache is not None else size >= corpus_cache.MIN_BYTES:
+            stream = None if os.environ.get(STREAM_ENV, "1") == "0" else (lambda write: _stream_corpus(path, write))
+            corpus, digest = corpus_cache.load_or_build(path, COLUMNS, lambda: _parse_corpus(path), Corpus.from_table,
+                                                        stream=stream)
+        else:
+            corpus, digest = Corpus.from_table(_parse_corpus(path)), corpus_cache.content_checksum(path)
+    finally:
+        _sorted_ids.reset(token)
+    order = parsed.get("id_order")
+    if order is not None and len(order) == len(corpus):  # the same rows: Corpus.id_order need not sort them again
+        corpus.__dict__.setdefault("id_order", order)
     corpus.fingerprint = corpus_cache.fingerprint(digest)
     return corpus
+
+
+# Where a parse of :func:`load_corpus` leaves the ids' string order that its duplicate check sorted
+# (:func:`harness.columns.distinct_order`): the corpus made of those rows takes it as its ``id_order``
+_sorted_ids: ContextVar[dict | None] = ContextVar("harness_corpus_sorted_ids", default=None)
+
+
+def _distinct_ids(column) -> bool:
+    """Whether the ids of a parse are all distinct; their string order is left for :func:`load_corpus`."""
+    distinct, order = distinct_order(column)
+    kept = _sorted_ids.get()
+    if distinct and order is not None and kept is not None:
+        kept["id_order"] = order
+    return distinct
 
 
 def _parse_corpus(path: Path):
     """The corpus as an Arrow table (``_id``, ``title``, ``text``; no nulls), checked: every line a JSON
     object with an ``_id``, ids unique, at least one document."""
     table = read_string_columns(path, COLUMNS)
-    if table is not None and len(table) and not table.column("_id").null_count and all_distinct(table.column("_id")):
+    if table is not None and len(table) and not table.column("_id").null_count and _distinct_ids(table.column("_id")):
         return Corpus.from_table(table).table  # fills the null titles / texts with ""
     return _scan_corpus(path).table  # the line scan names the fault, or converts odd values as before
 
@@ -108,7 +131,7 @@ def _stream_corpus(path: Path, write) -> bool:
 
     if not stream_string_columns(path, COLUMNS, take) or refused or not ids:
         return False
-    return all_distinct(pa.chunked_array(ids, type=pa.string()))
+    return _distinct_ids(pa.chunked_array(ids, type=pa.string()))
 
 
 def _scan_corpus(path: Path) -> Corpus:
