@@ -68,6 +68,13 @@ def l2_normalize(x: np.ndarray) -> np.ndarray:
     return x / np.maximum(norms, np.float32(EPS))[:, None]
 
 
+def _l2_normalize_in_place(x: np.ndarray) -> None:
+    """:func:`l2_normalize` of a float32 matrix of one's own, written over it (the same divisions, so the same
+    bits; no second block of memory)."""
+    norms = np.sqrt(np.einsum("ij,ij->i", x, x, dtype=np.float32))
+    x /= np.maximum(norms, np.float32(EPS))[:, None]
+
+
 def _release(docs: np.ndarray, start: int, stop: int) -> None:
     """Drop rows ``start:stop`` of a read-only memory map from this process's resident set
     (``madvise(MADV_DONTNEED)``): the pages stay in the kernel's page cache and are read back from
@@ -125,7 +132,7 @@ def exact_search(queries: np.ndarray, docs: np.ndarray, k: int, id_rank: np.ndar
         block[:d1 - d0] = docs[d0:d1]
         _release(docs, d0, d1)
         if cosine:
-            block = l2_normalize(block)
+            _l2_normalize_in_place(block)
         merged = []
         for q0 in range(0, n_q, query_block):
             q1 = min(q0 + query_block, n_q)
@@ -169,8 +176,8 @@ def _above_bar(scores: np.ndarray, run_keys: np.ndarray, run_scores: np.ndarray,
     low = np.flatnonzero(bar <= -1.0)  # a NaN score ranks as -1: at or above such a bar
     if len(low):
         hit[low] |= np.isnan(scores[low])
-    rows, cols = np.nonzero(hit)
-    return None if len(rows) > CANDIDATE_SHARE * scores.size else (rows, cols)
+    found = np.flatnonzero(hit)  # (np.nonzero of the 2-D mask took ~15x as long: 11 ms per 256 x 16,384 block)
+    return None if len(found) > CANDIDATE_SHARE * scores.size else np.divmod(found, scores.shape[1])
 
 
 def _candidates(scores: np.ndarray, rows: np.ndarray, cols: np.ndarray, id_rank: np.ndarray, d0: int
