@@ -17,17 +17,9 @@ from harness.datasets import beir, corpus_cache
 from harness.datasets.beir import load_corpus
 from harness.datasets.corpus import Corpus
 from harness.formats import native
+from tests.datasets.test_corpus_stream import cache_root  # noqa: F401  (the fixture)
 
 pytestmark = pytest.mark.skipif(not native.available(), reason="the compiled module is not built: no radix sort")
-
-
-@pytest.fixture
-def cache_root(tmp_path, monkeypatch):
-    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delenv(corpus_cache.VERIFY_ENV, raising=False)
-    monkeypatch.delenv(beir.STREAM_ENV, raising=False)
-    yield tmp_path / "cache"
-    corpus_cache.wait()
 
 
 def _corpus_file(tmp_path):
