@@ -35,15 +35,15 @@ def literal_secret(name: str, value: str) -> bool:
     return bool(SECRET_HEADER.search(name)) and not ENV_VAR.search(value) and not _TEMPLATED.fullmatch(value)
 
 
-def body_without_secrets(value):
-    """A JSON request body as results record it: the literal string value of each key whose name looks
-    secret (``"api_key": "..."``, at any depth; :func:`literal_secret`) as ``<redacted>``; a ``${VAR}``
-    reference or placeholders kept."""
+def json_without_secrets(value):
+    """An http request's query-string ``params`` or JSON body as results record them: the literal string value
+    of each key whose name looks secret (``"api_key": "..."``, at any depth; :func:`literal_secret`) as
+    ``<redacted>``; a ``${VAR}`` reference or placeholders kept."""
     if isinstance(value, dict):
-        return {key: REDACTED if isinstance(item, str) and literal_secret(str(key), item) else body_without_secrets(item)
+        return {key: REDACTED if isinstance(item, str) and literal_secret(str(key), item) else json_without_secrets(item)
                 for key, item in value.items()}
     if isinstance(value, list):
-        return [body_without_secrets(item) for item in value]
+        return [json_without_secrets(item) for item in value]
     return value
 
 
@@ -73,11 +73,9 @@ def without_secrets(value, name: object = None):
         if name == "headers":
             return {key: REDACTED if isinstance(item, str) and SECRET_HEADER.search(str(key))
                     and not ENV_VAR.search(item) else without_secrets(item) for key, item in value.items()}
-        if name == "params" and "url" in value and isinstance(value.get("params"), dict):  # an http retriever's
-            value = {**value, "params": {key: REDACTED if isinstance(item, str) and literal_secret(str(key), item)
-                                         else item for key, item in value["params"].items()}}  # query string
-        if name == "params" and "url" in value and isinstance(value.get("body"), (dict, list)):  # its JSON body
-            value = {**value, "body": body_without_secrets(value["body"])}
+        if name == "params" and "url" in value:  # an http retriever's: its query string and its JSON body
+            value = {**value, **{part: json_without_secrets(value[part]) for part in ("params", "body")
+                                 if isinstance(value.get(part), (dict, list))}}
         return {key: without_secrets(item, key) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
         return [without_secrets(item) for item in value]

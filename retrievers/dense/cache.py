@@ -48,7 +48,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from harness.atomic import atomic_open, atomic_path, file_lock, remove_abandoned, write_json
+from harness.atomic import atomic_path, file_lock, remove_abandoned, write_json
 from harness.checksums import crc_record, matches_crc_record, matches_record_file
 
 FORMAT_VERSION = 1
@@ -60,15 +60,11 @@ def cache_key(fields: dict) -> str:
     return hashlib.sha256(blob.encode("ascii")).hexdigest()[:32]
 
 
-def _save(path: Path, array: np.ndarray) -> None:
-    with atomic_open(path, "wb") as handle:
-        np.save(handle, np.ascontiguousarray(array, dtype=np.float32), allow_pickle=False)
-
-
 def _save_recorded(path: Path, array: np.ndarray, record: Path, extra: dict | None = None) -> None:
-    """:func:`_save`, with the written file's size and CRC-32 (:func:`crc_record`; and ``extra``) written to
-    ``record`` (atomically) before the file is renamed to ``path``: a file in place always has its record (a
-    kill between the two leaves a record and no file, which the next write of the file replaces)."""
+    """``array`` as float32 ``.npy`` at ``path`` (atomically), with the written file's size and CRC-32
+    (:func:`crc_record`; and ``extra``) written to ``record`` (atomically) before the file is renamed to ``path``:
+    a file in place always has its record (a kill between the two leaves a record and no file, which the next
+    write of the file replaces)."""
     with atomic_path(path) as tmp:
         with open(tmp, "wb") as handle:
             np.save(handle, np.ascontiguousarray(array, dtype=np.float32), allow_pickle=False)

@@ -63,14 +63,14 @@ def blas_threads() -> dict:
 
 
 def l2_normalize(x: np.ndarray) -> np.ndarray:
-    x = np.asarray(x, dtype=np.float32)
-    norms = np.sqrt(np.einsum("ij,ij->i", x, x, dtype=np.float32))
-    return x / np.maximum(norms, np.float32(EPS))[:, None]
+    """Each row of ``x`` divided by ``max(||row||, EPS)``, as float32 (a copy)."""
+    x = np.array(x, dtype=np.float32)
+    _l2_normalize_in_place(x)
+    return x
 
 
 def _l2_normalize_in_place(x: np.ndarray) -> None:
-    """:func:`l2_normalize` of a float32 matrix of one's own, written over it (the same divisions, so the same
-    bits; no second block of memory)."""
+    """:func:`l2_normalize` of a float32 matrix of one's own, written over it (no second block of memory)."""
     norms = np.sqrt(np.einsum("ij,ij->i", x, x, dtype=np.float32))
     x /= np.maximum(norms, np.float32(EPS))[:, None]
 

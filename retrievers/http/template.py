@@ -41,7 +41,7 @@ from urllib.parse import quote, unquote_plus, urlsplit, urlunsplit
 from harness.columns import is_utf8_text
 from harness.errors import HarnessError
 from harness.formats.trec import unwritable_ids, unwritable_message
-from harness.secrets import ENV_VAR, REDACTED, SECRET_HEADER, body_without_secrets, literal_secret
+from harness.secrets import ENV_VAR, REDACTED, SECRET_HEADER, json_without_secrets, literal_secret
 
 PLACEHOLDERS = ("query", "query_id", "k")
 METHODS = ("GET", "POST")
@@ -533,7 +533,7 @@ class RequestTemplate:
         if self.headers:
             out["headers"] = {header.name: header.describe() for header in self.headers}
         if self.body is not None:
-            out["body"] = body_without_secrets(_source_json(self.body))
+            out["body"] = json_without_secrets(_source_json(self.body))
         out["response"] = {"hits": self.hits.source, "id_field": self.id_field.source,
                            "score_field": self.score_field.source}
         if self.partial:
