@@ -1,4 +1,5 @@
-"""JSONL files read column-wise: pyarrow.json over the (decompressed) byte stream.
+"""JSONL files read column-wise: pyarrow.json over the (decompressed) byte stream, and a corpus stream
+(:func:`stream_string_columns`) by the compiled parse of harness/native/jsonrows.c where it is built.
 
 Chosen by measurement (one process per option on benchmarks/load_scale.py's 1M synthetic documents,
 448 MB, 2 heavily shared cores; table in docs/datasets.md): pyarrow.json on the plain file 9.3 s; on a ``.gz`` decompressed by ``isal`` (igzip) 9.9 s,
@@ -333,11 +334,77 @@ def _line_past_block(exc: Exception) -> bool:
 
 def stream_string_columns(path: Path, fields: tuple[str, ...], take) -> bool:
     """:func:`read_string_columns` batch by batch: each ``pyarrow.RecordBatch`` of ``fields`` (UTF-8
-    checked) is handed to ``take(batch)`` as soon as it is parsed, and not kept (pyarrow.json's
-    streaming reader, its blocks parsed ahead on its threads). True when the whole file was read,
-    False when the fast parse refuses it (the caller then parses it whole, :func:`read_string_columns`, which
-    tries a larger block for a line longer than :data:`BLOCK_BYTES`, or scans it line by line; what ``take``
-    got so far is to be dropped)."""
+    checked) is handed to ``take(batch)`` as soon as it is parsed, and not kept. True when the whole file
+    was read, False when the fast parse refuses it (the caller then parses it whole, :func:`read_string_columns`,
+    which tries a larger block for a line longer than :data:`BLOCK_BYTES`, or scans it line by line; what
+    ``take`` got so far is to be dropped).
+
+    The parse is the compiled one (``harness._trecrun.string_rows``, harness/native/jsonrows.c) where the
+    module is built: each read's whole lines parsed in C while the next read is decompressed, hashed and
+    checked on a thread (a 1M-document ``.gz`` corpus: the load's CPU ~2.7 -> ~1.9 s). It accepts only
+    plain JSON objects, one a line, whose ``fields`` are strings or null, and refuses anything else,
+    which pyarrow.json and the line scan then read as before: the same columns either way. Elsewhere,
+    pyarrow.json's streaming reader (its blocks parsed ahead on its threads)."""
+    rows_of = _compiled_rows()
+    if rows_of is not None:
+        return _stream_compiled(path, fields, take, rows_of)
+    return _stream_pyarrow(path, fields, take)
+
+
+def _compiled_rows():
+    """``harness._trecrun.string_rows``, or None where the module is not built or is turned off
+    (``HARNESS_TREC_COMPILED=0``)."""
+    from harness.formats import native
+
+    return getattr(native._built, "string_rows", None) if native.available() else None
+
+
+def _stream_compiled(path: Path, fields: tuple[str, ...], take, rows_of) -> bool:
+    """:func:`stream_string_columns` by ``rows_of`` (``string_rows``): a batch per read of
+    :data:`BLOCK_BYTES` (its whole lines; a line that runs on is finished by the next read), the next read
+    made meanwhile on a thread (igzip and sha256 release the GIL, and so does the parse)."""
+    import pyarrow as pa
+
+    try:
+        stream = open_binary(path)
+    except OSError as exc:
+        raise InputError(f"cannot read file: {exc}", path) from None
+    names, string = list(fields), pa.string()
+    with stream, ThreadPoolExecutor(1, thread_name_prefix="jsonl-read") as pool:
+        blocks, head, rows, first = _ObjectBlocks(stream, _content_digest(path)), b"", 0, True
+        ahead = pool.submit(blocks.read, BLOCK_BYTES)
+        try:
+            while True:
+                try:
+                    data = ahead.result()
+                except read_errors() as exc:
+                    raise InputError(f"cannot read file: {exc}", path) from None
+                if blocks.refused:  # (its reads give the end of the file from the fault on)
+                    return False
+                if data:
+                    ahead = pool.submit(blocks.read, BLOCK_BYTES)
+                    if first and data.startswith(b"\xef\xbb\xbf"):  # a byte-order mark, skipped as pyarrow.json does
+                        data = data[3:]
+                    first = False
+                parsed = rows_of(fields, head, data, not data)
+                if parsed is None:
+                    return False
+                count, columns, head = parsed
+                if count:
+                    arrays = [pa.Array.from_buffers(string, count, [None if valid is None else pa.py_buffer(valid),
+                                                                     pa.py_buffer(offsets), pa.py_buffer(text)],
+                                                    null_count=nulls) for offsets, text, valid, nulls in columns]
+                    rows += count
+                    take(pa.RecordBatch.from_arrays(arrays, names=names))
+                if not data:
+                    return rows == blocks.lines  # (see _ObjectBlocks: one object per line)
+        except BaseException:  # (Ctrl-C, take's own error): the read under way is the last
+            blocks.stop()
+            raise
+
+
+def _stream_pyarrow(path: Path, fields: tuple[str, ...], take) -> bool:
+    """:func:`stream_string_columns` by pyarrow.json's streaming reader."""
     import pyarrow as pa
     import pyarrow.json as pj
 

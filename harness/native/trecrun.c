@@ -2173,6 +2173,8 @@ done:
     return out;
 }
 
+PyObject *jsonrows_string_rows(PyObject *self, PyObject *args); /* jsonrows.c */
+
 /* jsonl_lines(buffer, open, last, blank, cr) -> (open, last, blank, cr, line_ends), or None: the checks
  * harness/datasets/jsonl.py's _ObjectBlocks makes of the next bytes read of a JSON Lines file, in one
  * pass (memchr for each LF and CR) where numpy made a mask and an index array per read. A line that
@@ -2259,6 +2261,9 @@ static PyMethodDef methods[] = {
     {"repeated_entry", repeated_entry, METH_VARARGS,
      "repeated_entry(offsets, codes, n_vocab) -> int: the first entry whose document its query already listed, "
      "or -1 (int64 offsets and codes)."},
+    {"string_rows", jsonrows_string_rows, METH_VARARGS,
+     "string_rows(fields, head, data, final) -> (rows, columns, head) or None: the string columns of JSON Lines "
+     "(harness/native/jsonrows.c); None where the plain case it accepts is not met."},
     {"jsonl_lines", jsonl_lines, METH_VARARGS,
      "jsonl_lines(buffer, open, last, blank, cr) -> (open, last, blank, cr, line_ends) or None: the per-line "
      "checks of a JSON Lines read (see harness/datasets/jsonl.py _ObjectBlocks); None when one fails."},
