@@ -8,8 +8,11 @@ and then uses ``corpus.jsonl.gz``). Each row is one fresh interpreter, timed fro
 (imports included), with its own peak RSS (``os.wait4``):
 
 * ``pyarrow.json``: ``pyarrow.json.read_json(<corpus file>)`` with default options: the anchor;
-* ``pyarrow.json, harness options``: the harness's parse alone (three string columns by explicit
-  schema, other keys skipped, 16 MiB blocks, isal for ``.gz``), without validation or cache;
+* ``pyarrow.json, harness options``: the harness's whole parse alone (``read_string_columns``: three string
+  columns by explicit schema, other keys skipped, 2 MiB blocks, isal for ``.gz``), without validation or
+  cache: what reads queries, and a corpus the compiled parse refuses;
+* ``harness stream parse``: the corpus stream's parse alone (``stream_string_columns``: the compiled parse
+  where it is built, harness/native/jsonrows.c), its batches dropped: no validation, no cache;
 * ``harness load cold``: ``load_dataset(<folder>)`` with an empty ``$HARNESS_CACHE_DIR`` (parse,
   validate, write the Arrow corpus cache);
 * ``harness load warm``: the same again (the Arrow cache is memory-mapped);
@@ -47,6 +50,9 @@ from fresh_parent import floor_note, generate_in_child  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 
 ANCHOR = "import sys, pyarrow.json as pj; t = pj.read_json(sys.argv[1]); print(t.num_rows)"
+STREAM = ("import sys; from pathlib import Path; from harness.datasets.jsonl import stream_string_columns; "
+          "rows = []; stream_string_columns(Path(sys.argv[1]), ('_id', 'title', 'text'), "
+          "lambda batch: rows.append(batch.num_rows)); print(sum(rows))")
 TUNED = ("import sys; from pathlib import Path; from harness.datasets.jsonl import read_string_columns; "
          "print(read_string_columns(Path(sys.argv[1]), ('_id', 'title', 'text')).num_rows)")
 LOAD = ("import sys; from harness.datasets import load_dataset; ds = load_dataset(sys.argv[1]); "
@@ -119,6 +125,7 @@ def main() -> None:
     plan: list[tuple[str, list[str], bool]] = [  # (label, argv, cold: from an empty cache directory)
         ("pyarrow.json (anchor)", [py, "-c", ANCHOR, str(corpus)], False),
         ("pyarrow.json, harness options", [py, "-c", TUNED, str(corpus)], False),
+        ("harness stream parse", [py, "-c", STREAM, str(corpus)], False),
         ("harness load cold", [py, "-c", LOAD, str(folder)], True),
         ("harness load warm", [py, "-c", LOAD, str(folder)], False)]
     if args.line_scan:

@@ -199,3 +199,21 @@ def test_string_rows_keeps_an_unfinished_line():
     assert rows(("_id",), b"", b'{"_id": "a"}', True)[0] == 1
     assert rows(("_id",), b"", b'{"_id": "a"', True) is None
     assert rows(("_id",), b"", b'{"_id": "a"} x', True) is None
+
+
+@pytest.mark.parametrize("refused", [False, True])
+def test_the_content_digest_is_that_of_the_whole_content_read(tmp_path, monkeypatch, refused):
+    """The compiled stream hashes each read on a thread of its own: the sha256 of the decompressed content (a
+    byte-order mark included) once the whole file was read; none where the parse was refused."""
+    import hashlib
+
+    content = ("\ufeff" + "".join(json.dumps({"_id": f"d{i}", "text": "t " * i}) + "\n" for i in range(300))).encode()
+    if refused:
+        content += b'{"_id": 5}\n'
+    path = tmp_path / "corpus.jsonl.gz"
+    path.write_bytes(gzip.compress(content))
+    monkeypatch.setattr(jsonl, "BLOCK_BYTES", 999)
+    with jsonl.ContentDigest(path) as digest:
+        ok, _ = _collect(path)
+    assert ok is not refused
+    assert digest.hexdigest == (None if refused else hashlib.sha256(content).hexdigest())
