@@ -217,3 +217,25 @@ def test_the_content_digest_is_that_of_the_whole_content_read(tmp_path, monkeypa
         ok, _ = _collect(path)
     assert ok is not refused
     assert digest.hexdigest == (None if refused else hashlib.sha256(content).hexdigest())
+
+
+def test_a_line_of_many_reads_is_gathered_in_place(tmp_path, monkeypatch):
+    """A line over thousands of reads (4 MB in reads of 1 KiB) is gathered in one buffer that grows in place and
+    handed to the parse once it ends, not at each read with the whole line so far (copies quadratic in its size)."""
+    from harness.formats import native
+
+    text = "x" * (4 << 20)
+    path = tmp_path / "corpus.jsonl"
+    path.write_text(json.dumps({"_id": "long", "text": text}) + "\n" + json.dumps({"_id": "b"}) + "\n", encoding="utf-8")
+    monkeypatch.setattr(jsonl, "BLOCK_BYTES", 1024)
+    calls = []
+    built = native._built.string_rows
+
+    def counting(fields, head, data, final):
+        calls.append(len(head))
+        return built(fields, head, data, final)
+
+    monkeypatch.setattr(jsonl, "_compiled_rows", lambda: counting)
+    ok, table = _collect(path)
+    assert ok and table.column("text").to_pylist() == [text, None]
+    assert len(calls) <= 3  # (the reads within the line went to the buffer, not to the parse)
