@@ -67,6 +67,13 @@ def string_order(offsets: np.ndarray, data) -> np.ndarray:
     return np.frombuffer(_built.string_order(np.ascontiguousarray(offsets), data), dtype=np.int64)
 
 
+def first_repeat(offsets: np.ndarray, data, order: np.ndarray) -> int:
+    """The first rank ``r >= 1`` whose value (of an Arrow string array: its int32 or int64 offsets and UTF-8
+    data) at ``order[r]`` equals the one at ``order[r - 1]``, or -1 (``order``: :func:`string_order`'s):
+    whether the values are all distinct."""
+    return _built.first_repeat(np.ascontiguousarray(offsets), data, np.ascontiguousarray(order, dtype=np.int64))
+
+
 def find_ranked(offsets: np.ndarray, data, order: np.ndarray, ids: list[str]) -> np.ndarray:
     """The int64 code of each id among an Arrow string array's values (its int32 or int64 offsets
     and UTF-8 data), -1 where absent, by binary search over ``order`` (the code at each rank of the

@@ -59,38 +59,7 @@ static inline int hex4(const unsigned char *s, unsigned *out) {
     return 0;
 }
 
-/* Whether s[0:n] is valid UTF-8 (no overlong form, no surrogate, nothing above U+10FFFF). */
-static int utf8_valid(const unsigned char *s, Py_ssize_t n) {
-    Py_ssize_t i = 0;
-    while (i < n) {
-        if (i + 8 <= n) {
-            uint64_t w;
-            memcpy(&w, s + i, 8);
-            if (!(w & 0x8080808080808080ULL)) { i += 8; continue; }
-        }
-        unsigned c = s[i];
-        if (c < 0x80) { i++; continue; }
-        if (c >= 0xC2 && c <= 0xDF) {
-            if (i + 1 >= n || (s[i + 1] & 0xC0) != 0x80) return 0;
-            i += 2;
-        } else if (c >= 0xE0 && c <= 0xEF) {
-            if (i + 2 >= n) return 0;
-            unsigned c1 = s[i + 1];
-            if ((c1 & 0xC0) != 0x80 || (s[i + 2] & 0xC0) != 0x80) return 0;
-            if ((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 > 0x9F)) return 0;
-            i += 3;
-        } else if (c >= 0xF0 && c <= 0xF4) {
-            if (i + 3 >= n) return 0;
-            unsigned c1 = s[i + 1];
-            if ((c1 & 0xC0) != 0x80 || (s[i + 2] & 0xC0) != 0x80 || (s[i + 3] & 0xC0) != 0x80) return 0;
-            if ((c == 0xF0 && c1 < 0x90) || (c == 0xF4 && c1 > 0x8F)) return 0;
-            i += 4;
-        } else {
-            return 0;
-        }
-    }
-    return 1;
-}
+int valid_utf8(const unsigned char *s, Py_ssize_t n); /* trecrun.c: strict UTF-8, as Python's decoder */
 
 /* The end of the run of plain string bytes from s (no quote, backslash or control byte), copied to dst
  * when dst is not NULL (which may be written up to 15 bytes past the run); *high gets a bit set where a
@@ -181,8 +150,8 @@ static const unsigned char *string_value(const unsigned char *s, const unsigned 
     /* raw bytes >= 0x80 must be UTF-8 (what escapes give is, by construction) */
     if (dst) {
         *len = dst - start;
-        if (high && !utf8_valid((const unsigned char *)start, *len)) return NULL;
-    } else if (high && !utf8_valid(raw, s - raw)) {
+        if (high && !valid_utf8((const unsigned char *)start, *len)) return NULL;
+    } else if (high && !valid_utf8(raw, s - raw)) {
         return NULL;
     }
     return s + 1;

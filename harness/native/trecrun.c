@@ -111,13 +111,17 @@ static int bit_length(uint64_t v)
     return b;
 }
 
-/* Strict UTF-8, as Python's decoder: no overlong forms, no surrogates, nothing above U+10FFFF. */
-static int valid_utf8(const unsigned char *s, Py_ssize_t n)
+/* Strict UTF-8, as Python's decoder: no overlong forms, no surrogates, nothing above U+10FFFF.
+ * (Also jsonrows.c's check of each string it decodes.) */
+int valid_utf8(const unsigned char *s, Py_ssize_t n)
 {
     Py_ssize_t i = 0;
     while (i < n) {
         unsigned char c = s[i];
-        if (c < 0x80) {
+        uint64_t word;
+        if (i + 8 <= n && (memcpy(&word, s + i, 8), !(word & 0x8080808080808080ULL))) {
+            i += 8; /* eight ASCII bytes */
+        } else if (c < 0x80) {
             i++;
         } else if (c >= 0xC2 && c <= 0xDF) {
             if (i + 1 >= n || (s[i + 1] & 0xC0) != 0x80)
@@ -2073,6 +2077,55 @@ done:
     return out;
 }
 
+/* first_repeat(offsets, data, order) -> int: the first rank r >= 1 at which an Arrow string array's value
+ * at order[r] equals the one at order[r - 1] (order: the int64 positions of its values in string order, as
+ * string_order gives them, equal values side by side), or -1: whether its values are all distinct, without
+ * gathering them in that order (pyarrow.compute's take and equal, and its import, at the end of a cold load). */
+static PyObject *first_repeat(PyObject *self, PyObject *args)
+{
+    PyObject *offsets_obj;
+    Py_buffer ov, dv, rv;
+    if (!PyArg_ParseTuple(args, "Oy*y*", &offsets_obj, &dv, &rv))
+        return NULL;
+    if (offsets_view(offsets_obj, &ov, "first_repeat")) {
+        PyBuffer_Release(&dv);
+        PyBuffer_Release(&rv);
+        return NULL;
+    }
+    const void *off = ov.buf;
+    int wide = ov.itemsize == 8;
+    int64_t n = ov.len / ov.itemsize - 1, found = -1;
+    const int64_t *order = rv.buf;
+    PyObject *ret = NULL;
+    if (rv.len != n * 8 || !offsets_fit(off, wide, n, dv.len)) {
+        PyErr_SetString(PyExc_ValueError, "first_repeat: offsets out of order or past the data, or an order of "
+                                          "another length");
+        goto done;
+    }
+    int bad = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (int64_t r = 0; r < n && !bad; r++)
+        bad = order[r] < 0 || order[r] >= n;
+    const unsigned char *data = dv.buf;
+    for (int64_t r = 1; r < n && !bad && found < 0; r++) {
+        int64_t a = order[r - 1], b = order[r];
+        int64_t a0 = column_offset(off, wide, a), a1 = column_offset(off, wide, a + 1);
+        int64_t b0 = column_offset(off, wide, b), b1 = column_offset(off, wide, b + 1);
+        if (a1 - a0 == b1 - b0 && !memcmp(data + a0, data + b0, (size_t)(a1 - a0)))
+            found = r;
+    }
+    Py_END_ALLOW_THREADS
+    if (bad)
+        PyErr_SetString(PyExc_ValueError, "first_repeat: a position out of range");
+    else
+        ret = PyLong_FromLongLong(found);
+done:
+    PyBuffer_Release(&ov);
+    PyBuffer_Release(&dv);
+    PyBuffer_Release(&rv);
+    return ret;
+}
+
 /* repeated_entry(offsets, codes, n_vocab) -> int: the position of the first entry whose document
  * (int64 code in [0, n_vocab)) was already listed for its query (offsets: int64, n_queries + 1, rising
  * from 0 to len(codes)), or -1. One pass: last[code] holds the last query (+ 1) that listed the code (a
@@ -2242,6 +2295,9 @@ static PyObject *jsonl_lines(PyObject *self, PyObject *args)
 }
 
 static PyMethodDef methods[] = {
+    {"first_repeat", first_repeat, METH_VARARGS,
+     "first_repeat(offsets, data, order) -> int: the first rank whose value equals the one before it in order "
+     "(int64 positions in string order), or -1."},
     {"string_order", string_order, METH_VARARGS,
      "string_order(offsets, data) -> bytes: the int64 positions of an Arrow string array's values (offsets: "
      "int32 or int64 items; UTF-8 data) in byte order, equal values in their order (a stable sort)."},
