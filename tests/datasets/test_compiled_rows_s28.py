@@ -139,6 +139,8 @@ REFUSED = [
     '{"_id": "x", "m": 1.}',
     '{"_id": "x", "m": -}',
     '{"_id": "x", "m": .5}',
+    '{"_id": "x", "m": +1}',
+    '{"_id": "x", "m": 1e}',
     '{"_id": "x", "m": tru}',
     '{"_id": "x", "m": [1, 2,]}',
     '{"_id": "x", "m": {"a" 1}}',
@@ -239,3 +241,49 @@ def test_a_line_of_many_reads_is_gathered_in_place(tmp_path, monkeypatch):
     ok, table = _collect(path)
     assert ok and table.column("text").to_pylist() == [text, None]
     assert len(calls) <= 3  # (the reads within the line went to the buffer, not to the parse)
+
+
+_MUTATIONS = b'"\\{}[],: u0123456789eE-+.ntfrl\x00\x01\x1f\x7f\x80\xbf\xc0\xc3\xa9\xed\xa0\xf0\x9f\xff\t\r/b'
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_mutated_lines_are_refused_or_read_as_json_loads_reads_them(seed):
+    """Random lines with bytes deleted, inserted, replaced or repeated (quotes, escapes, brackets, digits, control
+    and non-UTF-8 bytes): a line that json.loads refuses (or reads as no object) is refused; one accepted has
+    json.loads' string (or null) for each field. (An ad hoc run of 200,000 such lines found no exception.)"""
+    import struct
+
+    from harness.formats import native
+
+    rng = random.Random(seed)
+    accepted = refused = 0
+    for i in range(3000):
+        line = bytearray(_line(rng, i).encode("utf-8"))
+        for _ in range(rng.choice([0, 1, 1, 2, 3])):
+            op, at = rng.randrange(4), rng.randrange(len(line) + 1)
+            if op == 0 and line:
+                del line[min(at, len(line) - 1)]
+            elif op == 1:
+                line.insert(at, rng.choice(_MUTATIONS))
+            elif op == 2 and line:
+                line[min(at, len(line) - 1)] = rng.choice(_MUTATIONS)
+            else:
+                other = rng.randrange(len(line) + 1)
+                line[at:at] = line[min(at, other):max(at, other)][:20]
+        line = bytes(line).replace(b"\n", b" ")
+        got = native._built.string_rows(FIELDS, b"", line + b"\n", True)
+        try:
+            expected = json.loads(line.decode("utf-8"))
+        except (ValueError, RecursionError):
+            expected = None
+        if got is None or got[0] == 0:  # (refused, or a blank line: no row)
+            refused += 1
+            assert got is None or not line.strip(b" \t\r")
+            continue
+        accepted += 1
+        assert isinstance(expected, dict), line
+        for name, (offsets, data, valid, _) in zip(FIELDS, got[1]):
+            start, end = struct.unpack("<2i", offsets)
+            value = None if valid is not None and not valid[0] & 1 else data[start:end].decode("utf-8")
+            assert value == expected.get(name), (name, line)
+    assert accepted > 500 and refused > 500  # (both sides exercised)
