@@ -353,6 +353,14 @@ def stream_string_columns(path: Path, fields: tuple[str, ...], take) -> bool:
     return _stream_pyarrow(path, fields, take)
 
 
+def _open_source(path: Path) -> IO[bytes]:
+    """:func:`open_binary`, a file that cannot be opened said as ``<file>: cannot read file: ...``."""
+    try:
+        return open_binary(path)
+    except OSError as exc:
+        raise InputError(f"cannot read file: {exc}", path) from None
+
+
 def _compiled_rows():
     """``harness._trecrun.string_rows``, or None where the module is not built or is turned off
     (``HARNESS_TREC_COMPILED=0``)."""
@@ -370,10 +378,7 @@ def _stream_compiled(path: Path, fields: tuple[str, ...], take, rows_of) -> bool
     file's writes ~0.1-0.4 s: in two stages (the hash with the parse) the stream took 1.02-1.19 s, in three 0.88-0.94 s."""
     import pyarrow as pa
 
-    try:
-        stream = open_binary(path)
-    except OSError as exc:
-        raise InputError(f"cannot read file: {exc}", path) from None
+    stream = _open_source(path)
     fields, string = tuple(fields), pa.string()
     digest = _content_digest(path)
     hasher = digest.reading() if digest is not None else None
@@ -429,10 +434,7 @@ def _stream_pyarrow(path: Path, fields: tuple[str, ...], take) -> bool:
 
     parse = _parse_options(fields)
     refused = (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError)
-    try:
-        stream = open_binary(path)
-    except OSError as exc:
-        raise InputError(f"cannot read file: {exc}", path) from None
+    stream = _open_source(path)
     with stream:  # reading and parsing fail as the source's faults; take's own errors propagate
         blocks, rows = _ObjectBlocks(stream, _content_digest(path)), 0
         try:
