@@ -30,6 +30,8 @@ compiled once first), as an installed package runs. The machine is shared: read 
 ``--repeat N`` every row runs N times, in N rounds of all the rows in turn (a cold row from an empty
 cache each time), and shows its fastest time and largest peak RSS, which steadies the ratios on a busy
 machine whose speed drifts: each row is measured across the same stretches of time as the anchor.
+It then also gives every row's time against the same round's anchor, round by round, with their median
+(the fastest times pair each row's best round with the anchor's, which may fall in another stretch).
 """
 
 from __future__ import annotations
@@ -163,9 +165,25 @@ def main() -> None:
     print(f"\n{'process':<28} {'seconds':>8} {'x anchor':>9} {'peak RSS MiB':>13} {'CPU s':>7} {'x anchor':>9}")
     for label, seconds, peak, cpu in rows:
         print(f"{label:<28} {seconds:8.2f} {seconds / anchor:8.2f}x {peak:13,.0f} {cpu:7.2f} {cpu / anchor_cpu:8.2f}x")
+    if len(taken[plan[0][0]]) > 1:
+        print("\n" + paired_ratios(taken, [label for label, _, _ in plan]))
     note = floor_note([peak for _, _, peak, _ in rows])
     if note:
         print(note)
+
+
+def paired_ratios(taken: dict[str, list[tuple[float, float, float]]], labels: list[str]) -> str:
+    """Each row's seconds against the same round's anchor, round by round, and their median. The fastest
+    times above pair each row's best round with the anchor's best, which may fall in another stretch of
+    time: on 2026-11-29 the anchor's rounds spread over 2.37-2.94 s while the cold run's stayed at 3.93-4.61 s."""
+    from statistics import median
+
+    anchor = [seconds for seconds, _, _ in taken[labels[0]]]
+    lines = ["per round, x that round's anchor (median):"]
+    for label in labels[1:]:
+        ratios = [seconds / base for (seconds, _, _), base in zip(taken[label], anchor)]
+        lines.append(f"  {label.strip():<28} {' '.join(f'{r:.2f}x' for r in ratios)}  ({median(ratios):.2f}x)")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":
