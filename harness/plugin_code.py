@@ -11,7 +11,11 @@ the first regular package, ``company.search``, not every distribution's folders 
 
 so an edit anywhere in the plugin's package (a helper module the class imports included) changes
 it, and a benchmark cell or a cached pipeline stage of that plugin is computed again, as an upgrade
-of the harness (its version) or of an installed plugin (its release) does. Data files in the package
+of the harness (its version) or of an installed plugin (its release) does. The class's bases are
+code it runs too: the package of each class in its method resolution order is hashed the same way
+(a shared base in a package of its own, ``lab_common.BaseRanker``, gives a second entry; an edit
+there was not seen, and its subclasses' cells were reused with the old base's numbers), except the
+standard library's, the built-ins' and ``__main__``'s. Data files in the package
 (stopword lists, weights) are not code and not hashed: a setting that reads one should name it in
 ``params()``. The built-ins (the ``harness`` and ``retrievers`` packages) have no digest: their code
 is the harness's version and ``NUMBERS_VERSION``. A class with no file (defined in ``__main__`` or a
@@ -42,15 +46,25 @@ _DIGESTS: dict[str, dict[str, str]] = {}
 
 
 def plugin_code(cls: type) -> dict[str, str]:
-    """``{package (or package.module): sha256}`` of the code of the plugin package holding ``cls``;
-    ``{}`` for a built-in or a class with no file."""
-    module_name = getattr(cls, "__module__", None) or ""
-    top = module_name.partition(".")[0]
-    if not top or top in BUILT_IN or top == "__main__":
-        return {}
-    if module_name not in _DIGESTS:
-        _DIGESTS[module_name] = _digest(module_name, _top_package(module_name))
-    return dict(_DIGESTS[module_name])
+    """``{package (or package.module): sha256}`` of the code of the plugin package holding ``cls`` and of
+    the packages holding its bases (its method resolution order, standard library left out); ``{}`` for a
+    built-in or a class with no file."""
+    out: dict[str, str] = {}
+    for klass in getattr(cls, "__mro__", None) or (cls,):
+        module_name = getattr(klass, "__module__", None)
+        if not isinstance(module_name, str):
+            continue
+        top = module_name.partition(".")[0]
+        if not top or top in BUILT_IN or top == "__main__" or top in _STANDARD:
+            continue
+        if module_name not in _DIGESTS:
+            _DIGESTS[module_name] = _digest(module_name, _top_package(module_name))
+        out.update(_DIGESTS[module_name])
+    return dict(sorted(out.items()))
+
+
+# the standard library's top-level modules (``builtins`` for ``object``, ``abc``, ``typing``): not a plugin's
+_STANDARD = frozenset(getattr(sys, "stdlib_module_names", ())) | {"builtins", "__future__"}
 
 
 def recorded_versions(classes) -> dict:

@@ -107,7 +107,7 @@ _PLUGIN_KEYS = ("plugin_release", "plugin_code")
 def _with_release(component) -> dict:
     """A component's ``params()``, with the release of the installed plugin it comes from (its entry
     point's distribution, :func:`harness.registry.plugin_versions`) under ``"plugin_release"`` and
-    the digest of its package's code (:func:`harness.plugin_code.plugin_code`) under ``"plugin_code"``:
+    the digests of its package's code and its bases' (:func:`harness.plugin_code.plugin_code`) under ``"plugin_code"``:
     the cell's fingerprint then changes when the plugin is upgraded or its code edited, as it does
     with the harness's own version (a built-in's params are left as they are)."""
     from harness.plugin_code import plugin_code
