@@ -2,8 +2,9 @@
 
 A plugin component (a ``module:Class`` on the import path, or a class another distribution's entry
 point registers) computes a run with its own code, which its ``params()`` do not name. Its digest is
-taken over the *code files* of the top-level package that holds the class (every ``.py`` file and
-compiled extension module, ``.so`` / ``.pyd``, under the package's folders, ``__pycache__`` skipped;
+taken over the *code files* of the top-level package that holds the class (every ``.py`` file, every
+``.pyc`` of a sourceless package (one shipped as bytecode alone) and every compiled extension module,
+``.so`` / ``.pyd``, under the package's folders, ``__pycache__`` skipped: its bytecode is the ``.py``'s;
 for a single-module plugin, that module's file; under a namespace package, such as ``company.search``,
 the first regular package, ``company.search``, not every distribution's folders of ``company``)::
 
@@ -38,7 +39,7 @@ import zipfile
 from pathlib import Path
 
 BUILT_IN = frozenset({"harness", "retrievers"})
-CODE_SUFFIXES = (".py", ".so", ".pyd")
+CODE_SUFFIXES = (".py", ".pyc", ".so", ".pyd")  # (.pyc in __pycache__ skipped: see _code_files)
 MAX_FILES = 5000
 MAX_BYTES = 256 * 2**20
 

@@ -12,6 +12,7 @@ NDCG@10 = 1 / log2(4) = 0.5; SIGN = -1: d1 first, NDCG@10 = 1.0.
 from __future__ import annotations
 
 import abc
+import hashlib
 import json
 from pathlib import Path
 
@@ -131,3 +132,31 @@ def test_a_pipeline_stage_of_a_plugin_whose_base_was_edited_is_computed_again(tm
     edited = run("c")
     assert edited["stages"][0]["cache"] == "miss"  # it was "hit", with NDCG@10 0.5
     assert edited["metrics"]["NDCG@10"] == pytest.approx(1.0)
+
+
+def test_a_sourceless_package_is_hashed_from_its_bytecode(tmp_path, fresh, monkeypatch):
+    """A package shipped as .pyc files alone (compiled, sources removed) hashed no file: its digest was the
+    empty list's, the same before and after an edit. Its .pyc files are its code; a normal package's
+    __pycache__ is still skipped (its bytecode is its .py files')."""
+    import py_compile
+
+    package = tmp_path / "bytecode_only"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    source = tmp_path / "scoring_src.py"
+
+    def ship(sign: int) -> None:
+        source.write_text(f"SIGN = {sign}\n")
+        py_compile.compile(str(source), cfile=str(package / "scoring.pyc"), doraise=True)
+
+    ship(1)
+    (package / "__pycache__").mkdir()
+    (package / "__pycache__" / "stale.cpython-311.pyc").write_bytes(b"not hashed")
+    cls = fake_class("bytecode_only.scoring", [str(package)], str(package / "scoring.pyc"), monkeypatch)
+    files = {"__init__.py": (package / "__init__.py").read_bytes(), "scoring.pyc": (package / "scoring.pyc").read_bytes()}
+    lines = sorted(f"{name}\0{hashlib.sha256(data).hexdigest()}\n" for name, data in files.items())
+    before = pc.plugin_code(cls)
+    assert before == {"bytecode_only": hashlib.sha256("".join(lines).encode()).hexdigest()}
+    ship(-1)
+    monkeypatch.setattr(pc, "_DIGESTS", {})  # (a new process)
+    assert pc.plugin_code(cls) != before
