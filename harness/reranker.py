@@ -197,5 +197,10 @@ class Reranker(ABC):
     def params(self) -> dict:
         return {}
 
+    def close(self) -> None:
+        """Release what this reranker holds (a model on a device, a client): called once when the harness is done
+        with it (``harness rerank``, a pipeline after its last stage), as :meth:`Retriever.close
+        <harness.retriever.Retriever.close>`. Default: nothing."""
+
     def stats(self) -> dict:
         return {}

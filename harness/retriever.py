@@ -167,3 +167,10 @@ class Retriever(ABC):
 
     def params(self) -> dict:
         return {}
+
+    def close(self) -> None:
+        """Release what this retriever holds (a client, a connection pool, a model on a device). The harness's
+        commands call it once when they are done with it: ``harness run`` once its result is written (or it
+        failed), ``harness bench`` after its last cell, ``harness serve`` when it stops, a pipeline after its
+        last stage; :func:`harness.experiment.run_experiment` does not (its caller owns the retriever). An
+        exception it raises is a warning, never the command's failure. Default: nothing."""

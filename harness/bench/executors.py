@@ -124,7 +124,11 @@ def _run_cell_remote(config, cell: Cell, expected: str, cwd: str, cache_root: st
     issued: list[str] = []  # (a working directory the node lacks fails before the block binds it)
     try:
         with _working_dir(cwd), _cache_env(cache_root), issued_warnings(every=True) as issued:
-            document, error = BenchRunner(config).run_cell(cell, expected, _Datasets()), None
+            runner = BenchRunner(config)
+            try:
+                document, error = runner.run_cell(cell, expected, _Datasets()), None
+            finally:
+                runner.close()  # (its retriever, made for this cell: closed in this worker)
     except Exception as exc:
         document, error = None, _one_line(exc)
     return document, error, time.perf_counter() - started, issued

@@ -178,6 +178,7 @@ class BenchRunner:
         self.metrics = metric_names(config)
         self.evaluation = evaluation_settings(config, self.metrics)
         self._retrievers: dict[str, object] = {}
+        self._closed = False  # (close() closed those: the next cell makes new ones)
         self._retriever_errors: dict[str, str] = {}
         self._pipeline_params: dict[str, dict] = {}
         self._checksums: dict[DatasetSpec, dict | None] = {}
@@ -197,6 +198,8 @@ class BenchRunner:
         """One instance per retriever entry, reused across datasets (index() is called per dataset)."""
         if spec.label in self._retriever_errors:
             raise HarnessError(self._retriever_errors[spec.label])
+        if self._closed:
+            self._retrievers, self._closed = {}, False
         if spec.label not in self._retrievers:
             from harness.registry import create
 
@@ -330,10 +333,25 @@ class BenchRunner:
         write_result_folder(cell.folder, document, ds.queries.as_dict(), exp.run, tag=cell.retriever.label)
         return document
 
+    def close(self) -> None:
+        """Close the retrievers this runner made (:meth:`Retriever.close <harness.retriever.Retriever.close>`),
+        each once; a cell run after it makes its retriever again."""
+        from harness.closing import close_components
+
+        close_components(self._retrievers.values())
+        self._closed = True
+
     # ----------------------------------------------------------------- the matrix
     def run(self, dry_run: bool = False) -> BenchResult:
         """Plan here (fingerprints, finished cells reused), then run the other cells on the
-        config's executor (harness/bench/executors.py), collecting outcomes in plan order."""
+        config's executor (harness/bench/executors.py), collecting outcomes in plan order; the retrievers
+        made for them are closed at the end (:meth:`close`), after the last cell, whatever happened."""
+        try:
+            return self._run(dry_run)
+        finally:
+            self.close()
+
+    def _run(self, dry_run: bool) -> BenchResult:
         from harness.bench.config import check_dataset_folders, check_rerank_depths
         from harness.bench.executors import executor_for
 

@@ -290,3 +290,13 @@ RESAMPLES_OPTION = typer.Option(10_000, "--resamples", help="Bootstrap resamples
 SEED_OPTION = typer.Option(0, "--seed", help="Seed of the randomization test and the bootstrap.")
 INTERSECTION_OPTION = typer.Option(False, "--intersection", help="Use only the queries common to all results (per "
                                    "dataset) instead of refusing different query sets.")
+
+
+def close_when_done(ctx: typer.Context, *components) -> None:
+    """Close ``components`` (:func:`harness.closing.close_components`) when the command of ``ctx`` ends, its work
+    done or failed: after its last output, before the process exits."""
+    import functools
+
+    from harness.closing import close_components
+
+    ctx.call_on_close(functools.partial(close_components, components))

@@ -10,8 +10,8 @@ import typer
 from harness.cli import app
 from harness.cli.display import print_metrics
 from harness.cli.options import (K_OPTION, KEEP_IDENTICAL_IDS_OPTION, METRIC_OPTION, RELEVANCE_THRESHOLD_OPTION,
-                                  SEMANTICS_OPTION, build_evaluator, check_outputs, given, parse_params,
-                                  refuse_outputs_over_inputs)
+                                  SEMANTICS_OPTION, build_evaluator, check_outputs, close_when_done, given,
+                                  parse_params, refuse_outputs_over_inputs)
 from harness.datasets import DEFAULT_DATASET
 
 
@@ -57,6 +57,7 @@ def rerank(
     check_outputs(output)
     refuse_outputs_over_inputs([("--output", output)], [run])
     system = create_reranker(reranker, **parse_params(param, reranker, reranker=True))
+    close_when_done(ctx, system)
     _known_dataset(dataset, split)  # (before standard input is read: a slow producer's run, then a typo)
     raw = read_once(run, "run")  # standard input or a pipe: read once, parsed, and searched for an error's line
     first_stage = read_run(run, raw)

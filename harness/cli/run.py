@@ -11,7 +11,8 @@ import typer
 from harness.cli import app
 from harness.cli.display import hide_output, print_metrics
 from harness.cli.options import (K_OPTION, KEEP_IDENTICAL_IDS_OPTION, METRIC_OPTION, RELEVANCE_THRESHOLD_OPTION,
-                                  SEMANTICS_OPTION, build_evaluator, check_output_folder, given, parse_params)
+                                  SEMANTICS_OPTION, build_evaluator, check_output_folder, close_when_done, given,
+                                  parse_params)
 from harness.datasets import DEFAULT_DATASET
 from harness.errors import HarnessError
 
@@ -61,9 +62,10 @@ def run(
             raise typer.BadParameter("--param does not apply with --pipeline (stages carry their own params)")
         if given(ctx, "retriever"):  # (the pipeline ran, not the retriever asked for)
             raise typer.BadParameter("--retriever does not apply with --pipeline (stages name their retrievers)")
-        return _run_pipeline(pipeline, dataset, split, evaluator, k_values, depth, output_dir, name, quiet)
+        return _run_pipeline(ctx, pipeline, dataset, split, evaluator, k_values, depth, output_dir, name, quiet)
     params = parse_params(param, retriever)
     system = create(retriever, **params)
+    close_when_done(ctx, system)  # (its close(), once the result is written or the run failed)
     if name is None and not _folder_name(system.name):  # the default folder name: the retriever's (a plugin's) name
         raise HarnessError(f"retriever {retriever!r} is named {system.name!r}, which cannot name a result folder "
                            f"inside {output_dir}/<dataset>/: give one with --name")
@@ -121,7 +123,7 @@ def _folder_name(name) -> bool:
     return bool(parts) and ".." not in parts and not Path(name).is_absolute()
 
 
-def _run_pipeline(path: Path, dataset: str, split: str | None, evaluator, k_values: list[int], depth: int | None,
+def _run_pipeline(ctx: typer.Context, path: Path, dataset: str, split: str | None, evaluator, k_values: list[int], depth: int | None,
                   output_dir: Path, name: str | None, quiet: bool) -> None:
     from harness import progress
     from harness.datasets import DatasetRef, load_dataset
@@ -133,6 +135,7 @@ def _run_pipeline(path: Path, dataset: str, split: str | None, evaluator, k_valu
     _refuse_stdin_twice(spec)
     rerank_depths(spec, depth or default_depth(k_values, evaluator.metrics))  # (a depth no input holds)
     components = create_components(spec)  # (their constructors' refusals too, as harness run's for its retriever)
+    close_when_done(ctx, *components.values())
     ref = DatasetRef.parse(dataset)
     with progress.task(f"loading {ref.text}"):
         ds = load_dataset(ref, split)

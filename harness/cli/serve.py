@@ -7,12 +7,13 @@ from typing import List, Optional
 import typer
 
 from harness.cli import app
-from harness.cli.options import SEMANTICS_OPTION, parse_params
+from harness.cli.options import SEMANTICS_OPTION, close_when_done, parse_params
 from harness.datasets import DEFAULT_DATASET
 
 
 @app.command()
 def serve(
+    ctx: typer.Context,
     dataset: str = typer.Option(DEFAULT_DATASET, "--dataset", "-d", help="Dataset name or BEIR folder path."),
     retriever: str = typer.Option("bm25", "--retriever", "-r", help="Retriever name or module:Class."),
     param: Optional[List[str]] = typer.Option(None, "--param", "-p", help="Retriever parameter key=value."),
@@ -43,6 +44,7 @@ def serve(
 
     order = parse_semantics(semantics)  # which hits make the cut at k: the evaluator's order
     system = create(retriever, **parse_params(param, retriever))
+    close_when_done(ctx, system)  # (when the server stops)
     sock = bind(host, port)  # first, so that a busy port is reported before the indexing
     with progress.task(f"loading {dataset}"):
         ds = load_dataset(dataset, split)

@@ -353,7 +353,9 @@ def run_pipeline(dataset: Dataset, pipeline: Pipeline, evaluator: Evaluator, k_v
                  cache: StageCache | None = None, components: dict | None = None) -> tuple[Experiment, list[StageOutcome]]:
     """Run every stage (see the module docstring) and report the last one like :func:`run_experiment`
     (with ``output_dir``, the ids run.trec could not hold are refused before any stage runs; ``components``:
-    :func:`create_components`' result, made before the dataset was loaded, else made here before any stage)."""
+    :func:`create_components`' result, made before the dataset was loaded, else made here before any stage, and
+    closed here after the last (:meth:`Retriever.close <harness.retriever.Retriever.close>`): given ones are the
+    caller's to close)."""
     k_values = check_cutoffs_and_depth(k_values, depth)  # (as run_experiment: depth=0 was the default depth)
     if output_dir is not None:
         check_run_file_ids(dataset)
@@ -361,7 +363,13 @@ def run_pipeline(dataset: Dataset, pipeline: Pipeline, evaluator: Evaluator, k_v
     depth = int(depth) if depth is not None else default_depth(k_values, evaluator.metrics)
     capped = rerank_depths(pipeline, depth)  # (before any stage runs)
     runner = PipelineRunner(pipeline, dataset, evaluator, depth, cache, components)
-    outcomes = runner.run()
+    try:
+        outcomes = runner.run()
+    finally:
+        if components is None:  # (made by runner.run(): this run's to close, its stages all run or one failed)
+            from harness.closing import close_components
+
+            close_components((runner.components or {}).values())
     final = outcomes[-1]
     kept = kept_depth(pipeline, depth)
     timings = {"load_s": dataset.load_s,
