@@ -130,26 +130,86 @@ def remove_abandoned(folder: Path, name: str | None = None) -> None:
 _NO_LOCKS = (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL)  # a file system that refuses flock
 
 
+LOCK_TIMEOUT_ENV = "HARNESS_LOCK_TIMEOUT"  # seconds a lock is waited for before one line says who holds it
+_POLL_S = 0.1
+
+
+def lock_timeout() -> float | None:
+    """``$HARNESS_LOCK_TIMEOUT`` in seconds (> 0), or None (unset or empty: a lock is waited for as long as its
+    holder keeps it); anything else is a :class:`~harness.errors.HarnessError` naming the variable."""
+    text = os.environ.get(LOCK_TIMEOUT_ENV, "").strip()
+    if not text:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < float("inf"):
+        from harness.errors import HarnessError
+
+        raise HarnessError(f"{LOCK_TIMEOUT_ENV}={text!r}: give the seconds to wait for a lock another process "
+                           "holds (a number > 0), or leave it unset to wait as long as it is held")
+    return value
+
+
+def lock_holder(handle: IO) -> str | None:
+    """What the holder of the lock on ``handle``'s file wrote there (:func:`build_lock`: its pid, host and since
+    when), or None (nothing written, or not readable)."""
+    try:
+        with open(handle.name, encoding="utf-8", errors="replace") as readable:
+            text = readable.read(512).strip()
+    except (OSError, TypeError):
+        return None
+    return text.splitlines()[0] if text else None
+
+
 def _lock_exclusive(handle: IO, on_wait: Callable[[], None] | None = None) -> bool:
-    """``flock(LOCK_EX)`` on ``handle``, waiting while another holder has it (``on_wait`` called once first):
-    True when taken, False where there is no ``fcntl`` or the file system refuses locks (:data:`_NO_LOCKS`);
-    any other OSError is raised."""
+    """``flock(LOCK_EX)`` on ``handle``, waiting while another holder has it (``on_wait`` called once first, then
+    a warning naming the holder where it recorded itself): True when taken, False where there is no ``fcntl``
+    or the file system refuses locks (:data:`_NO_LOCKS`); any other OSError is raised. With
+    ``$HARNESS_LOCK_TIMEOUT`` (:func:`lock_timeout`), a lock still held after that many seconds is a
+    :class:`~harness.errors.HarnessError` naming the lock file and its holder."""
     try:
         import fcntl
     except ImportError:  # pragma: no cover - non-POSIX
         return False
+    timeout = lock_timeout()
     try:
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             if on_wait is not None:
                 on_wait()
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            holder = lock_holder(handle)
+            if holder:
+                import logging
+
+                logging.getLogger(__name__).warning("%s is held by %s", handle.name, holder)
+            if timeout is None:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            else:
+                _wait_for(fcntl, handle, time.monotonic() + timeout, timeout)
     except OSError as exc:
         if exc.errno not in _NO_LOCKS:
             raise
         return False
     return True
+
+
+def _wait_for(fcntl, handle: IO, deadline: float, timeout: float) -> None:
+    """Take the lock on ``handle`` by polling until ``deadline``; past it, a HarnessError naming the holder."""
+    while True:
+        time.sleep(max(0.0, min(_POLL_S, deadline - time.monotonic())))
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                from harness.errors import HarnessError
+
+                holder = lock_holder(handle) or "another process"
+                raise HarnessError(f"{handle.name}: still held by {holder} after {timeout:g} s ({LOCK_TIMEOUT_ENV}); "
+                                   f"stop that process if it hangs, or unset {LOCK_TIMEOUT_ENV} to wait for it") from None
 
 
 @contextlib.contextmanager
@@ -174,7 +234,9 @@ def build_lock(path: str | os.PathLike, on_wait: Callable[[], None] | None = Non
     and the later one finds it cached: the work (and memory) of a build is not duplicated. A process
     killed while holding it releases it (the kernel closes its descriptor). Where the lock cannot be
     taken (a read-only or full cache folder, a file system that refuses locks: see :func:`file_lock`)
-    nothing is locked and the builds go ahead side by side, each written atomically, as before."""
+    nothing is locked and the builds go ahead side by side, each written atomically, as before. The holder
+    writes ``process <pid> on <host> since <UTC time>`` into the file while it holds it, which a waiting
+    process names in a warning (and in the error ``$HARNESS_LOCK_TIMEOUT`` gives: :func:`_lock_exclusive`)."""
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -182,21 +244,41 @@ def build_lock(path: str | os.PathLike, on_wait: Callable[[], None] | None = Non
     except OSError:
         return lambda: None
     try:
-        _lock_exclusive(handle, on_wait)
+        locked = _lock_exclusive(handle, on_wait)
     except OSError:  # unlocked, as where the file system refuses locks
         handle.close()
         return lambda: None
-    except BaseException:  # (KeyboardInterrupt while waiting)
+    except BaseException:  # (KeyboardInterrupt while waiting, HARNESS_LOCK_TIMEOUT passed)
         handle.close()
         raise
+    if locked:
+        _record_holder(handle)
     released = threading.Lock()
 
     def release() -> None:
         with released:
             if not handle.closed:
+                if locked:  # (its holder record goes first: never read as a later holder's)
+                    with contextlib.suppress(OSError, ValueError):
+                        handle.truncate(0)
                 handle.close()  # (closing the descriptor releases the lock)
 
     return release
+
+
+def _record_holder(handle: IO) -> None:
+    """Write who holds the lock into its file, for a process that waits for it (:func:`lock_holder`): a build
+    can take minutes, and a holder that hangs keeps the others waiting. Best effort: nothing on an error."""
+    from datetime import datetime, timezone
+
+    since = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    try:
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"process {os.getpid()} on {socket.gethostname()} since {since}\n")
+        handle.flush()
+    except (OSError, ValueError):
+        pass
 
 
 def _umask() -> int:
