@@ -208,8 +208,9 @@ def _wait_for(fcntl, handle: IO, deadline: float, timeout: float) -> None:
                 from harness.errors import HarnessError
 
                 holder = lock_holder(handle) or "another process"
-                raise HarnessError(f"{handle.name}: still held by {holder} after {timeout:g} s ({LOCK_TIMEOUT_ENV}); "
-                                   f"stop that process if it hangs, or unset {LOCK_TIMEOUT_ENV} to wait for it") from None
+                raise HarnessError(f"{handle.name}: still held by {holder} after {timeout:g} s "
+                                   f"({LOCK_TIMEOUT_ENV}); stop that process if it hangs, or unset "
+                                   f"{LOCK_TIMEOUT_ENV} to wait for it") from None
 
 
 @contextlib.contextmanager

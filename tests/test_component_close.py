@@ -12,13 +12,14 @@ document i as -i, so d1 (judged relevant) ranks first: NDCG@10 = 1.0.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.test_plugin_code import harness_cli, write_dataset
+from tests.test_plugin_code import REPO, harness_cli, write_dataset
 
 PLUGIN = '''
 import itertools
@@ -88,18 +89,29 @@ def setup(tmp_path):
     return root, write_dataset(tmp_path / "tiny"), tmp_path / "events.log"
 
 
+def bench_config(tmp_path: Path, log: Path, *datasets: Path) -> Path:
+    """A benchmark of the planted retriever (label ``logged``) over ``datasets`` (labels one, two, ...)."""
+    labels = ("one", "two")
+    listed = ", ".join(f'{{path = "{d}", label = "{labels[i]}"}}' for i, d in enumerate(datasets))
+    config = tmp_path / "bench.toml"
+    config.write_text(f'name = "b"\nk = [10]\noutput_dir = "{tmp_path / "results"}"\ndatasets = [{listed}]\n'
+                      f'[[retrievers]]\ntype = "closing_plugin:Logged"\nlabel = "logged"\n'
+                      f'params = {{log = "{log}"}}\n')
+    return config
+
+
 def events(log: Path) -> list[str]:
     return log.read_text().splitlines() if log.exists() else []
 
 
 def run_cli(args, root, tmp_path, ok=True) -> subprocess.CompletedProcess:
+    """``harness ARGS`` with the plugins under ``root`` importable; ``ok``: asserted to exit 0."""
     if ok:
         return harness_cli(args, root, tmp_path / "cache", tmp_path)
-    import os
-
-    from tests.test_plugin_code import REPO
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), str(REPO)]), "HARNESS_CACHE_DIR": str(tmp_path / "cache")}
-    return subprocess.run([sys.executable, "-m", "harness", *args], capture_output=True, text=True, env=env, cwd=tmp_path)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), str(REPO)]),
+           "HARNESS_CACHE_DIR": str(tmp_path / "cache")}
+    return subprocess.run([sys.executable, "-m", "harness", *args], capture_output=True, text=True, env=env,
+                          cwd=tmp_path)
 
 
 def test_harness_run_closes_its_retriever_once_after_the_result_is_written(setup, tmp_path):
@@ -136,8 +148,8 @@ def test_a_pipeline_closes_each_stages_component_once_after_its_last_stage(setup
                       f'params = {{log = "{log}"}}\n'
                       f'[[stages]]\nname = "b"\ntype = "retrieve"\nretriever = "closing_plugin:Logged"\n'
                       f'params = {{log = "{log}", fail_close = true}}\n'
-                      f'[[stages]]\nname = "r"\ntype = "rerank"\ninput = "a"\nreranker = "closing_plugin:LoggedReranker"\n'
-                      f'depth = 3\nparams = {{log = "{log}"}}\n'
+                      f'[[stages]]\nname = "r"\ntype = "rerank"\ninput = "a"\n'
+                      f'reranker = "closing_plugin:LoggedReranker"\ndepth = 3\nparams = {{log = "{log}"}}\n'
                       f'[[stages]]\nname = "f"\ntype = "fuse"\ninputs = ["r", "b"]\nmethod = "rrf"\n')
     proc = run_cli(["run", "--pipeline", str(config), "-d", str(data), "-o", str(tmp_path / "res"), "--name", "p",
                     "--k", "3"], root, tmp_path)
@@ -150,11 +162,7 @@ def test_a_pipeline_closes_each_stages_component_once_after_its_last_stage(setup
 
 def test_a_bench_closes_its_retriever_once_after_the_last_cell(setup, tmp_path):
     root, data, log = setup
-    other = write_dataset(tmp_path / "tiny2")
-    config = tmp_path / "bench.toml"
-    config.write_text(f'name = "b"\nk = [10]\noutput_dir = "{tmp_path / "results"}"\n'
-                      f'datasets = [{{path = "{data}", label = "one"}}, {{path = "{other}", label = "two"}}]\n'
-                      f'[[retrievers]]\ntype = "closing_plugin:Logged"\nlabel = "logged"\nparams = {{log = "{log}"}}\n')
+    config = bench_config(tmp_path, log, data, write_dataset(tmp_path / "tiny2"))
     run_cli(["bench", str(config), "-q"], root, tmp_path)
     assert events(log) == ["1 index", "1 search", "1 index", "1 search", "1 close"]  # one instance for both datasets
     run_cli(["bench", str(config), "-q"], root, tmp_path)  # both cells reused: made for the plan, then closed
@@ -202,10 +210,7 @@ def test_python_callers_own_their_components(setup, tmp_path, monkeypatch):
 
 
 def test_harness_serve_closes_its_retriever_when_it_stops(setup, tmp_path):
-    import os
-
     from harness.serving import serve_process
-    from tests.test_plugin_code import REPO
 
     root, data, log = setup
     env = {"PYTHONPATH": os.pathsep.join([str(root), str(REPO)]), "HARNESS_CACHE_DIR": str(tmp_path / "cache")}
@@ -225,11 +230,8 @@ def test_a_bench_runner_run_again_makes_new_retrievers_after_closing_the_first(s
 
     root, data, log = setup
     monkeypatch.syspath_prepend(str(root))
-    config = tmp_path / "bench.toml"
-    config.write_text(f'name = "b"\nk = [10]\noutput_dir = "{tmp_path / "results"}"\ncache_dir = "{tmp_path / "c"}"\n'
-                      f'datasets = [{{path = "{data}", label = "one"}}]\n'
-                      f'[[retrievers]]\ntype = "closing_plugin:Logged"\nlabel = "logged"\nparams = {{log = "{log}"}}\n')
-    runner = BenchRunner(load_config(config), force=True)
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    runner = BenchRunner(load_config(bench_config(tmp_path, log, data)), force=True)
     runner.run()
     runner.run()
     numbers = [int(e.split()[0]) for e in events(log)]
@@ -247,11 +249,7 @@ def test_a_ray_task_closes_the_retriever_it_made_for_its_cell(setup, tmp_path, m
 
     root, data, log = setup
     monkeypatch.syspath_prepend(str(root))
-    config_path = tmp_path / "bench.toml"
-    config_path.write_text(f'name = "b"\nk = [10]\noutput_dir = "{tmp_path / "results"}"\n'
-                           f'datasets = [{{path = "{data}", label = "one"}}]\n'
-                           f'[[retrievers]]\ntype = "closing_plugin:Logged"\nlabel = "logged"\nparams = {{log = "{log}"}}\n')
-    config = load_config(config_path)
+    config = load_config(bench_config(tmp_path, log, data))
     cell = cells(config)[0]
     planner = BenchRunner(config)
     expected = planner.cell_fingerprint(cell, _Datasets())

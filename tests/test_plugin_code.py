@@ -170,18 +170,37 @@ def harness_cli(args: list[str], plugin_root: Path, cache: Path, cwd: Path) -> s
     return proc
 
 
-def test_a_pipeline_stage_of_an_edited_plugin_is_computed_again(tmp_path):
-    root, data = tmp_path / "plugins", write_dataset(tmp_path / "tiny")
-    package = write_plugin(root, 1)
+def pipeline_of(tmp_path: Path, root: Path, data: Path, spec: str):
+    """``run(name)``: ``harness run --pipeline`` of one retrieve stage of plugin ``spec`` on ``data`` (its
+    metrics.json), the plugins under ``root``."""
     config = tmp_path / "p.toml"
-    config.write_text('name = "pp"\n[[stages]]\nname = "pos"\ntype = "retrieve"\n'
-                      'retriever = "planted_plugin.retriever:PositionRetriever"\n')
+    config.write_text(f'name = "pp"\n[[stages]]\nname = "s"\ntype = "retrieve"\nretriever = "{spec}"\n')
 
     def run(name: str) -> dict:
         harness_cli(["run", "--pipeline", str(config), "-d", str(data), "-o", str(tmp_path / "res"), "-q", "--name",
                      name, "--k", "10"], root, tmp_path / "cache", tmp_path)
         return json.loads((tmp_path / "res" / "tiny" / name / "metrics.json").read_text())
+    return run
 
+
+def bench_of(tmp_path: Path, root: Path, data: Path, spec: str, label: str):
+    """``bench()``: ``harness bench`` of one cell, plugin ``spec`` on ``data`` (its output and metrics.json)."""
+    config = tmp_path / "bench.toml"
+    config.write_text(f'name = "p"\nk = [10]\noutput_dir = "{tmp_path / "results"}"\n'
+                      f'datasets = [{{path = "{data}", label = "tiny"}}]\n'
+                      f'[[retrievers]]\ntype = "{spec}"\nlabel = "{label}"\n')
+    metrics = tmp_path / "results" / "p" / "tiny" / label / "metrics.json"
+
+    def bench() -> tuple[str, dict]:
+        out = harness_cli(["bench", str(config), "-q"], root, tmp_path / "cache", tmp_path).stdout
+        return out, json.loads(metrics.read_text())
+    return bench
+
+
+def test_a_pipeline_stage_of_an_edited_plugin_is_computed_again(tmp_path):
+    root, data = tmp_path / "plugins", write_dataset(tmp_path / "tiny")
+    package = write_plugin(root, 1)
+    run = pipeline_of(tmp_path, root, data, "planted_plugin.retriever:PositionRetriever")
     first, again = run("a"), run("b")
     assert first["metrics"]["NDCG@10"] == pytest.approx(0.5) and again["stages"][0]["cache"] == "hit"
     (package / "weights.py").write_text("SIGN = -1\n")
@@ -193,16 +212,7 @@ def test_a_pipeline_stage_of_an_edited_plugin_is_computed_again(tmp_path):
 def test_a_bench_cell_of_an_edited_plugin_runs_again(tmp_path):
     root, data = tmp_path / "plugins", write_dataset(tmp_path / "tiny")
     package = write_plugin(root, 1)
-    config = tmp_path / "bench.toml"
-    config.write_text(f'name = "p"\nk = [10]\noutput_dir = "{tmp_path / "results"}"\n'
-                      f'datasets = [{{path = "{data}", label = "tiny"}}]\n'
-                      '[[retrievers]]\ntype = "planted_plugin.retriever:PositionRetriever"\nlabel = "pos"\n')
-    metrics = tmp_path / "results" / "p" / "tiny" / "pos" / "metrics.json"
-
-    def bench() -> tuple[str, dict]:
-        out = harness_cli(["bench", str(config), "-q"], root, tmp_path / "cache", tmp_path).stdout
-        return out, json.loads(metrics.read_text())
-
+    bench = bench_of(tmp_path, root, data, "planted_plugin.retriever:PositionRetriever", "pos")
     out, first = bench()
     assert "1 run" in out and first["metrics"]["NDCG@10"] == pytest.approx(0.5)
     assert first["versions"]["plugin_code"] == {"planted_plugin": expected_digest(package)}

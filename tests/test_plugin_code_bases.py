@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import abc
 import hashlib
-import json
 from pathlib import Path
 
 import pytest
 
 from harness import plugin_code as pc
-from tests.test_plugin_code import expected_digest, fake_class, harness_cli, write_dataset
+from tests.test_plugin_code import bench_of, expected_digest, fake_class, pipeline_of, write_dataset
 
 BASE = '''
 from harness.run import Run
@@ -92,16 +91,7 @@ def test_a_plugin_on_a_built_in_base_has_its_own_package_alone(tmp_path, fresh, 
 def test_a_bench_cell_of_a_plugin_whose_base_was_edited_runs_again(tmp_path):
     root, data = tmp_path / "plugins", write_dataset(tmp_path / "tiny")
     base_pkg, plugin_pkg = write_packages(root, 1)
-    config = tmp_path / "bench.toml"
-    config.write_text(f'name = "p"\nk = [10]\noutput_dir = "{tmp_path / "results"}"\n'
-                      f'datasets = [{{path = "{data}", label = "tiny"}}]\n'
-                      '[[retrievers]]\ntype = "lab_plugin.retriever:Signed"\nlabel = "signed"\n')
-    metrics = tmp_path / "results" / "p" / "tiny" / "signed" / "metrics.json"
-
-    def bench() -> tuple[str, dict]:
-        out = harness_cli(["bench", str(config), "-q"], root, tmp_path / "cache", tmp_path).stdout
-        return out, json.loads(metrics.read_text())
-
+    bench = bench_of(tmp_path, root, data, "lab_plugin.retriever:Signed", "signed")
     out, first = bench()
     assert "1 run" in out and first["metrics"]["NDCG@10"] == pytest.approx(0.5)
     assert first["versions"]["plugin_code"] == {"lab_base": expected_digest(base_pkg),
@@ -117,15 +107,7 @@ def test_a_bench_cell_of_a_plugin_whose_base_was_edited_runs_again(tmp_path):
 def test_a_pipeline_stage_of_a_plugin_whose_base_was_edited_is_computed_again(tmp_path):
     root, data = tmp_path / "plugins", write_dataset(tmp_path / "tiny")
     base_pkg, _ = write_packages(root, 1)
-    config = tmp_path / "p.toml"
-    config.write_text('name = "pp"\n[[stages]]\nname = "s"\ntype = "retrieve"\n'
-                      'retriever = "lab_plugin.retriever:Signed"\n')
-
-    def run(name: str) -> dict:
-        harness_cli(["run", "--pipeline", str(config), "-d", str(data), "-o", str(tmp_path / "res"), "-q", "--name",
-                     name, "--k", "10"], root, tmp_path / "cache", tmp_path)
-        return json.loads((tmp_path / "res" / "tiny" / name / "metrics.json").read_text())
-
+    run = pipeline_of(tmp_path, root, data, "lab_plugin.retriever:Signed")
     first, again = run("a"), run("b")
     assert first["metrics"]["NDCG@10"] == pytest.approx(0.5) and again["stages"][0]["cache"] == "hit"
     (base_pkg / "scoring.py").write_text(BASE.format(sign=-1))
@@ -153,7 +135,7 @@ def test_a_sourceless_package_is_hashed_from_its_bytecode(tmp_path, fresh, monke
     (package / "__pycache__").mkdir()
     (package / "__pycache__" / "stale.cpython-311.pyc").write_bytes(b"not hashed")
     cls = fake_class("bytecode_only.scoring", [str(package)], str(package / "scoring.pyc"), monkeypatch)
-    files = {"__init__.py": (package / "__init__.py").read_bytes(), "scoring.pyc": (package / "scoring.pyc").read_bytes()}
+    files = {name: (package / name).read_bytes() for name in ("__init__.py", "scoring.pyc")}
     lines = sorted(f"{name}\0{hashlib.sha256(data).hexdigest()}\n" for name, data in files.items())
     before = pc.plugin_code(cls)
     assert before == {"bytecode_only": hashlib.sha256("".join(lines).encode()).hexdigest()}

@@ -123,8 +123,8 @@ def _folder_name(name) -> bool:
     return bool(parts) and ".." not in parts and not Path(name).is_absolute()
 
 
-def _run_pipeline(ctx: typer.Context, path: Path, dataset: str, split: str | None, evaluator, k_values: list[int], depth: int | None,
-                  output_dir: Path, name: str | None, quiet: bool) -> None:
+def _run_pipeline(ctx: typer.Context, path: Path, dataset: str, split: str | None, evaluator, k_values: list[int],
+                  depth: int | None, output_dir: Path, name: str | None, quiet: bool) -> None:
     from harness import progress
     from harness.datasets import DatasetRef, load_dataset
     from harness.pipeline import load_pipeline, run_pipeline
