@@ -16,7 +16,8 @@ of the harness (its version) or of an installed plugin (its release) does. The c
 code it runs too: the package of each class in its method resolution order is hashed the same way
 (a shared base in a package of its own, ``lab_common.BaseRanker``, gives a second entry; an edit
 there was not seen, and its subclasses' cells were reused with the old base's numbers), except the
-standard library's, the built-ins' and ``__main__``'s. Data files in the package
+standard library's, the built-ins', ``__main__``'s and an installed library's (a base imported from
+``site-packages``: its version is recorded, not keyed, as numpy's or torch's are). Data files in the package
 (stopword lists, weights) are not code and not hashed: a setting that reads one should name it in
 ``params()``. The built-ins (the ``harness`` and ``retrievers`` packages) have no digest: their code
 is the harness's version and ``NUMBERS_VERSION``. A class with no file (defined in ``__main__`` or a
@@ -48,9 +49,10 @@ _DIGESTS: dict[str, dict[str, str]] = {}
 
 def plugin_code(cls: type) -> dict[str, str]:
     """``{package (or package.module): sha256}`` of the code of the plugin package holding ``cls`` and of
-    the packages holding its bases (its method resolution order, standard library left out); ``{}`` for a
-    built-in or a class with no file."""
+    the packages holding its bases (its method resolution order; the standard library and installed
+    libraries left out: :func:`_installed_library`); ``{}`` for a built-in or a class with no file."""
     out: dict[str, str] = {}
+    own = (getattr(cls, "__module__", None) or "").partition(".")[0]
     for klass in getattr(cls, "__mro__", None) or (cls,):
         module_name = getattr(klass, "__module__", None)
         if not isinstance(module_name, str):
@@ -58,10 +60,22 @@ def plugin_code(cls: type) -> dict[str, str]:
         top = module_name.partition(".")[0]
         if not top or top in BUILT_IN or top == "__main__" or top in _STANDARD:
             continue
+        if top != own and _installed_library(module_name):
+            continue
         if module_name not in _DIGESTS:
             _DIGESTS[module_name] = _digest(module_name, _top_package(module_name))
         out.update(_DIGESTS[module_name])
     return dict(sorted(out.items()))
+
+
+def _installed_library(module_name: str) -> bool:
+    """Whether ``module_name`` was imported from an installed distribution's folder (``site-packages``,
+    ``dist-packages``: ``torch.nn.Module``, ``sklearn.base.BaseEstimator``): a library, whose upgrade keys
+    nothing (docs/cache.md, "Library versions: recorded, not keyed"); a base class in a local folder or an
+    editable install is the plugin's own code."""
+    file = getattr(sys.modules.get(module_name), "__file__", None)
+    parts = Path(file).parts if isinstance(file, str) else ()
+    return "site-packages" in parts or "dist-packages" in parts
 
 
 # the standard library's top-level modules (``builtins`` for ``object``, ``abc``, ``typing``): not a plugin's

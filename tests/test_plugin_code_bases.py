@@ -142,3 +142,21 @@ def test_a_sourceless_package_is_hashed_from_its_bytecode(tmp_path, fresh, monke
     ship(-1)
     monkeypatch.setattr(pc, "_DIGESTS", {})  # (a new process)
     assert pc.plugin_code(cls) != before
+
+
+def test_a_base_from_an_installed_library_is_not_hashed(tmp_path, fresh, monkeypatch):
+    """A base imported from an installed distribution's folder (site-packages: torch.nn.Module, an sklearn
+    mixin) is a library's code, whose upgrade keys nothing (library versions are recorded, not keyed): only the
+    plugin's own package is hashed. The same base package in a local folder is hashed (the first test)."""
+    site = tmp_path / "venv" / "lib" / "python3.11" / "site-packages" / "lab_base"
+    site.mkdir(parents=True)
+    (site / "__init__.py").write_text("")
+    (site / "scoring.py").write_text(BASE.format(sign=1))
+    base = fake_class("lab_base.scoring", [str(site)], str(site / "scoring.py"), monkeypatch)
+    _, plugin_pkg = write_packages(tmp_path / "local", 1)
+    fake_class("lab_plugin.retriever", [str(plugin_pkg)], str(plugin_pkg / "retriever.py"), monkeypatch)
+    plugin = type("Signed", (base,), {"__module__": "lab_plugin.retriever"})
+    assert pc.plugin_code(plugin) == {"lab_plugin": expected_digest(plugin_pkg)}
+    # a plugin installed there itself is still hashed (its own package: an editable or a reinstalled release)
+    installed = type("Installed", (base,), {"__module__": "lab_base.scoring"})
+    assert pc.plugin_code(installed) == {"lab_base": expected_digest(site)}
