@@ -219,12 +219,20 @@ def file_lock(path: str | os.PathLike, on_wait: Callable[[], None] | None = None
     need be) for the ``with`` block: processes that take it write in turn (a no-op where there is no
     ``fcntl``, or where the file system refuses locks: some NFS and FUSE mounts answer ENOLCK or
     EOPNOTSUPP, and the writes, each atomic, then go ahead unlocked as they did before the lock).
-    ``on_wait`` is called once before waiting for another holder, to say so."""
+    ``on_wait`` is called once before waiting for another holder, to say so. The holder is recorded in the
+    file while the block runs, as :func:`build_lock`'s is (a download can take minutes)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a+") as handle:  # (closing it releases the lock)
-        _lock_exclusive(handle, on_wait)
-        yield
+        locked = _lock_exclusive(handle, on_wait)
+        if locked:
+            _record_holder(handle)
+        try:
+            yield
+        finally:
+            if locked:  # (before the lock is released: never read as a later holder's)
+                with contextlib.suppress(OSError, ValueError):
+                    handle.truncate(0)
 
 
 def build_lock(path: str | os.PathLike, on_wait: Callable[[], None] | None = None) -> Callable[[], None]:

@@ -117,3 +117,15 @@ def test_harness_run_behind_a_hung_bm25_build_stops_after_the_timeout(tmp_path):
     lines = proc.stderr.strip().splitlines()
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert lines[-1].startswith(f"error: {lock}: still held by process {holder.pid} on ") and "after 1 s" in lines[-1]
+
+
+def test_a_file_lock_records_its_holder_for_the_block_and_clears_it(tmp_path, monkeypatch):
+    """file_lock (a download's .part, a result folder's writes) records its holder as build_lock does, for the
+    block only: a result folder's .lock is empty again once its files are written."""
+    from harness.atomic import file_lock
+
+    monkeypatch.delenv(LOCK_TIMEOUT_ENV, raising=False)
+    lock = tmp_path / "results" / ".lock"
+    with file_lock(lock):
+        assert lock.read_text().startswith(f"process {os.getpid()} on {socket.gethostname()} since 20")
+    assert lock.read_text() == ""
