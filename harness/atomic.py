@@ -230,9 +230,8 @@ def file_lock(path: str | os.PathLike, on_wait: Callable[[], None] | None = None
         try:
             yield
         finally:
-            if locked:  # (before the lock is released: never read as a later holder's)
-                with contextlib.suppress(OSError, ValueError):
-                    handle.truncate(0)
+            if locked:
+                _clear_holder(handle)
 
 
 def build_lock(path: str | os.PathLike, on_wait: Callable[[], None] | None = None) -> Callable[[], None]:
@@ -267,9 +266,8 @@ def build_lock(path: str | os.PathLike, on_wait: Callable[[], None] | None = Non
     def release() -> None:
         with released:
             if not handle.closed:
-                if locked:  # (its holder record goes first: never read as a later holder's)
-                    with contextlib.suppress(OSError, ValueError):
-                        handle.truncate(0)
+                if locked:
+                    _clear_holder(handle)
                 handle.close()  # (closing the descriptor releases the lock)
 
     return release
@@ -288,6 +286,12 @@ def _record_holder(handle: IO) -> None:
         handle.flush()
     except (OSError, ValueError):
         pass
+
+
+def _clear_holder(handle: IO) -> None:
+    """Empty the lock file before the lock is released: its record is never read as a later holder's."""
+    with contextlib.suppress(OSError, ValueError):
+        handle.truncate(0)
 
 
 def _umask() -> int:

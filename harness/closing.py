@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 
-log = logging.getLogger("harness")
+log = logging.getLogger(__name__)
 
 
 def close_components(components) -> None:

@@ -107,8 +107,8 @@ _PLUGIN_KEYS = ("plugin_release", "plugin_code")
 def _with_release(component) -> dict:
     """A component's ``params()``, with the release of the installed plugin it comes from (its entry
     point's distribution, :func:`harness.registry.plugin_versions`) under ``"plugin_release"`` and
-    the digests of its package's code and its bases' (:func:`harness.plugin_code.plugin_code`) under ``"plugin_code"``:
-    the cell's fingerprint then changes when the plugin is upgraded or its code edited, as it does
+    the digests of its package's code and its bases' (:func:`harness.plugin_code.plugin_code`) under
+    ``"plugin_code"``: the cell's fingerprint then changes when the plugin is upgraded or its code edited, as it does
     with the harness's own version (a built-in's params are left as they are)."""
     from harness.plugin_code import plugin_code
     from harness.registry import plugin_versions
@@ -338,8 +338,9 @@ class BenchRunner:
         each once; a cell run after it makes its retriever again."""
         from harness.closing import close_components
 
-        close_components(self._retrievers.values())
-        self._closed = True
+        if not self._closed:
+            close_components(self._retrievers.values())
+            self._closed = True
 
     # ----------------------------------------------------------------- the matrix
     def run(self, dry_run: bool = False) -> BenchResult:
