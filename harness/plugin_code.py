@@ -16,12 +16,17 @@ of the harness (its version) or of an installed plugin (its release) does. The c
 code it runs too: the package of each class in its method resolution order is hashed the same way
 (a shared base in a package of its own, ``lab_common.BaseRanker``, gives a second entry; an edit
 there was not seen, and its subclasses' cells were reused with the old base's numbers), except the
-standard library's, the built-ins', ``__main__``'s and an installed library's (a base imported from
+standard library's, the built-ins' and an installed library's (a base imported from
 ``site-packages``: its version is recorded, not keyed, as numpy's or torch's are). Data files in the package
 (stopword lists, weights) are not code and not hashed: a setting that reads one should name it in
 ``params()``. The built-ins (the ``harness`` and ``retrievers`` packages) have no digest: their code
-is the harness's version and ``NUMBERS_VERSION``. A class with no file (defined in ``__main__`` or a
-notebook, or a namespace without folders) has none either: nothing can tell its code apart. A package
+is the harness's version and ``NUMBERS_VERSION``. A class defined in the script a process runs
+(``__main__``: ``python exp.py``) has its script's digest, as a single module's, under ``"__main__"``; run as
+``python -m lab.exp``, its package's, ``lab`` (it had none, and a pipeline stage of it was a cache "hit" with
+the numbers of the script before its edit). A class of ``__main__`` with no source file (an interactive
+session, a notebook, ``python -c``) has none, and :func:`unkeyed_code` says so: its pipeline stages are
+computed every time, never stored, and its benchmark cells never reused. A class of a namespace without
+folders has none either. A package
 or module imported from a zip archive (a ``.zip`` on ``sys.path``, a zipped egg) is hashed from the
 archive's members as its folder would be (the same code, unzipped or not, has the same digest).
 
@@ -58,7 +63,12 @@ def plugin_code(cls: type) -> dict[str, str]:
         if not isinstance(module_name, str):
             continue
         top = module_name.partition(".")[0]
-        if not top or top in BUILT_IN or top == "__main__" or top in _STANDARD:
+        if module_name == "__main__":  # (a script's class: its file; an interactive session's: none, see unkeyed_code)
+            if "__main__" not in _DIGESTS:
+                _DIGESTS["__main__"] = _main_digest()
+            out.update(_DIGESTS["__main__"])
+            continue
+        if not top or top in BUILT_IN or top in _STANDARD:
             continue
         if top != own and _installed_library(module_name):
             continue
@@ -66,6 +76,49 @@ def plugin_code(cls: type) -> dict[str, str]:
             _DIGESTS[module_name] = _digest(module_name, _top_package(module_name))
         out.update(_DIGESTS[module_name])
     return dict(sorted(out.items()))
+
+
+def unkeyed_code(cls: type) -> str | None:
+    """Why the code of ``cls`` cannot be keyed, or None: a class (or a base) defined in ``__main__`` of a
+    process with no source file for it (an interactive session, a notebook, ``python -c``). Nothing then tells
+    its code apart from an edited one's, so a pipeline stage of it is computed every time and never stored,
+    and a benchmark cell of it is never reused (a stage of a class redefined in a notebook was a cache "hit"
+    with the first definition's numbers)."""
+    for klass in getattr(cls, "__mro__", None) or (cls,):
+        if getattr(klass, "__module__", None) == "__main__" and _main_file() is None:
+            return (f"{klass.__qualname__} is defined in __main__ with no source file, as in a notebook or an "
+                    f"interactive session: its code cannot be keyed")
+    return None
+
+
+def _main_file() -> str | None:
+    """The source file ``__main__`` was run from (``python exp.py``, ``python -m lab.exp``, a zip app's
+    ``__main__.py``), or None (an interactive session, a notebook, ``python -c``, a script read from stdin, or
+    a script run by a standard library's runner, ``python -m cProfile exp.py``: ``__main__`` is the runner's
+    module, not the script the class is in)."""
+    main = sys.modules.get("__main__")
+    file = getattr(main, "__file__", None)
+    name = getattr(getattr(main, "__spec__", None), "name", None)
+    if not isinstance(file, str) or not file or (isinstance(name, str) and name.partition(".")[0] in _STANDARD):
+        return None
+    return file if os.path.isfile(file) or _archive_of(file) is not None else None
+
+
+def _main_digest() -> dict[str, str]:
+    """The digest of the code ``__main__`` was run from: a script's file (``{"__main__": ...}``); under
+    ``python -m lab.exp``, the package ``lab`` as a plugin's (its helper modules included); ``{}`` when it has no
+    file (:func:`unkeyed_code`), or is the harness's own (``python -m harness``) or an installed library's."""
+    file = _main_file()
+    if file is None:
+        return {}
+    name = getattr(getattr(sys.modules.get("__main__"), "__spec__", None), "name", None)
+    if isinstance(name, str) and name and name != "__main__":  # (python -m name)
+        top = name.partition(".")[0]
+        parts = Path(file).parts
+        if top in BUILT_IN or "site-packages" in parts or "dist-packages" in parts:
+            return {}
+        return _digest(name, _top_package(name), file)
+    return _digest("__main__", "__main__", file)
 
 
 def _installed_library(module_name: str) -> bool:
@@ -107,8 +160,10 @@ def _top_package(module_name: str) -> str:
     return module_name
 
 
-def _digest(module_name: str, top: str) -> dict[str, str]:
-    package = sys.modules.get(top)
+def _digest(module_name: str, top: str, file: str | None = None) -> dict[str, str]:
+    """``{top: digest}`` of package ``top``'s code files; past the limits (or no package), of the module's own
+    file alone (``file``, else ``module_name``'s in sys.modules), ``{module_name: ...}`` under a package."""
+    package = sys.modules.get(top) if top != "__main__" else None
     paths = [p for p in getattr(package, "__path__", None) or [] if isinstance(p, str)]
     roots = [Path(p) for p in paths if os.path.isdir(p)]
     if roots:
@@ -119,7 +174,7 @@ def _digest(module_name: str, top: str) -> dict[str, str]:
         digest = _zipped(paths, folder=True)
         if digest is not None:
             return {top: digest}
-    own = getattr(sys.modules.get(module_name), "__file__", None)
+    own = file if file is not None else getattr(sys.modules.get(module_name), "__file__", None)
     if not isinstance(own, str):
         return {}
     digest = _hash([(Path(own).name, Path(own))]) if os.path.isfile(own) else _zipped([own], folder=False)

@@ -122,6 +122,7 @@ def test_single_module_built_ins_and_fileless_classes(tmp_path, fresh, monkeypat
     from retrievers.bm25 import BM25Retriever
 
     assert pc.plugin_code(BM25Retriever) == {}  # a built-in: the harness's version stands for its code
+    monkeypatch.setitem(sys.modules, "__main__", types.ModuleType("__main__"))  # (an interactive session's: no file)
     assert pc.plugin_code(type("Local", (), {"__module__": "__main__"})) == {}
     assert pc.plugin_code(fake_class("nofile", None, None, monkeypatch)) == {}
 

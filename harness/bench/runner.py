@@ -181,6 +181,7 @@ class BenchRunner:
         self._closed = False  # (close() closed those: the next cell makes new ones)
         self._retriever_errors: dict[str, str] = {}
         self._pipeline_params: dict[str, dict] = {}
+        self._pipeline_unkeyed: dict[str, bool] = {}  # {pipeline label: a stage's class has no code digest}
         self._checksums: dict[DatasetSpec, dict | None] = {}
         self._planned: _Datasets | None = None  # the datasets loaded while planning (run())
         self._memo_path = config.folder / CHECKSUM_MEMO
@@ -236,6 +237,17 @@ class BenchRunner:
         return isinstance(cell.retriever, RetrieverSpec) and not getattr(self.retriever(cell.retriever),
                                                                           "cache_runs", True)
 
+    def _unkeyed(self, cell: Cell) -> bool:
+        """Whether a class of ``cell``'s retriever (or of a stage of its pipeline) is defined in ``__main__``
+        without a source file (:func:`harness.plugin_code.unkeyed_code`: a notebook's): its cell runs again on
+        every bench, since its fingerprint cannot tell the class from an edited one."""
+        from harness.plugin_code import unkeyed_code
+
+        if isinstance(cell.retriever, RetrieverSpec):
+            return unkeyed_code(type(self.retriever(cell.retriever))) is not None
+        self.pipeline_params(cell.retriever)
+        return self._pipeline_unkeyed.get(cell.retriever.label, False)
+
     def resolved_params(self, spec) -> dict:
         """A retriever's resolved params; a pipeline's: each stage's (see :meth:`pipeline_params`)."""
         return _with_release(self.retriever(spec)) if isinstance(spec, RetrieverSpec) else self.pipeline_params(spec)
@@ -247,6 +259,7 @@ class BenchRunner:
         retriever's. Computed once per pipeline."""
         if pipeline.label not in self._pipeline_params:
             from harness.checksums import sha256
+            from harness.plugin_code import unkeyed_code
             from harness.registry import create, create_reranker
 
             resolved, at = {}, f"pipelines[{self.config.pipelines.index(pipeline)}]"
@@ -254,7 +267,10 @@ class BenchRunner:
                 try:
                     if stage.type != "fuse":
                         make = create if stage.type == "retrieve" else create_reranker
-                        resolved[stage.name] = _with_release(make(stage.component, **stage.params))
+                        component = make(stage.component, **stage.params)
+                        resolved[stage.name] = _with_release(component)
+                        if unkeyed_code(type(component)) is not None:
+                            self._pipeline_unkeyed[pipeline.label] = True
                     elif stage.optimize is not None:  # (and the rule choosing among tied trials, as the stage cache
                         # key names it: a cell optimised under another rule may hold another choice)
                         from harness.fusion.optimize import TIE_RULE
@@ -387,7 +403,7 @@ class BenchRunner:
                     bar.update(description=f"bench {self.config.name}: {cell.name}")
                     try:
                         expected = self.cell_fingerprint(cell, datasets)
-                        reusable = not self.force and not self._live(cell)
+                        reusable = not self.force and not self._live(cell) and not self._unkeyed(cell)
                         if reusable and is_finished(cell.folder, expected, self.metrics,
                                                     self.cell_fingerprint(cell, datasets, as_written=True)):
                             document = read_metrics(cell.folder)

@@ -179,8 +179,11 @@ class PipelineRunner:
         key = stage_key(self.key_blob(stage, system))
         key_s = time.perf_counter() - started
         label = f"stage {number}/{len(self.pipeline.stages)} {stage.name} ({stage.type})"
+        from harness.plugin_code import unkeyed_code
+
+        unkeyed = unkeyed_code(type(system)) if system is not None else None  # (its key cannot tell an edit apart)
         started = time.perf_counter()
-        cached = self.cache.load(key)
+        cached = self.cache.load(key) if unkeyed is None else None
         if cached is not None:
             run, meta = cached
             status, timings, info = "hit", dict(meta.get("timings", {})), dict(meta.get("info", {}))
@@ -200,7 +203,10 @@ class PipelineRunner:
             if system is not None:
                 info = {"resolved_params": plain_json(system.params()), **info}  # (a plugin's: numpy values, sets)
             status, why = "miss", None
-            if getattr(system, "cache_runs", True):
+            if unkeyed is not None:  # a class redefined in a notebook: an entry would be read back for the next one
+                self.uncached.add(stage.name)
+                status = f"miss, not cached ({unkeyed})"
+            elif getattr(system, "cache_runs", True):
                 why = self.cache.store(key, run, {"stage": without_secrets(stage.to_dict()), "timings": timings,
                                                   "info": info})
             else:  # a live service's run: keyed by its answers, which no lookup knows (it is queried every run)
