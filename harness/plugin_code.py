@@ -93,13 +93,17 @@ def unkeyed_code(cls: type) -> str | None:
 
 def _main_file() -> str | None:
     """The source file ``__main__`` was run from (``python exp.py``, ``python -m lab.exp``, a zip app's
-    ``__main__.py``), or None (an interactive session, a notebook, ``python -c``, a script read from stdin, or
-    a script run by a standard library's runner, ``python -m cProfile exp.py``: ``__main__`` is the runner's
-    module, not the script the class is in)."""
+    ``__main__.py``), or None: an interactive session, a notebook, ``python -c``, a script read from stdin, or a
+    ``__main__`` that is not the script the class is in (a standard library's runner, ``python -m cProfile
+    exp.py``; an installed library's launcher, such as a notebook kernel's; the harness's own)."""
     main = sys.modules.get("__main__")
     file = getattr(main, "__file__", None)
+    if not isinstance(file, str) or not file:
+        return None
     name = getattr(getattr(main, "__spec__", None), "name", None)
-    if not isinstance(file, str) or not file or (isinstance(name, str) and name.partition(".")[0] in _STANDARD):
+    top = name.partition(".")[0] if isinstance(name, str) else ""
+    parts = Path(file).parts
+    if top in _STANDARD or top in BUILT_IN or "site-packages" in parts or "dist-packages" in parts:
         return None
     return file if os.path.isfile(file) or _archive_of(file) is not None else None
 
@@ -107,16 +111,12 @@ def _main_file() -> str | None:
 def _main_digest() -> dict[str, str]:
     """The digest of the code ``__main__`` was run from: a script's file (``{"__main__": ...}``); under
     ``python -m lab.exp``, the package ``lab`` as a plugin's (its helper modules included); ``{}`` when it has no
-    file (:func:`unkeyed_code`), or is the harness's own (``python -m harness``) or an installed library's."""
+    such file (:func:`unkeyed_code`)."""
     file = _main_file()
     if file is None:
         return {}
     name = getattr(getattr(sys.modules.get("__main__"), "__spec__", None), "name", None)
     if isinstance(name, str) and name and name != "__main__":  # (python -m name)
-        top = name.partition(".")[0]
-        parts = Path(file).parts
-        if top in BUILT_IN or "site-packages" in parts or "dist-packages" in parts:
-            return {}
         return _digest(name, _top_package(name), file)
     return _digest("__main__", "__main__", file)
 

@@ -184,3 +184,33 @@ def test_unkeyed_code_names_a_base_class_too(monkeypatch):
     main.__file__ = str(Path(__file__))  # a script's: keyed by its file
     assert pc.unkeyed_code(derived) is None
     assert pc.plugin_code(base) == {"__main__": file_digest(Path(__file__))}
+
+
+@pytest.mark.parametrize("spec_name, folder", [("ipykernel_launcher", "site-packages"), ("cProfile", "lib"),
+                                               ("harness.__main__", "harness")])
+def test_a_launchers_main_is_not_the_class_file(tmp_path, monkeypatch, spec_name, folder):
+    # A notebook kernel's launcher (an installed library's __main__), a standard library runner (python -m cProfile
+    # exp.py: the script runs in a dict of its own) or the harness's own __main__: the class is not in that file,
+    # which would have keyed it (its edits unseen): it cannot be keyed
+    import importlib.machinery
+    import types
+
+    from harness import plugin_code as pc
+
+    monkeypatch.setattr(pc, "_DIGESTS", {})
+    launcher = tmp_path / folder / "launcher.py"
+    launcher.parent.mkdir(parents=True)
+    launcher.write_text("X = 1\n")
+    main = types.ModuleType("__main__")
+    main.__file__ = str(launcher)
+    main.__spec__ = importlib.machinery.ModuleSpec(spec_name, None, origin=str(launcher))
+    monkeypatch.setitem(sys.modules, "__main__", main)
+    cls = type("Cell", (), {"__module__": "__main__"})
+    assert pc.unkeyed_code(cls) is not None and pc.plugin_code(cls) == {}
+    script = tmp_path / "src" / "lab_exp.py"  # python -m lab_exp: a module of the user's own
+    script.parent.mkdir()
+    script.write_text("X = 2\n")
+    main.__file__ = str(script)
+    main.__spec__ = importlib.machinery.ModuleSpec("lab_exp", None, origin=str(script))
+    monkeypatch.setattr(pc, "_DIGESTS", {})
+    assert pc.unkeyed_code(cls) is None and pc.plugin_code(cls) == {"lab_exp": file_digest(script)}
