@@ -19,6 +19,7 @@ import json
 import os
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -167,8 +168,6 @@ def test_run_as_a_module_the_class_has_its_package_digest(tmp_path):
 
 
 def test_unkeyed_code_names_a_base_class_too(monkeypatch):
-    import types
-
     from harness import plugin_code as pc
 
     monkeypatch.setattr(pc, "_DIGESTS", {})
@@ -193,7 +192,6 @@ def test_a_launchers_main_is_not_the_class_file(tmp_path, monkeypatch, spec_name
     # exp.py: the script runs in a dict of its own) or the harness's own __main__: the class is not in that file,
     # which would have keyed it (its edits unseen): it cannot be keyed
     import importlib.machinery
-    import types
 
     from harness import plugin_code as pc
 
@@ -214,3 +212,35 @@ def test_a_launchers_main_is_not_the_class_file(tmp_path, monkeypatch, spec_name
     main.__spec__ = importlib.machinery.ModuleSpec("lab_exp", None, origin=str(script))
     monkeypatch.setattr(pc, "_DIGESTS", {})
     assert pc.unkeyed_code(cls) is None and pc.plugin_code(cls) == {"lab_exp": file_digest(script)}
+
+
+@pytest.mark.parametrize("where", ["retriever", "stage"])
+def test_a_main_class_under_the_ray_executor_is_refused_before_anything_runs(tmp_path, monkeypatch, where):
+    # Each such cell failed on its Ray worker with "module '__main__' has no attribute 'PositionRetriever'", the
+    # class being right there in the driver's script: a worker's __main__ is its own
+    from harness.bench.config import parse_config
+    from harness.bench.runner import BenchRunner
+    from harness.errors import HarnessError
+    from retrievers import Retriever
+
+    script = types.ModuleType("__main__")  # (the driver's script)
+    script.PositionRetriever = type("PositionRetriever", (Retriever,), {"__module__": "__main__", "name": "position",
+                                                                        "params": lambda self: {}})
+    monkeypatch.setitem(sys.modules, "__main__", script)
+    data = write_dataset(tmp_path / "tiny")
+    raw = {"name": "p", "k": [10], "output_dir": str(tmp_path / "results"),
+           "datasets": [{"path": str(data), "label": "tiny"}], "retrievers": [{"type": "bm25", "label": "b"}]}
+    if where == "retriever":
+        raw["retrievers"].append({"type": "__main__:PositionRetriever", "label": "pos"})
+        key = r"retrievers\[1\]\.type"
+    else:
+        raw["pipelines"] = [{"label": "pp", "stages": [{"name": "s", "type": "retrieve", "retriever": "bm25"},
+                                                      {"name": "t", "type": "retrieve",
+                                                       "retriever": "__main__:PositionRetriever"}]}]
+        key = r"pipelines\[0\]\.stages\[1\]\.retriever"
+    runner = BenchRunner(parse_config(raw).with_executor("ray"))
+    with pytest.raises(HarnessError, match=rf"^<config>: {key}: '__main__:PositionRetriever' is a class of this "
+                                           r"process's script \(__main__\), which a Ray worker does not import; "
+                                           r".* or run the bench with --executor local$"):
+        runner.run()
+    assert not (tmp_path / "results").exists()  # nothing ran

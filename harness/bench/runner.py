@@ -142,6 +142,21 @@ def _refuse_stdin_on_ray(config: BenchConfig) -> None:
                            "the Ray executor's tasks; give the run as a file, or run the bench with --executor local")
 
 
+def _refuse_main_on_ray(config: BenchConfig) -> None:
+    """Refuse, before anything runs, a component named ``__main__:Class`` under the Ray executor: the class
+    is the driver's script's (a bench driven from Python), and a Ray worker's ``__main__`` is its own (each
+    such cell failed with "module '__main__' has no attribute ...", the class being right there in the script)."""
+    named = [(f"retrievers[{i}].type", x.type) for i, x in enumerate(config.retrievers)]
+    named += [(f"pipelines[{i}].stages[{j}].{'retriever' if stage.type == 'retrieve' else 'reranker'}",
+               stage.component) for i, p in enumerate(config.pipelines) for j, stage in enumerate(p.stages)
+              if stage.type != "fuse"]
+    for key, spec in named:
+        if isinstance(spec, str) and spec.partition(":")[0].strip() == "__main__":
+            raise HarnessError(f"{config.source}: {key}: {spec!r} is a class of this process's script (__main__), "
+                               "which a Ray worker does not import; move it into a module the workers can import, "
+                               "or run the bench with --executor local")
+
+
 class _Datasets:
     """Load each dataset on first need; keep only the current one in memory. Each of its cells
     records the one load's time (``Dataset.load_s``). A load that failed fails each of the dataset's
@@ -380,6 +395,7 @@ class BenchRunner:
         executor = executor_for(self.config.executor)
         if executor.kind == "ray":
             _refuse_stdin_on_ray(self.config)
+            _refuse_main_on_ray(self.config)
         # Here, each dataset's cells run right after they are planned, with the dataset the plan loaded (one
         # not in a local folder, irds:/hf:, is loaded to learn its files' checksums; was loaded again to run
         # its cells): one load per dataset, one in memory at a time. Ray gets every cell at once.
