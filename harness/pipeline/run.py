@@ -87,14 +87,25 @@ class PipelineRunner:
                  cache: StageCache | None = None, components: dict | None = None):
         self.pipeline, self.dataset, self.evaluator, self.depth = pipeline, dataset, evaluator, depth
         self.cache = cache or StageCache()
-        self.components = components  # {stage name: retriever / reranker} (None: created by run(), before any stage)
+        check_given_components(pipeline, components)
+        self.components = dict(components) if components is not None else None  # {stage name: retriever / reranker}
+        self.made: list = []  # (None: created by run(), before any stage; the stages not given: made here, as these)
+        self._classes: dict[str, str | None] = {}  # {stage name: given_class()}
         self.outcomes: dict[str, StageOutcome] = {}
         self.uncached: set[str] = set()  # stages whose run could not be stored (a read-only or full cache disk)
 
     def component(self, stage: Stage):
         if self.components is not None and stage.name in self.components:
             return self.components[stage.name]
-        return _create(stage)
+        system = _create(stage)
+        self.made.append(system)
+        return system
+
+    def given_class(self, stage: Stage, system) -> str | None:
+        """:func:`given_class`, once per stage (a registry lookup)."""
+        if stage.name not in self._classes:
+            self._classes[stage.name] = given_class(stage, system)
+        return self._classes[stage.name]
 
     def key_blob(self, stage: Stage, system) -> dict:
         blob = {"type": stage.type, "inputs": [self.outcomes[name].key for name in stage.inputs],
@@ -112,6 +123,9 @@ class PipelineRunner:
             plugin = {"release": plugin_versions(type(system)), "code": plugin_code(type(system))}
             if any(plugin.values()):
                 blob["plugin"] = plugin
+            given = self.given_class(stage, system)
+            if given is not None:  # (another class than the stage names, given to run_pipeline: its own runs)
+                blob["class"] = given
         if stage.fusion is not None:
             blob["fusion"] = stage.fusion.to_dict()
         if stage.optimize is not None:
@@ -202,6 +216,8 @@ class PipelineRunner:
             run = run.without_empty_queries()
             if system is not None:
                 info = {"resolved_params": plain_json(system.params()), **info}  # (a plugin's: numpy values, sets)
+                if self.given_class(stage, system) is not None:
+                    info = {"component_class": self.given_class(stage, system), **info}
             status, why = "miss", None
             if unkeyed is not None:  # a class redefined in a notebook: an entry would be read back for the next one
                 self.uncached.add(stage.name)
@@ -233,6 +249,44 @@ class PipelineRunner:
             except Exception as exc:  # noqa: BLE001 - reported with the stage's name, finished stages kept
                 raise StageError(stage, exc, [name for name in self.outcomes if name not in self.uncached]) from exc
         return list(self.outcomes.values())
+
+
+def check_given_components(pipeline: Pipeline, components: dict | None) -> None:
+    """Refuse, before any stage runs, ``components`` (:func:`run_pipeline`'s) naming no retrieve or rerank stage
+    of ``pipeline`` (a misspelt name was ignored: the stage ran the component its spec names, and the result was
+    taken for the given one's), or giving a stage something that is no retriever (``index`` and ``search``) or
+    no reranker (``rerank``): a ValueError (a TypeError) naming the stage."""
+    if components is None:
+        return
+    if not isinstance(components, dict):
+        raise TypeError(f"components must be a dict {{stage name: retriever or reranker}}, "
+                        f"got {type(components).__name__}")
+    stages = {stage.name: stage for stage in pipeline.stages if stage.type != "fuse"}
+    for name, system in components.items():
+        stage = stages.get(name)
+        if stage is None:
+            known = ", ".join(repr(n) for n in stages) or "none"
+            raise ValueError(f"components: {name!r} is no retrieve or rerank stage of pipeline {pipeline.name!r} "
+                             f"(its stages with a component: {known})")
+        needs = ("index", "search") if stage.type == "retrieve" else ("rerank",)
+        if not all(callable(getattr(system, method, None)) for method in needs):
+            what = "retriever" if stage.type == "retrieve" else "reranker"
+            raise TypeError(f"components[{name!r}]: a {stage.type} stage needs a {what} "
+                            f"({', '.join(m + '()' for m in needs)}), got {type(system).__name__}")
+
+
+def given_class(stage: Stage, system) -> str | None:
+    """``"module:Class"`` of ``system`` when it is not the class ``stage``'s spec names (a component given to
+    :func:`run_pipeline`), else None. Such a stage's key and record name it: two classes of equal ``params()``
+    given to a stage named ``bm25`` had one key, and the second was served the first one's run ("hit")."""
+    from harness.registry import ENTRY_POINT_GROUP, RERANKER_GROUP, component_class
+
+    try:
+        named = component_class(stage.component, ENTRY_POINT_GROUP if stage.type == "retrieve" else RERANKER_GROUP)
+    except Exception:  # noqa: BLE001 - a spec naming nothing loadable: the given class is all there is
+        named = None
+    cls = type(system)
+    return None if cls is named else f"{cls.__module__}:{cls.__qualname__}"
 
 
 def _create(stage: Stage):
@@ -361,7 +415,10 @@ def run_pipeline(dataset: Dataset, pipeline: Pipeline, evaluator: Evaluator, k_v
     (with ``output_dir``, the ids run.trec could not hold are refused before any stage runs; ``components``:
     :func:`create_components`' result, made before the dataset was loaded, else made here before any stage, and
     closed here after the last (:meth:`Retriever.close <harness.retriever.Retriever.close>`): given ones are the
-    caller's to close)."""
+    caller's to close). ``components`` may give some stages instances of the caller's (``{"bm25": my_retriever}``):
+    a name that is no retrieve or rerank stage, or an object of the wrong kind, is refused before any stage runs
+    (:func:`check_given_components`); one of another class than its stage's spec names has that class in its stage
+    key and record (``component_class``: :func:`given_class`); the stages it leaves out are made here."""
     k_values = check_cutoffs_and_depth(k_values, depth)  # (as run_experiment: depth=0 was the default depth)
     if output_dir is not None:
         check_run_file_ids(dataset)
@@ -372,10 +429,11 @@ def run_pipeline(dataset: Dataset, pipeline: Pipeline, evaluator: Evaluator, k_v
     try:
         outcomes = runner.run()
     finally:
-        if components is None:  # (made by runner.run(): this run's to close, its stages all run or one failed)
-            from harness.closing import close_components
+        from harness.closing import close_components
 
-            close_components((runner.components or {}).values())
+        # made here (by runner.run(), or for the stages the given components left out): this run's to close, its
+        # stages all run or one failed; given ones are the caller's
+        close_components((runner.components or {}).values() if components is None else runner.made)
     final = outcomes[-1]
     kept = kept_depth(pipeline, depth)
     timings = {"load_s": dataset.load_s,
