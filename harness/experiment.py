@@ -291,15 +291,27 @@ def check_run_file_ids(dataset: Dataset) -> None:
     check_writable_ids(dataset.queries.ids, "query id", first_column=True)
 
 
-def check_cutoffs_and_depth(k_values, depth) -> list:
+def check_cutoffs_and_depth(k_values, depth, evaluator: Evaluator | None = None) -> list:
     """``k_values`` as a list, after a ValueError naming the value unless every cutoff is an integer >= 1
     and ``depth`` is None or an integer in [1, 2^63 - 1] (numpy's integers too): what :func:`run_experiment`
-    and :func:`harness.pipeline.run_pipeline` check before anything is indexed or searched."""
+    and :func:`harness.pipeline.run_pipeline` check before anything is indexed or searched. With ``evaluator``,
+    each cutoff must also be one it computes a metric at: metrics.json records ``k_values`` as the cutoffs of its
+    metrics (tables, reports and a recompute's ``harness evaluate --k`` read them), and ``run_experiment(...,
+    Evaluator(k_values=[10]), [5, 100])`` recorded 5 and 100 beside metrics computed at 10 only."""
     k_values = list(k_values)
     if any(isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1 for k in k_values):
         raise ValueError(f"k values must be integers >= 1, got {k_values}")
     if depth is not None:  # (0 was taken as None, the default depth; 2.5 failed in numpy after the index)
         count("depth", depth, ", or None for the deepest cutoff")  # (the check of a search's k, a rerank's depth)
+    if evaluator is not None:
+        computed = {getattr(metric, "k", None) for metric in evaluator.metrics}
+        missing = [int(k) for k in k_values if k not in computed]
+        if missing:
+            at = sorted(k for k in computed if k is not None)
+            raise ValueError(f"k values {[int(k) for k in k_values]}: the evaluator computes no metric at "
+                             f"{', '.join(map(str, missing))} (its cutoffs: {', '.join(map(str, at)) or 'none'}); "
+                             f"give it the same cutoffs, Evaluator(k_values={[int(k) for k in k_values]}), and a "
+                             f"search depth as depth=")
     return k_values
 
 
@@ -317,7 +329,7 @@ def run_experiment(
     (:func:`check_run_file_ids`), and so does a retriever name its tag column could not hold.
     ``k_values`` (recorded in metrics.json) and ``depth`` (None: :func:`default_depth`) are checked
     first, as the evaluator checks its own: a ValueError naming the value."""
-    k_values = check_cutoffs_and_depth(k_values, depth)
+    k_values = check_cutoffs_and_depth(k_values, depth, evaluator)
     if output_dir is not None:
         check_run_file_ids(dataset)
         from harness.formats.trec import check_writable_ids

@@ -69,3 +69,19 @@ def test_valid_depths_search_as_deep_as_asked():
     deep = run_experiment(dataset(), RecordingRetriever(), Evaluator(["Recall@100"], k_values=[100]), [100],
                           depth=np.int64(12))
     assert len(deep.run) == 12 and deep.result.means == {"Recall@100": 1.0}
+
+
+def test_k_values_the_evaluator_does_not_compute_are_refused_before_indexing():
+    # metrics.json recorded k_values [5, 100] beside metrics computed at 10 only: tables and reports read its
+    # k_values as the cutoffs of its metrics, and a recompute ran `harness evaluate --k 5,100` (other metrics)
+    retriever = RecordingRetriever()
+    with pytest.raises(ValueError, match=r"^k values \[5, 100\]: the evaluator computes no metric at 5, 100 \(its "
+                                         r"cutoffs: 10\); give it the same cutoffs, Evaluator\(k_values=\[5, 100\]\), "
+                                         r"and a search depth as depth=$"):
+        run_experiment(dataset(), retriever, Evaluator(k_values=[10]), [5, 100])
+    assert not retriever.indexed
+    # cutoffs of metrics named with @k count, and metrics without one (bpref) need none: d12 at rank 12 of 20
+    ok = run_experiment(dataset(), RecordingRetriever(), Evaluator(["P@20", "bpref"]), [20])
+    assert ok.document.k_values == [20] and ok.result.means == {"P@20": 0.05, "bpref": 1.0}
+    assert run_experiment(dataset(), RecordingRetriever(), Evaluator(["bpref"]), [], depth=20).result.means == {
+        "bpref": 1.0}

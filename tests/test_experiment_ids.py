@@ -73,8 +73,8 @@ def test_without_a_result_folder_nothing_is_checked(tmp_path):
 
 def test_a_good_dataset_still_writes_its_folder(tmp_path):
     # U+00A0 is no break for the readers: such an id is written and read back whole
-    exp = run_experiment(dataset(["d1", "d\u00a02"]), RecordingRetriever(), Evaluator(["NDCG@1"], k_values=[2]), [2],
-                         output_dir=tmp_path / "out")
+    exp = run_experiment(dataset(["d1", "d\u00a02"]), RecordingRetriever(), Evaluator(["NDCG@1"]), [1],
+                         depth=2, output_dir=tmp_path / "out")
     assert read_run(exp.folder / "run.trec").to_dict() == {"q1": {"d1": 1.0, "d\u00a02": 1.0}}
 
 

@@ -419,7 +419,7 @@ def run_pipeline(dataset: Dataset, pipeline: Pipeline, evaluator: Evaluator, k_v
     a name that is no retrieve or rerank stage, or an object of the wrong kind, is refused before any stage runs
     (:func:`check_given_components`); one of another class than its stage's spec names has that class in its stage
     key and record (``component_class``: :func:`given_class`); the stages it leaves out are made here."""
-    k_values = check_cutoffs_and_depth(k_values, depth)  # (as run_experiment: depth=0 was the default depth)
+    k_values = check_cutoffs_and_depth(k_values, depth, evaluator)  # (as run_experiment: depth=0 was the default depth)
     if output_dir is not None:
         check_run_file_ids(dataset)
     evaluator.refuse_no_relevant(dataset.qrels)  # (before any stage runs)

@@ -43,8 +43,20 @@ def test_bad_cutoffs_or_depth_are_refused_before_any_stage_runs(tmp_path, monkey
 
 def test_numpy_cutoffs_and_depth_run_as_ints(tmp_path, monkeypatch):
     monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
-    experiment, outcomes = run_pipeline(tiny(), pipeline(tmp_path), Evaluator(["P@1"], k_values=[10]),
+    experiment, outcomes = run_pipeline(tiny(), pipeline(tmp_path), Evaluator(["P@10"]),
                                         np.array([10]), depth=np.int64(3), output_dir=tmp_path / "out",
                                         cache=StageCache(tmp_path / "stages"))
     assert len(outcomes[0].run) == 3 and experiment.document.settings["depth"] == 3
-    assert experiment.document.k_values == [10] and experiment.result.means == {"P@1": 1.0}  # d1 ("apple pie") first
+    # d1 ("apple pie"), the one relevant document, first of 3: P@10 = 1 / 10
+    assert experiment.document.k_values == [10] and experiment.result.means == {"P@10": 0.1}
+
+
+def test_cutoffs_the_evaluator_does_not_compute_are_refused_before_any_stage_runs(tmp_path, monkeypatch):
+    # metrics.json recorded k_values [10] beside P@1 alone (its tables and a recompute's --k read k_values)
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    with pytest.raises(ValueError, match=r"^k values \[10\]: the evaluator computes no metric at 10 \(its cutoffs: "
+                                         r"1\); give it the same cutoffs, Evaluator\(k_values=\[10\]\), and a search depth "
+                                         r"as depth=$"):
+        run_pipeline(tiny(), pipeline(tmp_path), Evaluator(["P@1"], k_values=[10]), [10],
+                     cache=StageCache(tmp_path / "stages"))
+    assert not (tmp_path / "stages").exists()

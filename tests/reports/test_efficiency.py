@@ -135,7 +135,7 @@ def test_batch_shares_divide_each_batch_fairly():
 def test_in_process_search_is_timed_in_batches(tmp_path):
     dataset = toy_dataset(70)
     retriever = CountingRetriever()
-    exp = run_experiment(dataset, retriever, Evaluator(["P@1"], k_values=[1]), [1, 5], output_dir=tmp_path)
+    exp = run_experiment(dataset, retriever, Evaluator(["P@1"]), [1], depth=5, output_dir=tmp_path)
     assert retriever.calls == [SEARCH_BATCH, SEARCH_BATCH, 70 - 2 * SEARCH_BATCH]
     whole = CountingRetriever()
     whole.index(dataset.corpus)
@@ -226,7 +226,7 @@ def test_concat_runs_with_different_vocabularies():
 
 def test_run_trec_header_round_trips(tmp_path):
     dataset = toy_dataset(5)
-    exp = run_experiment(dataset, CountingRetriever(), Evaluator(["P@1"], k_values=[1]), [1, 3],
+    exp = run_experiment(dataset, CountingRetriever(), Evaluator(["P@1"]), [1], depth=3,
                          output_dir=tmp_path)
     lines = (tmp_path / "run.trec").read_text().splitlines()
     header = [line for line in lines if line.startswith("#")]
