@@ -89,7 +89,7 @@ class PipelineRunner:
         self.cache = cache or StageCache()
         check_given_components(pipeline, components)
         self.components = dict(components) if components is not None else None  # {stage name: retriever / reranker}
-        self.made: list = []  # (None: created by run(), before any stage; the stages not given: made here, as these)
+        self.made: list = []  # the components of the stages not given, made by run() before any stage runs
         self._classes: dict[str, str | None] = {}  # {stage name: given_class()}
         self.outcomes: dict[str, StageOutcome] = {}
         self.uncached: set[str] = set()  # stages whose run could not be stored (a read-only or full cache disk)
@@ -97,7 +97,7 @@ class PipelineRunner:
     def component(self, stage: Stage):
         if self.components is not None and stage.name in self.components:
             return self.components[stage.name]
-        system = _create(stage)
+        system = _create(stage)  # (run_stage called without run(): made as run() would have)
         self.made.append(system)
         return system
 
@@ -239,8 +239,10 @@ class PipelineRunner:
                             depth=stage.depth or self.depth if stage.type == "retrieve" else None)
 
     def run(self) -> list[StageOutcome]:
-        if self.components is None:  # (every stage's, before the first runs: a refused value is no late failure)
-            self.components = create_components(self.pipeline)
+        # every stage's component, before the first stage runs (a refused value is no late failure): those not given
+        made = create_components(self.pipeline, skip=set(self.components or ()))
+        self.made = list(made.values())
+        self.components = {**(self.components or {}), **made}
         for number, stage in enumerate(self.pipeline.stages, 1):
             try:
                 self.outcomes[stage.name] = self.run_stage(number, stage)
@@ -296,8 +298,9 @@ def _create(stage: Stage):
     return make(stage.component, **stage.params)
 
 
-def create_components(pipeline: Pipeline) -> dict:
-    """{stage name: its retriever / reranker} for every retrieve and rerank stage, constructed now (cheap:
+def create_components(pipeline: Pipeline, skip: set[str] = frozenset()) -> dict:
+    """{stage name: its retriever / reranker} for every retrieve and rerank stage (but those named in ``skip``:
+    the ones given to :func:`run_pipeline`), constructed now (cheap:
     models, indexes and run files are loaded on first use), as ``harness run`` and ``harness rerank`` create
     theirs before reading anything. A value the constructor refuses (``backend = "nope"``, a cross-encoder
     without ``model``, a run file that does not exist) is one :class:`ConfigError` naming the file and the
@@ -307,7 +310,7 @@ def create_components(pipeline: Pipeline) -> dict:
 
     out = {}
     for i, stage in enumerate(pipeline.stages):
-        if stage.type == "fuse":
+        if stage.type == "fuse" or stage.name in skip:
             continue
         try:
             out[stage.name] = _create(stage)
@@ -431,9 +434,9 @@ def run_pipeline(dataset: Dataset, pipeline: Pipeline, evaluator: Evaluator, k_v
     finally:
         from harness.closing import close_components
 
-        # made here (by runner.run(), or for the stages the given components left out): this run's to close, its
-        # stages all run or one failed; given ones are the caller's
-        close_components((runner.components or {}).values() if components is None else runner.made)
+        # made here (by runner.run(): every stage's, or those the given components leave out): this run's to close,
+        # its stages all run or one failed; given ones are the caller's
+        close_components(runner.made)
     final = outcomes[-1]
     kept = kept_depth(pipeline, depth)
     timings = {"load_s": dataset.load_s,

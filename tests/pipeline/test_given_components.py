@@ -110,3 +110,18 @@ def test_stages_left_out_of_the_given_components_are_made_and_closed(tmp_path):
     _, outcomes = run(tmp_path, {"a": given}, pipeline)
     assert [o.status for o in outcomes] == ["miss", "hit", "miss"]  # (b: a's run, the same class and params)
     assert len(CLOSED) == 1 and CLOSED[0] is not given  # stage b's, made here; a's is the caller's to close
+
+
+class Refusing(Up):
+    def __init__(self, **params):
+        raise ValueError("refused: no index here")
+
+
+def test_a_stage_left_out_whose_component_is_refused_fails_before_any_stage_runs(tmp_path):
+    # the left-out stage's component was made when its turn came, after the stages before it had run
+    pipeline = {"name": "pp", "stages": [{"name": "a", "type": "retrieve", "retriever": f"{__name__}:Up"},
+                                         {"name": "b", "type": "retrieve", "retriever": f"{__name__}:Refusing"}]}
+    given = Up()
+    with pytest.raises(Exception, match=r"stage 'b': refused: no index here"):
+        run(tmp_path, {"a": given}, pipeline)
+    assert not hasattr(given, "_ids")  # stage a did not run (it indexed first, then failed at b)
