@@ -360,3 +360,42 @@ class Dataset:
         """The checksums that say which data this is (``content``, else ``files``): what keys pipeline stages
         and what compare / check compare, so that one text gzipped or not is one dataset."""
         return dict(sorted((self.content or self.files).items()))
+
+    def memory_digest(self) -> str:
+        """sha256 of the data itself: the corpus's ids, titles and texts, the queries' ids and texts, the qrels'
+        rows, each column as its values' byte lengths then their bytes (so ``["ab", "c"]`` is not ``["a",
+        "bc"]``; Arrow's chunking does not matter). What names a dataset built in Python (``Dataset(name, split,
+        Corpus(...), ...)``: no files, so no :meth:`identity`) in a pipeline stage's key: two such datasets of one
+        name and split had one key, and the second was served the first one's runs."""
+        import hashlib
+
+        import pyarrow as pa
+
+        digest = hashlib.sha256(b"retrieval-harness in-memory dataset v1\0")
+        table = self.corpus.table
+        columns = [table.column(name) for name in COLUMNS]
+        columns += [pa.chunked_array([pa.array(values, pa.large_string())])
+                    for values in (self.queries.ids, self.queries.texts, self.qrels.query_ids.tolist(),
+                                   self.qrels.doc_ids.tolist())]
+        for column in columns:
+            _hash_strings(digest, column)
+        digest.update(np.ascontiguousarray(self.qrels.grades, dtype="<f8").tobytes())
+        return digest.hexdigest()
+
+
+def _hash_strings(digest, column) -> None:
+    """Add a string column (an Arrow chunked array) to ``digest``: its length, every value's byte length, then
+    the values' bytes, read from the Arrow buffers (no Python string per value)."""
+    import pyarrow as pa
+
+    chunks = [chunk.cast(pa.large_string()) if chunk.null_count == 0 else
+              chunk.fill_null("").cast(pa.large_string()) for chunk in column.chunks]
+    spans = []
+    digest.update(np.int64(sum(len(chunk) for chunk in chunks)).tobytes())
+    for chunk in chunks:
+        offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int64)[chunk.offset:chunk.offset + len(chunk) + 1]
+        digest.update(np.diff(offsets).astype("<i8").tobytes())
+        spans.append((chunk.buffers()[2], int(offsets[0]), int(offsets[-1])) if len(chunk) else None)
+    for span in spans:
+        if span is not None and span[0] is not None:
+            digest.update(memoryview(span[0])[span[1]:span[2]])

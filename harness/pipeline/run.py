@@ -78,8 +78,10 @@ class StageOutcome:
 
 def _dataset_identity(dataset: Dataset) -> dict:
     # (Dataset.identity: the content's checksums, so a stage is reused whether the corpus is read gzipped or not;
-    # a plain file's content checksum is its file's: the keys of plain datasets are unchanged)
-    return {"name": dataset.name, "split": dataset.split, "files": dataset.identity()}
+    # a plain file's content checksum is its file's: the keys of plain datasets are unchanged; a dataset built in
+    # Python has no files: the digest of its data)
+    files = dataset.identity() or {"in-memory": dataset.memory_digest()}
+    return {"name": dataset.name, "split": dataset.split, "files": files}
 
 
 class PipelineRunner:
@@ -91,6 +93,7 @@ class PipelineRunner:
         self.components = dict(components) if components is not None else None  # {stage name: retriever / reranker}
         self.made: list = []  # the components of the stages not given, made by run() before any stage runs
         self._classes: dict[str, str | None] = {}  # {stage name: given_class()}
+        self._dataset: dict | None = None  # (_dataset_identity, once)
         self.outcomes: dict[str, StageOutcome] = {}
         self.uncached: set[str] = set()  # stages whose run could not be stored (a read-only or full cache disk)
 
@@ -108,8 +111,10 @@ class PipelineRunner:
         return self._classes[stage.name]
 
     def key_blob(self, stage: Stage, system) -> dict:
+        if self._dataset is None:  # (once: a dataset built in Python is hashed whole)
+            self._dataset = _dataset_identity(self.dataset)
         blob = {"type": stage.type, "inputs": [self.outcomes[name].key for name in stage.inputs],
-                "dataset": _dataset_identity(self.dataset),
+                "dataset": self._dataset,
                 "ignore_identical_ids": self.evaluator.ignore_identical_ids,
                 "semantics": self.evaluator.semantics.name}  # (the order a depth cut keeps: see top_depth)
         if system is not None:

@@ -1,0 +1,68 @@
+"""A dataset built in Python (``Dataset(name, split, Corpus(...), Queries(...), Qrels(...))``) in a pipeline's
+stage key.
+
+Such a dataset has no files, so ``Dataset.identity()`` is ``{}``, and the stage key named it by its name and
+split alone: two such datasets named alike shared their stages' cache entries. Worked example: documents d1, d2
+and the query "apple" judging d1 relevant (grade 1). With d1 = "apple pie", d2 = "banana", BM25 ranks d1 alone:
+NDCG@10 = 1. With the texts swapped, it ranks d2 alone: NDCG@10 = 0; the stage was a cache "hit" with the
+first dataset's run and NDCG@10 1.0.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import pyarrow as pa
+
+from harness.datasets.corpus import Corpus, Dataset, Queries, _hash_strings
+from harness.evaluation import Evaluator
+from harness.pipeline.cache import StageCache
+from harness.pipeline.run import run_pipeline
+from harness.pipeline.spec import parse_pipeline
+from harness.qrels import Qrels
+
+
+def dataset(texts, grade=1.0) -> Dataset:
+    return Dataset("toy", "test", Corpus(["d1", "d2"], ["", ""], texts), Queries(["q1"], ["apple"]),
+                   Qrels.from_rows([("q1", "d1", grade)]))
+
+
+def run(data: Dataset, cache) -> tuple[str, float, dict]:
+    pipeline = parse_pipeline({"name": "pp", "stages": [{"name": "s", "type": "retrieve", "retriever": "bm25"}]})
+    experiment, outcomes = run_pipeline(data, pipeline, Evaluator(["NDCG@10"]), [10], cache=StageCache(cache))
+    return outcomes[0].status, experiment.document.metrics["NDCG@10"], outcomes[0].run.to_dict()
+
+
+def test_two_datasets_built_in_python_under_one_name_have_their_own_stages(tmp_path):
+    assert run(dataset(["apple pie", "banana"]), tmp_path)[:2] == ("miss", 1.0)
+    status, ndcg, found = run(dataset(["banana", "apple pie"]), tmp_path)
+    assert (status, ndcg) == ("miss", 0.0) and list(found["q1"]) == ["d2"]  # it was a "hit" with 1.0
+    assert run(dataset(["apple pie", "banana"]), tmp_path)[:2] == ("hit", 1.0)  # the same data: its entry
+    assert run(dataset(["apple pie", "banana"], grade=2.0), tmp_path)[0] == "miss"  # other qrels: another key
+
+
+def test_the_digest_reads_the_values_not_their_chunking():
+    def digest(*chunks):
+        h = hashlib.sha256()
+        _hash_strings(h, pa.chunked_array([pa.array(c, pa.string()) for c in chunks], pa.string()))
+        return h.hexdigest()
+
+    assert digest(["ab", "c"]) != digest(["a", "bc"])  # the lengths are hashed with the bytes
+    assert digest(["ab", "c", "déjà"]) == digest(["ab"], ["c", "déjà"]) == digest([], ["ab", "c"], ["déjà"])
+    sliced = pa.array(["x", "ab", "c", "déjà"], pa.string()).slice(1)  # (an offset into the buffers)
+    h = hashlib.sha256()
+    _hash_strings(h, pa.chunked_array([sliced]))
+    assert h.hexdigest() == digest(["ab", "c", "déjà"])
+    assert digest(["", "a"]) != digest(["a", ""]) and digest([]) != digest([""])
+
+
+def test_a_loaded_dataset_keeps_its_file_checksums_in_the_key(tmp_path):
+    from harness.datasets import load_dataset
+    from harness.pipeline.run import _dataset_identity
+    from tests.test_plugin_code import write_dataset
+
+    loaded = load_dataset(str(write_dataset(tmp_path / "tiny")))
+    assert _dataset_identity(loaded)["files"] == loaded.identity() != {}  # (the keys of every loaded dataset unchanged)
+    assert _dataset_identity(dataset(["apple pie", "banana"]))["files"] == {
+        "in-memory": dataset(["apple pie", "banana"]).memory_digest()}
+    assert dataset(["apple pie", "banana"]).memory_digest() != dataset(["apple pie", "banana "]).memory_digest()
