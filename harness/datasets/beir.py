@@ -233,7 +233,10 @@ def assemble(name: str, split: str, corpus: Corpus, all_queries: Queries, qrels:
     missing_docs = _count_missing(qrels.doc_ids.tolist(), corpus)
     if missing_docs:
         warnings.append(f"{missing_docs} judgment(s) name documents missing from the corpus")
-    return Dataset(name, split, corpus, queries, qrels, files, warnings, content=dict(content or {}))
+    dataset = Dataset(name, split, corpus, queries, qrels, files, warnings, content=dict(content or {}))
+    # (what was read: a stage key tells a dataset whose corpus or queries were replaced since from its files)
+    dataset.as_loaded.update(corpus=corpus.fingerprint, queries=dataset.queries_digest())
+    return dataset
 
 
 def _count_missing(doc_ids: list[str], corpus: Corpus) -> int:

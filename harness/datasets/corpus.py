@@ -355,6 +355,10 @@ class Dataset:
     # file name without .gz -> sha256 of its content (a .gz's decompressed bytes): what the dataset IS, where
     # ``files`` is exactly which files were read; {} where the loader knows no content apart from its files
     content: dict[str, str] = field(default_factory=dict)
+    # what the loader read (:func:`harness.datasets.beir.assemble`): ``{"corpus": its fingerprint, "queries": their
+    # digest}``, so that a loaded dataset whose corpus or queries were replaced since (``dataclasses.replace``, for
+    # rewritten queries) is told apart from the files it came from (:meth:`changed_since_load`); {} when built
+    as_loaded: dict = field(default_factory=dict, repr=False)
 
     def identity(self) -> dict[str, str]:
         """The checksums that say which data this is (``content``, else ``files``): what keys pipeline stages
@@ -381,6 +385,42 @@ class Dataset:
             _hash_strings(digest, column)
         digest.update(np.ascontiguousarray(self.qrels.grades, dtype="<f8").tobytes())
         return digest.hexdigest()
+
+    def queries_digest(self) -> str:
+        """sha256 of the queries' ids and texts (as :meth:`memory_digest` hashes columns)."""
+        import hashlib
+
+        import pyarrow as pa
+
+        digest = hashlib.sha256(b"retrieval-harness queries v1\0")
+        for values in (self.queries.ids, self.queries.texts):
+            _hash_strings(digest, pa.chunked_array([pa.array(list(values), pa.large_string())]))
+        return digest.hexdigest()
+
+    def changed_since_load(self) -> dict[str, str]:
+        """What of a loaded dataset is no longer what its files hold, ``{"corpus in memory": ..., "queries in
+        memory": ...}`` (the corpus by its fingerprint, else the digest of its documents; the queries by their
+        digest), ``{}`` when nothing changed or the dataset was not loaded (:attr:`as_loaded`). A pipeline stage's
+        key adds it to the files' checksums: queries rewritten with ``dataclasses.replace(dataset, queries=...)``
+        were keyed by the files alone, and the stage was served the original queries' run ("hit")."""
+        if not self.as_loaded:
+            return {}
+        changed = {}
+        if self.corpus.fingerprint is None or self.corpus.fingerprint != self.as_loaded.get("corpus"):
+            changed["corpus in memory"] = self.corpus.fingerprint or _corpus_digest(self.corpus)
+        queries = self.queries_digest()
+        if queries != self.as_loaded.get("queries"):
+            changed["queries in memory"] = queries
+        return changed
+
+
+def _corpus_digest(corpus: Corpus) -> str:
+    import hashlib
+
+    digest = hashlib.sha256(b"retrieval-harness corpus v1\0")
+    for name in COLUMNS:
+        _hash_strings(digest, corpus.table.column(name))
+    return digest.hexdigest()
 
 
 def _hash_strings(digest, column) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 
 import pyarrow as pa
+import pytest
 
 from harness.datasets.corpus import Corpus, Dataset, Queries, _hash_strings
 from harness.evaluation import Evaluator
@@ -66,3 +67,29 @@ def test_a_loaded_dataset_keeps_its_file_checksums_in_the_key(tmp_path):
     assert _dataset_identity(dataset(["apple pie", "banana"]))["files"] == {
         "in-memory": dataset(["apple pie", "banana"]).memory_digest()}
     assert dataset(["apple pie", "banana"]).memory_digest() != dataset(["apple pie", "banana "]).memory_digest()
+
+
+def test_a_loaded_dataset_whose_queries_or_corpus_were_replaced_has_its_own_stages(tmp_path):
+    # SciFact with every query rewritten to "the" (a stopword: BM25 finds nothing, NDCG@10 0) was keyed by its
+    # files alone: its stage was a "hit" with the original queries' run, NDCG@10 0.6789 (docs/bm25.md)
+    import dataclasses
+
+    from harness.datasets import load_dataset
+    from harness.pipeline.run import _dataset_identity
+
+    scifact = load_dataset("scifact")
+    assert scifact.changed_since_load() == {}
+    assert _dataset_identity(scifact)["files"] == scifact.identity()  # (an unchanged dataset's keys as before)
+    status, ndcg, _ = run(scifact, tmp_path)
+    assert status == "miss" and ndcg == pytest.approx(0.678909, abs=1e-6)
+    rewritten = dataclasses.replace(scifact, queries=Queries(list(scifact.queries.ids), ["the"] * len(scifact.queries)))
+    status, ndcg, found = run(rewritten, tmp_path)
+    assert (status, ndcg, found) == ("miss", 0.0, {})  # it was ("hit", 0.6789...)
+    assert set(rewritten.changed_since_load()) == {"queries in memory"}
+    assert run(scifact, tmp_path)[0] == "hit"
+    texts = list(scifact.corpus.texts)
+    texts[0] = texts[0] + " edited"
+    other = dataclasses.replace(scifact, corpus=Corpus(list(scifact.corpus.ids), list(scifact.corpus.titles), texts))
+    assert set(other.changed_since_load()) == {"corpus in memory"} and run(other, tmp_path)[0] == "miss"
+    scifact.queries.texts[0] = "edited in place"  # (the lists of a frozen Queries can still be changed)
+    assert set(scifact.changed_since_load()) == {"queries in memory"}
