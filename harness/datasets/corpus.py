@@ -373,16 +373,12 @@ class Dataset:
         name and split had one key, and the second was served the first one's runs."""
         import hashlib
 
-        import pyarrow as pa
-
         digest = hashlib.sha256(b"retrieval-harness in-memory dataset v1\0")
         table = self.corpus.table
-        columns = [table.column(name) for name in COLUMNS]
-        columns += [pa.chunked_array([pa.array(values, pa.large_string())])
-                    for values in (self.queries.ids, self.queries.texts, self.qrels.query_ids.tolist(),
-                                   self.qrels.doc_ids.tolist())]
-        for column in columns:
-            _hash_strings(digest, column)
+        for name in COLUMNS:
+            _hash_strings(digest, table.column(name))
+        for values in (self.queries.ids, self.queries.texts, self.qrels.query_ids.tolist(), self.qrels.doc_ids.tolist()):
+            _hash_texts(digest, values)
         digest.update(np.ascontiguousarray(self.qrels.grades, dtype="<f8").tobytes())
         return digest.hexdigest()
 
@@ -390,11 +386,9 @@ class Dataset:
         """sha256 of the queries' ids and texts (as :meth:`memory_digest` hashes columns)."""
         import hashlib
 
-        import pyarrow as pa
-
         digest = hashlib.sha256(b"retrieval-harness queries v1\0")
         for values in (self.queries.ids, self.queries.texts):
-            _hash_strings(digest, pa.chunked_array([pa.array(list(values), pa.large_string())]))
+            _hash_texts(digest, values)
         return digest.hexdigest()
 
     def changed_since_load(self) -> dict[str, str]:
@@ -421,6 +415,15 @@ def _corpus_digest(corpus: Corpus) -> str:
     for name in COLUMNS:
         _hash_strings(digest, corpus.table.column(name))
     return digest.hexdigest()
+
+
+def _hash_texts(digest, values) -> None:
+    """:func:`_hash_strings` of a Python sequence of str (queries, qrels ids: thousands, not a corpus's millions;
+    ``pa.array`` of a list would import pandas, ~0.2 s of a warm run, to ask whether it is a pandas object)."""
+    encoded = [value.encode("utf-8", "surrogatepass") for value in values]
+    digest.update(np.int64(len(encoded)).tobytes())
+    digest.update(np.array([len(e) for e in encoded], dtype="<i8").tobytes())
+    digest.update(b"".join(encoded))
 
 
 def _hash_strings(digest, column) -> None:

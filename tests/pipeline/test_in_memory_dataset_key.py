@@ -93,3 +93,13 @@ def test_a_loaded_dataset_whose_queries_or_corpus_were_replaced_has_its_own_stag
     assert set(other.changed_since_load()) == {"corpus in memory"} and run(other, tmp_path)[0] == "miss"
     scifact.queries.texts[0] = "edited in place"  # (the lists of a frozen Queries can still be changed)
     assert set(scifact.changed_since_load()) == {"queries in memory"}
+
+
+def test_python_lists_hash_as_the_arrow_columns_of_the_same_values():
+    from harness.datasets.corpus import _hash_texts
+
+    values = ["ab", "", "déjà", "c"]
+    arrow, lists = hashlib.sha256(), hashlib.sha256()
+    _hash_strings(arrow, pa.chunked_array([pa.array(values[:1]), pa.array(values[1:])]))
+    _hash_texts(lists, values)
+    assert arrow.hexdigest() == lists.hexdigest()
