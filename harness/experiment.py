@@ -51,12 +51,15 @@ class Experiment:
 
 def dataset_info(dataset: Dataset) -> dict:
     """metrics.json's ``dataset`` block: name, split, the files read (``files``), their content's identity
-    (``content``), ``parsed_with`` (the library versions that parsed a corpus mapped from the corpus cache,
+    (``content``; a dataset built in Python, or whose queries or corpus were replaced after loading: what it holds,
+    :meth:`Dataset.current_identity`, so that compare and check tell two such datasets apart), ``parsed_with`` (the library versions that parsed a corpus mapped from the corpus cache,
     :attr:`Corpus.parsed_with`: an earlier pyarrow's for a file it parsed; absent for a corpus parsed in RAM
     and not cached), and the numbers of documents and queries."""
     parsed_with = getattr(dataset.corpus, "parsed_with", None)
+    content = dataset.current_identity()  # (a dataset built in Python, or changed since it was loaded: what it holds)
+    content = content if content != dataset.identity() else dict(sorted(dataset.content.items()))
     return {"name": dataset.name, "split": dataset.split, "files": dataset.files,
-            **({"content": dict(sorted(dataset.content.items()))} if dataset.content else {}),
+            **({"content": content} if content else {}),
             **({"parsed_with": dict(sorted(parsed_with.items()))} if parsed_with else {}),
             "n_docs": len(dataset.corpus), "n_queries": len(dataset.queries)}
 

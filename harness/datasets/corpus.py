@@ -365,6 +365,14 @@ class Dataset:
         and what compare / check compare, so that one text gzipped or not is one dataset."""
         return dict(sorted((self.content or self.files).items()))
 
+    def current_identity(self) -> dict[str, str]:
+        """What this dataset holds now: :meth:`identity`, with what changed since it was loaded
+        (:meth:`changed_since_load`); for a dataset built in Python (no files), ``{"in-memory": <memory_digest>}``.
+        What keys pipeline stages, and what metrics.json records as ``dataset.content`` where it is not
+        :meth:`identity`."""
+        files = self.identity()
+        return {**files, **self.changed_since_load()} if files else {"in-memory": self.memory_digest()}
+
     def memory_digest(self) -> str:
         """sha256 of the data itself: the corpus's ids, titles and texts, the queries' ids and texts, the qrels'
         rows, each column as its values' byte lengths then their bytes (so ``["ab", "c"]`` is not ``["a",

@@ -80,9 +80,7 @@ def _dataset_identity(dataset: Dataset) -> dict:
     # (Dataset.identity: the content's checksums, so a stage is reused whether the corpus is read gzipped or not;
     # a plain file's content checksum is its file's: the keys of plain datasets are unchanged; a dataset built in
     # Python has no files: the digest of its data; a loaded one whose corpus or queries were replaced: theirs too)
-    files = dataset.identity()
-    files = {**files, **dataset.changed_since_load()} if files else {"in-memory": dataset.memory_digest()}
-    return {"name": dataset.name, "split": dataset.split, "files": files}
+    return {"name": dataset.name, "split": dataset.split, "files": dataset.current_identity()}
 
 
 class PipelineRunner:

@@ -103,3 +103,34 @@ def test_python_lists_hash_as_the_arrow_columns_of_the_same_values():
     _hash_strings(arrow, pa.chunked_array([pa.array(values[:1]), pa.array(values[1:])]))
     _hash_texts(lists, values)
     assert arrow.hexdigest() == lists.hexdigest()
+
+
+def test_metrics_json_records_what_a_built_dataset_holds_and_compare_tells_two_apart(tmp_path):
+    # Two datasets built in Python under one name recorded no files and no content: `harness compare` took them
+    # for one dataset, without the warning it gives two results of different files
+    import subprocess
+    import sys
+
+    from harness.experiment import run_experiment
+    from retrievers.bm25 import BM25Retriever
+
+    def built(texts):
+        return Dataset("toy", "test", Corpus(["d1", "d2"], ["", ""], texts), Queries(["q1", "q2"], ["apple", "pie"]),
+                       Qrels.from_rows([("q1", "d1", 1.0), ("q2", "d1", 1.0)]))
+
+    first, second = built(["apple pie", "banana"]), built(["banana", "apple pie"])
+    for data, name in ((first, "a"), (second, "b"), (first, "c")):
+        run_experiment(data, BM25Retriever(cache=False), Evaluator(k_values=[10]), [10], output_dir=tmp_path / name)
+    import json
+
+    recorded = json.loads((tmp_path / "a" / "metrics.json").read_text())["dataset"]
+    assert recorded["files"] == {} and recorded["content"] == {"in-memory": first.memory_digest()}
+
+    def compare(*names):
+        out = subprocess.run([sys.executable, "-m", "harness", "compare", *(str(tmp_path / n) for n in names)],
+                             capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr
+        return out.stdout + out.stderr
+
+    assert "were evaluated on different dataset files" in compare("a", "b")  # (no warning before)
+    assert "different dataset files" not in compare("a", "c")
