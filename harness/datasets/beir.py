@@ -235,7 +235,7 @@ def assemble(name: str, split: str, corpus: Corpus, all_queries: Queries, qrels:
         warnings.append(f"{missing_docs} judgment(s) name documents missing from the corpus")
     dataset = Dataset(name, split, corpus, queries, qrels, files, warnings, content=dict(content or {}))
     # (what was read: a stage key tells a dataset whose corpus or queries were replaced since from its files)
-    dataset.as_loaded.update(corpus=corpus.fingerprint, queries=dataset.queries_digest())
+    dataset.as_loaded.update(corpus=corpus.fingerprint, queries=dataset.queries_digest(), qrels=dataset.qrels)
     return dataset
 
 

@@ -356,7 +356,7 @@ class Dataset:
     # ``files`` is exactly which files were read; {} where the loader knows no content apart from its files
     content: dict[str, str] = field(default_factory=dict)
     # what the loader read (:func:`harness.datasets.beir.assemble`): ``{"corpus": its fingerprint, "queries": their
-    # digest}``, so that a loaded dataset whose corpus or queries were replaced since (``dataclasses.replace``, for
+    # digest, "qrels": the Qrels object}``, so that a loaded dataset whose corpus or queries were replaced since (``dataclasses.replace``, for
     # rewritten queries) is told apart from the files it came from (:meth:`changed_since_load`); {} when built
     as_loaded: dict = field(default_factory=dict, repr=False)
 
@@ -401,8 +401,9 @@ class Dataset:
 
     def changed_since_load(self) -> dict[str, str]:
         """What of a loaded dataset is no longer what its files hold, ``{"corpus in memory": ..., "queries in
-        memory": ...}`` (the corpus by its fingerprint, else the digest of its documents; the queries by their
-        digest), ``{}`` when nothing changed or the dataset was not loaded (:attr:`as_loaded`). A pipeline stage's
+        memory": ..., "qrels in memory": ...}`` (the corpus by its fingerprint, else the digest of its documents;
+        the queries by their digest; the qrels, when the object was replaced, by theirs), ``{}`` when nothing
+        changed or the dataset was not loaded (:attr:`as_loaded`). A pipeline stage's
         key adds it to the files' checksums: queries rewritten with ``dataclasses.replace(dataset, queries=...)``
         were keyed by the files alone, and the stage was served the original queries' run ("hit")."""
         if not self.as_loaded:
@@ -413,7 +414,19 @@ class Dataset:
         queries = self.queries_digest()
         if queries != self.as_loaded.get("queries"):
             changed["queries in memory"] = queries
+        if self.qrels is not self.as_loaded.get("qrels", self.qrels):  # (replaced: other judgments, or a subset)
+            changed["qrels in memory"] = _qrels_digest(self.qrels)
         return changed
+
+
+def _qrels_digest(qrels: Qrels) -> str:
+    import hashlib
+
+    digest = hashlib.sha256(b"retrieval-harness qrels v1\0")
+    for values in (qrels.query_ids.tolist(), qrels.doc_ids.tolist()):
+        _hash_texts(digest, values)
+    digest.update(np.ascontiguousarray(qrels.grades, dtype="<f8").tobytes())
+    return digest.hexdigest()
 
 
 def _corpus_digest(corpus: Corpus) -> str:

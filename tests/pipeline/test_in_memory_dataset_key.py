@@ -134,3 +134,18 @@ def test_metrics_json_records_what_a_built_dataset_holds_and_compare_tells_two_a
 
     assert "were evaluated on different dataset files" in compare("a", "b")  # (no warning before)
     assert "different dataset files" not in compare("a", "c")
+
+
+def test_a_loaded_dataset_with_other_qrels_records_them():
+    # binarised judgments swapped in with dataclasses.replace: metrics.json named the qrels file's checksum
+    import dataclasses
+
+    from harness.datasets import load_dataset
+    from harness.experiment import dataset_info
+
+    scifact = load_dataset("scifact")
+    q = scifact.qrels
+    binary = dataclasses.replace(scifact, qrels=Qrels(q.query_ids, q.doc_ids, (q.grades >= 1).astype(float) * 2))
+    assert set(binary.changed_since_load()) == {"qrels in memory"}
+    assert "qrels in memory" in dataset_info(binary)["content"]
+    assert dataset_info(scifact) == {**dataset_info(scifact), "content": scifact.content}  # (unchanged: as before)
