@@ -51,8 +51,9 @@ class Experiment:
 
 def dataset_info(dataset: Dataset) -> dict:
     """metrics.json's ``dataset`` block: name, split, the files read (``files``), their content's identity
-    (``content``; a dataset built in Python, or whose queries or corpus were replaced after loading: what it holds,
-    :meth:`Dataset.current_identity`, so that compare and check tell two such datasets apart), ``parsed_with`` (the library versions that parsed a corpus mapped from the corpus cache,
+    (``content``; a dataset built in Python, or whose corpus, queries or qrels were replaced after loading: what
+    it holds, :meth:`Dataset.current_identity`, so that compare and check tell two such datasets apart),
+    ``parsed_with`` (the library versions that parsed a corpus mapped from the corpus cache,
     :attr:`Corpus.parsed_with`: an earlier pyarrow's for a file it parsed; absent for a corpus parsed in RAM
     and not cached), and the numbers of documents and queries."""
     parsed_with = getattr(dataset.corpus, "parsed_with", None)

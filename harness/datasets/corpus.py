@@ -356,8 +356,9 @@ class Dataset:
     # ``files`` is exactly which files were read; {} where the loader knows no content apart from its files
     content: dict[str, str] = field(default_factory=dict)
     # what the loader read (:func:`harness.datasets.beir.assemble`): ``{"corpus": its fingerprint, "queries": their
-    # digest, "qrels": the Qrels object}``, so that a loaded dataset whose corpus or queries were replaced since (``dataclasses.replace``, for
-    # rewritten queries) is told apart from the files it came from (:meth:`changed_since_load`); {} when built
+    # digest, "qrels": the Qrels object}``, so that a loaded dataset whose corpus, queries or qrels were replaced
+    # since (``dataclasses.replace``: rewritten queries) is told apart from the files it came from
+    # (:meth:`changed_since_load`); {} when built in Python
     as_loaded: dict = field(default_factory=dict, repr=False)
 
     def identity(self) -> dict[str, str]:
@@ -385,7 +386,8 @@ class Dataset:
         table = self.corpus.table
         for name in COLUMNS:
             _hash_strings(digest, table.column(name))
-        for values in (self.queries.ids, self.queries.texts, self.qrels.query_ids.tolist(), self.qrels.doc_ids.tolist()):
+        qrels = self.qrels
+        for values in (self.queries.ids, self.queries.texts, qrels.query_ids.tolist(), qrels.doc_ids.tolist()):
             _hash_texts(digest, values)
         digest.update(np.ascontiguousarray(self.qrels.grades, dtype="<f8").tobytes())
         return digest.hexdigest()
