@@ -217,6 +217,18 @@ class Corpus:
         """Document id -> position (built once per corpus)."""
         return {doc_id: i for i, doc_id in enumerate(self.ids)}
 
+    @cached_property
+    def content_digest(self) -> str:
+        """sha256 of the ids, titles and texts (each column as :func:`_hash_strings` hashes it), taken once per
+        corpus (its Arrow table does not change): what names a corpus built in Python in a pipeline stage's key
+        and in metrics.json (:meth:`Dataset.current_identity`)."""
+        import hashlib
+
+        digest = hashlib.sha256(b"retrieval-harness corpus v1\0")
+        for name in COLUMNS:
+            _hash_strings(digest, self.table.column(name))
+        return digest.hexdigest()
+
 
 def _string_spans(array) -> list[tuple[int, int]]:
     """Address ranges ``[start, end)`` of a (sliced) string array's offsets and character data."""
@@ -375,22 +387,15 @@ class Dataset:
         return {**files, **self.changed_since_load()} if files else {"in-memory": self.memory_digest()}
 
     def memory_digest(self) -> str:
-        """sha256 of the data itself: the corpus's ids, titles and texts, the queries' ids and texts, the qrels'
-        rows, each column as its values' byte lengths then their bytes (so ``["ab", "c"]`` is not ``["a",
-        "bc"]``; Arrow's chunking does not matter). What names a dataset built in Python (``Dataset(name, split,
+        """sha256 of the data itself: of the digests of the corpus (:attr:`Corpus.content_digest`), the queries
+        (:meth:`queries_digest`) and the qrels' rows, each column hashed as its values' byte lengths then their
+        bytes (so ``["ab", "c"]`` is not ``["a", "bc"]``; Arrow's chunking does not matter). What names a dataset built in Python (``Dataset(name, split,
         Corpus(...), ...)``: no files, so no :meth:`identity`) in a pipeline stage's key: two such datasets of one
         name and split had one key, and the second was served the first one's runs."""
         import hashlib
 
-        digest = hashlib.sha256(b"retrieval-harness in-memory dataset v1\0")
-        table = self.corpus.table
-        for name in COLUMNS:
-            _hash_strings(digest, table.column(name))
-        qrels = self.qrels
-        for values in (self.queries.ids, self.queries.texts, qrels.query_ids.tolist(), qrels.doc_ids.tolist()):
-            _hash_texts(digest, values)
-        digest.update(np.ascontiguousarray(self.qrels.grades, dtype="<f8").tobytes())
-        return digest.hexdigest()
+        parts = (self.corpus.content_digest, self.queries_digest(), _qrels_digest(self.qrels))
+        return hashlib.sha256(("retrieval-harness in-memory dataset v2\0" + " ".join(parts)).encode()).hexdigest()
 
     def queries_digest(self) -> str:
         """sha256 of the queries' ids and texts (as :meth:`memory_digest` hashes columns)."""
@@ -412,7 +417,7 @@ class Dataset:
             return {}
         changed = {}
         if self.corpus.fingerprint is None or self.corpus.fingerprint != self.as_loaded.get("corpus"):
-            changed["corpus in memory"] = self.corpus.fingerprint or _corpus_digest(self.corpus)
+            changed["corpus in memory"] = self.corpus.fingerprint or self.corpus.content_digest
         queries = self.queries_digest()
         if queries != self.as_loaded.get("queries"):
             changed["queries in memory"] = queries
@@ -431,15 +436,6 @@ def _qrels_digest(qrels: Qrels) -> str:
     return digest.hexdigest()
 
 
-def _corpus_digest(corpus: Corpus) -> str:
-    import hashlib
-
-    digest = hashlib.sha256(b"retrieval-harness corpus v1\0")
-    for name in COLUMNS:
-        _hash_strings(digest, corpus.table.column(name))
-    return digest.hexdigest()
-
-
 def _hash_texts(digest, values) -> None:
     """:func:`_hash_strings` of a Python sequence of str (queries, qrels ids: thousands, not a corpus's millions;
     ``pa.array`` of a list would import pandas, ~0.2 s of a warm run, to ask whether it is a pandas object)."""
@@ -451,17 +447,13 @@ def _hash_texts(digest, values) -> None:
 
 def _hash_strings(digest, column) -> None:
     """Add a string column (an Arrow chunked array) to ``digest``: its length, every value's byte length, then
-    the values' bytes, read from the Arrow buffers (no Python string per value)."""
-    import pyarrow as pa
+    the values' bytes, read from the Arrow buffers (:func:`harness.columns.string_buffers`: no Python string
+    per value; a null as "")."""
+    from harness.columns import string_buffers
 
-    chunks = [chunk.cast(pa.large_string()) if chunk.null_count == 0 else
-              chunk.fill_null("").cast(pa.large_string()) for chunk in column.chunks]
-    spans = []
-    digest.update(np.int64(sum(len(chunk) for chunk in chunks)).tobytes())
-    for chunk in chunks:
-        offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int64)[chunk.offset:chunk.offset + len(chunk) + 1]
+    buffers = [string_buffers(chunk.fill_null("") if chunk.null_count else chunk) for chunk in column.chunks]
+    digest.update(np.int64(sum(len(offsets) - 1 for offsets, _ in buffers)).tobytes())
+    for offsets, _ in buffers:
         digest.update(np.diff(offsets).astype("<i8").tobytes())
-        spans.append((chunk.buffers()[2], int(offsets[0]), int(offsets[-1])) if len(chunk) else None)
-    for span in spans:
-        if span is not None and span[0] is not None:
-            digest.update(memoryview(span[0])[span[1]:span[2]])
+    for offsets, data in buffers:
+        digest.update(memoryview(data)[offsets[0]:offsets[-1]])
