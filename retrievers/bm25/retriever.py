@@ -16,6 +16,7 @@ from retrievers.bm25.scoring import ScoringParams
 
 BACKENDS = ("lucene", "rank-bm25")
 DEFAULT_BACKEND = "lucene"
+FIELDS = ("flat", "multifield")  # title + " " + text as one field; title and text as two (retrievers/bm25/multifield.py)
 # Earlier name of the lucene backend (it borrowed bm25s's index layout); metrics.json files and
 # configs that say backend "bm25s" still run, as the lucene backend.
 DEPRECATED_BACKENDS = {"bm25s": "lucene"}
@@ -43,7 +44,9 @@ def backend_name(name: str) -> str:
 
 
 class BM25Retriever(Retriever):
-    """BM25 over title + " " + text (retrievers/texts.py).
+    """BM25 over title + " " + text (retrievers/texts.py), or, with ``fields="multifield"``, over the title and
+    the text as two fields, each with its own statistics, their scores summed (Anserini's multifield BEIR runs;
+    retrievers/bm25/multifield.py).
 
     Scoring: ``k1`` (0.9), ``b`` (0.4), ``method`` (``lucene``, ``robertson``, ``atire``, ``bm25l``,
     ``bm25+``), ``idf_method`` (default: the method's own), ``delta`` (BM25L/BM25+, 0.5),
@@ -61,8 +64,12 @@ class BM25Retriever(Retriever):
                  idf_method: str | None = None, delta: float = 0.5, lossy_lengths: bool | None = None,
                  tokenizer: str = "standard", stopwords: str | list[str] | None = "lucene",
                  stemmer: str | None = "porter", possessive: bool = True, lowercase: bool = True,
-                 cache: bool = True, cache_dir: str | os.PathLike | None = None, n_threads: int | None = None):
+                 cache: bool = True, cache_dir: str | os.PathLike | None = None, n_threads: int | None = None,
+                 fields: str = "flat"):
         backend = backend_name(backend)
+        if fields not in FIELDS:
+            raise ValueError(f"fields must be one of {', '.join(FIELDS)}, got {fields!r}")
+        self.fields = fields
         self.backend_name = backend
         possessive, lowercase, cache = (flag(n, v) for n, v in
                                         (("possessive", possessive), ("lowercase", lowercase), ("cache", cache)))
@@ -73,6 +80,8 @@ class BM25Retriever(Retriever):
         self.analyzer = Analyzer(tokenizer=tokenizer, stopwords=stopwords, stemmer=stemmer, possessive=possessive,
                                  lowercase=lowercase)
         if backend == "rank-bm25":
+            if fields != "flat":
+                raise ValueError("fields='multifield' needs the lucene backend; rank-bm25 indexes one field")
             if method != "lucene" or idf_method is not None or lossy_lengths is not None:
                 raise ValueError("method, idf_method and lossy_lengths apply to the lucene backend only; "
                                  "rank-bm25 always uses its BM25Okapi formula")
@@ -82,15 +91,28 @@ class BM25Retriever(Retriever):
         else:
             from retrievers.bm25.lucene_backend import LuceneBackend
 
-            self._backend = LuceneBackend(self.scoring, self.analyzer, cache=cache, cache_dir=cache_dir,
-                                          n_threads=n_threads)
+            def make() -> LuceneBackend:
+                return LuceneBackend(self.scoring, self.analyzer, cache=cache, cache_dir=cache_dir, n_threads=n_threads)
+
+            if fields == "multifield":
+                if self.scoring.method in ("bm25l", "bm25+"):
+                    raise ValueError(f"fields='multifield' sums two fields' scores; method {method!r} adds a "
+                                     "constant for every query term to every matched document, which two fields "
+                                     "would count twice: choose lucene, robertson or atire")
+                from retrievers.bm25.multifield import MultifieldBackend
+
+                self._backend = MultifieldBackend(make)
+            else:
+                self._backend = make()
 
     def params(self) -> dict:
         if self.backend_name == "rank-bm25":
             scoring = {"k1": self.k1, "b": self.b, "method": "rank-bm25 BM25Okapi"}
         else:
             scoring = self.scoring.as_dict()
-        return {"backend": self.backend_name, **scoring, **self.analyzer.params()}
+        # (fields only when not the default: a flat run's parameters, and so its keys, are those it always had)
+        fields = {"fields": self.fields} if self.fields != "flat" else {}
+        return {"backend": self.backend_name, **scoring, **self.analyzer.params(), **fields}
 
     @property
     def backend(self):
@@ -110,12 +132,13 @@ class BM25Retriever(Retriever):
         if written is not None:
             written()  # the entry is written in the background: its size once it is complete
         status, entry = getattr(self._backend, "cache_status", None), getattr(self._backend, "cache_entry", None)
+        entries = getattr(self._backend, "cache_entries", [entry] if entry is not None else [])
         out = {"cache": status} if status else {}
         if hasattr(self._backend, "index_versions"):  # (a hit's: its entry's, null where it kept none)
             out["index_versions"] = self._backend.index_versions
         try:
-            if entry is not None:
-                out["index_bytes"] = sum(f.stat().st_size for f in entry.iterdir() if f.is_file())
+            if entries:
+                out["index_bytes"] = sum(f.stat().st_size for e in entries for f in e.iterdir() if f.is_file())
         except OSError:  # the cache could not be written (read-only disk): size unknown
             pass
         return out

@@ -189,7 +189,8 @@ def test_config_is_frozen_data():
 
 def test_beir_bm25_config_lists_every_registered_beir_dataset():
     """configs/beir-bm25.toml is the whole public suite: every dataset of the registry (BEIR's 15 downloadable
-    test sets), each once, and BM25 with Anserini's flat settings, whose SciFact row is the committed baseline."""
+    test sets), each once, and BM25 with Anserini's flat and multifield settings, whose flat SciFact row is the
+    committed baseline."""
     import json
 
     from harness.datasets import registry
@@ -199,7 +200,8 @@ def test_beir_bm25_config_lists_every_registered_beir_dataset():
     assert sorted(dict.fromkeys(s.partition("/")[0] for s in sources)) == sorted(registry.names())
     assert len(registry.names()) == 15 and len(sources) == 14 + 12 == len(set(sources))
     assert all(d.kind == "name" for d in config.datasets)
-    assert [(r.type, r.params) for r in config.retrievers] == [("bm25", {"k1": 0.9, "b": 0.4})]
+    assert [(r.type, r.params) for r in config.retrievers] == [("bm25", {"k1": 0.9, "b": 0.4}),
+                                                               ("bm25", {"k1": 0.9, "b": 0.4, "fields": "multifield"})]
     assert config.metrics == ("NDCG@10", "Recall@100", "Recall@1000") and config.search_depth == 1000
     baseline = json.loads((REPO / "results/baselines/scifact/bm25/metrics.json").read_text())["metrics"]
     assert "scifact      0.6789 / 0.9253 / 0.9767" in (REPO / "configs/beir-bm25.toml").read_text()
@@ -207,8 +209,9 @@ def test_beir_bm25_config_lists_every_registered_beir_dataset():
 
 
 def test_beir_bm25_config_scifact_cell_gives_anserinis_flat_figures(tmp_path, monkeypatch):
-    """The config's SciFact cell, run (the bundled copy, no download): Anserini's flat NDCG@10 0.6789,
-    Recall@100 0.9253 and Recall@1000 0.9767 (REFERENCE_SCORES.md section B), as the config's comment says."""
+    """The config's SciFact cells, run (the bundled copy, no download): Anserini's flat NDCG@10 0.6789,
+    Recall@100 0.9253 and Recall@1000 0.9767, and its multifield 0.6647, 0.9076 and 0.9800 (REFERENCE_SCORES.md
+    section B), as the config's comment says."""
     from harness.bench import run_bench
     from harness.bench.config import parse_config
 
@@ -217,6 +220,8 @@ def test_beir_bm25_config_scifact_cell_gives_anserinis_flat_figures(tmp_path, mo
     whole["datasets"] = [d for d in whole["datasets"] if d["name"] == "scifact"]
     whole["output_dir"] = str(tmp_path / "results")
     result = run_bench(parse_config(whole, source="beir-bm25 (scifact)"))
-    assert result.counts["run"] == 1 and not result.failed
-    metrics = result.outcomes[0].document.metrics
-    assert [round(metrics[m], 4) for m in ("NDCG@10", "Recall@100", "Recall@1000")] == [0.6789, 0.9253, 0.9767]
+    assert result.counts["run"] == 2 and not result.failed
+    rows = {o.cell.retriever.label: o.document.metrics for o in result.outcomes}
+    assert {label: [round(metrics[m], 4) for m in ("NDCG@10", "Recall@100", "Recall@1000")]
+            for label, metrics in rows.items()} == {"bm25-flat": [0.6789, 0.9253, 0.9767],
+                                                    "bm25-multifield": [0.6647, 0.9076, 0.9800]}
