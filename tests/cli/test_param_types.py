@@ -17,7 +17,7 @@ from harness.errors import HarnessError
     ("sqlite", "cache=off", '--param cache: expected true or false, got "off"'),
     ("bm25", "k2=1", '--param k2: unknown parameter for retriever "bm25" (it takes: backend, k1, b, method, '
                      'idf_method, delta, lossy_lengths, tokenizer, stopwords, stemmer, possessive, lowercase, '
-                     'cache, cache_dir, n_threads)'),
+                     'cache, cache_dir, n_threads, fields)'),
 ])
 def test_a_value_of_the_wrong_type_is_refused_naming_the_parameter(component, item, message):
     with pytest.raises(HarnessError) as err:
