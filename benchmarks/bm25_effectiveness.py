@@ -101,7 +101,8 @@ def report(name: str, fields: str, pyserini_python: str | None) -> None:
     if pyserini_python:
         with tempfile.TemporaryDirectory() as out:
             proc = subprocess.run([pyserini_python, str(Path(__file__).with_name("lucene_peer.py")), "run",
-                                   dataset_path(name), out], capture_output=True, text=True)
+                                   dataset_path(name), out, *(["--multifield"] if fields == "multifield" else [])],
+                                  capture_output=True, text=True)
             if proc.returncode == 0:
                 lucene_run, lucene_ranked = read_trec(Path(out) / "run.trec")
                 lucene_means = evaluate(lucene_run, dataset.qrels, METRICS).means
