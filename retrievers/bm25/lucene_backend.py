@@ -39,13 +39,17 @@ def default_threads() -> int:
 class LuceneBackend:
     def __init__(self, scoring: ScoringParams, analyzer: Analyzer, cache: bool = True,
                  cache_dir: str | os.PathLike | None = None, n_threads: int | None = None,
-                 chunk_docs: int = CHUNK_DOCS):
-        self.scoring, self.analyzer = scoring, analyzer
+                 chunk_docs: int = CHUNK_DOCS, fields: str = "flat"):
+        self.scoring, self.analyzer, self.fields = scoring, analyzer, fields
         self.use_cache, self.cache_dir = flag("cache", cache), cache_dir
         self.n_threads = default_threads() if n_threads is None else int(n_threads)
         if self.n_threads < 1:
             raise ValueError(f"n_threads must be >= 1, got {n_threads}")
         self.engine = choose_engine(analyzer, scoring, self.n_threads, int(chunk_docs))
+        if fields == "multifield":  # title and text as two fields, joined into one index (multifield.py)
+            from retrievers.bm25.multifield import MultifieldEngine
+
+            self.engine = MultifieldEngine(self.engine)
         self._index: SparseIndex | None = None
         self._searcher = None
         self.cache_status: str | None = None  # "hit", "built", "rebuilt" or "off" after index(); once the
@@ -60,6 +64,10 @@ class LuceneBackend:
                "scoring": self.scoring.as_dict()}
         if self.analyzer.stemmer_name == "porter":  # the compiled Lucene stemmer or the Python fallback
             out["porter"] = loader.porter_implementation()
+        if self.fields != "flat":  # (a flat index keeps the key it always had)
+            from retrievers.bm25.multifield import DERIVATION
+
+            out["fields"] = {"fields": self.fields, "derivation": DERIVATION}
         return out
 
     def libraries(self) -> dict[str, str]:

@@ -18,29 +18,34 @@ U+0020) are not indexed by Anserini's document generator, whatever their title: 
 either (their title is left out of the title field, their text has no term), so they count in no field's
 statistics and are never retrieved.
 
-The two fields are two ordinary indexes of the ``lucene`` backend (built, cached and loaded as such: their
-corpora are derived from the corpus, and named in the cache key by its fingerprint and the field), joined for
-search into one index whose terms are the title field's, then the text field's: a query's terms are looked up
-in both vocabularies. The joined index is a copy of both fields' postings in memory (unless the title field has
-no term: then it is the text field's index).
+:class:`MultifieldEngine` wraps the ``lucene`` backend's engine (compiled or Python): it builds each field's
+index from a corpus derived from the corpus (:func:`field_corpora`) and joins them into one index
+(:func:`joined_index`) whose terms are the title field's, each marked with :data:`TITLE_MARK`, then the text
+field's, so that the backend caches, loads (memory-mapped) and searches it as any index; a query's terms are
+looked up in both fields' vocabularies (:meth:`MultifieldEngine.searcher`).
 """
 
 from __future__ import annotations
+
+from typing import Callable, Sequence
 
 import numpy as np
 
 from harness.datasets.corpus import Corpus, Queries
 from harness.run import Run
-from retrievers.bm25.search import CompiledSearcher, DocOrder, search_python
-from retrievers.bm25.sparse_index import SparseIndex
+from retrievers.bm25.search import CompiledSearcher, DocOrder, search_python, term_ids_of
+from retrievers.bm25.sparse_index import InvalidIndex, SparseIndex, TermList
 
-DERIVATION = "multifield-1"  # how the two fields' corpora are made from a corpus (in their cache names)
+DERIVATION = "multifield-1"  # how the two fields are made from a corpus and joined (in the cache key's settings)
+TITLE_MARK = "\x1f"  # the first character of a title-field term in a joined index (no analyzer's token holds it)
 _NOT_BLANK = r"[^\x00-\x20]"  # a character Java's String.trim() keeps
+
+QueryTerms = Callable[[list[str]], tuple[np.ndarray, np.ndarray]]
 
 
 def field_corpora(corpus: Corpus) -> tuple[Corpus, Corpus]:
     """(the title field's corpus, the text field's corpus): each holds its field as its text and an empty
-    title (the ``lucene`` backend indexes ``title + " " + text``), with the corpus's ids. A document whose text
+    title (the ``lucene`` engines index ``title + " " + text``), with the corpus's ids. A document whose text
     is blank (Java's trim) gets an empty title field too: Anserini does not index it."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -49,134 +54,118 @@ def field_corpora(corpus: Corpus) -> tuple[Corpus, Corpus]:
     n = table.num_rows
     empty = pa.StringArray.from_buffers(n, pa.py_buffer(np.zeros(n + 1, dtype=np.int32).tobytes()), pa.py_buffer(b""))
     texts, titles = table.column("text"), table.column("title")
-    indexed = pc.match_substring_regex(texts, _NOT_BLANK)
-    if not pc.all(indexed).as_py() and n:
-        titles = pc.if_else(indexed, titles, "")
-    derived = []
-    for name, column in (("title", titles), ("text", texts)):
-        part = Corpus.from_table(pa.table({"_id": table.column("_id"), "title": empty, "text": column}))
-        if corpus.fingerprint is not None:
-            part.fingerprint = f"{DERIVATION}:{name}:{corpus.fingerprint}"
-        for known in ("id_rank", "id_order", "ids", "id_index"):  # (the same ids: nothing sorted or listed twice)
-            if known in corpus.__dict__:
-                part.__dict__[known] = corpus.__dict__[known]
-        derived.append(part)
-    return derived[0], derived[1]
+    if n and not pc.all(pc.match_substring_regex(texts, _NOT_BLANK)).as_py():
+        titles = pc.if_else(pc.match_substring_regex(texts, _NOT_BLANK), titles, "")
+    return tuple(Corpus.from_table(pa.table({"_id": table.column("_id"), "title": empty, "text": column}))
+                 for column in (titles, texts))
 
 
 def joined_index(title: SparseIndex, text: SparseIndex) -> SparseIndex:
-    """One index of both fields' postings: the title field's terms, then the text field's (term ids of the
-    text field shifted by the title field's vocabulary size). Document lengths are the sums of the fields'
-    (not used to score: each posting holds its field's score). A corpus without titles (MS MARCO's) has a title
-    field without terms: its joined index is the text field's own, not a copy."""
+    """One index of both fields' postings: the title field's terms (marked), then the text field's (their ids
+    shifted by the title field's vocabulary size). Document lengths are the sums of the fields' (not used to
+    score: each posting holds its field's score). A corpus without titles (MS MARCO's) has a title field
+    without terms: its joined index is the text field's own."""
     if len(title.terms) == 0:
         return text
-    shift = len(title.indices)
-    bounds = None
-    if title.bounds is not None and text.bounds is not None:
-        bounds = np.concatenate([title.bounds, text.bounds])
     return SparseIndex(
-        terms=_JoinedTerms(len(title.terms) + len(text.terms)),
-        indptr=np.concatenate([title.indptr, text.indptr[1:] + shift]),
+        terms=[TITLE_MARK + t for t in title.terms] + list(text.terms),
+        indptr=np.concatenate([title.indptr, text.indptr[1:] + len(title.indices)]),
         indices=np.concatenate([title.indices, text.indices]),
         data=np.concatenate([title.data, text.data]),
         doc_lengths=(title.doc_lengths.astype(np.int64) + text.doc_lengths).astype(np.int32),
-        nonoccurrence=None, n_docs=title.n_docs, bounds=bounds,
-        id_rank=title.id_rank, id_order=title.id_order)
+        nonoccurrence=None, n_docs=title.n_docs)
 
 
-class _JoinedTerms:
-    """The joined index's vocabulary size (its terms are looked up in each field's own)."""
-
-    def __init__(self, n: int):
-        self._n = n
-
-    def __len__(self) -> int:
-        return self._n
-
-
-def query_term_ids(searcher, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """(offsets, term ids) of each query's terms in the vocabulary of ``searcher``'s index (a repeated term
-    repeats; unknown terms left out), from the field backend's own searcher."""
-    if isinstance(searcher, CompiledSearcher):
-        offsets, ids = searcher.query_terms(texts)
-        return np.asarray(offsets, dtype=np.int64), np.asarray(ids, dtype=np.int64)
-    per_query = searcher.queries_term_ids(texts)
-    offsets = np.concatenate([[0], np.cumsum([len(t) for t in per_query])]).astype(np.int64)
-    return offsets, np.fromiter((i for t in per_query for i in t), dtype=np.int64, count=int(offsets[-1]))
+def split_terms(terms: Sequence[str]) -> tuple[Sequence[str], Sequence[str]]:
+    """(the title field's terms, unmarked; the text field's terms) of a joined index's vocabulary. A cached
+    index's :class:`TermList` is split on its bytes (no str per term)."""
+    mark = TITLE_MARK.encode()
+    if isinstance(terms, TermList):
+        blob, n = terms.blob, len(terms)
+        if n == 0:
+            return terms, terms
+        raw = np.frombuffer(blob, dtype=np.uint8)
+        starts = np.concatenate([[0], np.flatnonzero(raw == ord("\n")) + 1])
+        marked = raw[np.minimum(starts, len(raw) - 1)] == mark[0]
+        marked &= starts < len(raw)  # (an empty last term has no first byte)
+        n_title = int(np.argmin(marked)) if not marked.all() else n
+        if marked[n_title:].any():
+            raise InvalidIndex("a joined index's title terms are not all before its text terms")
+        end = int(starts[n_title]) - 1 if n_title < n else len(blob)
+        title = TermList(blob[:end].replace(b"\n" + mark, b"\n")[1:] if n_title else b"", n_title)
+        text = TermList(blob[end + 1:] if n_title < n else b"", n - n_title)
+        return title, text
+    n_title = 0
+    while n_title < len(terms) and terms[n_title].startswith(TITLE_MARK):
+        n_title += 1
+    if any(t.startswith(TITLE_MARK) for t in terms[n_title:]):
+        raise InvalidIndex("a joined index's title terms are not all before its text terms")
+    return [t[1:] for t in terms[:n_title]], list(terms[n_title:])
 
 
 def joined_queries(title: tuple[np.ndarray, np.ndarray], text: tuple[np.ndarray, np.ndarray], shift: int
                    ) -> tuple[np.ndarray, np.ndarray]:
-    """Each query's title-field term ids, then its text-field term ids plus ``shift``: (offsets, ids)."""
+    """Each query's title-field term ids, then its text-field term ids plus ``shift``: (offsets int64, ids int32)."""
     (t_off, t_ids), (x_off, x_ids) = title, text
+    t_off, x_off = np.asarray(t_off, dtype=np.int64), np.asarray(x_off, dtype=np.int64)
     offsets = t_off + x_off
-    ids = np.empty(int(offsets[-1]), dtype=np.int64)
-    counts_t, counts_x = np.diff(t_off), np.diff(x_off)
+    ids = np.empty(int(offsets[-1]), dtype=np.int32)
+    counts_t = np.diff(t_off)
     query_of_t = np.repeat(np.arange(len(counts_t)), counts_t)
-    query_of_x = np.repeat(np.arange(len(counts_x)), counts_x)
-    ids[offsets[:-1][query_of_t] + (np.arange(len(t_ids)) - t_off[:-1][query_of_t])] = t_ids
-    ids[offsets[:-1][query_of_x] + counts_t[query_of_x] + (np.arange(len(x_ids)) - x_off[:-1][query_of_x])] = \
-        x_ids + shift
+    query_of_x = np.repeat(np.arange(len(counts_t)), np.diff(x_off))
+    ids[offsets[:-1][query_of_t] + np.arange(len(t_ids)) - t_off[:-1][query_of_t]] = t_ids
+    ids[offsets[:-1][query_of_x] + counts_t[query_of_x] + np.arange(len(x_ids)) - x_off[:-1][query_of_x]] = \
+        np.asarray(x_ids, dtype=np.int64) + shift
     return offsets, ids
 
 
-class MultifieldBackend:
-    """Two ``lucene`` backends (``make()`` gives each), one per field, searched as one: see the module."""
+class MultifieldEngine:
+    """The ``lucene`` backend's engine for ``fields="multifield"``: builds the joined index of the two fields
+    with ``base`` (the compiled or Python engine, :func:`retrievers.bm25.engines.choose_engine`) and searches it
+    with ``base``'s search (the same tie rule)."""
 
-    def __init__(self, make):
-        self.title, self.text = make(), make()
-        self.engine = self.title.engine
-        self._search = None
+    def __init__(self, base):
+        self.base = base
+        self.compiled, self.analyzer, self.n_threads = base.compiled, base.analyzer, base.n_threads
 
-    @property
-    def cache_status(self) -> str | None:
-        a, b = self.title.cache_status, self.text.cache_status
-        return a if a == b else f"title {a}; text {b}"
+    def digest(self, corpus: Corpus) -> str:
+        return self.base.digest(corpus)  # (the corpus's own: the derivation is in the cache key's settings)
 
-    @property
-    def cache_entries(self) -> list:
-        return [e for e in (self.title.cache_entry, self.text.cache_entry) if e is not None]
+    def check_postings(self, indptr: np.ndarray, indices: np.ndarray, n_docs: int) -> None:
+        self.base.check_postings(indptr, indices, n_docs)
 
-    @property
-    def index_versions(self) -> dict | None:
-        return self.title.index_versions if self.title.index_versions == self.text.index_versions else \
-            {"title": self.title.index_versions, "text": self.text.index_versions}
-
-    def cache_written(self) -> None:
-        self.title.cache_written()
-        self.text.cache_written()
-
-    def settings(self) -> dict:
-        return {**self.title.settings(), "fields": "multifield", "derivation": DERIVATION}
-
-    def index(self, corpus: Corpus) -> None:
-        order = DocOrder.of(corpus)  # (the ids' string order, once, shared by both fields' corpora)
+    def build(self, corpus: Corpus) -> SparseIndex:
         title_corpus, text_corpus = field_corpora(corpus)
-        self.title.index(title_corpus)
-        self.text.index(text_corpus)
-        title, text = self.title.sparse_index, self.text.sparse_index
-        joined = joined_index(title, text)
-        shift = len(title.terms)
-        searchers = (self.title._searcher, self.text._searcher)
+        title = self.base.build(title_corpus)
+        return joined_index(title, self.base.build(text_corpus))
 
-        def terms_of(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
-            return joined_queries(*(query_term_ids(s, texts) for s in searchers), shift)
+    def _query_terms(self, terms: Sequence[str]) -> QueryTerms:
+        """texts -> (offsets, term ids) of each query's terms in the vocabulary ``terms`` (repeats kept)."""
+        if self.compiled and self.base.encodes:
+            from retrievers.bm25 import compiled
 
-        if self.engine.compiled:
-            searcher = CompiledSearcher(joined, order, lambda texts: tuple(
-                a.astype(t) for a, t in zip(terms_of(texts), (np.int64, np.int32))), self.engine.n_threads)
-            self._search = searcher
-        else:
-            def search(queries: Queries, k: int) -> Run:
-                offsets, ids = terms_of(list(queries.texts))
-                per_query = [(ids[offsets[q]:offsets[q + 1]], None) for q in range(len(offsets) - 1)]
-                return search_python(joined, order, queries.ids, per_query, k, self.engine.n_threads)
-            self._search = search
+            return compiled.CompiledTermEncoder(self.analyzer, terms).freeze().query_terms
+        index = {t: i for i, t in enumerate(terms)}
 
-    def search(self, queries: Queries, k: int) -> Run:
-        if k < 1:
-            raise ValueError(f"k must be >= 1, got {k}")
-        if self._search is None:
-            raise RuntimeError("index() must be called before search()")
-        return self._search(queries, k)
+        def query_terms(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+            per_query = term_ids_of(self.analyzer, index, texts)
+            offsets = np.concatenate([[0], np.cumsum([len(t) for t in per_query])]).astype(np.int64)
+            return offsets, np.fromiter((i for t in per_query for i in t), dtype=np.int32, count=int(offsets[-1]))
+        return query_terms
+
+    def searcher(self, index: SparseIndex, order: DocOrder) -> Callable[[Queries, int], Run]:
+        title_terms, text_terms = split_terms(index.terms)
+        title, text = self._query_terms(title_terms), self._query_terms(text_terms)
+        shift = len(title_terms)
+
+        def query_terms(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+            return joined_queries(title(texts), text(texts), shift)
+
+        if self.compiled:
+            return CompiledSearcher(index, order, query_terms, self.n_threads)
+
+        def search(queries: Queries, k: int) -> Run:
+            offsets, ids = query_terms(list(queries.texts))
+            per_query = [(ids[offsets[q]:offsets[q + 1]], None) for q in range(len(offsets) - 1)]
+            return search_python(index, order, queries.ids, per_query, k, self.n_threads)
+        return search

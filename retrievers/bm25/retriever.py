@@ -91,19 +91,12 @@ class BM25Retriever(Retriever):
         else:
             from retrievers.bm25.lucene_backend import LuceneBackend
 
-            def make() -> LuceneBackend:
-                return LuceneBackend(self.scoring, self.analyzer, cache=cache, cache_dir=cache_dir, n_threads=n_threads)
-
-            if fields == "multifield":
-                if self.scoring.method in ("bm25l", "bm25+"):
-                    raise ValueError(f"fields='multifield' sums two fields' scores; method {method!r} adds a "
-                                     "constant for every query term to every matched document, which two fields "
-                                     "would count twice: choose lucene, robertson or atire")
-                from retrievers.bm25.multifield import MultifieldBackend
-
-                self._backend = MultifieldBackend(make)
-            else:
-                self._backend = make()
+            if fields == "multifield" and self.scoring.method in ("bm25l", "bm25+"):
+                raise ValueError(f"fields='multifield' sums two fields' scores; method {method!r} adds a constant "
+                                 "for every query term to every matched document, which two fields would count "
+                                 "twice: choose lucene, robertson or atire")
+            self._backend = LuceneBackend(self.scoring, self.analyzer, cache=cache, cache_dir=cache_dir,
+                                          n_threads=n_threads, fields=fields)
 
     def params(self) -> dict:
         if self.backend_name == "rank-bm25":
@@ -132,13 +125,12 @@ class BM25Retriever(Retriever):
         if written is not None:
             written()  # the entry is written in the background: its size once it is complete
         status, entry = getattr(self._backend, "cache_status", None), getattr(self._backend, "cache_entry", None)
-        entries = getattr(self._backend, "cache_entries", [entry] if entry is not None else [])
         out = {"cache": status} if status else {}
         if hasattr(self._backend, "index_versions"):  # (a hit's: its entry's, null where it kept none)
             out["index_versions"] = self._backend.index_versions
         try:
-            if entries:
-                out["index_bytes"] = sum(f.stat().st_size for e in entries for f in e.iterdir() if f.is_file())
+            if entry is not None:
+                out["index_bytes"] = sum(f.stat().st_size for f in entry.iterdir() if f.is_file())
         except OSError:  # the cache could not be written (read-only disk): size unknown
             pass
         return out

@@ -125,6 +125,17 @@ def score_query(index: SparseIndex, term_ids: list[int] | np.ndarray, weights: n
     return docs, scores
 
 
+def term_ids_of(analyzer: Analyzer, index: dict[str, int], texts: list[str]) -> list[list[int]]:
+    """Term ids (``index``: term -> id) of each text's terms that are in the vocabulary (unknown terms match
+    nothing; a repeated term repeats), analysing each distinct candidate once for all the texts."""
+    per_query = [analyzer.candidates(text) for text in texts]
+    distinct = list(dict.fromkeys(c for found in per_query for c in found))
+    counts, first, terms = analyzer.analyze_flat(distinct)
+    ids_of = {cand: [index[t] for t in terms[f:f + n] if t in index]
+              for cand, f, n in zip(distinct, first.tolist(), counts.tolist())}
+    return [[i for cand in found for i in ids_of[cand]] for found in per_query]
+
+
 class PythonSearcher:
     """Queries -> Run with numpy: the analyzer's terms looked up in the index's vocabulary."""
 
@@ -133,17 +144,10 @@ class PythonSearcher:
         self._term_index: dict[str, int] | None = None  # made when a query needs it
 
     def queries_term_ids(self, texts: list[str]) -> list[list[int]]:
-        """Term ids of each query's terms that are in the vocabulary (unknown terms match nothing; a
-        repeated term repeats), analysing each distinct candidate once for all the queries."""
-        per_query = [self.analyzer.candidates(text) for text in texts]
-        distinct = list(dict.fromkeys(c for found in per_query for c in found))
-        counts, first, terms = self.analyzer.analyze_flat(distinct)
+        """Term ids of each query's terms that are in the vocabulary (:func:`term_ids_of`)."""
         if self._term_index is None:
             self._term_index = {t: i for i, t in enumerate(self.index.terms)}
-        index = self._term_index
-        ids_of = {cand: [index[t] for t in terms[f:f + n] if t in index]
-                  for cand, f, n in zip(distinct, first.tolist(), counts.tolist())}
-        return [[i for cand in found for i in ids_of[cand]] for found in per_query]
+        return term_ids_of(self.analyzer, self._term_index, texts)
 
     def __call__(self, queries: Queries, k: int) -> Run:
         term_ids = self.queries_term_ids(list(queries.texts))

@@ -134,7 +134,9 @@ def test_the_compiled_and_python_engines_give_the_same_run(monkeypatch):
     assert runs[0] == runs[1]
 
 
-def test_both_fields_are_cached_and_a_second_index_is_a_hit(tmp_path):
+def test_the_joined_index_is_cached_and_a_second_index_is_a_hit(tmp_path, monkeypatch):
+    """One cache entry holds both fields (the title field's terms marked); a hit is searched from it as it is
+    (memory-mapped), its vocabulary split back into the two fields' on its bytes."""
     dataset = load_dataset("scifact")
     first = BM25Retriever(fields="multifield", cache_dir=tmp_path)
     first.index(dataset.corpus)
@@ -142,13 +144,24 @@ def test_both_fields_are_cached_and_a_second_index_is_a_hit(tmp_path):
     stats = first.stats()
     assert stats["cache"] == "built"
     entries = sorted(p for p in (tmp_path / "bm25").iterdir() if not p.name.startswith("."))
-    assert len(entries) == 2
-    assert stats["index_bytes"] == sum(f.stat().st_size for e in entries for f in e.iterdir() if f.is_file())
+    assert len(entries) == 1
+    assert stats["index_bytes"] == sum(f.stat().st_size for f in entries[0].iterdir() if f.is_file())
+    terms = (entries[0] / "terms.txt").read_text(encoding="utf-8").split("\n")
+    n_title = sum(t.startswith("\x1f") for t in terms)
+    assert 0 < n_title < len(terms) and all(t.startswith("\x1f") for t in terms[:n_title])
     second = BM25Retriever(fields="multifield", cache_dir=tmp_path)
     second.index(dataset.corpus)
     assert second.stats()["cache"] == "hit"
+    data = second.backend.sparse_index.data  # the entry's map (np.load's, as a plain view), not a copy:
+    assert not data.flags.writeable and isinstance(data.base, np.memmap)
     assert second.search(dataset.queries, 100).to_dict() == run
-    flat = BM25Retriever(cache_dir=tmp_path)  # its own entry: the flat index is not either field's
+    monkeypatch.setenv("HARNESS_BM25_COMPILED", "0")  # the Python engine reads the same entry: the same run
+    python = BM25Retriever(fields="multifield", cache_dir=tmp_path)
+    assert not python.backend.engine.compiled
+    python.index(dataset.corpus)
+    assert python.stats()["cache"] == "hit" and python.search(dataset.queries, 100).to_dict() == run
+    monkeypatch.delenv("HARNESS_BM25_COMPILED")
+    flat = BM25Retriever(cache_dir=tmp_path)  # its own entry: the flat index is not the joined one
     flat.index(dataset.corpus)
     assert flat.stats()["cache"] == "built"
 
@@ -179,3 +192,28 @@ def test_the_cli_runs_it_on_scifact(harness_cli, tmp_path, monkeypatch):
     document = json.loads((tmp_path / "results" / "scifact" / "bm25" / "metrics.json").read_text())
     assert document["retriever"]["params"]["fields"] == "multifield"
     assert round(document["metrics"]["NDCG@10"], 4) == 0.6647
+
+
+@pytest.mark.parametrize("title, text", [(["appl", "pie"], ["appl", "banana", "cake"]), ([], ["appl"]),
+                                         (["appl"], []), ([], [])])
+def test_a_joined_vocabulary_splits_back_into_the_fields(title, text):
+    """As a list (a build's) and as a cached entry's TermList (split on its bytes): the same two vocabularies."""
+    from retrievers.bm25.multifield import TITLE_MARK, split_terms
+    from retrievers.bm25.sparse_index import TermList
+
+    joined = [TITLE_MARK + t for t in title] + text
+    blob = "\n".join(joined).encode("utf-8")
+    for terms in (joined, TermList(blob, len(joined))):
+        got_title, got_text = split_terms(terms)
+        assert (list(got_title), list(got_text)) == (title, text)
+        assert all(isinstance(part, TermList) for part in (got_title, got_text)) == isinstance(terms, TermList)
+
+
+def test_a_title_term_after_a_text_term_is_refused():
+    from retrievers.bm25.multifield import TITLE_MARK, split_terms
+    from retrievers.bm25.sparse_index import InvalidIndex, TermList
+
+    joined = [TITLE_MARK + "appl", "cake", TITLE_MARK + "pie"]
+    for terms in (joined, TermList("\n".join(joined).encode(), 3)):
+        with pytest.raises(InvalidIndex, match="not all before"):
+            split_terms(terms)
