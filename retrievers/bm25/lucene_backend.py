@@ -5,7 +5,9 @@ parameters -> load the cached index (checked once, on load), or build it from th
 in chunks (``Corpus`` or ``ArrowCorpus``; never a second full copy of the texts), then save it
 atomically. search(queries, k): the searcher made for that index (search.py).
 
-The engine (compiled or pure Python, engines.py) is chosen once, when the backend is made.
+The engine (compiled or pure Python, engines.py) is chosen once, when the backend is made; with
+``fields="multifield"`` it is wrapped in :class:`retrievers.bm25.multifield.MultifieldEngine` (title and text
+as two fields, joined into one index that is cached and searched as any other).
 """
 
 from __future__ import annotations
@@ -67,7 +69,7 @@ class LuceneBackend:
         if self.fields != "flat":  # (a flat index keeps the key it always had)
             from retrievers.bm25.multifield import DERIVATION
 
-            out["fields"] = {"fields": self.fields, "derivation": DERIVATION}
+            out["fields"] = {"kind": self.fields, "derivation": DERIVATION}
         return out
 
     def libraries(self) -> dict[str, str]:

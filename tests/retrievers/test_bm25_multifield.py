@@ -122,12 +122,13 @@ def test_nfcorpus_reproduces_anserinis_multifield_bm25_under_its_tie_order(nfcor
 
 
 @pytest.mark.skipif(loader.extension() is None, reason="needs the compiled BM25 extension (built at install)")
-def test_the_compiled_and_python_engines_give_the_same_run(monkeypatch):
+@pytest.mark.parametrize("stemmer", ["porter", "english"])  # (english: the compiled engine with Python term ids)
+def test_the_compiled_and_python_engines_give_the_same_run(monkeypatch, stemmer):
     dataset = load_dataset("scifact")
     runs = []
     for compiled in ("1", "0"):
         monkeypatch.setenv("HARNESS_BM25_COMPILED", compiled)
-        retriever = BM25Retriever(fields="multifield", cache=False)
+        retriever = BM25Retriever(fields="multifield", stemmer=stemmer, cache=False)
         assert retriever.backend.engine.compiled == (compiled == "1")
         retriever.index(dataset.corpus)
         runs.append(retriever.search(dataset.queries, 100).to_dict())
