@@ -75,6 +75,8 @@ def run(
     folder = output_dir / ds.name / (name or system.name)
     # (-r run-file -p path=results/x/bm25/run.trec --name bm25: the user's run was replaced by its top --depth)
     _refuse_result_files_as_inputs(folder, params.values())
+    if not quiet:
+        _warn_replacing(folder, {"name": system.name, "params": system.params()}, ds.split)
     exp = run_experiment(ds, system, evaluator, k_values, depth=depth, output_dir=folder)
     if not quiet:
         for warning in exp.document.warnings or ():
@@ -102,6 +104,54 @@ def _refuse_result_files_as_inputs(folder: Path, values) -> None:
         _, value, out = found
         raise HarnessError(f"--output-dir {out}: is the input file {Path(os.path.expanduser(value))}; "
                            "writing there would replace it")
+
+
+def _warn_replacing(folder: Path, retriever: dict, split: str) -> None:
+    """Warn, before the run, when ``folder`` holds the result of another system: another retriever (or
+    pipeline), other parameters or another split, which this run's files replace (``-p k1=1.2`` and then
+    a plain ``harness run`` left one folder, with the second's numbers). A rerun of the same system replaces
+    it silently; a folder without a readable metrics.json is not looked into."""
+    from harness.errors import InputError
+    from harness.reports import MetricsDocument
+    from harness.reports.document import plain_json
+
+    if not (folder / "metrics.json").is_file():
+        return
+    try:
+        old = MetricsDocument.read(folder / "metrics.json")
+    except InputError:
+        return
+    new = plain_json({"name": retriever["name"], "params": retriever["params"]})
+    before = {"name": old.retriever.get("name"), "params": old.retriever.get("params")}
+    before["params"] = before["params"] if isinstance(before["params"], dict) else {}
+    old_split = old.dataset.get("split")
+    differ = []
+    if before["name"] != new["name"]:
+        differ.append(f"retriever {before['name']!r}, not {new['name']!r}")
+    changed = sorted(k for k in before["params"].keys() | new["params"].keys()
+                     if before["params"].get(k, _UNSET) != new["params"].get(k, _UNSET))
+    if before["name"] == new["name"] and changed:
+        shown = [_change(k, before["params"].get(k, _UNSET), new["params"].get(k, _UNSET)) for k in changed[:3]]
+        differ.append("parameters " + ", ".join(shown) + (f" and {len(changed) - 3} more" if len(changed) > 3 else ""))
+    if isinstance(old_split, str) and old_split != split:
+        differ.append(f"split {old_split!r}, not {split!r}")
+    if differ:
+        typer.echo(f"warning: {folder} holds the result of another run ({'; '.join(differ)}), which this run "
+                   "replaces: give --name to keep both", err=True)
+
+
+_UNSET = object()
+
+
+def _change(key: str, old, new) -> str:
+    """One changed parameter as the warning shows it: ``k1 0.9 (now 1.2)``; a structured value (a pipeline's
+    stages) only as changed."""
+    import json
+
+    if isinstance(old, (dict, list)) or isinstance(new, (dict, list)):
+        return f"{key} changed"
+    old, new = ("unset" if v is _UNSET else json.dumps(v, sort_keys=True) for v in (old, new))
+    return f"{key} {old if len(old) <= 40 else old[:37] + '...'} (now {new if len(new) <= 40 else new[:37] + '...'})"
 
 
 def _refuse_stdin_twice(spec) -> None:
@@ -141,6 +191,10 @@ def _run_pipeline(ctx: typer.Context, path: Path, dataset: str, split: str | Non
         ds = load_dataset(ref, split)
     folder = output_dir / ds.name / (name or spec.name)
     _refuse_result_files_as_inputs(folder, (value for stage in spec.stages for value in stage.params.values()))
+    if not quiet:
+        from harness.secrets import without_secrets
+
+        _warn_replacing(folder, {"name": spec.name, "params": {"pipeline": without_secrets(spec.to_dict())}}, ds.split)
     exp, outcomes = run_pipeline(ds, spec, evaluator, k_values, depth=depth, output_dir=folder,
                                   components=components)
     if not quiet:
