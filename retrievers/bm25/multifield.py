@@ -54,8 +54,9 @@ def field_corpora(corpus: Corpus) -> tuple[Corpus, Corpus]:
     n = table.num_rows
     empty = pa.StringArray.from_buffers(n, pa.py_buffer(np.zeros(n + 1, dtype=np.int32).tobytes()), pa.py_buffer(b""))
     texts, titles = table.column("text"), table.column("title")
-    if n and not pc.all(pc.match_substring_regex(texts, _NOT_BLANK)).as_py():
-        titles = pc.if_else(pc.match_substring_regex(texts, _NOT_BLANK), titles, "")
+    indexed = pc.match_substring_regex(texts, _NOT_BLANK) if n else None
+    if n and not pc.all(indexed).as_py():
+        titles = pc.if_else(indexed, titles, "")
     return tuple(Corpus.from_table(pa.table({"_id": table.column("_id"), "title": empty, "text": column}))
                  for column in (titles, texts))
 
