@@ -40,6 +40,9 @@ def main() -> None:
     else:
         previous = None
     try:
+        from harness.allocator import keep_freed_memory
+
+        keep_freed_memory()  # (first: before the command's modules allocate)
         from harness.cli import main as run_command_line
 
         run_command_line()
