@@ -27,7 +27,7 @@ from retrievers.bm25.analyzer import Analyzer
 from retrievers.bm25.build import FusedLuceneScores, build_python, index_from_postings
 from retrievers.bm25.encode import TermEncoder
 from retrievers.bm25.scoring import ScoringParams
-from retrievers.bm25.search import CompiledSearcher, DocOrder, PythonSearcher
+from retrievers.bm25.search import CompiledSearcher, DocOrder, PythonSearcher, flat_term_ids
 from retrievers.bm25.sparse_index import SparseIndex, check_postings
 from retrievers.texts import corpus_chunks, corpus_columns, lexical_batches
 
@@ -127,10 +127,7 @@ class CompiledEngine(PythonEngine):
             python = PythonSearcher(index, order, self.analyzer, self.n_threads)
 
             def query_terms(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
-                per_query = python.queries_term_ids(texts)
-                offsets = np.concatenate([[0], np.cumsum([len(t) for t in per_query])]).astype(np.int64)
-                flat = np.fromiter((i for t in per_query for i in t), dtype=np.int32, count=int(offsets[-1]))
-                return offsets, flat
+                return flat_term_ids(python.queries_term_ids(texts))
         return CompiledSearcher(index, order, query_terms, self.n_threads)
 
 

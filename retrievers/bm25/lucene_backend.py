@@ -51,6 +51,11 @@ class LuceneBackend:
         if fields == "multifield":  # title and text as two fields, joined into one index (multifield.py)
             from retrievers.bm25.multifield import MultifieldEngine
 
+            if scoring.method in ("bm25l", "bm25+"):
+                raise ValueError(f"fields='multifield' sums two fields' scores; method {scoring.method!r} adds a "
+                                 "constant for every query term to every matched document, which two fields would "
+                                 "count twice: choose lucene, robertson or atire")
+
             self.engine = MultifieldEngine(self.engine)
         self._index: SparseIndex | None = None
         self._searcher = None

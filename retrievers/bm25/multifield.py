@@ -33,7 +33,7 @@ import numpy as np
 
 from harness.datasets.corpus import Corpus, Queries
 from harness.run import Run
-from retrievers.bm25.search import CompiledSearcher, DocOrder, search_python, term_ids_of
+from retrievers.bm25.search import CompiledSearcher, DocOrder, flat_term_ids, search_python, term_ids_of
 from retrievers.bm25.sparse_index import InvalidIndex, SparseIndex, TermList
 
 DERIVATION = "multifield-1"  # how the two fields are made from a corpus and joined (in the cache key's settings)
@@ -109,15 +109,10 @@ def joined_queries(title: tuple[np.ndarray, np.ndarray], text: tuple[np.ndarray,
     """Each query's title-field term ids, then its text-field term ids plus ``shift``: (offsets int64, ids int32)."""
     (t_off, t_ids), (x_off, x_ids) = title, text
     t_off, x_off = np.asarray(t_off, dtype=np.int64), np.asarray(x_off, dtype=np.int64)
-    offsets = t_off + x_off
-    ids = np.empty(int(offsets[-1]), dtype=np.int32)
-    counts_t = np.diff(t_off)
-    query_of_t = np.repeat(np.arange(len(counts_t)), counts_t)
-    query_of_x = np.repeat(np.arange(len(counts_t)), np.diff(x_off))
-    ids[offsets[:-1][query_of_t] + np.arange(len(t_ids)) - t_off[:-1][query_of_t]] = t_ids
-    ids[offsets[:-1][query_of_x] + counts_t[query_of_x] + np.arange(len(x_ids)) - x_off[:-1][query_of_x]] = \
-        np.asarray(x_ids, dtype=np.int64) + shift
-    return offsets, ids
+    queries = np.arange(len(t_off) - 1)
+    query_of = np.concatenate([np.repeat(queries, np.diff(t_off)), np.repeat(queries, np.diff(x_off))])
+    ids = np.concatenate([np.asarray(t_ids, dtype=np.int64), np.asarray(x_ids, dtype=np.int64) + shift])
+    return t_off + x_off, ids[np.argsort(query_of, kind="stable")].astype(np.int32)  # (stable: title ids first)
 
 
 class MultifieldEngine:
@@ -148,11 +143,7 @@ class MultifieldEngine:
             return compiled.CompiledTermEncoder(self.analyzer, terms).freeze().query_terms
         index = {t: i for i, t in enumerate(terms)}
 
-        def query_terms(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
-            per_query = term_ids_of(self.analyzer, index, texts)
-            offsets = np.concatenate([[0], np.cumsum([len(t) for t in per_query])]).astype(np.int64)
-            return offsets, np.fromiter((i for t in per_query for i in t), dtype=np.int32, count=int(offsets[-1]))
-        return query_terms
+        return lambda texts: flat_term_ids(term_ids_of(self.analyzer, index, texts))
 
     def searcher(self, index: SparseIndex, order: DocOrder) -> Callable[[Queries, int], Run]:
         title_terms, text_terms = split_terms(index.terms)

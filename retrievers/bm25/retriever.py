@@ -91,10 +91,6 @@ class BM25Retriever(Retriever):
         else:
             from retrievers.bm25.lucene_backend import LuceneBackend
 
-            if fields == "multifield" and self.scoring.method in ("bm25l", "bm25+"):
-                raise ValueError(f"fields='multifield' sums two fields' scores; method {method!r} adds a constant "
-                                 "for every query term to every matched document, which two fields would count "
-                                 "twice: choose lucene, robertson or atire")
             self._backend = LuceneBackend(self.scoring, self.analyzer, cache=cache, cache_dir=cache_dir,
                                           n_threads=n_threads, fields=fields)
 

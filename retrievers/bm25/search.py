@@ -136,6 +136,12 @@ def term_ids_of(analyzer: Analyzer, index: dict[str, int], texts: list[str]) -> 
     return [[i for cand in found for i in ids_of[cand]] for found in per_query]
 
 
+def flat_term_ids(per_query: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """(offsets int64, term ids int32) of per-query term id lists: what the compiled search takes."""
+    offsets = np.concatenate([[0], np.cumsum([len(t) for t in per_query])]).astype(np.int64)
+    return offsets, np.fromiter((i for t in per_query for i in t), dtype=np.int32, count=int(offsets[-1]))
+
+
 class PythonSearcher:
     """Queries -> Run with numpy: the analyzer's terms looked up in the index's vocabulary."""
 
