@@ -121,17 +121,15 @@ def _warn_replacing(folder: Path, retriever: dict, split: str) -> None:
         old = MetricsDocument.read(folder / "metrics.json")
     except InputError:
         return
-    new = plain_json({"name": retriever["name"], "params": retriever["params"]})
-    before = {"name": old.retriever.get("name"), "params": old.retriever.get("params")}
-    before["params"] = before["params"] if isinstance(before["params"], dict) else {}
-    old_split = old.dataset.get("split")
+    name, params = retriever["name"], plain_json(retriever["params"])
+    old_name, old_params, old_split = old.retriever.get("name"), old.retriever.get("params"), old.dataset.get("split")
+    old_params = old_params if isinstance(old_params, dict) else {}
     differ = []
-    if before["name"] != new["name"]:
-        differ.append(f"retriever {before['name']!r}, not {new['name']!r}")
-    changed = sorted(k for k in before["params"].keys() | new["params"].keys()
-                     if before["params"].get(k, _UNSET) != new["params"].get(k, _UNSET))
-    if before["name"] == new["name"] and changed:
-        shown = [_change(k, before["params"].get(k, _UNSET), new["params"].get(k, _UNSET)) for k in changed[:3]]
+    if old_name != name:
+        differ.append(f"retriever {old_name!r}, not {name!r}")
+    changed = sorted(k for k in old_params.keys() | params.keys() if old_params.get(k, _UNSET) != params.get(k, _UNSET))
+    if old_name == name and changed:
+        shown = [_change(k, old_params.get(k, _UNSET), params.get(k, _UNSET)) for k in changed[:3]]
         differ.append("parameters " + ", ".join(shown) + (f" and {len(changed) - 3} more" if len(changed) > 3 else ""))
     if isinstance(old_split, str) and old_split != split:
         differ.append(f"split {old_split!r}, not {split!r}")
@@ -192,9 +190,9 @@ def _run_pipeline(ctx: typer.Context, path: Path, dataset: str, split: str | Non
     folder = output_dir / ds.name / (name or spec.name)
     _refuse_result_files_as_inputs(folder, (value for stage in spec.stages for value in stage.params.values()))
     if not quiet:
-        from harness.secrets import without_secrets
+        from harness.pipeline.run import recorded_system
 
-        _warn_replacing(folder, {"name": spec.name, "params": {"pipeline": without_secrets(spec.to_dict())}}, ds.split)
+        _warn_replacing(folder, recorded_system(spec), ds.split)
     exp, outcomes = run_pipeline(ds, spec, evaluator, k_values, depth=depth, output_dir=folder,
                                   components=components)
     if not quiet:

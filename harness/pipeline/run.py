@@ -295,6 +295,11 @@ def given_class(stage: Stage, system) -> str | None:
     return None if cls is named else f"{cls.__module__}:{cls.__qualname__}"
 
 
+def recorded_system(pipeline: Pipeline) -> dict:
+    """metrics.json's ``retriever`` block of a pipeline's result: its name, and its spec (secrets left out)."""
+    return {"name": pipeline.name, "params": {"pipeline": without_secrets(pipeline.to_dict())}}
+
+
 def _create(stage: Stage):
     from harness.registry import create, create_reranker
 
@@ -448,7 +453,7 @@ def run_pipeline(dataset: Dataset, pipeline: Pipeline, evaluator: Evaluator, k_v
                "evaluate_s": sum(o.timings.get("evaluate_s", 0.0) for o in outcomes)}
     document = MetricsDocument.build(
         final.result, dataset=dataset_info(dataset),
-        retriever={"name": pipeline.name, "params": {"pipeline": without_secrets(pipeline.to_dict())}},
+        retriever=recorded_system(pipeline),
         k_values=k_values, depth=kept, timings=timings,
         warnings=[*dataset.warnings, *_norm_warnings(pipeline), *_tie_warnings(outcomes),
                   *capped, *filter(None, [depth_warning(kept, k_values, evaluator.metrics)]),
