@@ -341,6 +341,9 @@ def run_experiment(
         if not isinstance(retriever.name, str):
             raise HarnessError(f"the retriever's name is {retriever.name!r}, not a str (run.trec's tag column)")
         check_writable_ids([retriever.name], "run tag")  # run.trec's tag column: refused now, not after the search
+        from harness.reports.replacing import warn_if_replacing
+
+        warn_if_replacing(Path(output_dir), {"name": retriever.name, "params": retriever.params()}, dataset.split)
 
     evaluator.refuse_no_relevant(dataset.qrels)  # (before the index and the search, not after)
     timer = Timer({"load_s": dataset.load_s})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from pathlib import Path
 from typing import List, Optional
 
@@ -77,7 +78,8 @@ def run(
     _refuse_result_files_as_inputs(folder, params.values())
     if not quiet:
         _warn_replacing(folder, {"name": system.name, "params": system.params()}, ds.split)
-    exp = run_experiment(ds, system, evaluator, k_values, depth=depth, output_dir=folder)
+    with _replacing_warned():
+        exp = run_experiment(ds, system, evaluator, k_values, depth=depth, output_dir=folder)
     if not quiet:
         for warning in exp.document.warnings or ():
             typer.echo(f"warning: {warning}", err=True)
@@ -110,46 +112,27 @@ def _warn_replacing(folder: Path, retriever: dict, split: str) -> None:
     """Warn, before the run, when ``folder`` holds the result of another system: another retriever (or
     pipeline), other parameters or another split, which this run's files replace (``-p k1=1.2`` and then
     a plain ``harness run`` left one folder, with the second's numbers). A rerun of the same system replaces
-    it silently; a folder without a readable metrics.json is not looked into."""
-    from harness.errors import InputError
-    from harness.reports import MetricsDocument
-    from harness.reports.document import plain_json
+    it silently; a folder without a readable metrics.json is not looked into. (run_experiment and run_pipeline
+    issue the same as a ReplacedResultWarning, which :func:`_replacing_warned` keeps from being printed twice.)"""
+    from harness.reports.replacing import replaced_differences
 
-    if not (folder / "metrics.json").is_file():
-        return
-    try:
-        old = MetricsDocument.read(folder / "metrics.json")
-    except InputError:
-        return
-    name, params = retriever["name"], plain_json(retriever["params"])
-    old_name, old_params, old_split = old.retriever.get("name"), old.retriever.get("params"), old.dataset.get("split")
-    old_params = old_params if isinstance(old_params, dict) else {}
-    differ = []
-    if old_name != name:
-        differ.append(f"retriever {old_name!r}, not {name!r}")
-    changed = sorted(k for k in old_params.keys() | params.keys() if old_params.get(k, _UNSET) != params.get(k, _UNSET))
-    if old_name == name and changed:
-        shown = [_change(k, old_params.get(k, _UNSET), params.get(k, _UNSET)) for k in changed[:3]]
-        differ.append("parameters " + ", ".join(shown) + (f" and {len(changed) - 3} more" if len(changed) > 3 else ""))
-    if isinstance(old_split, str) and old_split != split:
-        differ.append(f"split {old_split!r}, not {split!r}")
+    differ = replaced_differences(folder, retriever, split)
     if differ:
-        typer.echo(f"warning: {folder} holds the result of another run ({'; '.join(differ)}), which this run "
+        typer.echo(f"warning: {folder} holds the result of another run ({differ}), which this run "
                    "replaces: give --name to keep both", err=True)
 
 
-_UNSET = object()
+@contextmanager
+def _replacing_warned():
+    """While the run writes its folder: the library's ReplacedResultWarning left out (this command printed its
+    own line, with its own hint, or was asked to be quiet)."""
+    import warnings
 
+    from harness.reports.replacing import ReplacedResultWarning
 
-def _change(key: str, old, new) -> str:
-    """One changed parameter as the warning shows it: ``k1 0.9 (now 1.2)``; a structured value (a pipeline's
-    stages) only as changed."""
-    import json
-
-    if isinstance(old, (dict, list)) or isinstance(new, (dict, list)):
-        return f"{key} changed"
-    old, new = ("unset" if v is _UNSET else json.dumps(v, sort_keys=True) for v in (old, new))
-    return f"{key} {old if len(old) <= 40 else old[:37] + '...'} (now {new if len(new) <= 40 else new[:37] + '...'})"
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=ReplacedResultWarning)
+        yield
 
 
 def _refuse_stdin_twice(spec) -> None:
@@ -193,8 +176,9 @@ def _run_pipeline(ctx: typer.Context, path: Path, dataset: str, split: str | Non
         from harness.pipeline.run import recorded_system
 
         _warn_replacing(folder, recorded_system(spec), ds.split)
-    exp, outcomes = run_pipeline(ds, spec, evaluator, k_values, depth=depth, output_dir=folder,
-                                  components=components)
+    with _replacing_warned():
+        exp, outcomes = run_pipeline(ds, spec, evaluator, k_values, depth=depth, output_dir=folder,
+                                      components=components)
     if not quiet:
         for warning in exp.document.warnings or ():
             typer.echo(f"warning: {warning}", err=True)

@@ -434,6 +434,9 @@ def run_pipeline(dataset: Dataset, pipeline: Pipeline, evaluator: Evaluator, k_v
     k_values = check_cutoffs_and_depth(k_values, depth, evaluator)  # (as run_experiment: depth=0 was the default depth)
     if output_dir is not None:
         check_run_file_ids(dataset)
+        from harness.reports.replacing import warn_if_replacing
+
+        warn_if_replacing(Path(output_dir), recorded_system(pipeline), dataset.split)
     evaluator.refuse_no_relevant(dataset.qrels)  # (before any stage runs)
     depth = int(depth) if depth is not None else default_depth(k_values, evaluator.metrics)
     capped = rerank_depths(pipeline, depth)  # (before any stage runs)

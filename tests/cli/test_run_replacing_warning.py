@@ -75,3 +75,49 @@ def test_a_pipeline_whose_stages_changed_is_named(harness_cli, folder, tmp_path)
     assert run(harness_cli, folder, out, "--pipeline", spec) == [
         f"warning: {out / 'tiny' / 'fused'} holds the result of another run (parameters pipeline changed), "
         "which this run replaces: give --name to keep both"]
+
+
+def test_the_python_api_warns_too(folder, tmp_path):
+    """run_experiment and run_pipeline with an output_dir holding another system's result issue a
+    ReplacedResultWarning (a HarnessWarning) before they run; a rerun of the same system none. (Before, only
+    ``harness run`` said so: a script calling run_experiment twice replaced the first result silently.)"""
+    import warnings
+
+    from harness.datasets import load_dataset
+    from harness.evaluation import Evaluator
+    from harness.experiment import run_experiment
+    from harness.pipeline import parse_pipeline, run_pipeline
+    from harness.registry import create
+    from harness.reports.replacing import ReplacedResultWarning
+
+    ds, out = load_dataset(str(folder)), tmp_path / "api" / "bm25"
+    evaluator = Evaluator(["NDCG"], k_values=[10])
+
+    def issued(call) -> list[str]:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            call()
+        return [str(w.message) for w in caught if issubclass(w.category, ReplacedResultWarning)]
+
+    assert issued(lambda: run_experiment(ds, create("bm25"), evaluator, [10], output_dir=out)) == []
+    assert issued(lambda: run_experiment(ds, create("bm25"), evaluator, [10], output_dir=out)) == []
+    assert issued(lambda: run_experiment(ds, create("bm25", k1=1.2), evaluator, [10], output_dir=out)) == [
+        f"{out} holds the result of another run (parameters k1 0.9 (now 1.2)), which this run replaces: "
+        "give another output_dir to keep both"]
+    assert json.loads((out / "metrics.json").read_text())["retriever"]["params"]["k1"] == 1.2  # (replaced)
+    fused = tmp_path / "api" / "fused"
+    stages = [{"name": "flat", "type": "retrieve", "retriever": "bm25"},
+              {"name": "mf", "type": "retrieve", "retriever": "bm25", "params": {"fields": "multifield"}},
+              {"name": "rrf", "type": "fuse", "inputs": ["flat", "mf"], "method": "rrf"}]
+    assert issued(lambda: run_pipeline(ds, parse_pipeline({"name": "fused", "stages": stages}), evaluator, [10],
+                                       output_dir=fused)) == []
+    assert issued(lambda: run_pipeline(ds, parse_pipeline({"name": "fused", "stages": stages}), evaluator, [10],
+                                       output_dir=fused)) == []
+    stages[2]["k"] = 10  # (RRF's k)
+    assert issued(lambda: run_pipeline(ds, parse_pipeline({"name": "fused", "stages": stages}), evaluator, [10],
+                                       output_dir=fused)) == [
+        f"{fused} holds the result of another run (parameters pipeline changed), which this run replaces: "
+        "give another output_dir to keep both"]
+    assert issued(lambda: run_experiment(ds, create("bm25"), evaluator, [10], output_dir=fused)) == [
+        f"{fused} holds the result of another run (retriever 'fused', not 'bm25'), which this run replaces: "
+        "give another output_dir to keep both"]
