@@ -39,9 +39,11 @@ def result_file_named(folder: Path, named) -> tuple[object, str, Path] | None:
 
 def write_result_folder(folder: str | Path, document: MetricsDocument, query_texts: dict[str, str] | None = None,
                         run: Run | None = None, tag: str = "harness") -> Path:
-    """Write every file atomically (metrics.json last); returns the folder. An earlier result's
-    metrics.json is removed first: its presence means the files beside it are its own, and a write
-    killed midway would otherwise leave it beside the new run.trec and per_query.jsonl. The files are
+    """Write every file atomically (metrics.json last); returns the folder. An earlier result's files are
+    removed first, metrics.json before the others: its presence means the files beside it are its own, and
+    a write killed midway would otherwise leave it, or its metrics.md and per_query.jsonl, beside the new
+    run.trec (a folder never holds files of two results: killed midway, it holds some of the new one's and
+    no metrics.json). The files are
     written under an exclusive lock (POSIX ``flock`` on ``<folder>/.lock``, :func:`harness.atomic.file_lock`):
     two processes writing one folder at once (two ``harness run`` with the same ``-o`` and ``--name``,
     two benches sharing a cell) write it in turn, so the folder holds the last one's files, never one's
@@ -72,7 +74,10 @@ def _refuse_unwritable_doc_ids(run: Run) -> None:
 
 def _write_files(folder: Path, document: MetricsDocument, query_texts: dict[str, str] | None, run: Run | None,
                  tag: str) -> None:
-    (folder / "metrics.json").unlink(missing_ok=True)
+    # an earlier result's files, metrics.json first (its presence says the files beside it are its own), then the
+    # rest: killed after the new run.trec, the folder held it beside the earlier metrics.md and per_query.jsonl
+    for name in ("metrics.json", "metrics.md", "per_query.jsonl", "run.trec"):
+        (folder / name).unlink(missing_ok=True)
     remove_abandoned(folder)  # a killed earlier write's temporary run.trec (45 MB at 1,000 queries x 1,000)
     if run is not None:
         header = None

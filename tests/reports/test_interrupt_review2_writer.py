@@ -51,3 +51,35 @@ def test_a_killed_rewrite_leaves_no_earlier_metrics_json_beside_its_run(tmp_path
     assert harness_run(tmp_path, b, killed=True).returncode == -9
     assert "q2 Q0 d1 1" in (folder / "run.trec").read_text()  # B's run was written
     assert not (folder / "metrics.json").exists()  # (was A's: P@1 0.5 beside B's run)
+
+
+KILLED_AFTER_RUN_TREC = textwrap.dedent("""
+    import os, signal, sys
+    import harness.reports.writer as writer
+    real = writer.write_run
+    def write_run(*args, **kwargs):
+        real(*args, **kwargs)
+        os.kill(os.getpid(), signal.SIGKILL)
+    writer.write_run = write_run
+    from harness.cli import main
+    sys.argv = ["harness", *sys.argv[1:]]
+    main()
+""")
+
+
+def test_a_rewrite_killed_after_its_run_leaves_none_of_the_earlier_files(tmp_path):
+    """Killed once the new run.trec is in place (SIGINT there was the same): the folder held B's run.trec beside
+    A's metrics.md (P@1 0.5000) and A's per_query.jsonl, files of two runs, where a reader saw A's numbers
+    beside B's run. Expected: none of A's files; B's run.trec alone (the folder reads as unfinished)."""
+    write_tiny(tmp_path / "tiny")
+    a, b = tmp_path / "a.trec", tmp_path / "b.trec"
+    a.write_text("q2 Q0 d4 1 1.0 s\n")
+    b.write_text("q2 Q0 d1 1 1.0 s\n")
+    assert harness_run(tmp_path, a, killed=False).returncode == 0
+    folder = tmp_path / "results" / "tiny" / "mine"
+    assert "| P | 0.5000 |" in (folder / "metrics.md").read_text()  # (A's: P@1)
+    command = [sys.executable, "-c", KILLED_AFTER_RUN_TREC, "run", "-d", str(tmp_path / "tiny"), "-r", "run-file",
+               "-p", f"path={b}", "--k", "1", "--name", "mine", "-o", str(tmp_path / "results"), "--quiet"]
+    assert subprocess.run(command, capture_output=True, text=True).returncode == -9
+    assert "q2 Q0 d1 1" in (folder / "run.trec").read_text()  # B's run was written
+    assert sorted(p.name for p in folder.iterdir() if not p.name.startswith(".")) == ["run.trec"]
