@@ -212,12 +212,27 @@ def load_beir_folder(folder: str | Path, split: str = "test", name: str | None =
         raise InputError(f"no qrels for split {split!r} (available: {', '.join(available) or 'none'}){hint}",
                          qrels_path)
     qrels = load_qrels_tsv(qrels_path)
-    corpus = load_corpus(corpus_path)
     all_queries = load_queries(queries_path)
+    _refuse_no_judged_query(all_queries, qrels, queries_path, qrels_path)  # (before a corpus of millions is parsed)
+    corpus = load_corpus(corpus_path)
     paths = {p.name if p.parent == folder else f"qrels/{p.name}": p for p in (corpus_path, queries_path, qrels_path)}
     return assemble(name or folder.name, split, corpus, all_queries, qrels,
                     {key: corpus_cache.source_checksum(p) for key, p in paths.items()},
                     {key.removesuffix(".gz"): corpus_cache.content_checksum(p) for key, p in paths.items()})
+
+
+def _refuse_no_judged_query(queries: Queries, qrels: Qrels, queries_path: Path, qrels_path: Path) -> None:
+    """InputError when not one query judged in the split has a text: an empty queries file, or one of another
+    dataset (every metric was 0, with only a warning that the judged queries had no text; an empty corpus was
+    refused already). Some judged queries without a text stay a warning (:func:`assemble`)."""
+    judged = qrels.queries()
+    if not judged or len(queries.subset(judged)):
+        return
+    if not len(queries):
+        raise InputError("the queries file holds no query", queries_path)
+    raise InputError(f"none of the {len(judged):,} queries judged in {qrels_path.parent.name}/{qrels_path.name} is "
+                     f"in this file (the first judged: {judged[0]!r}): are the queries of another dataset?",
+                     queries_path)
 
 
 def assemble(name: str, split: str, corpus: Corpus, all_queries: Queries, qrels: Qrels,

@@ -104,3 +104,27 @@ def test_a_gzipped_qrels_tsv_without_gz_in_its_name_is_one_line_naming_it(tmp_pa
     assert str(caught.value) == expected
     done = harness_cli("run", "-d", folder, "-r", "bm25", "--k", "1", "-o", tmp_path / "out")
     assert done.returncode == 2 and done.stderr.strip().splitlines() == [f"error: {expected}"]
+
+
+def test_a_queries_file_without_a_judged_query_is_refused(tmp_path):
+    """An empty queries.jsonl, or one of another dataset, was loaded with the warning "300 judged query id(s)
+    have no query text; they score 0": every metric 0 and exit 0, where an empty corpus was refused. Now one
+    line naming the queries file; some judged queries without a text stay a warning (above)."""
+    from harness.datasets.beir import load_beir_folder
+    from harness.errors import InputError
+
+    folder = tmp_path / "d"
+    (folder / "qrels").mkdir(parents=True)
+    (folder / "corpus.jsonl").write_text('{"_id": "d1", "text": "a"}\n', encoding="utf-8")
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td1\t1\n", encoding="utf-8")
+    (folder / "queries.jsonl").write_text("", encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        load_beir_folder(folder)
+    assert str(caught.value) == f"{folder / 'queries.jsonl'}: the queries file holds no query"
+    (folder / "queries.jsonl").write_text('{"_id": "x1", "text": "b"}\n', encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        load_beir_folder(folder)
+    assert str(caught.value) == (f"{folder / 'queries.jsonl'}: none of the 2 queries judged in qrels/test.tsv is in "
+                                 "this file (the first judged: 'q1'): are the queries of another dataset?")
+    (folder / "queries.jsonl").write_text('{"_id": "q2", "text": "b"}\n', encoding="utf-8")
+    assert load_beir_folder(folder).warnings == ["1 judged query id(s) have no query text; they score 0"]
