@@ -282,16 +282,23 @@ def check_run_file_ids(dataset: Dataset) -> None:
     query id) and its message (ValueError, one line from the CLI). Vectorized over the corpus's Arrow
     ``_id`` column (1M ids: milliseconds), so a bad id costs seconds, not the whole index and search."""
     from harness.columns import is_utf8_text
+    from harness.datasets.jsonl import object_line
+    from harness.errors import InputError
     from harness.formats.trec import check_writable_ids, unwritable_ids, unwritable_message
 
     if not is_utf8_text(dataset.name):  # (a folder name holding bytes that are not UTF-8, surrogate-escaped)
         raise HarnessError(f"the dataset's name {dataset.name!r} is not UTF-8 text (its folder name holds bytes "
                            "that are not): metrics.json and run.trec could not hold it; rename the folder")
     bad = unwritable_ids(dataset.corpus.id_column)
-    if len(bad):  # where it is: the corpus's document number (its line, when the file has no blank line)
+    if len(bad):  # where it is: the corpus file's line (found again, only now), else the document's number
         position = int(bad[0])
-        raise ValueError(f"{unwritable_message(dataset.corpus.ids[position], 'document id')}: document "
-                         f"{position + 1:,} of {dataset.name}'s corpus, which run.trec could not hold")
+        message = unwritable_message(dataset.corpus.ids[position], "document id")
+        source = dataset.corpus.source
+        line = object_line(source, position) if source is not None else None
+        if line is not None:
+            raise InputError(f"{message}: run.trec could not hold it", source, line)
+        raise ValueError(f"{message}: document {position + 1:,} of {dataset.name}'s corpus, which run.trec could "
+                         "not hold")
     check_writable_ids(dataset.queries.ids, "query id", first_column=True)
 
 

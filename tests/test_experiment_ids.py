@@ -6,6 +6,7 @@ run.trec was written, after the whole index and search."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -91,9 +92,27 @@ def test_harness_run_fails_at_once_with_one_line(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "harness", "run", "-d", str(folder), "-o", str(tmp_path / "out"),
                            "-q"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
-    assert proc.stderr == ("error: document id 'd 2' cannot be written to a TREC file (contains whitespace): "
-                           "document 2 of tiny's corpus, which run.trec could not hold\n")
+    assert proc.stderr == (f"error: {folder / 'corpus.jsonl'}:2: document id 'd 2' cannot be written to a TREC file "
+                           "(contains whitespace): run.trec could not hold it\n")
     assert not (tmp_path / "out").exists()
+
+
+def test_the_refused_id_is_named_by_its_file_and_line(tmp_path):
+    """The file and line of the document, found again in the file (gzipped too; blank lines counted as lines,
+    not documents): it was "document 3 of tiny's corpus", which a user had to count to, past blank lines."""
+    import gzip
+
+    folder = _beir_folder(tmp_path / "tiny", ["d1", "d2", "d 3"])
+    lines = (folder / "corpus.jsonl").read_text().splitlines(keepends=True)
+    (folder / "corpus.jsonl").unlink()
+    with gzip.open(folder / "corpus.jsonl.gz", "wt") as handle:
+        handle.write(lines[0] + "\n  \n" + lines[1] + "\n" + lines[2])
+    proc = subprocess.run([sys.executable, "-m", "harness", "run", "-d", str(folder), "-o", str(tmp_path / "out"),
+                           "-q"], capture_output=True, text=True, timeout=120, env={**os.environ,
+                           "HARNESS_CACHE_DIR": str(tmp_path / "cache")})
+    assert proc.returncode == 2
+    assert proc.stderr == (f"error: {folder / 'corpus.jsonl.gz'}:6: document id 'd 3' cannot be written to a TREC "
+                           "file (contains whitespace): run.trec could not hold it\n")
 
 
 def test_a_bench_cell_fails_before_indexing(tmp_path, monkeypatch):
@@ -107,9 +126,9 @@ def test_a_bench_cell_fails_before_indexing(tmp_path, monkeypatch):
                       f'[[retrievers]]\ntype = "{__name__}:RecordingRetriever"\nlabel = "rec"\n')
     [outcome] = run_bench(load_config(config)).outcomes
     assert outcome.status == "failed"
-    assert outcome.error.endswith("document id 'd\\x002' cannot be written to a TREC file (contains NUL: "
-                                  "trec_eval would cut the id there): document 2 of tiny's corpus, which "
-                                  "run.trec could not hold")
+    assert outcome.error.endswith(f"{folder / 'corpus.jsonl'}:2: document id 'd\\x002' cannot be written to a "
+                                  "TREC file (contains NUL: trec_eval would cut the id there): run.trec could not "
+                                  "hold it")
 
 
 def test_harness_run_pipeline_fails_before_any_stage(tmp_path, harness_cli, monkeypatch):
@@ -120,6 +139,6 @@ def test_harness_run_pipeline_fails_before_any_stage(tmp_path, harness_cli, monk
                         'retriever = "tests.test_experiment_ids:RecordingRetriever"\n')
     out = harness_cli("run", "-d", folder, "--pipeline", pipeline, "-o", tmp_path / "out", "-q")
     assert out.returncode == 2
-    assert out.stderr == ("error: document id 'd 2' cannot be written to a TREC file (contains whitespace): "
-                          "document 2 of tiny's corpus, which run.trec could not hold\n")
+    assert out.stderr == (f"error: {folder / 'corpus.jsonl'}:2: document id 'd 2' cannot be written to a TREC file "
+                          "(contains whitespace): run.trec could not hold it\n")
     assert not (tmp_path / "out").exists()

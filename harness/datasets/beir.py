@@ -86,6 +86,7 @@ def load_corpus(path: Path, cache: bool | None = None) -> Corpus:
     if order is not None and len(order) == len(corpus):  # the same rows: Corpus.id_order need not sort them again
         corpus.__dict__.setdefault("id_order", order)
     corpus.fingerprint = corpus_cache.fingerprint(digest)
+    corpus.source = path
     return corpus
 
 

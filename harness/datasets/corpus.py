@@ -5,6 +5,7 @@ from __future__ import annotations
 import mmap
 from dataclasses import dataclass, field
 from functools import cached_property
+from pathlib import Path
 from typing import Iterator, Sequence
 
 import numpy as np
@@ -47,6 +48,9 @@ class Corpus:
 
     fingerprint: str | None = None
     parsed_with: dict[str, str] | None = None
+    # the JSON Lines file the loader parsed it from, its documents in the file's order (None: built otherwise):
+    # what names the file and line of a document refused after loading (harness.experiment.check_run_file_ids)
+    source: Path | None = None
     _mapping: mmap.mmap | None = None  # the read-only file map holding the table, when it is one
     _give_back = False  # a table in RAM was replaced by its map: give its memory back (see use_mapped)
 

@@ -491,6 +491,23 @@ def _open_text(path: Path):
     return open(path, encoding="utf-8-sig", errors="surrogateescape", newline="")
 
 
+def object_line(path: Path, position: int) -> int | None:
+    """The line number of the ``position``-th object (from 0) of a JSON Lines file, counted as
+    :func:`iter_jsonl` counts them (blank lines skipped), the lines not parsed: where a check made after
+    loading (a document id run.trec cannot hold) names the line. None past the end, or unreadable."""
+    seen = -1
+    try:
+        with _open_text(path) as handle:
+            for number, line in enumerate(handle, 1):
+                if line.strip():
+                    seen += 1
+                    if seen == position:
+                        return number
+    except read_errors():
+        return None
+    return None
+
+
 def _lone_surrogate(obj: dict) -> str | None:
     """The first top-level key whose string value holds a lone surrogate (``"\\ud800"`` is legal JSON
     but no UTF-8 text: Arrow columns, run files and reports cannot hold it), else None."""
