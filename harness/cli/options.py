@@ -15,7 +15,7 @@ from harness.evaluation import DEFAULT_K
 def parse_k(text: str | None) -> list[int]:
     """Comma-separated ASCII integers (blanks around each ignored): ``"1 3"`` is refused, not read as 13,
     and so are ``1_0``, ``+5`` and non-ASCII digits that Python's ``int`` would take."""
-    if not text:
+    if text is None:
         return list(DEFAULT_K)
     parts = [part.strip() for part in text.split(",")]
     if not all(re.fullmatch(r"(-?[0-9]+)?", part) for part in parts) or not any(parts):

@@ -41,6 +41,7 @@ def test_k_accepted(text, expected):
     ("1.5", "--k takes comma-separated integers"),
     ("1e3", "--k takes comma-separated integers"),
     (" ", "--k takes comma-separated integers"),
+    ("", "--k takes comma-separated integers"),         # was the default cutoffs, as if --k were not given
     (",", "--k takes comma-separated integers"),
     ("0", "--k values must be >= 1"),
     ("-1", "--k values must be >= 1"),
