@@ -36,15 +36,15 @@ def content_sha256(path: str | os.PathLike) -> str:
     damaged ``.gz`` is the parser's line, ``<file>: cannot read file: ...``."""
     if not str(path).endswith(".gz"):
         return sha256(path)
-    from harness.datasets.jsonl import open_binary, read_errors  # (lazy: the datasets package imports this module)
-    from harness.errors import InputError
+    from harness.datasets.jsonl import open_binary, read_errors, unreadable  # (lazy: the datasets package imports
+    # this module)
 
     try:
         with open_binary(Path(path)) as handle:
             return stream_digest(handle)
     except read_errors() as exc:  # (a bare EOFError reached the CLI as "Aborted.", from the corpus cache's hashing
         # thread or a bench plan)
-        raise InputError(f"cannot read file: {exc}", path) from None
+        raise unreadable(Path(path), exc) from None
 
 
 def crc32(path: str | os.PathLike) -> str:

@@ -64,6 +64,26 @@ def read_errors() -> tuple[type[BaseException], ...]:
     return OSError, EOFError, zlib.error, isal_error
 
 
+def unreadable(path: Path, exc: BaseException) -> InputError:
+    """The InputError of a file that could not be read (``exc``: one of :func:`read_errors`), ``<file>: cannot read
+    file: ...``. A ``.gz`` whose gzip data is followed by bytes that are no gzip data (text appended to it) is said
+    so: igzip calls it "Compressed file ended before the end-of-stream marker was reached", as it calls a truncated
+    file, whose data is incomplete; Python's gzip, which tells them apart, reads it again here (only on this path)."""
+    import zlib
+
+    message = str(exc)
+    if isinstance(exc, EOFError) and path.suffix == ".gz":
+        try:
+            with gzip.open(path, "rb") as handle:
+                while handle.read(1 << 24):
+                    pass
+        except gzip.BadGzipFile as trailing:
+            message = f"the gzip data is followed by bytes that are not gzip data ({trailing})"
+        except (OSError, EOFError, zlib.error):
+            pass
+    return InputError(f"cannot read file: {message}", path)
+
+
 class ContentDigest:
     """The sha256 of a file's content (:func:`harness.checksums.content_sha256`'s value) taken from the bytes
     the fast parse reads anyway: within ``with ContentDigest(path) as parsed:``, each read of ``path`` by
@@ -315,7 +335,7 @@ def read_string_columns(path: Path, fields: tuple[str, ...]):
             if block >= LARGE_BLOCK_BYTES or blocks.refused or not _line_past_block(exc):
                 return None
         except read_errors() as exc:
-            raise InputError(f"cannot read file: {exc}", path) from None
+            raise unreadable(path, exc) from None
     if blocks.refused or table.num_rows != blocks.lines:  # not one object per line (see _ObjectBlocks)
         return None
     chunks = [chunk for column in table.columns for chunk in column.chunks]
@@ -391,7 +411,7 @@ def _stream_compiled(path: Path, fields: tuple[str, ...], take, rows_of) -> bool
                 try:
                     data = ahead.result()
                 except read_errors() as exc:
-                    raise InputError(f"cannot read file: {exc}", path) from None
+                    raise unreadable(path, exc) from None
                 if blocks.refused:  # (its reads give the end of the file from the fault on)
                     return False
                 if not data and hasher is not None:  # the end: every byte hashed, none refused
@@ -442,7 +462,7 @@ def _stream_pyarrow(path: Path, fields: tuple[str, ...], take) -> bool:
         except refused:
             return False
         except read_errors() as exc:
-            raise InputError(f"cannot read file: {exc}", path) from None
+            raise unreadable(path, exc) from None
         try:
             while True:
                 try:
@@ -454,7 +474,7 @@ def _stream_pyarrow(path: Path, fields: tuple[str, ...], take) -> bool:
                 except refused:
                     return False
                 except read_errors() as exc:
-                    raise InputError(f"cannot read file: {exc}", path) from None
+                    raise unreadable(path, exc) from None
                 rows += batch.num_rows
                 take(batch)
         except BaseException:  # (Ctrl-C, SIGTERM's SystemExit, take's own error)
@@ -550,4 +570,4 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
                                          "text", path, number, obj.get("_id"))
                 yield number, obj
     except read_errors() as exc:
-        raise InputError(f"cannot read file: {exc}", path) from None
+        raise unreadable(path, exc) from None

@@ -104,3 +104,29 @@ def test_a_corrupt_deflate_stream_is_one_line_naming_the_file(tmp_path, monkeypa
     err = capsys.readouterr().err
     assert exited.value.code == 2, err
     assert err.startswith(f"error: {root / name}: cannot read file: ") and err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize("folder", ["garbage", "truncated"], indirect=True)
+def test_text_appended_to_a_gz_is_not_called_a_truncated_file(folder, monkeypatch, capsys):
+    """igzip says "Compressed file ended before the end-of-stream marker was reached" of both: of text appended
+    to whole gzip data too, whose data is not short. That one is now said for what it is (Python's gzip tells the
+    two apart, read again on this path only); a truncated file keeps igzip's words."""
+    import sys
+
+    from harness.checksums import content_sha256
+    from harness.cli import main
+    from harness.datasets import corpus_cache
+
+    path = folder / "corpus.jsonl.gz"
+    expected = (f"{path}: cannot read file: the gzip data is followed by bytes that are not gzip data (Not a gzipped "
+                "file (b'he'))" if path.read_bytes().endswith(b"hello") else
+                f"{path}: cannot read file: Compressed file ended before the end-of-stream marker was reached")
+    with pytest.raises(InputError) as raised:
+        content_sha256(path)
+    assert str(raised.value) == expected
+    for size in (1, 2**40):  # parsed while hashed on a thread (a corpus of cached size), and parsed alone
+        monkeypatch.setattr(corpus_cache, "MIN_BYTES", size)
+        monkeypatch.setattr(sys, "argv", ["harness", "run", "-q", "-d", str(folder), "-o", str(folder.parent / "out")])
+        with pytest.raises(SystemExit):
+            main()
+        assert capsys.readouterr().err == f"error: {expected}\n"
