@@ -43,6 +43,18 @@ def test_the_explorer_data_holds_each_difference_rounded_once(tmp_path):
     assert deltas["q2"] > 0  # (rounds to 0.0000: its sign kept)
 
 
+def test_the_explorer_values_are_rounded_as_the_tables_print_them(tmp_path):
+    """NFCorpus's PLAIN-1887 AP under bm25 is 0.00125 (harness bench, AP, per_query.jsonl): the double is just above
+    the half, and Python prints it 0.0013 (f"{v:.4f}"), as the tables and the deltas round; the explorer's data
+    held numpy's round, 0.0012 (it scales by 10^4 first)."""
+    values = {"q1": 0.00125, "q2": 1 / 3, "q3": 1.0, "q4": 0.0}
+    paths = [str(write_result(tmp_path / name, {q: {"AP": v} for q, v in values.items()})) for name in ("a", "b")]
+    explorer = build_report(load_results(paths), ["AP"], None, FAST).datasets[0].explorer
+    shown = dict(zip(explorer["queries"], explorer["values"][0][0]))
+    assert shown == {"q1": 0.0013, "q2": 0.3333, "q3": 1, "q4": 0}
+    assert {q: f"{v:.4f}" for q, v in shown.items()} == {q: f"{v:.4f}" for q, v in values.items()}
+
+
 def test_the_delta_column_and_filters_agree_with_the_values(tmp_path, chrome):
     """In the browser: the Δ column shows each difference as the files give it, the sort by Δ orders by it,
     and 'better than baseline' lists the queries W/T/L counts as wins (3: q1, q2, q72), 'tied' the ties (q3)."""

@@ -216,12 +216,19 @@ def _dataset_folder(name: str, split: str, recorded: str | None) -> Path:
 
 # ------------------------------------------------------------------------------ statistics
 def _rounded(values: np.ndarray, digits: int = 4) -> list:
-    """Compact JSON numbers: rounded, integral values as ints (0 and 1 are most of them). Values past
-    2^52 have no decimals to round and are kept (rounding multiplies by 10^digits: DCG_exp values near
-    2^1023 became inf, which JSON cannot hold), and written as floats (8.98846567431158e+307)."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        rounded = np.where(np.abs(values) < 2.0**52, np.round(values, digits), values)
-    return [int(v) if v.is_integer() and abs(v) < 2.0**52 else v for v in rounded.tolist()]
+    """Compact JSON numbers: each rounded to ``digits`` decimals as Python prints it (``f"{v:.4f}"``, as the
+    tables and :func:`_differences` round: numpy's round scales by 10^digits first, and AP 0.00125, a double just
+    above the half, was shown 0.0012 beside a table's 0.0013), integral values as ints (0 and 1 are most of them).
+    Values past 2^52 have no decimals to round and are kept (DCG_exp values near 2^1023), and written as floats
+    (8.98846567431158e+307)."""
+    out = []
+    for v in values.tolist():
+        if abs(v) >= 2.0**52 or not math.isfinite(v):
+            out.append(v)
+            continue
+        rounded = float(f"{v:.{digits}f}")
+        out.append(int(rounded) if rounded.is_integer() else rounded)
+    return out
 
 
 def _differences(values: np.ndarray, digits: int = 4) -> list:
