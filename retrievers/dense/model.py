@@ -109,21 +109,25 @@ def _model_files(folder: Path) -> list[Path]:
     return files
 
 
-def folder_digest(folder: Path, memo_path: Path | None = None) -> str:
-    """sha256 over (relative path, sha256 of content) of the model's files.
-
-    With ``memo_path``, digests are remembered per folder together with each file's size,
-    modification time, change time (ns) and inode, and reused while those are unchanged. (Size and
-    mtime alone are not enough: a checkpoint rewritten in place keeps its size, and ``touch -r``,
+def folder_stamp(folder: Path) -> list:
+    """Per file of the model folder: ``[relative path, size, mtime ns, ctime ns, inode]``: what tells its files
+    unchanged (size and mtime alone do not: a checkpoint rewritten in place keeps its size, and ``touch -r``,
     ``tar`` or ``rsync -a`` give it its old mtime; ctime cannot be set back, as
-    :func:`harness.bench.cells.file_sha256` relies on.)
+    :func:`harness.bench.cells.file_sha256` relies on)."""
+    return [[str(p.relative_to(folder)), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+            for p, st in ((p, p.stat()) for p in _model_files(folder))]
+
+
+def folder_digest(folder: Path, memo_path: Path | None = None, stamp: list | None = None) -> str:
+    """sha256 over (relative path, sha256 of content) of the model's files, which are those of ``stamp``
+    (:func:`folder_stamp`, taken now when not given; a file that changes while it is hashed is refused).
+
+    With ``memo_path``, digests are remembered per folder together with the stamp, and reused while
+    it is unchanged.
     """
-    files = _model_files(folder)
-    if not files:
+    stamp = folder_stamp(folder) if stamp is None else stamp
+    if not stamp:
         raise HarnessError(f"model folder {folder} holds no files")
-    stats = [p.stat() for p in files]
-    stamp = [[str(p.relative_to(folder)), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
-             for p, st in zip(files, stats)]
     memo: dict = {}
     key = str(folder.resolve())
     if memo_path is not None and memo_path.is_file():
@@ -135,8 +139,10 @@ def folder_digest(folder: Path, memo_path: Path | None = None) -> str:
         if isinstance(entry, dict) and entry.get("files") == stamp:
             return entry["digest"]
     outer = hashlib.sha256()
-    for path, (rel, *_) in zip(files, stamp):
-        outer.update(f"{rel}\0{sha256(path)}\n".encode())
+    for rel, *_ in stamp:
+        outer.update(f"{rel}\0{sha256(folder / rel)}\n".encode())
+    if folder_stamp(folder) != stamp:
+        raise _changed(folder, "while they were hashed")
     digest = outer.hexdigest()
     if memo_path is not None:
         memo[key] = {"files": stamp, "digest": digest}
@@ -145,6 +151,46 @@ def folder_digest(folder: Path, memo_path: Path | None = None) -> str:
         except OSError:
             pass  # a read-only cache only costs the rehash
     return digest
+
+
+def _changed(folder: Path, when: str) -> HarnessError:
+    return HarnessError(f"model folder {folder}: its files changed {when}; run again once they are settled")
+
+
+class FolderFiles:
+    """A model folder's files as one model object uses them: their sha256 (:func:`folder_digest`), taken once,
+    and the model loaded from them (:meth:`loaded`), refused when they are not the files hashed. The digest
+    keys caches (embeddings, a pipeline stage's scores, a bench cell), and was taken when a bench planned its
+    cells, long before the model was loaded: a folder rewritten meanwhile had the new model's embeddings
+    cached under the old model's digest, served to later runs of the old model."""
+
+    def __init__(self, folder: Path):
+        self.folder = Path(folder)
+        self._digest: str | None = None
+        self._stamp: list | None = None  # the files hashed, or loaded: whichever came first
+
+    def digest(self, memo_path: Path | None = None) -> str:
+        """sha256 of the files (computed once; after :meth:`loaded`, of the files that were loaded)."""
+        if self._digest is None:
+            stamp = folder_stamp(self.folder)
+            if self._stamp is not None and stamp != self._stamp:
+                raise _changed(self.folder, "since the model was loaded from them")
+            self._digest = folder_digest(self.folder, memo_path, stamp)
+            self._stamp = stamp
+        return self._digest
+
+    def loaded(self, load):
+        """``load()`` (which reads the model from the folder), refused when the files changed since they were
+        hashed (their stamps differ, and so does their content, hashed again), or while they were loaded."""
+        before = folder_stamp(self.folder)
+        if self._stamp is not None and before != self._stamp:
+            if self._digest is None or folder_digest(self.folder, None, before) != self._digest:
+                raise _changed(self.folder, "since their sha256 was taken (it keys this run's caches)")
+        model = load()
+        if folder_stamp(self.folder) != before:
+            raise _changed(self.folder, "while the model was loaded")
+        self._stamp = before
+        return model
 
 
 def _read_json(path: Path) -> dict:
@@ -339,7 +385,7 @@ class ModelHandle:
         self.requested_device = device
         self.device: str | None = None
         self.load_seconds = 0.0
-        self._digest: str | None = None
+        self.files = FolderFiles(self.folder)
         self._model = None
         st_config = _read_json(self.folder / "config_sentence_transformers.json")
         self.prompts: dict[str, str] = dict(st_config.get("prompts") or {})
@@ -371,10 +417,9 @@ class ModelHandle:
         return cls(repo, folder, match.group(1) if match else revision, "hub", device)
 
     def digest(self, memo_path: Path | None = None) -> str:
-        """sha256 of the model folder's files (see :func:`folder_digest`), computed once."""
-        if self._digest is None:
-            self._digest = folder_digest(self.folder, memo_path)
-        return self._digest
+        """sha256 of the model folder's files (see :func:`folder_digest`), computed once; those the model is
+        loaded from (:class:`FolderFiles`)."""
+        return self.files.digest(memo_path)
 
     def prompt(self, text: str | None, name: str | None, role: str) -> str | None:
         """The prompt string for ``role`` ('query'/'document'): given literally, or by prompt name."""
@@ -398,7 +443,7 @@ class ModelHandle:
             self.device = resolve_device(self.requested_device)
             from sentence_transformers import SentenceTransformer
 
-            self._model = SentenceTransformer(str(self.folder), device=self.device)
+            self._model = self.files.loaded(lambda: SentenceTransformer(str(self.folder), device=self.device))
             self.load_seconds = time.perf_counter() - started
         return self._model
 

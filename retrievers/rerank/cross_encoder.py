@@ -64,6 +64,7 @@ class CrossEncoderReranker(Reranker):
         self.max_length, self.requested_device, self.activation = max_length, device, activation
         self._model = None
         self._folder: Path | None = None
+        self._files = None  # (FolderFiles of the folder: its digest, and the model loaded from those files)
         self._stats: dict = {}
 
     def folder(self) -> Path:
@@ -102,8 +103,8 @@ class CrossEncoderReranker(Reranker):
 
             folder = self.folder()
             try:
-                model = CrossEncoder(str(folder), max_length=self.max_length,
-                                     device=resolve_device(self.requested_device))
+                model = self.files().loaded(lambda: CrossEncoder(str(folder), max_length=self.max_length,
+                                                                 device=resolve_device(self.requested_device)))
             except (OSError, ValueError) as exc:  # not a model folder / hub repo, or offline without a cached copy
                 raise ValueError(f"cannot load cross-encoder {self.model_name!r}: {exc}") from None
             if model.num_labels != 1:
@@ -159,15 +160,23 @@ class CrossEncoderReranker(Reranker):
             return resolve_device("auto")
         return self.requested_device.split(":", 1)[0]
 
+    def files(self):
+        """The folder's :class:`~retrievers.dense.model.FolderFiles`: the model is loaded from the files hashed."""
+        if self._files is None:
+            from retrievers.dense.model import FolderFiles
+
+            self._files = FolderFiles(self.folder())
+        return self._files
+
     @property
     def model_sha256(self) -> str:
-        folder = self.folder()
+        """The folder's digest, taken once (a stage key's, then the result's: of the files the model was loaded
+        from; a folder rewritten between the two is refused when the model loads)."""
         from harness.cache import cache_dir
-        from retrievers.dense.model import folder_digest
 
         # (the memo's stamps of the files tell an unchanged folder; without it every instance hashed the folder
         # whole: 2.3 GB for bge-reranker-v2-m3)
-        return folder_digest(folder, cache_dir("embeddings") / "model-digests.json")
+        return self.files().digest(cache_dir("embeddings") / "model-digests.json")
 
     def stats(self) -> dict:
         return {"device": str(self._model.device) if self._model is not None else "not loaded", **self._stats}

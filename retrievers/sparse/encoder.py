@@ -72,7 +72,7 @@ class SparseModel:
             self.handle.device = resolve_device(self.handle.requested_device)
             from sentence_transformers import SparseEncoder
 
-            model = SparseEncoder(str(self.handle.folder), device=self.handle.device)
+            model = self.handle.files.loaded(lambda: SparseEncoder(str(self.handle.folder), device=self.handle.device))
             check_sparse_encoder(model, self.handle)
             self._model = model
             self.handle.load_seconds = time.perf_counter() - started
