@@ -96,3 +96,48 @@ def matches_record_file(path: str | os.PathLike, record_path: str | os.PathLike,
     except (OSError, ValueError):
         return False
     return matches_crc_record(path, record)
+
+
+def file_signature(path: str | os.PathLike) -> tuple:
+    """What changes when a file is rewritten, in place or replaced by a rename: device, inode, size, mtime and
+    ctime (ns). Size and mtime alone do not: a rewrite of the same size given its old mtime back (``touch -r``,
+    ``rsync -a``) kept them; ctime cannot be set back."""
+    st = os.stat(path)
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+class HashedFile:
+    """A file a component reads (a run file, an impacts file) and names in its ``params()`` by sha256: of the file
+    as it is now until it has been read, then of the content that was read. (A bench takes every cell's
+    parameters when it plans, then runs the cells: a file rewritten meanwhile was read new and recorded old, and
+    the cell reused afterwards for the old file's numbers.) A file that changes while it is read, or hashed, is
+    refused (HarnessError) with ``what`` naming it."""
+
+    def __init__(self, path: Path, what: str):
+        self.path, self.what = Path(path), what
+        self._sha256: str | None = None
+        self._hashed: tuple | None = None  # the file's signature when _sha256 was computed
+        self.read_as: tuple | None = None  # the signature of what read() read
+
+    def sha256(self) -> str:
+        if self._sha256 is None or (self.read_as is None and self._hashed != file_signature(self.path)):
+            self._sha256, self._hashed = self._unchanged(sha256)
+        return self._sha256
+
+    def read(self, reader):
+        """``reader(path)``, the file unchanged while it was read; :meth:`sha256` is then of what it read."""
+        out, self.read_as = self._unchanged(reader)
+        if self._sha256 is None or self._hashed != self.read_as:  # (hashed before a rewrite: hash what was read)
+            self._sha256, self._hashed = self._unchanged(sha256, since=self.read_as)
+        return out
+
+    def _unchanged(self, read, since: tuple | None = None):
+        """(``read(path)``, the file's signature), refused when the file changed while it was read (or since the
+        signature ``since``): what was read must be what is hashed."""
+        from harness.errors import HarnessError
+
+        before = file_signature(self.path)
+        out = read(self.path)
+        if file_signature(self.path) != before or since not in (None, before):
+            raise HarnessError(f"{self.path}: {self.what} changed while it was read; run again once it is written")
+        return out, before

@@ -24,17 +24,10 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.checksums import sha256
+from harness.checksums import HashedFile
 from harness.datasets.corpus import Corpus, Queries
-from harness.errors import HarnessError
 from harness.run import Run
 from harness.retriever import Retriever
-
-
-def _signature(path: Path) -> tuple:
-    """What changes when a file is rewritten (in place or replaced by a rename): size, mtime, inode."""
-    st = path.stat()
-    return st.st_size, st.st_mtime_ns, st.st_ino
 
 
 _STDIN: dict = {}  # standard input as this process read it for path=-: stream, sha256, then raw bytes or the Run
@@ -70,8 +63,8 @@ class RunFileRetriever(Retriever):
         self.path = STDIN_NAME if self._stdin else Path(os.path.expanduser(str(path)))
         if not self._stdin and not self.path.is_file():
             raise ValueError(f"run file not found: {self.path}")
-        self._sha256: str | None = None
-        self._hashed: tuple | None = None  # the file's signature when _sha256 was computed
+        self._sha256: str | None = None  # standard input's
+        self._file = None if self._stdin else HashedFile(self.path, "the run file")
         self._run: Run | None = None
         self._corpus: Corpus | None = None
         self._stats: dict = {}
@@ -82,18 +75,8 @@ class RunFileRetriever(Retriever):
         input's: of the bytes read (read now, once)."""
         if self._stdin:
             self._read_stdin()
-        elif self._sha256 is None or (self._run is None and self._hashed != _signature(self.path)):
-            self._sha256, self._hashed = self._unchanged(sha256)
-        return {"path": str(self.path), "sha256": self._sha256}
-
-    def _unchanged(self, read, since: tuple | None = None):
-        """(``read(path)``, the file's signature), refused when the file changed while it was read
-        (or since the signature ``since``): what was read must be what is hashed and scored."""
-        before = _signature(self.path)
-        out = read(self.path)
-        if _signature(self.path) != before or since not in (None, before):
-            raise HarnessError(f"{self.path}: the run file changed while it was read; replay it once it is written")
-        return out, before
+            return {"path": str(self.path), "sha256": self._sha256}
+        return {"path": str(self.path), "sha256": self._file.sha256()}
 
     def stats(self) -> dict:
         return dict(self._stats)
@@ -117,10 +100,7 @@ class RunFileRetriever(Retriever):
         if self._run is None:
             from harness.formats.trec import read_run
 
-            run, read = self._unchanged(read_run)
-            if self._sha256 is None or self._hashed != read:  # (hashed before a rewrite: hash what was read)
-                self._sha256, self._hashed = self._unchanged(sha256, since=read)
-            self._run = run
+            self._run = self._file.read(read_run)
         return self._run
 
     def index(self, corpus: Corpus) -> None:

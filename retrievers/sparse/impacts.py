@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.checksums import sha256
+from harness.checksums import HashedFile
 from harness.datasets.corpus import Corpus, Queries
 from harness.errors import InputError
 from harness.retriever import Retriever
@@ -67,25 +67,25 @@ class ImpactsRetriever(Retriever):
         self.n_threads = default_threads() if n_threads is None else int(n_threads)
         if self.n_threads < 1:
             raise ValueError(f"n_threads must be >= 1, got {n_threads}")
-        self._digests: dict[str, str] = {}
+        self._files = {"documents": HashedFile(self.documents_path, "the documents file"),
+                       "queries": HashedFile(self.queries_path, "the queries file")}
         self._searcher: ImpactSearcher | None = None
         self._vocabulary: list[str] | None = None
         self._queries: Vectors | None = None
         self._stats: dict = {}
 
     def params(self) -> dict:
-        for key, path in (("documents", self.documents_path), ("queries", self.queries_path)):
-            if key not in self._digests:
-                self._digests[key] = sha256(path)
-        return {"documents": str(self.documents_path), "documents_sha256": self._digests["documents"],
-                "queries": str(self.queries_path), "queries_sha256": self._digests["queries"],
+        """The files' paths and sha256: of the content read, once read (:class:`~harness.checksums.HashedFile`:
+        a file rewritten between a bench's plan and its cell was recorded by the old content's sha256)."""
+        return {"documents": str(self.documents_path), "documents_sha256": self._files["documents"].sha256(),
+                "queries": str(self.queries_path), "queries_sha256": self._files["queries"].sha256(),
                 "quantize": self.quantize}
 
     def stats(self) -> dict:
         return dict(self._stats)
 
     def index(self, corpus: Corpus) -> None:
-        docs = read_vectors(self.documents_path, what="documents")
+        docs = self._files["documents"].read(lambda path: read_vectors(path, what="documents"))
         doc_index = np.fromiter((corpus.id_index.get(d, -1) for d in docs.ids), dtype=np.int64, count=len(docs.ids))
         if (doc_index < 0).any():
             row = int(np.argmax(doc_index < 0))
@@ -110,7 +110,8 @@ class ImpactsRetriever(Retriever):
         if self._searcher is None:
             raise RuntimeError("index() must be called before search()")
         if self._queries is None:
-            self._queries = read_vectors(self.queries_path, self._vocabulary, what="queries")
+            self._queries = self._files["queries"].read(lambda path: read_vectors(path, self._vocabulary,
+                                                                                   what="queries"))
         vectors = self._queries
         row_of = vectors.row_of()
         rows = np.fromiter((row_of.get(q, -1) for q in queries.ids), dtype=np.int64, count=len(queries))
