@@ -215,37 +215,30 @@ def _dataset_folder(name: str, split: str, recorded: str | None) -> Path:
 
 
 # ------------------------------------------------------------------------------ statistics
+def _printed(v: float, digits: int):
+    """``v`` rounded to ``digits`` decimals as Python prints it (``f"{v:.4f}"``), an int when integral; values past
+    2^52 (no decimals to round: DCG_exp values near 2^1023) and non-finite ones as they are."""
+    if abs(v) >= 2.0**52 or not math.isfinite(v):
+        return v
+    rounded = float(f"{v:.{digits}f}")
+    return int(rounded) if rounded.is_integer() else rounded
+
+
 def _rounded(values: np.ndarray, digits: int = 4) -> list:
-    """Compact JSON numbers: each rounded to ``digits`` decimals as Python prints it (``f"{v:.4f}"``, as the
-    tables and :func:`_differences` round: numpy's round scales by 10^digits first, and AP 0.00125, a double just
-    above the half, was shown 0.0012 beside a table's 0.0013), integral values as ints (0 and 1 are most of them).
-    Values past 2^52 have no decimals to round and are kept (DCG_exp values near 2^1023), and written as floats
+    """Compact JSON numbers: each :func:`_printed`, as the tables and :func:`_differences` round (numpy's round
+    scales by 10^digits first, and AP 0.00125, a double just above the half, was shown 0.0012 beside a table's
+    0.0013); integral values as ints (0 and 1 are most of them), values past 2^52 written as floats
     (8.98846567431158e+307)."""
-    out = []
-    for v in values.tolist():
-        if abs(v) >= 2.0**52 or not math.isfinite(v):
-            out.append(v)
-            continue
-        rounded = float(f"{v:.{digits}f}")
-        out.append(int(rounded) if rounded.is_integer() else rounded)
-    return out
+    return [_printed(v, digits) for v in values.tolist()]
 
 
 def _differences(values: np.ndarray, digits: int = 4) -> list:
     """Per-query differences ``system - baseline`` (computed from the full values, as ``harness compare``'s
-    W/T/L and Δ) as the explorer shows them: each rounded to ``digits`` decimals as Python prints it
-    (``f"{d:.4f}"``; the difference of two values rounded to 4 decimals can be off by one in the last digit:
-    MRR 1/3 - 1/6 = 0.16667 was shown +0.1666), integral ones as ints; a non-zero difference that rounds to 0
-    kept as it is, so that its sign (a win or a loss, as W/T/L counts it, not a tie) survives; values past
-    2^52 as :func:`_rounded` keeps them."""
-    out = []
-    for d in values.tolist():
-        if abs(d) >= 2.0**52 or not math.isfinite(d):
-            out.append(d)
-            continue
-        rounded = float(f"{d:.{digits}f}")
-        out.append(d if rounded == 0 and d != 0 else int(rounded) if rounded.is_integer() else rounded)
-    return out
+    W/T/L and Δ) as the explorer shows them: each :func:`_printed` (the difference of two values rounded to 4
+    decimals can be off by one in the last digit: MRR 1/3 - 1/6 = 0.16667 was shown +0.1666); a non-zero
+    difference that rounds to 0 kept as it is, so that its sign (a win or a loss, as W/T/L counts it, not a tie)
+    survives."""
+    return [d if d != 0 and _printed(d, digits) == 0 else _printed(d, digits) for d in values.tolist()]
 
 
 def _letters(count: int) -> list[str]:
