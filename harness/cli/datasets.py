@@ -150,10 +150,7 @@ def info(
         if manifest:
             lines.append(f"downloaded: {manifest['downloaded_at']} from {manifest['url']}, {manifest['bytes']:,} bytes, "
                          f"sha256 {manifest['sha256']}")
-            base = dl.datasets_root() / ref.base  # (the manifest's paths are the zip's: a forum's under its folder)
-            recorded = {(base / rel).relative_to(folder).as_posix(): value
-                        for rel, value in (manifest.get("files") or {}).items()
-                        if isinstance(value, dict) and (base / rel).is_relative_to(folder)}
+            recorded = dl.recorded_files(ref, folder)
             source = dl.MANIFEST if recorded else None
     if not recorded and (folder / PROVENANCE).is_file():
         recorded, source = _provenance(folder / PROVENANCE), PROVENANCE

@@ -131,6 +131,10 @@ def load_dataset(dataset: str | os.PathLike | DatasetRef = DEFAULT_DATASET, spli
         whole_of_forums(ref)
         name, folder = resolve(ref, download=download, split=split)
         loaded = load_beir_folder(folder, split=split, name=name)
+        from harness.datasets import download as dl
+
+        if not Path(os.path.expanduser(ref.text)).is_dir() and folder == dl.dataset_dir(ref):  # (read from the cache)
+            dl.check_as_downloaded(ref, folder, loaded.files)
     load_s = time.perf_counter() - started
     reused = reused_versions_warning({"corpus_versions": loaded.corpus.parsed_with}, "dataset", REPARSE_HINT)
     return replace(loaded, load_s=load_s, warnings=[*loaded.warnings, *filter(None, [reused])])

@@ -486,3 +486,27 @@ def manifest(dataset: str | DatasetRef) -> dict | None:
 
 
 _MANIFEST_KEYS = ("url", "bytes", "sha256", "downloaded_at")
+
+
+def recorded_files(ref: DatasetRef, folder: Path) -> dict[str, dict]:
+    """``{path relative to folder: {"bytes", "sha256"}}`` of the files DOWNLOAD.json lists for the dataset in
+    ``folder`` (its paths are the zip's: a CQADupStack forum's under its forum folder); {} without a manifest."""
+    recorded = manifest(ref)
+    base = datasets_root() / ref.base
+    return {(base / rel).relative_to(folder).as_posix(): value
+            for rel, value in ((recorded or {}).get("files") or {}).items()
+            if isinstance(value, dict) and (base / rel).is_relative_to(folder)}
+
+
+def check_as_downloaded(ref: DatasetRef, folder: Path, checksums: dict[str, str]) -> None:
+    """HarnessError when a file read from a downloaded dataset's folder (``checksums``: its sha256 by path relative
+    to the folder, as the loader took them) is not the one unpacked there, which its DOWNLOAD.json records: the
+    cache's copy was changed (an edit, a truncation), and a run read it as the dataset, with a warning at most
+    (judgments naming missing documents). ``harness datasets info`` names every file that differs."""
+    recorded = recorded_files(ref, folder)
+    for rel, digest in checksums.items():
+        want = recorded.get(rel)
+        if want is not None and want.get("sha256") != digest:
+            raise HarnessError(f"{folder / rel}: not the file downloaded ({MANIFEST} records sha256 "
+                               f"{want.get('sha256')}; it has {digest}): the dataset's folder in the cache was "
+                               f"changed; `harness datasets download {ref.base} --force` fetches it again")

@@ -307,3 +307,21 @@ def test_a_zip_without_a_corpus_is_refused_before_anything_is_unpacked(tmp_path)
         for forum in ("android", "gis"):
             archive.writestr(f"cqadupstack/{forum}/corpus.jsonl", '{"_id": "d", "text": "x"}\n')
     assert sorted(p.name for p in dl.unpack(forums, tmp_path / "cqadupstack").iterdir()) == ["android", "gis"]
+
+
+def test_a_downloaded_file_changed_in_the_cache_is_refused_when_read(cache, server, registry_md5):
+    """A downloaded corpus cut to its first 3,000 lines (an edit, a disk fault) was read as NFCorpus: 3,000 documents,
+    lower numbers, and only a warning that judgments name missing documents (probe of 2026-11-29 on SciFact: NDCG@10
+    0.6089 for 0.6789). The loader's own checksums are compared with DOWNLOAD.json's (nothing hashed again)."""
+    folder = dl.download("nfcorpus", mirror=server.base + "/ok", backoff=0)
+    recorded = json.loads((folder / "DOWNLOAD.json").read_text())["files"]["corpus.jsonl"]["sha256"]
+    lines = (folder / "corpus.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    (folder / "corpus.jsonl").write_text("".join(lines[:3000]), encoding="utf-8")
+    cut = hashlib.sha256("".join(lines[:3000]).encode("utf-8")).hexdigest()
+    with pytest.raises(HarnessError) as refused:
+        load_dataset("nfcorpus")
+    assert str(refused.value) == (f"{folder / 'corpus.jsonl'}: not the file downloaded (DOWNLOAD.json records sha256 "
+                                  f"{recorded}; it has {cut}): the dataset's folder in the cache was changed; "
+                                  "`harness datasets download nfcorpus --force` fetches it again")
+    (folder / "corpus.jsonl").write_text("".join(lines), encoding="utf-8")  # put back: read again
+    assert len(load_dataset("nfcorpus").corpus) == 3633
