@@ -124,7 +124,8 @@ def dependency_output_hidden(hide_warnings: bool = True) -> Iterator[None]:
         if bars_on:
             bars.disable_progress_bar()
         try:
-            yield
+            with _tqdm_disabled():
+                yield
         finally:
             if bars_on:
                 bars.enable_progress_bar()  # (which turns huggingface_hub's on too)
@@ -134,6 +135,30 @@ def dependency_output_hidden(hide_warnings: bool = True) -> Iterator[None]:
                 os.environ.pop(HF_PROGRESS_SWITCH, None)
             else:
                 os.environ[HF_PROGRESS_SWITCH] = previous
+
+
+@contextmanager
+def _tqdm_disabled() -> Iterator[None]:
+    """While the block runs, every tqdm bar is made disabled (``disable=True``, whatever its caller gave): the bars
+    of packages with no switch of their own, as ir_datasets' ``docs_iter`` (an ``irds:`` dataset's corpus, under
+    ``harness run -q``) and the ``datasets`` library's "Generating corpus split" (``hf:``). (tqdm reads its
+    ``TQDM_DISABLE`` only when imported.) Nothing is done where tqdm is not installed."""
+    try:
+        from tqdm import std
+    except ImportError:  # pragma: no cover - every model library brings tqdm
+        yield
+        return
+    original = std.tqdm.__init__
+
+    def quiet_init(self, *args, **kwargs):
+        kwargs["disable"] = True
+        original(self, *args, **kwargs)
+
+    std.tqdm.__init__ = quiet_init
+    try:
+        yield
+    finally:
+        std.tqdm.__init__ = original
 
 
 def hide_output(ctx, quiet: bool) -> None:
