@@ -41,6 +41,25 @@ class BadRequest(Exception):
     pass
 
 
+def _query_params(raw: bytes) -> dict[str, str]:
+    """GET /search's parameters, each given once, percent-decoded as UTF-8: a ``q`` or ``id`` whose bytes are no
+    UTF-8 (Latin-1, a lone surrogate's ``%ED%A0%80``, which Python's strict UTF-8 refuses too) is a BadRequest, as a POST body's ``"\\ud800"`` is (the
+    framework's own parse replaced them with U+FFFD, and the query searched was another text); so is a parameter
+    given twice (``q=a&q=b`` searched ``b``)."""
+    from urllib.parse import parse_qsl
+
+    try:
+        pairs = parse_qsl(raw.decode("latin-1"), keep_blank_values=True, encoding="utf-8", errors="strict")
+    except UnicodeDecodeError:
+        raise BadRequest("a query parameter is not UTF-8 text once percent-decoded") from None
+    params: dict[str, str] = {}
+    for name, value in pairs:
+        if name in params:
+            raise BadRequest(f"query parameter {name} given more than once")
+        params[name] = value
+    return params
+
+
 def _k(value: Any, max_k: int) -> int:
     if isinstance(value, str) and value.strip().lstrip("-").isdigit():
         try:
@@ -86,13 +105,14 @@ def create_app(retriever, dataset: str, n_documents: int, max_k: int = MAX_K, ma
 
     async def search_one(request: Request) -> JSONResponse:
         try:
-            text = request.query_params.get("q")
+            params = _query_params(request.scope.get("query_string", b""))
+            text = params.get("q")
             if text is None:
                 raise BadRequest("missing query parameter q")
-            k = _k(request.query_params.get("k", "10"), max_k)
+            k = _k(params.get("k", "10"), max_k)
         except BadRequest as exc:
             return JSONResponse({"error": str(exc)}, status_code=400)
-        query_id = request.query_params.get("id")
+        query_id = params.get("id")
         hits = (await run_in_threadpool(search, [query_id or "q"], [text], k))[0]
         return JSONResponse({"query_id": query_id, "query": text, "k": k, "hits": hits})
 

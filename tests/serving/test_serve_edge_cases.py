@@ -44,6 +44,21 @@ def test_a_lone_surrogate_in_a_batch_gets_400(client, query):
         "error": "queries[0] holds a lone surrogate escape (\\ud800-\\udfff): not valid Unicode text"}
 
 
+@pytest.mark.parametrize("query, expected", [
+    ("q=%ED%A0%80&k=2", "a query parameter is not UTF-8 text once percent-decoded"),  # a lone surrogate's bytes
+    ("q=%FF%FE", "a query parameter is not UTF-8 text once percent-decoded"),  # Latin-1
+    ("q=stem&id=%E9", "a query parameter is not UTF-8 text once percent-decoded"),
+    ("q=cells&q=stem", "query parameter q given more than once"),
+])
+def test_a_get_whose_parameters_are_no_text_or_repeated_gets_400(client, query, expected):
+    """Probe of 2026-11-29: GET replaced such bytes with U+FFFD and searched that text ("query": "\ufffd\ufffd\ufffd",
+    200), where POST's "\ud800" got 400; q=cells&q=stem searched "stem"."""
+    reply = client.get("/search?" + query)
+    assert reply.status_code == 400 and reply.json() == {"error": expected}
+    reply = client.get("/search?q=caf%C3%A9+stem&id=%C3%A9")  # (UTF-8 is read as ever)
+    assert reply.status_code == 200 and reply.json()["query"] == "caf\u00e9 stem" and reply.json()["query_id"] == "\u00e9"
+
+
 def test_the_cut_at_k_is_the_evaluators_as_in_harness_run(tmp_path):
     """A run file's scores 1.00000002 (a), 1.00000001 (b), 1.0 (c) are one float32 value: trec_eval-9
     ranks c, b, a, so `harness run --retriever run-file --k 1` scores c (NDCG@1 1 when c is relevant).
