@@ -152,13 +152,14 @@ async def _attempt(client: httpx.AsyncClient, template: RequestTemplate, query_i
                                           timeout)
     except (asyncio.TimeoutError, httpx.TimeoutException) as exc:
         if isinstance(exc, httpx.ConnectTimeout):
-            raise _Retryable(f"could not connect within {timeout:g} s") from None
+            raise _Retryable(f"could not connect within {timeout:g} s ({request.method} {_where(request.url)})") from None
         raise ResponseError(f"timed out after {timeout:g} s ({request.method} {_where(request.url)})") from None
     except httpx.LocalProtocolError as exc:  # this request cannot be sent (the same again); its text may quote a header
         raise ResponseError(f"the request could not be sent ({type(exc).__name__}) "
                             f"({request.method} {_where(request.url)})") from None
     except httpx.TransportError as exc:  # connection refused / reset / closed early: worth another try
-        raise _Retryable(f"connection error: {type(exc).__name__}: {exc}") from None
+        raise _Retryable(f"connection error: {type(exc).__name__}: {exc} ({request.method} {_where(request.url)})") \
+            from None
     except httpx.HTTPError as exc:  # a body its Content-Encoding does not decode (DecodingError): same answer again
         raise ResponseError(f"the response could not be read ({type(exc).__name__}: {exc}) "
                             f"({request.method} {_where(request.url)})") from None
@@ -176,8 +177,8 @@ async def _attempt(client: httpx.AsyncClient, template: RequestTemplate, query_i
     try:
         payload = json.loads(response.content)
     except (ValueError, RecursionError) as exc:  # RecursionError: arrays or objects nested too deep
-        raise ResponseError(f"the response is not valid JSON ({exc}); it starts "
-                            f"{_snippet(response.content, secrets=secrets)}") from None
+        raise ResponseError(f"the response of {request.method} {_where(request.url)} is not valid JSON ({exc}); it "
+                            f"starts {_snippet(response.content, secrets=secrets)}") from None
     signal = template.partial_signal(payload)
     if signal is not None:  # the engine answered from part of its index (a shard failed, its time ran out): retried
         raise _Retryable(f"a partial answer from {request.method} {_where(request.url)}: {signal}")
@@ -210,15 +211,19 @@ async def _one(client, template, settings, pacer, rng, query_id, query, k, env=N
         try:
             hits = await _attempt(client, template, query_id, query, k, settings.timeout, env)
             return Outcome(hits, elapsed + (time.perf_counter() - started), attempt + 1)
-        except ResponseError as exc:
-            return Outcome(Hits([], []), None, attempt + 1, str(exc))
+        except ResponseError as exc:  # (not retried; after retried attempts, said as those are)
+            return Outcome(Hits([], []), None, attempt + 1, f"{exc}{_after(attempt)}")
         except _Retryable as exc:
             if attempt == settings.retries:
-                tries = f" (after {attempt + 1} attempts)" if attempt else ""
-                return Outcome(Hits([], []), None, attempt + 1, f"{exc}{tries}")
+                return Outcome(Hits([], []), None, attempt + 1, f"{exc}{_after(attempt)}")
             await asyncio.sleep(backoff_delay(attempt, settings, exc.retry_after, rng))
             elapsed += time.perf_counter() - started  # this attempt and its backoff
     raise AssertionError("unreachable")
+
+
+def _after(attempt: int) -> str:
+    """`` (after N attempts)`` when attempt ``attempt`` (from 0) was not the first."""
+    return f" (after {attempt + 1} attempts)" if attempt else ""
 
 
 def _preload_transport() -> None:

@@ -60,8 +60,18 @@ def test_connection_refused_is_retried_then_named():
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     system = HTTPRetriever(url=f"http://127.0.0.1:{port}", retries=1, **FAST)
-    with pytest.raises(QueryFailed, match=r"query 'q1' failed: connection error: ConnectError.*\(after 2 attempts\)"):
+    with pytest.raises(QueryFailed, match=r"query 'q1' failed: connection error: ConnectError: .* \(GET http://127\.0\.0"
+                                          rf"\.1:{port}/search\) \(after 2 attempts\)$"):
         system.search(ONE, 10)
+
+
+def test_a_failure_after_retried_attempts_says_how_many():
+    """A 503 (retried), then a 404 (not retried): the query's error names the attempts, as a retried error's does
+    (it said nothing of the first)."""
+    with FakeEngine(lambda r, n: (503, {}) if n == 0 else (404, {"error": "gone"})) as engine:
+        with pytest.raises(QueryFailed, match=r"query 'q1' failed: HTTP 404 from GET .*/search: .*\(after 2 attempts\)$"):
+            retriever(engine, retries=2).search(ONE, 10)
+    assert len(engine.received) == 2
 
 
 def test_a_service_that_hangs_times_out_naming_the_query_and_is_not_retried():
@@ -73,8 +83,9 @@ def test_a_service_that_hangs_times_out_naming_the_query_and_is_not_retried():
 
 
 @pytest.mark.parametrize("status, payload, message", [
-    (200, b"<html>oops</html>", r"the response is not valid JSON \(.*\); it starts '<html>oops</html>'"),
-    (200, b'{"hits": [{"id": "d1", "score": 1.0}', r"the response is not valid JSON"),
+    (200, b"<html>oops</html>",
+     r"the response of GET http://127\.0\.0\.1:\d+/search is not valid JSON \(.*\); it starts '<html>oops</html>'"),
+    (200, b'{"hits": [{"id": "d1", "score": 1.0}', r"the response of GET .*/search is not valid JSON"),
     (200, {"results": []}, r"the response has no 'hits'"),
     (404, {"error": "no such index"}, r"HTTP 404 from GET .*/search: '\{\"error\": \"no such index\"\}'"),
 ])
