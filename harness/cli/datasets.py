@@ -199,12 +199,12 @@ def _folder_lines(folder: Path, counts: bool, recorded: dict, source: Optional[s
     uses (a faulty file is the same one-line error). Returns (lines, mismatches)."""
     import numpy as np
 
-    from harness.datasets.beir import assemble, find_file, load_corpus, load_qrels_tsv, load_queries
+    from harness.datasets.beir import assemble, load_corpus, load_qrels_tsv, load_queries
     from harness.datasets.corpus_cache import source_checksum
 
-    corpus_path, queries_path = find_file(folder, "corpus.jsonl"), find_file(folder, "queries.jsonl")
+    corpus_path, queries_path = (_found(folder, stem, recorded) for stem in ("corpus.jsonl", "queries.jsonl"))
     qrels_paths = sorted(p for p in (folder / "qrels").glob("*.tsv") if p.is_file())
-    files = [corpus_path, queries_path, *qrels_paths]
+    files = [path for path in (corpus_path, queries_path, *qrels_paths) if path is not None]
     lines, mismatches = [], []
     for path in files:
         rel = path.relative_to(folder).as_posix()
@@ -225,7 +225,7 @@ def _folder_lines(folder: Path, counts: bool, recorded: dict, source: Optional[s
     if recorded:
         lines.append(f"checksums: {len(mismatches)} mismatch(es) against {source}" if mismatches
                      else f"checksums: every file {source} lists matches it")
-    if counts:
+    if counts and corpus_path is not None and queries_path is not None:
         corpus, queries = load_corpus(corpus_path), load_queries(queries_path)
         lines += [f"documents: {len(corpus):,}", f"queries: {len(queries):,} (all splits)"]
         for path in qrels_paths:
@@ -237,6 +237,20 @@ def _folder_lines(folder: Path, counts: bool, recorded: dict, source: Optional[s
                          f"({histogram})")
             lines += [f"split {path.stem}: warning: {w}" for w in dataset.warnings]
     return lines, mismatches
+
+
+def _found(folder: Path, stem: str, recorded: dict) -> Optional[Path]:
+    """:func:`~harness.datasets.beir.find_file`, or None when neither file is there but the recorded checksums list
+    one (it is then shown MISSING, as a listed qrels file is: exit 1, not the loader's error)."""
+    from harness.datasets.beir import find_file
+    from harness.errors import InputError
+
+    try:
+        return find_file(folder, stem)
+    except InputError:
+        if any(name in recorded and not (folder / name).exists() for name in (stem, stem + ".gz")):
+            return None
+        raise
 
 
 def _grade(value: float) -> str:

@@ -117,6 +117,13 @@ def test_download_records_each_file_and_info_checks_them(cache, nfcorpus_dir):
     result = runner.invoke(app, ["info", "nfcorpus", "--no-counts"])
     assert result.exit_code == 1 and "file qrels/test.tsv: 279,562 bytes" in result.output
     assert "(MISMATCH: DOWNLOAD.json gives 279,572 bytes" in result.output
+    # a listed corpus or queries file that is gone is MISSING too, exit 1 (it was the loader's one-line error, exit 2)
+    (folder / "queries.jsonl").unlink()
+    for counts in ("--no-counts", "--counts"):
+        result = runner.invoke(app, ["info", "nfcorpus", counts])
+        assert result.exit_code == 1, result.output
+        assert "file queries.jsonl: MISSING (DOWNLOAD.json lists it)" in result.output.splitlines()
+        assert "checksums: 2 mismatch(es) against DOWNLOAD.json" in result.output
 
 
 @pytest.mark.parametrize("text", ['{"url": ', '{"url": "x"}', "[1]",
