@@ -41,9 +41,12 @@ PARQUET_EXPORT = "refs/convert/parquet"
 SPLIT_ALIASES = {"dev": "validation", "validation": "dev"}  # datasets names a dev.tsv split 'validation'
 
 
-def _offline_hint() -> str:
+def _offline_hint(path: str | None = None) -> str:
+    """Why a load may have failed offline; nothing for ``path`` a local folder (read with or without the hub)."""
     import datasets
 
+    if path is not None and Path(path).expanduser().is_dir():
+        return ""
     if datasets.config.HF_HUB_OFFLINE:
         return (" (offline: HF_HUB_OFFLINE / HF_DATASETS_OFFLINE is set and it is not in the Hugging Face "
                 "cache; load it once while online, or unset the variable)")
@@ -80,7 +83,7 @@ def _load_or_explain(what: str, path: str, split: str, **kwargs):
         raise
     except Exception as exc:  # datasets raises many types: ConnectionError, FileNotFoundError, ValueError
         raise HarnessError(f"cannot load the {what} of {path!r} from the Hugging Face hub: "
-                           f"{_describe(exc)}".rstrip(".") + _offline_hint()) from None
+                           f"{_describe(exc)}".rstrip(".") + _offline_hint(path)) from None
 
 
 def _load_qrels(path: str, split: str, revision: str | None, cache_dir: str | None):
@@ -120,7 +123,12 @@ def _load_qrels(path: str, split: str, revision: str | None, cache_dir: str | No
         alias = SPLIT_ALIASES.get(split)
         if alias is None or "split" not in str(exc).lower():
             raise
-        return load(alias)
+        try:
+            return load(alias)
+        except ValueError as again:  # (the error named the alias alone: "Unknown split 'validation'" for --split dev)
+            if "split" not in str(again).lower():
+                raise
+            raise ValueError(f"neither a {split!r} nor a {alias!r} split ({again})") from None
 
 
 def _qrels_from_table(table, source: str) -> Qrels:
@@ -214,7 +222,7 @@ def load_hf_dataset(repo: str, split: str = "test", revision: str | None = None,
         raise
     except Exception as exc:
         raise HarnessError(f"cannot load the {split!r} qrels from {qrels_repo!r}: {_describe(exc)}"
-                           + _offline_hint()) from None
+                           + _offline_hint(qrels_repo)) from None
     corpus_table = _string_columns(corpus_ds.data.table, COLUMNS, f"{repo}:corpus")
     _check_ids(corpus_table.column("_id"), "document", f"{repo}:corpus")
     corpus = Corpus.from_table(corpus_table)

@@ -177,3 +177,16 @@ def test_hf_qrels_errors_name_the_line(tmp_path):
         load_hf_dataset(str(repo), cache_dir=tmp_path / "hf-cache")
     assert str(err.value) == (f"{tmp_path}/BeIR/tiny-qrels:test:3: conflicting grade for document 'd1' "
                               "(line 2 says 1) (id 'q1')")
+
+
+def test_a_missing_split_of_a_local_folder_is_said_plainly(hub_layout, tmp_path, monkeypatch):
+    """Probe of 2026-11-29: offline, a local folder's missing split added "(offline: ... it is not in the Hugging Face
+    cache; load it once while online ...)", wrong for a folder on disk; --split dev named only the alias it tried,
+    "Unknown split 'validation'", a name the user never typed."""
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
+    for split, named in (("nope", "'nope'"), ("dev", "neither a 'dev' nor a 'validation' split")):
+        with pytest.raises(HarnessError) as refused:
+            load_hf_dataset(str(hub_layout), split=split, cache_dir=tmp_path / "hf-cache")
+        message = str(refused.value)
+        assert message.startswith(f"cannot load the {split!r} qrels from ") and named in message, message
+        assert "offline" not in message, message
