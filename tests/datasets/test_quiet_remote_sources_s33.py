@@ -9,7 +9,6 @@ with ir_datasets, and the hub layout of NFCorpus built as tests/datasets/test_hf
 from __future__ import annotations
 
 import sys
-import uuid
 
 import pytest
 
@@ -30,21 +29,11 @@ def _run_quiet(argv, capsys, monkeypatch, tmp_path) -> tuple[str, str]:
 
 
 def test_an_irds_corpus_is_read_without_its_bar(scifact_dir, tmp_path, monkeypatch, capsys):
-    ir_datasets = pytest.importorskip("ir_datasets")
-    from ir_datasets.datasets.base import Dataset as IrdsDataset
-    from ir_datasets.datasets.beir import BeirDocs, BeirQrels, BeirQueries, BeirTitleDoc
-    from ir_datasets.formats import GenericQuery
-    from ir_datasets.util import GzipExtract, LocalDownload
+    pytest.importorskip("ir_datasets")
+    from tests.datasets.test_irds import _register_beir
 
     monkeypatch.setenv("IR_DATASETS_HOME", str(tmp_path / "irds-home"))
-    name = f"harness-test/{uuid.uuid4().hex[:8]}"
-
-    def local(file):
-        return GzipExtract(LocalDownload(scifact_dir / file, mkdir=False))
-
-    ir_datasets.registry.register(name, IrdsDataset(
-        BeirDocs(name, local("corpus.jsonl.gz"), BeirTitleDoc), BeirQueries(name, local("queries.jsonl.gz"), GenericQuery),
-        BeirQrels(LocalDownload(scifact_dir / "qrels" / "test.tsv", mkdir=False), {})))
+    name = _register_beir(scifact_dir, gz=True)
     out, err = _run_quiet(["-d", f"irds:{name}"], capsys, monkeypatch, tmp_path)
     assert err == ""
     assert out == f"results written to {tmp_path / 'out' / name / 'bm25'}\n"
