@@ -149,11 +149,13 @@ def _qrels_from_table(table, source: str) -> Qrels:
     return read_beir_qrels(Path(source), data.encode("utf-8", "surrogatepass"))
 
 
-def _string_columns(table, names, source: str):
+def _string_columns(table, names, source: str, features=None):
     """``table``'s ``names`` columns as Arrow strings (nulls kept; the text is not copied), the corpus's
     and the queries' by one rule: a number or boolean as Arrow writes it (``5``, ``0``, ``true``), an
     absent ``title`` or ``text`` all "" (as the folder loader reads an absent field); an absent ``_id``,
-    or a column no text can be made of (a list, a struct), is a one-line error naming it."""
+    or a column no text can be made of (a list, a struct), is a one-line error naming it. A column whose
+    ``features`` type is ``Json`` (the datasets library's for a JSON file's column of mixed types, ``"d1"`` and
+    ``2``) holds each value as JSON text: decoded first (it was read as ``'"d1"'``)."""
     import pyarrow as pa
 
     if "_id" not in table.column_names:
@@ -164,6 +166,8 @@ def _string_columns(table, names, source: str):
             columns[name] = pa.repeat(pa.scalar("", pa.string()), table.num_rows)
             continue
         column = table.column(name)
+        if features is not None and type(features.get(name)).__name__ == "Json":
+            column = _from_json_text(column, name, source)
         if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
             try:
                 column = column.cast(pa.string())
@@ -171,6 +175,22 @@ def _string_columns(table, names, source: str):
                 raise HarnessError(f"{source}: column {name!r} holds {column.type}, not text") from None
         columns[name] = column
     return pa.table(columns)
+
+
+def _from_json_text(column, name: str, source: str):
+    """A ``Json`` column's values (JSON text each) as the strings :func:`_string_columns` makes of typed values: a
+    string as it is, a number or boolean as Arrow writes it, null as null; a list or an object is refused."""
+    import json
+
+    import pyarrow as pa
+
+    values = [None if text is None else json.loads(text) for text in column.to_pylist()]
+    for row, value in enumerate(values):
+        if isinstance(value, (list, dict)):
+            raise HarnessError(f"{source}: column {name!r} row {row + 1} holds {json.dumps(value)[:40]}, not text")
+    strings = [value if value is None or isinstance(value, str)
+               else pa.array([value]).cast(pa.string())[0].as_py() for value in values]
+    return pa.chunked_array([pa.array(strings, pa.string())])
 
 
 def _check_ids(column, what: str, source: str) -> None:
@@ -223,12 +243,12 @@ def load_hf_dataset(repo: str, split: str = "test", revision: str | None = None,
     except Exception as exc:
         raise HarnessError(f"cannot load the {split!r} qrels from {qrels_repo!r}: {_describe(exc)}"
                            + _offline_hint(qrels_repo)) from None
-    corpus_table = _string_columns(corpus_ds.data.table, COLUMNS, f"{repo}:corpus")
+    corpus_table = _string_columns(corpus_ds.data.table, COLUMNS, f"{repo}:corpus", corpus_ds.features)
     _check_ids(corpus_table.column("_id"), "document", f"{repo}:corpus")
     corpus = Corpus.from_table(corpus_table)
     corpus.fingerprint = hashlib.sha256(f"hf-datasets {corpus_ds._fingerprint}{' ' + local if local else ''}"
                                         .encode()).hexdigest()
-    query_table = _string_columns(queries_ds.data.table, ("_id", "text"), f"{repo}:queries")
+    query_table = _string_columns(queries_ds.data.table, ("_id", "text"), f"{repo}:queries", queries_ds.features)
     _check_ids(query_table.column("_id"), "query", f"{repo}:queries")
     queries = Queries(query_table.column("_id").to_pylist(), query_table.column("text").fill_null("").to_pylist())
     qrels = _qrels_from_table(qrels_ds.data.table, f"{qrels_repo}:{split}")
