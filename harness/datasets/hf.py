@@ -177,6 +177,12 @@ def _string_columns(table, names, source: str, features=None):
     return pa.table(columns)
 
 
+def _json_mark(features, names) -> str:
+    """`` json-decoded:<columns>`` for the columns of ``names`` whose ``features`` type is ``Json``, else ""."""
+    json_names = [name for name in names if type(features.get(name)).__name__ == "Json"]
+    return f" json-decoded:{','.join(json_names)}" if json_names else ""
+
+
 def _from_json_text(column, name: str, source: str):
     """A ``Json`` column's values (JSON text each) as the strings :func:`_string_columns` makes of typed values: a
     string as it is, a number or boolean as Arrow writes it, null as null; a list or an object is refused."""
@@ -246,8 +252,12 @@ def load_hf_dataset(repo: str, split: str = "test", revision: str | None = None,
     corpus_table = _string_columns(corpus_ds.data.table, COLUMNS, f"{repo}:corpus", corpus_ds.features)
     _check_ids(corpus_table.column("_id"), "document", f"{repo}:corpus")
     corpus = Corpus.from_table(corpus_table)
+    # (a Json column decoded: its ids and texts are no longer those an earlier build read, quotes and all, so the
+    # caches keyed on the fingerprint and on ``files`` are not served that build's index or runs)
+    decoded = {part: _json_mark(ds.features, names) for part, ds, names in
+               (("corpus", corpus_ds, COLUMNS), ("queries", queries_ds, ("_id", "text")))}
     corpus.fingerprint = hashlib.sha256(f"hf-datasets {corpus_ds._fingerprint}{' ' + local if local else ''}"
-                                        .encode()).hexdigest()
+                                        f"{decoded['corpus']}".encode()).hexdigest()
     query_table = _string_columns(queries_ds.data.table, ("_id", "text"), f"{repo}:queries", queries_ds.features)
     _check_ids(query_table.column("_id"), "query", f"{repo}:queries")
     queries = Queries(query_table.column("_id").to_pylist(), query_table.column("text").fill_null("").to_pylist())
@@ -255,7 +265,8 @@ def load_hf_dataset(repo: str, split: str = "test", revision: str | None = None,
     # ``datasets``' fingerprint names a hub repo's revision but a local folder by its README alone: the
     # folders' digest goes with it, so that a pipeline stage or bench cell keyed on ``files`` is not reused
     # for other content under the same path
-    files = {f"hf:{repo}/corpus": corpus_ds._fingerprint, f"hf:{repo}/queries": queries_ds._fingerprint,
+    files = {f"hf:{repo}/corpus": corpus_ds._fingerprint + decoded["corpus"],
+             f"hf:{repo}/queries": queries_ds._fingerprint + decoded["queries"],
              f"hf:{qrels_repo}/{split}": qrels_ds._fingerprint}
     if local is not None:
         files = {key: f"{value} local {local}" for key, value in files.items()}

@@ -217,3 +217,8 @@ def test_a_json_column_of_mixed_types_is_read_as_the_folder_loader_reads_it(tmp_
     assert hub.corpus.ids == local.corpus.ids == ["d1", "2"]
     assert hub.corpus.titles == local.corpus.titles == ["a", "7"]
     assert hub.queries.ids == local.queries.ids and hub.warnings == local.warnings == []
+    # (the caches an earlier build filled, with the quoted ids, are keyed apart: the corpus's fingerprint and the
+    # dataset's files name the decoding)
+    assert " json-decoded:_id,title " in hub.files[f"hf:{repo}/corpus"]
+    assert hub.files[f"hf:{repo}/queries"] == load_hf_dataset(str(repo), cache_dir=tmp_path / "hf-cache").files[
+        f"hf:{repo}/queries"] and "json-decoded" not in hub.files[f"hf:{repo}/queries"]
