@@ -84,7 +84,7 @@ from harness.atomic import (atomic_path, build_lock, create_new, remove_abandone
                             write_json)
 from harness.background import PendingWrites
 from harness.cache import cache_dir
-from harness.checksums import content_sha256, crc_record, matches_record_file, sha256
+from harness.checksums import content_sha256, crc_record, file_signature, matches_record_file, sha256
 from harness.datasets.jsonl import ContentDigest
 
 FORMAT = 3  # 2: a streamed file's metadata has no source checksum (its name is the key; see open_cached);
@@ -92,7 +92,6 @@ FORMAT = 3  # 2: a streamed file's metadata has no source checksum (its name is 
 # source that is refused now (an object broken over a lone CR loaded as a document), so it is not read
 MIN_BYTES = 32 << 20
 KIND = "corpora"
-_STAT_FIELDS = ("st_dev", "st_ino", "st_size", "st_mtime_ns", "st_ctime_ns")
 VERIFY_ENV = "HARNESS_CORPUS_VERIFY"  # "full": hash the source on every load (the memo is not trusted), and
 # check a cache file's CRC-32 record before it is mapped (crc_path)
 
@@ -105,8 +104,7 @@ _pending = PendingWrites()  # cache file -> the thread writing it
 
 
 def _stat_key(path: Path) -> list[int]:
-    stat = path.stat()
-    return [getattr(stat, name) for name in _STAT_FIELDS]
+    return list(file_signature(path))  # (device, inode, size, mtime, ctime: as the memo files hold it)
 
 
 def _memo_path(path: Path) -> Path:

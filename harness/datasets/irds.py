@@ -157,8 +157,9 @@ def _docs_table(ds, source: str, digest):
 
 
 def _stat(path: Path) -> list:
-    stat = path.stat()
-    return [path.name, stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns]
+    from harness.checksums import file_signature
+
+    return [path.name, *file_signature(path)]
 
 
 def _folder_files(folder: Path) -> list:
