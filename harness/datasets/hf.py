@@ -149,13 +149,13 @@ def _qrels_from_table(table, source: str) -> Qrels:
     return read_beir_qrels(Path(source), data.encode("utf-8", "surrogatepass"))
 
 
-def _string_columns(table, names, source: str, features=None):
+def _string_columns(table, names, source: str, json_columns=()):
     """``table``'s ``names`` columns as Arrow strings (nulls kept; the text is not copied), the corpus's
     and the queries' by one rule: a number or boolean as Arrow writes it (``5``, ``0``, ``true``), an
     absent ``title`` or ``text`` all "" (as the folder loader reads an absent field); an absent ``_id``,
-    or a column no text can be made of (a list, a struct), is a one-line error naming it. A column whose
-    ``features`` type is ``Json`` (the datasets library's for a JSON file's column of mixed types, ``"d1"`` and
-    ``2``) holds each value as JSON text: decoded first (it was read as ``'"d1"'``)."""
+    or a column no text can be made of (a list, a struct), is a one-line error naming it. The ``json_columns``
+    (:func:`_json_columns`: the datasets library's for a JSON file's column of mixed types, ``"d1"`` and ``2``)
+    hold each value as JSON text: decoded first (it was read as ``'"d1"'``)."""
     import pyarrow as pa
 
     if "_id" not in table.column_names:
@@ -166,7 +166,7 @@ def _string_columns(table, names, source: str, features=None):
             columns[name] = pa.repeat(pa.scalar("", pa.string()), table.num_rows)
             continue
         column = table.column(name)
-        if features is not None and type(features.get(name)).__name__ == "Json":
+        if name in json_columns:
             column = _from_json_text(column, name, source)
         if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
             try:
@@ -177,10 +177,9 @@ def _string_columns(table, names, source: str, features=None):
     return pa.table(columns)
 
 
-def _json_mark(features, names) -> str:
-    """`` json-decoded:<columns>`` for the columns of ``names`` whose ``features`` type is ``Json``, else ""."""
-    json_names = [name for name in names if type(features.get(name)).__name__ == "Json"]
-    return f" json-decoded:{','.join(json_names)}" if json_names else ""
+def _json_columns(features, names) -> list[str]:
+    """The columns of ``names`` whose ``features`` type is ``Json``: values kept as JSON text."""
+    return [name for name in names if type(features.get(name)).__name__ == "Json"]
 
 
 def _from_json_text(column, name: str, source: str):
@@ -249,16 +248,17 @@ def load_hf_dataset(repo: str, split: str = "test", revision: str | None = None,
     except Exception as exc:
         raise HarnessError(f"cannot load the {split!r} qrels from {qrels_repo!r}: {_describe(exc)}"
                            + _offline_hint(qrels_repo)) from None
-    corpus_table = _string_columns(corpus_ds.data.table, COLUMNS, f"{repo}:corpus", corpus_ds.features)
-    _check_ids(corpus_table.column("_id"), "document", f"{repo}:corpus")
-    corpus = Corpus.from_table(corpus_table)
+    json_columns = {part: _json_columns(ds.features, names) for part, ds, names in
+                    (("corpus", corpus_ds, COLUMNS), ("queries", queries_ds, ("_id", "text")))}
     # (a Json column decoded: its ids and texts are no longer those an earlier build read, quotes and all, so the
     # caches keyed on the fingerprint and on ``files`` are not served that build's index or runs)
-    decoded = {part: _json_mark(ds.features, names) for part, ds, names in
-               (("corpus", corpus_ds, COLUMNS), ("queries", queries_ds, ("_id", "text")))}
+    decoded = {part: f" json-decoded:{','.join(names)}" if names else "" for part, names in json_columns.items()}
+    corpus_table = _string_columns(corpus_ds.data.table, COLUMNS, f"{repo}:corpus", json_columns["corpus"])
+    _check_ids(corpus_table.column("_id"), "document", f"{repo}:corpus")
+    corpus = Corpus.from_table(corpus_table)
     corpus.fingerprint = hashlib.sha256(f"hf-datasets {corpus_ds._fingerprint}{' ' + local if local else ''}"
                                         f"{decoded['corpus']}".encode()).hexdigest()
-    query_table = _string_columns(queries_ds.data.table, ("_id", "text"), f"{repo}:queries", queries_ds.features)
+    query_table = _string_columns(queries_ds.data.table, ("_id", "text"), f"{repo}:queries", json_columns["queries"])
     _check_ids(query_table.column("_id"), "query", f"{repo}:queries")
     queries = Queries(query_table.column("_id").to_pylist(), query_table.column("text").fill_null("").to_pylist())
     qrels = _qrels_from_table(qrels_ds.data.table, f"{qrels_repo}:{split}")
