@@ -43,9 +43,9 @@ class BadRequest(Exception):
 
 def _query_params(raw: bytes) -> dict[str, str]:
     """GET /search's parameters, each given once, percent-decoded as UTF-8: a ``q`` or ``id`` whose bytes are no
-    UTF-8 (Latin-1, a lone surrogate's ``%ED%A0%80``, which Python's strict UTF-8 refuses too) is a BadRequest, as a POST body's ``"\\ud800"`` is (the
-    framework's own parse replaced them with U+FFFD, and the query searched was another text); so is a parameter
-    given twice (``q=a&q=b`` searched ``b``)."""
+    UTF-8 (Latin-1, a lone surrogate's ``%ED%A0%80``, which Python's strict UTF-8 refuses too) is a BadRequest,
+    as a POST body's ``"\\ud800"`` is (the framework's own parse replaced them with U+FFFD, and the query
+    searched was another text); so is a parameter given twice (``q=a&q=b`` searched ``b``)."""
     from urllib.parse import parse_qsl
 
     try:

@@ -152,7 +152,8 @@ async def _attempt(client: httpx.AsyncClient, template: RequestTemplate, query_i
                                           timeout)
     except (asyncio.TimeoutError, httpx.TimeoutException) as exc:
         if isinstance(exc, httpx.ConnectTimeout):
-            raise _Retryable(f"could not connect within {timeout:g} s ({request.method} {_where(request.url)})") from None
+            raise _Retryable(f"could not connect within {timeout:g} s ({request.method} {_where(request.url)})") \
+                from None
         raise ResponseError(f"timed out after {timeout:g} s ({request.method} {_where(request.url)})") from None
     except httpx.LocalProtocolError as exc:  # this request cannot be sent (the same again); its text may quote a header
         raise ResponseError(f"the request could not be sent ({type(exc).__name__}) "
