@@ -71,6 +71,8 @@ class EncodeJob:
     cache_folder: str
     n_rows: int
     chunk_size: int
+    model_sha256: str = ""  # the driver's digest of the model folder (the cache entry's key): the actors' must match
+    digest_memo: str | None = None  # the driver's model-digests.json (shared cache root: the digest not taken again)
 
 
 def _error_line(exc: BaseException) -> str:
@@ -94,6 +96,7 @@ class ChunkEncoder:
         self.entry = EmbeddingCache(Path(job.cache_folder), job.n_rows, np.arange(job.n_rows), job.chunk_size, {})
         try:
             self.model = self.load_model(job)
+            self.check_model(self.model, job)
         except Exception as exc:  # noqa: BLE001 - reported with each chunk handed to this actor
             self.model, self.error = None, f"loading model {job.model_name!r}: {_error_line(exc)}"
 
@@ -108,6 +111,20 @@ class ChunkEncoder:
         model = ModelHandle(job.model_name, Path(job.model_folder), device=job.device)
         model.load()
         return model
+
+    @staticmethod
+    def check_model(model: ModelHandle, job: EncodeJob) -> None:
+        """Refuse a model folder whose files on this actor's node are not those the driver hashed: the parts
+        are cached under the driver's digest, and another node's copy of the folder (another checkpoint, one
+        rewritten since) would have its embeddings served to every later run of the driver's model. The
+        digest is of the files loaded (:class:`~retrievers.dense.model.FolderFiles`)."""
+        if not job.model_sha256:
+            return
+        found = model.digest(Path(job.digest_memo) if job.digest_memo else None)
+        if found != job.model_sha256:
+            raise HarnessError(f"model folder {job.model_folder} on this node holds other files than the driver "
+                               f"hashed (sha256 {found[:12]} here, {job.model_sha256[:12]} there); the "
+                               "embeddings are cached under the driver's: give every node the same folder")
 
     def encode_chunk(self, chunk: int, texts: list[str]) -> np.ndarray:
         job = self.job
@@ -160,7 +177,7 @@ def plan_workers(ray, device: str, workers: int | None) -> tuple[int, float, str
 def encode_missing(entry: EmbeddingCache, texts: Sequence[str], model: ModelHandle, *, prompt: str | None,
                    batch_size: int, normalize: bool, max_seq_length: int, workers: int | None = None,
                    cpus_per_worker: float = 1.0, address: str | None = None,
-                   encoder_cls: type = ChunkEncoder) -> dict:
+                   encoder_cls: type = ChunkEncoder, digest_memo: Path | None = None) -> dict:
     """Encode every chunk of ``entry`` that has no part yet, on the Ray cluster; the parts are
     written by the actors. Returns stats: rows and chunks encoded, actors, seconds. The caller
     then calls ``entry.build(...)``, which finds every part and writes the complete matrix."""
@@ -180,7 +197,8 @@ def encode_missing(entry: EmbeddingCache, texts: Sequence[str], model: ModelHand
     actors = min(actors, len(missing))
     entry.add_device(device.split(":", 1)[0])  # (before the actors write parts; cuda:1 -> cuda)
     job = EncodeJob(model.name, str(model.folder), device, prompt, batch_size, normalize, max_seq_length,
-                    str(Path(entry.folder).resolve()), entry.n_rows, entry.chunk_size)
+                    str(Path(entry.folder).resolve()), entry.n_rows, entry.chunk_size, model.digest(digest_memo),
+                    str(digest_memo) if digest_memo is not None else None)
     items = [{"chunk": i, "texts": [texts[r] for r in entry.chunk_rows(i).tolist()]} for i in missing]
     # one block per chunk, so that the chunks spread over the actors
     dataset = ray.data.from_items(items, override_num_blocks=len(items))

@@ -112,8 +112,12 @@ class DenseRetriever(Retriever):
         return self._cache_dir or default_cache_dir("embeddings")
 
     @property
+    def _digest_memo(self) -> Path | None:
+        return self.cache_dir / "model-digests.json" if self.cache_enabled else None
+
+    @property
     def model_sha256(self) -> str:
-        return self.model.digest(self.cache_dir / "model-digests.json" if self.cache_enabled else None)
+        return self.model.digest(self._digest_memo)
 
     def params(self) -> dict:
         return {
@@ -159,7 +163,7 @@ class DenseRetriever(Retriever):
 
         return encode_missing(entry, texts, self.model, prompt=prompt, batch_size=self.batch_size,
                               normalize=self.normalize, max_seq_length=self.max_seq_length,
-                              workers=self.ray_workers, address=self.ray_address)
+                              workers=self.ray_workers, address=self.ray_address, digest_memo=self._digest_memo)
 
     def _check_ray_plan(self) -> None:
         """Before waiting for another process's encode of the same documents: the one-line error that
