@@ -159,8 +159,23 @@ def check_outputs(*paths) -> None:
             if parent.exists():
                 if not parent.is_dir():
                     raise HarnessError(f"{parent}: Not a directory")
+                _refuse_unwritable(path, parent)
                 break
         remove_abandoned(path.parent, path.name)
+
+
+def _refuse_unwritable(path: Path, folder: Path) -> None:
+    """Refuse ``path`` when no file can be created in ``folder``, the nearest folder of it that exists (the
+    output's own, or the one its missing folders would be made in): a read-only mount, another user's folder,
+    /proc. A file is created there and removed at once, which tells it where permission bits do not (root
+    passes ``os.access`` on /proc and on a read-only mount)."""
+    import tempfile
+
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        raise HarnessError(f"{path}: cannot write in {folder}: {exc.strerror or exc}") from None
 
 
 def check_output_folder(path: Path, option: str, writable: bool = False) -> None:
