@@ -39,7 +39,7 @@ def _refuse_remote(ref, command: str) -> None:
 @app.command("list")
 def list_datasets() -> None:
     """The registered BEIR datasets, their sizes (documents; queries of the evaluation split, test but for
-    msmarco's dev) and whether they are downloaded."""
+    msmarco's dev) and what is here: bundled with the package, downloaded (each of CQADupStack's forums too)."""
     from rich.table import Table
 
     from harness.cli.display import print_table
@@ -53,7 +53,9 @@ def list_datasets() -> None:
     bundled = set(bundled_names())
     notes = []
     for info in registry.all_datasets():
-        local = "downloaded" if dl.is_downloaded(info.name) else ("bundled" if info.name in bundled else "")
+        # (the bundled copy is what a run reads; a downloaded one beside it, for the splits the bundled lacks)
+        local = " + ".join(kind for kind, here in (("bundled", info.name in bundled),
+                                                   ("downloaded", dl.is_downloaded(info.name))) if here)
         license = info.license or "unknown"
         if info.license_note:  # (another source lists other terms: marked, and said under the table)
             notes.append(f"{'*' * (len(notes) + 1)} {info.name}: {info.license_note}")
@@ -62,7 +64,7 @@ def list_datasets() -> None:
         table.add_row(info.name, _count(info.corpus_docs), queries, ",".join(info.splits), license, local)
         for forum, sizes in info.subsets.items():
             table.add_row(f"  {info.name}/{forum}", _count(sizes.get("corpus_docs")), _count(sizes.get("queries")),
-                          "", "", "")
+                          "", "", "downloaded" if dl.is_downloaded(f"{info.name}/{forum}") else "")
     if notes:
         table.caption = "\n".join(notes + ["licenses are informational: check the original terms before use"])
     print_table(table)
