@@ -78,6 +78,23 @@ def plugin_code(cls: type) -> dict[str, str]:
     return dict(sorted(out.items()))
 
 
+def entry_code(cls: type, cache: bool = True) -> tuple[dict[str, str], bool]:
+    """What keys the entries a built-in retriever's cache (a BM25 index, embeddings, a SQLite database) holds
+    when ``cls``, a plugin's subclass of it, computes them, and whether to cache them: ``(plugin_code(cls),
+    cache)``. A built-in's is ``{}`` (its keys stay as they were: the harness's version stands for its code). A
+    subclass changes what an entry holds through methods no parameter names (the analyzer, the encoding), and
+    was served the built-in's entries; its code digest now keys its own. Where that code cannot be keyed
+    (:func:`unkeyed_code`: a class of a notebook) its entries are neither read nor written: ``({}, False)``, said
+    once in a warning."""
+    reason = unkeyed_code(cls) if cache else None
+    if reason is not None:
+        import logging
+
+        logging.getLogger(__name__).warning("%s: its cache entries are neither read nor written", reason)
+        return {}, False
+    return plugin_code(cls), cache
+
+
 def unkeyed_code(cls: type) -> str | None:
     """Why the code of ``cls`` cannot be keyed, or None: a class (or a base) defined in ``__main__`` of a
     process with no source file for it (an interactive session, a notebook, ``python -c``). Nothing then tells

@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 
 from harness.datasets.corpus import Corpus, Queries
+from harness.plugin_code import entry_code
 from harness.run import Run
 from harness.retriever import flag
 from retrievers.base import Retriever
@@ -91,8 +92,9 @@ class BM25Retriever(Retriever):
         else:
             from retrievers.bm25.lucene_backend import LuceneBackend
 
+            code, cache = entry_code(type(self), cache)  # (a plugin's subclass: its code keys its indexes)
             self._backend = LuceneBackend(self.scoring, self.analyzer, cache=cache, cache_dir=cache_dir,
-                                          n_threads=n_threads, fields=fields)
+                                          n_threads=n_threads, fields=fields, code=code)
 
     def params(self) -> dict:
         if self.backend_name == "rank-bm25":

@@ -15,6 +15,7 @@ from harness import progress as progress_bars
 from harness.atomic import build_lock
 from harness.cache import cache_dir as default_cache_dir
 from harness.datasets.corpus import Corpus, Queries
+from harness.plugin_code import entry_code, unkeyed_code
 from harness.run import Run
 from harness.retriever import Retriever, flag
 from harness.versions import ENCODER_LIBRARIES, computed_with
@@ -89,7 +90,10 @@ class DenseRetriever(Retriever):
                                         or ray_workers < 1):
             raise ValueError(f"ray_workers must be an integer >= 1, got {ray_workers!r}")
         self.encoder, self.ray_workers, self.ray_address = encoder, ray_workers, ray_address
-        self.cache_enabled = flag("cache", cache)
+        # (a plugin's subclass: its code keys the entries; a notebook's class caches none)
+        self._code, self.cache_enabled = entry_code(type(self), flag("cache", cache))
+        if encoder == "ray" and not self.cache_enabled:
+            raise ValueError(f"encoder='ray' writes the embedding cache, and {unkeyed_code(type(self))}")
         self._cache_dir = Path(os.path.expanduser(cache_dir)) if cache_dir else None
         self.model = model if isinstance(model, ModelHandle) else ModelHandle.resolve(model, revision, device)
         self.query_prompt = self.model.prompt(query_prompt, query_prompt_name, "query")
@@ -206,7 +210,8 @@ class DenseRetriever(Retriever):
         else:
             key_fields = {"kind": kind, "model_sha256": self.model_sha256, "max_seq_length": self.max_seq_length,
                           "prompt": prompt, "normalize": self.normalize,
-                          "content_sha256": content_hash(ids, texts), "rows": n}
+                          "content_sha256": content_hash(ids, texts), "rows": n,
+                          **({"code": self._code} if self._code else {})}
             entry = EmbeddingCache(self.cache_dir / f"{kind}-{cache_key(key_fields)}", n, order,
                                    self.cache_chunk_size, {**key_fields, "model": self.model.name})
             if kind == "documents":

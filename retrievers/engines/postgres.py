@@ -48,6 +48,7 @@ import numpy as np
 
 from harness.datasets.corpus import Corpus, Queries
 from harness.errors import HarnessError
+from harness.plugin_code import entry_code
 from harness.secrets import SECRET_PARAMETERS  # never recorded (params) nor shown (errors)
 from harness.retriever import flag
 from harness.run import Run
@@ -179,7 +180,7 @@ class PostgresRetriever(Retriever):
         self.table, self.id_column, self.vector_column = table, str(id_column), str(vector_column)
         self.config, self.rank, self.normalization = str(config), rank, normalization
         self.parser, self.operator = parser, operator
-        self.use_cache = flag("cache", cache)
+        self._code, self.use_cache = entry_code(type(self), flag("cache", cache))  # (see DenseRetriever)
         self.connections, self.batch_size = int(connections), int(batch_size)
         if self.connections < 1 or self.batch_size < 1:
             raise ValueError("connections and batch_size must be >= 1")
@@ -233,7 +234,8 @@ class PostgresRetriever(Retriever):
     def _index(self, con, corpus: Corpus, started: float) -> None:
         sql = self._pg.sql
         if self.table is None:
-            settings = {"format": FORMAT_VERSION, "config": self.config, "definition": self._config_definition(con)}
+            settings = {"format": FORMAT_VERSION, "config": self.config, "definition": self._config_definition(con),
+                        **({"code": self._code} if self._code else {})}
             name = "harness_fts_" + index_key(corpus, settings)[:24]
             self._relation, self._id_col, self._vec_col = (sql.Identifier(name), sql.Identifier("id"),
                                                            sql.Identifier("tsv"))

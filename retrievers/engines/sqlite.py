@@ -52,6 +52,7 @@ from harness.atomic import build_lock, remove_abandoned, writer_tag
 from harness.checksums import sha256
 from harness.datasets.corpus import Corpus, Queries
 from harness.errors import HarnessError
+from harness.plugin_code import entry_code
 from harness.retriever import flag
 from harness.run import Run
 from retrievers.base import Retriever
@@ -115,7 +116,8 @@ class SQLiteRetriever(Retriever):
         self.tokenizer, self.columns = tokenizer, columns
         self.weights = weights if columns == "title,text" else (1.0,)
         self.stopwords = LUCENE_ENGLISH_STOPWORDS if stopwords == "lucene" else frozenset()
-        self.use_cache, self.cache_dir = flag("cache", cache), cache_dir
+        self._code, self.use_cache = entry_code(type(self), flag("cache", cache))  # (see DenseRetriever)
+        self.cache_dir = cache_dir
         self.n_threads = default_threads() if n_threads is None else int(n_threads)
         self.batch_size = int(batch_size)
         if self.n_threads < 1 or self.batch_size < 1:
@@ -130,7 +132,7 @@ class SQLiteRetriever(Retriever):
     def settings(self) -> dict:
         """What the stored database depends on."""
         return {"format": FORMAT_VERSION, "sqlite_version": sqlite3.sqlite_version, "tokenizer": self.tokenizer,
-                "columns": self.columns}
+                "columns": self.columns, **({"code": self._code} if self._code else {})}
 
     def params(self) -> dict:
         out = {"engine": "sqlite-fts5", "sqlite_version": sqlite3.sqlite_version, "tokenizer": self.tokenizer,

@@ -26,6 +26,7 @@ from harness.cache import cache_dir as default_cache_dir
 from harness.columns import inverse_permutation
 from harness.datasets.corpus import Corpus, Queries
 from harness.errors import HarnessError
+from harness.plugin_code import entry_code
 from harness.retriever import Retriever, flag
 from harness.run import Run
 from harness.versions import ENCODER_LIBRARIES, computed_with
@@ -81,7 +82,7 @@ class SparseRetriever(Retriever):
         self.cache_chunk_size = _positive_int("cache_chunk_size", cache_chunk_size)
         self.quantize = check_quantize(quantize)
         self.n_threads = default_threads() if n_threads is None else _positive_int("n_threads", n_threads)
-        self.cache_enabled = flag("cache", cache)
+        self._code, self.cache_enabled = entry_code(type(self), flag("cache", cache))  # (see DenseRetriever)
         self._cache_dir = Path(os.path.expanduser(cache_dir)) if cache_dir else None
         self.handle = ModelHandle.resolve(str(model), revision, device)
         self.model = SparseModel(self.handle, self.batch_size, self.max_active_dims)
@@ -131,7 +132,8 @@ class SparseRetriever(Retriever):
             return SparseRows.concat(parts).take(inverse_permutation(order))
         fields = {"kind": "sparse-documents", "model_sha256": self.model_sha256,
                   "corpus": content_hash(list(corpus.ids), texts), "max_active_dims": self.max_active_dims,
-                  "encoding_order": "longest first"}  # (parts of entries encoded in corpus order are never read)
+                  "encoding_order": "longest first",  # (parts of entries encoded in corpus order are never read)
+                  **({"code": self._code} if self._code else {})}
         entry = SparseWeightCache(self.cache_dir / f"doc-{cache_key(fields)}", len(texts), self.cache_chunk_size,
                                   fields, order)
         self._entry = entry
