@@ -21,9 +21,16 @@ import signal
 import sys
 
 
+# The signals exit_on_sigterm has turned into SystemExit: Ray's ray.wait and ray.get catch the handler's
+# SystemExit(143) and raise SystemExit(1) instead (a Ray bench sent SIGTERM exited 1, as a failed cell does);
+# harness.cli.interruption_status reads the status from here.
+SIGNALLED: list[int] = []
+
+
 def exit_on_sigterm(signum: int, frame) -> None:
     """SIGTERM's handler in a ``harness`` command: ``SystemExit(143)`` (128 + 15) in the main thread, so
     that the process unwinds as on any exception (``harness.cli.sigterm_exits``)."""
+    SIGNALLED.append(signum)
     raise SystemExit(128 + signum)
 
 

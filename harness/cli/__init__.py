@@ -83,6 +83,8 @@ def main() -> None:
                 sys.exit(2)
             except BaseException as exc:  # (typer ends even a finished command with SystemExit(0))
                 interrupted = interruption_status(exc)
+                if isinstance(exc, SystemExit) and interrupted is not None and exc.code != interrupted:
+                    raise SystemExit(interrupted) from None  # (SIGTERM's 143, which Ray made 1)
                 raise
             finally:
                 _wait_for_cache_writes(interrupted)
@@ -104,6 +106,10 @@ def interruption_status(exc: BaseException) -> int | None:
         return 130
     if isinstance(exc, SystemExit) and exc.code in (130, 143):
         return exc.code
+    from harness.entry import SIGNALLED
+
+    if isinstance(exc, SystemExit) and SIGNALLED:  # (Ray's ray.wait / ray.get re-raise SIGTERM's exit as status 1)
+        return 128 + SIGNALLED[-1]
     return None
 
 
