@@ -112,7 +112,8 @@ class SQLiteRetriever(Retriever):
         if columns == "contents" and weights != (1.0, 1.0):
             raise ValueError("title_weight and text_weight need columns=title,text (two columns to weigh)")
         if stopwords not in ("lucene", None, "none"):
-            raise ValueError(f"stopwords must be 'lucene' or None, got {stopwords!r}")
+            raise ValueError(f"stopwords must be 'lucene' or none (null in a config: no stopword list), "
+                             f"got {stopwords!r}")
         self.tokenizer, self.columns = tokenizer, columns
         self.weights = weights if columns == "title,text" else (1.0,)
         self.stopwords = LUCENE_ENGLISH_STOPWORDS if stopwords == "lucene" else frozenset()

@@ -123,3 +123,10 @@ def test_a_notebook_class_caches_nothing(model_dir, tmp_path, caplog):
     bm25 = type("NotebookBM25", (BM25Retriever,), {"__module__": "__main__"})(cache_dir=str(tmp_path / "c2"))
     bm25.index(SMALL)
     assert bm25.stats()["cache"] == "off"
+
+
+def test_sqlite_stopwords_error_names_what_the_command_line_takes():
+    """(was: "stopwords must be 'lucene' or None": a command line writes none, a config null)"""
+    with pytest.raises(ValueError, match=r"stopwords must be 'lucene' or none \(null in a config: no stopword "
+                                         r"list\), got 'english'"):
+        SQLiteRetriever(stopwords="english")
