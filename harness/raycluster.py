@@ -50,7 +50,11 @@ def init(ray, address: str | None) -> None:
     check_reachable(address)
     if address == "auto":  # a cluster killed without `ray stop` leaves its address behind: Ray retries it for minutes
         current = _auto_target()
-        if current is not None:
+        if current is None:  # (Ray would join any Ray it finds running here: another process's own, dying with it)
+            raise HarnessError("the address auto names $RAY_ADDRESS, else the cluster last started on this machine "
+                               "with `ray start`, and there is neither: start one (`ray start --head`) or give "
+                               "the cluster's address")
+        if current != "auto":
             try:
                 check_reachable(current)
             except HarnessError as exc:
@@ -68,9 +72,11 @@ def init(ray, address: str | None) -> None:
 
 
 def _auto_target() -> str | None:
-    """The address ``ray.init(address="auto")`` connects to when it names one: ``$RAY_ADDRESS``, else
-    the cluster last started here with ``ray start`` (its ``ray_current_cluster`` file, which only
-    ``ray stop`` removes); None when neither (Ray then looks for a running Ray itself)."""
+    """What ``auto`` names: ``$RAY_ADDRESS``, else the cluster last started here with ``ray start`` (its
+    ``ray_current_cluster`` file, which only ``ray stop`` removes); None when neither. (``ray.init`` would then
+    join any Ray it finds running on the machine, a Ray another process started for itself among them: its
+    CPUs held by that process's work, and gone when it ends.) ``"auto"`` where this Ray's lookup cannot be read
+    (another version: left to Ray)."""
     env = os.environ.get("RAY_ADDRESS")
     if env and env != "auto":
         return env
@@ -79,7 +85,7 @@ def _auto_target() -> str | None:
 
         return read_ray_address() or None
     except Exception:  # noqa: BLE001 - another Ray version: leave "auto" to Ray
-        return None
+        return "auto"
 
 
 def started_here() -> bool:

@@ -66,6 +66,7 @@ def test_without_an_address_a_new_local_ray_is_started_not_the_last_one_joined(m
     monkeypatch.setattr(raycluster, "_started_here", False)
     raycluster.init(FakeRay, None)
     assert calls == ["local"] and raycluster.started_here()
+    monkeypatch.setattr(raycluster, "_auto_target", lambda: "auto")  # (a Ray whose own lookup is left to it)
     raycluster.init(FakeRay, "auto")
     assert calls == ["local", "auto"] and not raycluster.started_here()
 

@@ -1,0 +1,44 @@
+"""``--address auto`` with neither ``$RAY_ADDRESS`` nor a cluster started here with ``ray start`` is refused.
+
+``ray.init(address="auto")`` then joins any Ray it finds running on the machine: a probe's ``harness bench
+--executor ray --address auto`` joined the private Ray another process's ``harness run -r dense -p
+encoder=ray`` had started for itself, and waited behind its actors without a word (or ran its cells on a
+cluster that died with that process). docs/ray.md: auto names $RAY_ADDRESS, else the cluster last started
+with ``ray start``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.errors import HarnessError
+from tests.test_raycluster import _fake_ray
+
+
+def test_auto_with_nothing_it_names_is_one_line(tmp_path, monkeypatch):
+    pytest.importorskip("ray")
+    from harness import raycluster
+
+    monkeypatch.setenv("RAY_TMPDIR", str(tmp_path))  # (no ray_current_cluster file there)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    calls, FakeRay = _fake_ray()
+    with pytest.raises(HarnessError) as err:
+        raycluster.init(FakeRay, "auto")
+    assert str(err.value) == ("the address auto names $RAY_ADDRESS, else the cluster last started on this machine "
+                              "with `ray start`, and there is neither: start one (`ray start --head`) or give the "
+                              "cluster's address")
+    assert calls == []  # ray.init never ran
+    monkeypatch.setenv("RAY_ADDRESS", "auto")  # ($RAY_ADDRESS=auto names nothing either)
+    with pytest.raises(HarnessError, match="there is neither"):
+        raycluster.init(FakeRay, None)
+
+
+def test_bench_with_address_auto_and_no_cluster_exits_2(harness_cli, tmp_path, monkeypatch):
+    pytest.importorskip("ray")
+    monkeypatch.setenv("RAY_TMPDIR", str(tmp_path))
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    config = tmp_path / "b.toml"
+    config.write_text('name = "b"\ndatasets = ["scifact"]\n[[retrievers]]\ntype = "bm25"\n')
+    out = harness_cli("bench", config, "-o", tmp_path / "out", "--executor", "ray", "--address", "auto")
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines()[-1].startswith("error: the address auto names $RAY_ADDRESS, else")
