@@ -75,7 +75,7 @@ class IdfOverlapRetriever(Retriever):
         chosen, values = [], []
         for text in progress.track(queries.texts, "searching (idf-overlap)", unit="queries"):
             scores = np.zeros(self._n_docs)
-            for term in self._terms(text):
+            for term in sorted(self._terms(text)):  # (a set's order is string hashing's: random per process)
                 if term in self._postings:
                     scores[self._postings[term]] += self._idf[term]
             (idx,) = top_k(scores[None, :], k, self._rank, min_score=0.0)  # unmatched documents left out
