@@ -376,6 +376,12 @@ def position_limit(config) -> int | None:
     return positions if positions >= 1 else None
 
 
+def hub_error(exc: BaseException) -> str:
+    """``<type>: <message>`` of a Hugging Face hub download's failure, on one line (huggingface_hub's messages
+    span lines: "Got: ConnectError: ...\nAn error happened while trying to locate the files on the Hub...")."""
+    return f"{type(exc).__name__}: {' '.join(str(exc).split())}"
+
+
 class ModelHandle:
     """A sentence-transformers model folder: its identity and settings now, the model on demand."""
 
@@ -412,7 +418,7 @@ class ModelHandle:
             folder = Path(snapshot_download(repo, revision=revision, ignore_patterns=_HUB_IGNORE))
         except Exception as exc:  # network, missing repo, offline without a cached copy
             raise HarnessError(f"cannot get model {name!r} (not a folder; hub download failed: "
-                               f"{type(exc).__name__}: {exc})") from None
+                               f"{hub_error(exc)})") from None
         match = _SNAPSHOT.search(folder.as_posix())
         return cls(repo, folder, match.group(1) if match else revision, "hub", device)
 

@@ -24,7 +24,7 @@ import numpy as np
 from harness import progress
 from harness.datasets.corpus import Corpus, Queries
 from harness.versions import ENCODER_LIBRARIES, computed_with
-from retrievers.dense.model import gpu_request, position_limit
+from retrievers.dense.model import gpu_request, hub_error, position_limit
 from retrievers.dense.texts import document_texts
 from retrievers.rerank.base import Candidates, Reranker
 
@@ -90,7 +90,7 @@ class CrossEncoderReranker(Reranker):
                                                           ignore_patterns=_HUB_IGNORE))
                 except Exception as exc:  # network, missing repo, offline without a cached copy
                     raise ValueError(f"cannot get cross-encoder {self.model_name!r} (not a folder; hub download "
-                                     f"failed: {type(exc).__name__}: {exc})") from None
+                                     f"failed: {hub_error(exc)})") from None
         return self._folder
 
     def load(self):
