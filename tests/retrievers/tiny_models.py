@@ -50,7 +50,9 @@ def sparse_encoder(root: Path, words: list[str]) -> Path:
     config = BertConfig(vocab_size=5 + len(words), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
                         intermediate_size=32, max_position_embeddings=64)
     BertForMaskedLM(config).save_pretrained(mlm)
-    BertTokenizerFast(vocab_file=str(mlm / "vocab.txt")).save_pretrained(mlm)
+    # (the vocabulary given as a dict: transformers 5 ignores ``vocab_file=``, and every word was [UNK])
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words]
+    BertTokenizerFast(vocab={token: i for i, token in enumerate(vocab)}).save_pretrained(mlm)
     SparseEncoder(modules=[Transformer(str(mlm), transformer_task="fill-mask"), SpladePooling("max")],
                   device="cpu").save(str(root / "encoder"))
     return root / "encoder"
