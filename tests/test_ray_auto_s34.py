@@ -33,12 +33,20 @@ def test_auto_with_nothing_it_names_is_one_line(tmp_path, monkeypatch):
         raycluster.init(FakeRay, None)
 
 
-def test_bench_with_address_auto_and_no_cluster_exits_2(harness_cli, tmp_path, monkeypatch):
+def test_bench_with_address_auto_and_no_cluster_exits_2(tmp_path):
+    """(A process of its own: in this one a Ray may be initialised already, which init keeps.)"""
     pytest.importorskip("ray")
-    monkeypatch.setenv("RAY_TMPDIR", str(tmp_path))
-    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "RAY_TMPDIR": str(tmp_path)}
+    env.pop("RAY_ADDRESS", None)
     config = tmp_path / "b.toml"
     config.write_text('name = "b"\ndatasets = ["scifact"]\n[[retrievers]]\ntype = "bm25"\n')
-    out = harness_cli("bench", config, "-o", tmp_path / "out", "--executor", "ray", "--address", "auto")
-    assert out.returncode == 2
+    out = subprocess.run([sys.executable, "-m", "harness", "bench", str(config), "-o", str(tmp_path / "out"),
+                          "--executor", "ray", "--address", "auto"], env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 2, out.stderr
     assert out.stderr.strip().splitlines()[-1].startswith("error: the address auto names $RAY_ADDRESS, else")
+    assert not (tmp_path / "out" / "b").exists()
