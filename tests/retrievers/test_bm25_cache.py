@@ -352,23 +352,23 @@ def test_cached_build_keeps_its_postings_in_ram_and_saves_an_entry_like_any_othe
 
 
 def test_full_disk_leaves_the_run_whole_and_no_entry(tmp_path, monkeypatch):
-    """A full disk while the entry is written (np.save raises ENOSPC): the run's results are those of a
-    cached run, the cache status says why nothing was cached, no temporary folder stays, and the next run
-    with room builds and caches the entry."""
+    """A full disk while the entry is written (its files' writes raise ENOSPC): the run's results are those
+    of a cached run, the cache status says why nothing was cached, no temporary folder stays, and the next
+    run with room builds and caches the entry."""
     _, want = run_once(tmp_path / "reference", cache=True)
-    save = index_cache.np.save
+    save = index_cache.write_pieces  # (every file's bytes: the arrays after their .npy header, terms.txt)
 
     def full(handle, array, **kw):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(index_cache.np, "save", full)
+    monkeypatch.setattr(index_cache, "write_pieces", full)
     r = BM25Retriever(cache_dir=tmp_path / "full")
     r.index(CORPUS)
     assert r.search(QUERIES, 10).to_dict() == want
     index_cache.wait()
     assert r.backend.cache_status == "built, not cached (No space left on device)"
     assert [p.name for p in (tmp_path / "full" / "bm25").iterdir()] == []
-    monkeypatch.setattr(index_cache.np, "save", save)
+    monkeypatch.setattr(index_cache, "write_pieces", save)
     assert run_once(tmp_path / "full") == ("built", want)
     assert run_once(tmp_path / "full") == ("hit", want)
 

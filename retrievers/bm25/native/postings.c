@@ -263,6 +263,53 @@ static void *finish_count(void *arg) {
 #define SCATTER_FAR 32
 #define SCATTER_NEAR 16
 
+/* finish_scatter when every slot fits an int32 (under 2^31 postings): each term's next slot and its idf
+ * side by side in 8 bytes, written over the job's int64 next slots in place, so that a posting reads one
+ * line of per-term state where it read two (the next slot, then the idf). The same stores, in the same
+ * order, as finish_scatter. */
+typedef struct {
+    int32_t at;
+    float w;
+} TermSlot;
+_Static_assert(sizeof(TermSlot) == sizeof(int64_t), "a TermSlot takes an int64 next slot's place");
+
+static void *finish_scatter32(void *arg) {
+    FinishJob *j = arg;
+    const int64_t *doc_end = j->doc_end;
+    TermSlot *slot = (TermSlot *)j->count;
+    int32_t *indices = j->indices, *out_tf = j->tf;
+    const float *idf = j->idf, *inv = j->inv;
+    for (Py_ssize_t t = 0; t < j->n_terms; t++) { /* (in place: entry t is read before it is written; memcpy */
+        TermSlot ts = {(int32_t)j->count[t], idf ? idf[t] : 0.0f}; /* gives the memory its new type) */
+        memcpy(j->count + t, &ts, sizeof ts);
+    }
+    Py_ssize_t d = j->d0, p = j->p0;
+    for (int s = 0; s < j->n_segs; s++) {
+        const int32_t *term = j->segs[s].term, *f = j->segs[s].tf;
+        Py_ssize_t n = j->segs[s].n;
+        for (Py_ssize_t i = 0; i < n; i++, p++) {
+            if (i + SCATTER_FAR < n) __builtin_prefetch(slot + term[i + SCATTER_FAR], 1);
+            if (i + SCATTER_NEAR < n) {
+                int32_t ahead = slot[term[i + SCATTER_NEAR]].at;
+                __builtin_prefetch(indices + ahead, 1);
+                __builtin_prefetch(out_tf + ahead, 1);
+            }
+            while (doc_end[d] <= p) d++;
+            TermSlot *ts = slot + term[i];
+            int32_t dest = ts->at++;
+            indices[dest] = (int32_t)d;
+            if (idf) {
+                float score = lucene_score(ts->w, f[i], inv[d]);
+                memcpy(out_tf + dest, &score, 4);
+            } else {
+                out_tf[dest] = f[i];
+            }
+        }
+        free((void *)term); free((void *)f);
+    }
+    return NULL;
+}
+
 static void *finish_scatter(void *arg) {
     FinishJob *j = arg;
     const int64_t *doc_end = j->doc_end;
@@ -313,7 +360,8 @@ static PyObject *Builder_finish(Builder *b, PyObject *args) {
     int64_t *counts = NULL;
     Segment *segs = NULL;
     FinishJob jobs[MAX_THREADS];
-    if (!PyArg_ParseTuple(args, "n|iOO", &n_terms, &n_threads, &allocate, &scorer)) return NULL;
+    int wide = 0; /* (1: the int64 scatter, which only corpora of 2^31 postings or more take: tested with it) */
+    if (!PyArg_ParseTuple(args, "n|iOOp", &n_terms, &n_threads, &allocate, &scorer, &wide)) return NULL;
     if (n_terms < 0) return PyErr_Format(PyExc_ValueError, "n_terms must be >= 0, got %zd", n_terms);
     Py_ssize_t n_post = b->sealed_n + b->term.n;
     if (allocate != Py_None) { /* before anything is taken apart: a failure leaves the builder whole */
@@ -443,7 +491,8 @@ static PyObject *Builder_finish(Builder *b, PyObject *args) {
     }
     Py_BEGIN_ALLOW_THREADS
     if (!bad) {
-        run_jobs(jobs, sizeof(FinishJob), n_jobs, finish_scatter); /* frees every segment */
+        /* (frees every segment) */
+        run_jobs(jobs, sizeof(FinishJob), n_jobs, n_post <= INT32_MAX && !wide ? finish_scatter32 : finish_scatter);
         /* the builder's segment pointers now dangle: forget them (builder_free_postings frees none) */
         b->n_sealed = 0;
         if (!b->term.n) { free(b->term.a); free(b->tf.a); } /* (an empty one was not a segment) */
@@ -481,10 +530,11 @@ static PyMethodDef Builder_methods[] = {
     {"add_postings", (PyCFunction)Builder_add_postings, METH_VARARGS,
      "add_postings(counts, posting_counts, terms, tfs): append documents given as postings (Encoder.encode(postings=True))"},
     {"finish", (PyCFunction)Builder_finish, METH_VARARGS,
-     "finish(n_terms, n_threads=1, allocate=None, scorer=None) -> (indptr, indices, tf, doc_lengths) as bytes (int64, int32,"
+     "finish(n_terms, n_threads=1, allocate=None, scorer=None, wide=False) -> (indptr, indices, tf, doc_lengths) as bytes (int64, int32,"
      " int32, int32); allocate(n_postings) -> (indices, tf): writable buffers to fill instead; scorer(indptr, doc_lengths)"
      " -> (idf, inv), float32 buffers of n_terms and n_docs values: each posting's Lucene score w - w / (1 + tf * inv[d])"
-     " with w = idf[t] (score_lucene's float32 operations) is written in tf's place, as float32"},
+     " with w = idf[t] (score_lucene's float32 operations) is written in tf's place, as float32; wide: the scatter"
+     " of corpora of 2^31 postings or more (int64 slots), whatever the size (the same output)"},
     {NULL}};
 
 PyTypeObject BuilderType = {
