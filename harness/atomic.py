@@ -180,6 +180,23 @@ def lock_holder(handle: IO) -> str | None:
     return text.splitlines()[0] if text else None
 
 
+_waiting = threading.local()  # (the holder of the lock on_wait is called for: waited_holder)
+ANOTHER_PROCESS = "another process"
+THIS_PROCESS = "this process's earlier write (under way on another thread)"
+
+
+def waited_holder() -> str:
+    """Who holds the lock an ``on_wait`` callback is called for, as its message names the subject: ``another
+    process``, or where the holder recorded in the lock file is this process (a cache entry written on a
+    background thread, which a later load of the same entry in this process waits for, a benchmark's next cell)
+    ``this process's earlier write (under way on another thread)``; it said "another process" either way."""
+    return getattr(_waiting, "holder", ANOTHER_PROCESS)
+
+
+def _held_here(holder: str | None) -> bool:
+    return bool(holder) and holder.startswith(f"process {os.getpid()} on {socket.gethostname()} ")
+
+
 def _lock_exclusive(handle: IO, on_wait: Callable[[], None] | None = None) -> bool:
     """``flock(LOCK_EX)`` on ``handle``, waiting while another holder has it (``on_wait`` called once first, then
     a warning naming the holder where it recorded itself): True when taken, False where there is no ``fcntl``
@@ -195,9 +212,13 @@ def _lock_exclusive(handle: IO, on_wait: Callable[[], None] | None = None) -> bo
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            if on_wait is not None:
-                on_wait()
             holder = lock_holder(handle)
+            if on_wait is not None:
+                _waiting.holder = THIS_PROCESS if _held_here(holder) else ANOTHER_PROCESS
+                try:
+                    on_wait()
+                finally:
+                    del _waiting.holder
             if holder:
                 import logging
 

@@ -81,7 +81,7 @@ from pathlib import Path
 from typing import Callable
 
 from harness.atomic import (atomic_path, build_lock, create_new, remove_abandoned, seal, temporary_path,
-                            write_json)
+                            waited_holder, write_json)
 from harness.background import PendingWrites
 from harness.cache import cache_dir
 from harness.checksums import content_sha256, crc_record, file_signature, matches_record_file, sha256
@@ -346,7 +346,7 @@ def load_or_build(path: Path, columns: tuple[str, ...], build: Callable[[], obje
             return make(*cached), digest
 
     def waiting() -> None:
-        log.warning("another process is parsing %s into the corpus cache; waiting for it", path)
+        log.warning("%s is parsing %s into the corpus cache; waiting for it", waited_holder(), path)
     release = build_lock(_memo_path(path).with_suffix(".lock"), on_wait=waiting)
     try:
         made, digest, handed = _load_or_build(path, columns, build, make, stream, release)
@@ -437,7 +437,7 @@ def _keyed_hit(key: str, columns: tuple[str, ...]):
 
 
 def load_keyed(key: str, columns: tuple[str, ...], stream: Callable, check: Callable | None = None,
-               waiting: str = "another process is caching this corpus; waiting for it",
+               waiting: str = "caching this corpus; waiting for it",
                parsed_with: tuple[str, ...] = PARSED_WITH):
     """A corpus cached under a key that identifies its source without reading it (an ir_datasets
     collection: its id, its documents file's path and stat, the conversion's version:
@@ -460,7 +460,7 @@ def load_keyed(key: str, columns: tuple[str, ...], stream: Callable, check: Call
     if hit is not None:
         return hit
     memo = keyed_memo(key)
-    release = build_lock(memo.with_suffix(".lock"), on_wait=lambda: log.warning(waiting))
+    release = build_lock(memo.with_suffix(".lock"), on_wait=lambda: log.warning("%s is %s", waited_holder(), waiting))
     try:
         hit = _keyed_hit(key, columns)
         if hit is not None:

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Iterator
 
 from harness.atomic import file_lock as _lock  # (two processes do not write the same .part)
-from harness.atomic import name_output, remove_abandoned, writer_tag
+from harness.atomic import name_output, remove_abandoned, waited_holder, writer_tag
 from harness.cache import ENV_VAR as CACHE_ENV  # noqa: F401  (re-exported: tests and docs name it here)
 from harness.cache import cache_dir
 from harness.checksums import file_digest
@@ -413,7 +413,7 @@ def download(dataset: str | DatasetRef, *, mirror: str | None = None, url: str |
         return dataset_dir(ref)
     zip_path = downloads_dir() / f"{base}.zip"
     with _lock(downloads_dir() / f"{base}.lock", on_wait=lambda: logging.getLogger(__name__).warning(
-            "another process is downloading %s; waiting for it", base)):
+            "%s is downloading %s; waiting for it", waited_holder(), base)):
         if not force and is_downloaded(ref):  # another process finished it meanwhile
             _same_zip(ref, known_hash, url)
             return dataset_dir(ref)

@@ -189,14 +189,14 @@ def _built_store(ds) -> Path | None:
 
     import ir_datasets
 
-    from harness.atomic import build_lock
+    from harness.atomic import build_lock, waited_holder
     from harness.cache import cache_dir
     from harness.datasets.corpus_cache import KIND
 
     where = f"{Path(ir_datasets.util.home_path()).resolve()}\0{ds.docs_namespace()}"
     name = hashlib.sha256(where.encode()).hexdigest()[:32]
     release = build_lock(cache_dir(KIND) / "keyed" / f"docstore-{name}.lock", on_wait=lambda: logging.getLogger(
-        __name__).warning("another process is building ir_datasets' docstore of %s; waiting for it",
+        __name__).warning("%s is building ir_datasets' docstore of %s; waiting for it", waited_holder(),
                           ds.docs_namespace()))
     try:
         try:
@@ -288,7 +288,7 @@ def _corpus(ds, source: str, load_id: str, version: str) -> tuple[Corpus, str]:
                 rows += len(batch)
             return digest.hexdigest() if rows else None
         cached = corpus_cache.load_keyed(key, COLUMNS, stream, check=lambda table: _check_docs(table, source),
-                                         waiting=f"another process is caching the documents of {source}; "
+                                         waiting=f"caching the documents of {source}; "
                                                  "waiting for it", parsed_with=PARSED_WITH)
         if cached is not None:
             table, mapping, digest = cached

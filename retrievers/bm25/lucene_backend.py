@@ -17,6 +17,7 @@ import os
 import threading
 from pathlib import Path
 
+from harness.atomic import waited_holder
 from harness.datasets.corpus import Corpus, Queries
 from harness.retriever import flag
 from harness.run import Run
@@ -163,7 +164,7 @@ class LuceneBackend:
 
         def waiting() -> None:
             waited.append(True)
-            log.warning("another process is building the BM25 index %s; waiting for it", entry)
+            log.warning("%s is building the BM25 index %s; waiting for it", waited_holder(), entry)
         release = index_cache.build_lock(root, key, on_wait=waiting)
         try:
             if waited:

@@ -12,7 +12,7 @@ from typing import Sequence
 import numpy as np
 
 from harness import progress as progress_bars
-from harness.atomic import build_lock
+from harness.atomic import build_lock, waited_holder
 from harness.cache import cache_dir as default_cache_dir
 from harness.datasets.corpus import Corpus, Queries
 from harness.plugin_code import entry_code, unkeyed_code
@@ -224,7 +224,7 @@ class DenseRetriever(Retriever):
                 def waiting() -> None:
                     if on_ray:  # (a cell holding the GPU the holder's actors wait for would wait without end)
                         self._check_ray_plan()
-                    log.warning("another process is encoding the %s of %s; waiting for it", kind, entry.folder)
+                    log.warning("%s is encoding the %s of %s; waiting for it", waited_holder(), kind, entry.folder)
                 release = build_lock(entry.folder.parent / ".locks" / f"{entry.folder.name}.lock", on_wait=waiting)
                 out = entry.load_complete()  # (complete now when another process encoded it meanwhile)
             try:

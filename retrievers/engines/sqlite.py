@@ -48,7 +48,7 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.atomic import build_lock, remove_abandoned, writer_tag
+from harness.atomic import build_lock, remove_abandoned, waited_holder, writer_tag
 from harness.checksums import sha256
 from harness.datasets.corpus import Corpus, Queries
 from harness.errors import HarnessError
@@ -171,7 +171,7 @@ class SQLiteRetriever(Retriever):
                 # instead of building the whole database beside it; where no lock can be taken (a read-only
                 # cache, a file system without locks) it goes ahead unlocked, as before.
                 release = build_lock(root / ".locks" / f"{key}.lock", on_wait=lambda: log.warning(
-                    "another process is building the SQLite index %s; waiting for it", root / key))
+                    "%s is building the SQLite index %s; waiting for it", waited_holder(), root / key))
                 try:
                     self._path, status = self._load_or_build(corpus, root, key)
                 finally:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.atomic import build_lock
+from harness.atomic import build_lock, waited_holder
 from harness.cache import cache_dir as default_cache_dir
 from harness.columns import inverse_permutation
 from harness.datasets.corpus import Corpus, Queries
@@ -148,8 +148,8 @@ class SparseRetriever(Retriever):
         # missing the same entry meanwhile waits for the first, then loads what it wrote (a hit); where no
         # lock can be taken (a read-only cache, a file system without locks) it goes ahead unlocked
         release = build_lock(entry.folder.parent / ".locks" / f"{entry.folder.name}.lock",
-                             on_wait=lambda: log.warning("another process is encoding the documents of %s; "
-                                                         "waiting for it", entry.folder))
+                             on_wait=lambda: log.warning("%s is encoding the documents of %s; "
+                                                         "waiting for it", waited_holder(), entry.folder))
         try:
             return self._load_or_build(entry, encode, len(texts), order)
         finally:
