@@ -34,7 +34,9 @@ def test_auto_with_nothing_it_names_is_one_line(tmp_path, monkeypatch):
 
 
 def test_bench_with_address_auto_and_no_cluster_exits_2(tmp_path):
-    """(A process of its own: in this one a Ray may be initialised already, which init keeps.)"""
+    """The refusal end to end: its line and exit status, nothing written. (Where no Ray runs to be joined, as
+    here, the old code exited 2 too, with Ray's own "Could not find any running Ray instance"; the test above
+    is the one the old code fails. A process of its own: in this one a Ray may be initialised already.)"""
     pytest.importorskip("ray")
     import os
     import subprocess

@@ -60,3 +60,16 @@ def test_sigterm_during_ray_wait_exits_143_and_cleans_up(tmp_path):
         proc.stderr.close()
     assert code == 143, stderr[-2000:]  # (was 1: Ray's re-raise of the handler's exit)
     assert list(tmp_path.iterdir()) == []  # the atomic writer's temporary file removed
+
+
+def test_a_later_command_in_the_same_process_is_not_taken_for_a_sigterm(harness_cli, monkeypatch):
+    """A command run in-process after one that SIGTERM ended (the handler recorded it) exits with its own
+    status: the record is cleared as each command starts (it made every later command's exit 0 a 143)."""
+    from harness.entry import SIGNALLED, exit_on_sigterm
+
+    with pytest.raises(SystemExit):
+        exit_on_sigterm(signal.SIGTERM, None)
+    assert SIGNALLED == [signal.SIGTERM]
+    out = harness_cli("datasets", "list")
+    assert out.returncode == 0 and "scifact" in out.stdout
+    assert SIGNALLED == []

@@ -66,6 +66,9 @@ def main() -> None:
     traceback of the import under way (and SIGTERM killed the process, status -15; the console script
     covers the import of this module too: :mod:`harness.entry`), and while the command's background
     cache writes finish (:func:`_wait_for_cache_writes`: a second interruption abandons them)."""
+    from harness.entry import SIGNALLED
+
+    SIGNALLED.clear()  # (a command run again in this process: an earlier one's SIGTERM is not this one's)
     os.environ.setdefault(*BLAS_THREAD_TIMEOUT)
     show_own_deprecations()
     show_own_log_warnings()

@@ -219,6 +219,9 @@ def _save_npy(handle, array: np.ndarray) -> None:
     ~0.3-0.8 CPU-s more for the index's 362 MB)."""
     from numpy.lib import format as npy
 
+    if array.dtype.hasobject or array.dtype.kind in "Mm" or (array.size == 0 and array.ndim > 1):
+        np.save(handle, array, allow_pickle=False)  # (no buffer of plain bytes to write: np.save's own way)
+        return
     header = io.BytesIO()
     try:  # (np.save's choice: version 1.0 whenever the header fits it, as it does for any 1-D array)
         npy.write_array_header_1_0(header, npy.header_data_from_array_1_0(array))

@@ -120,7 +120,8 @@ class ChunkEncoder:
         digest is of the files loaded (:class:`~retrievers.dense.model.FolderFiles`)."""
         if not job.model_sha256:
             return
-        found = model.digest(Path(job.digest_memo) if job.digest_memo else None)
+        # (the driver's memo read, never written: another node's copy has its own inodes and times)
+        found = model.digest(Path(job.digest_memo) if job.digest_memo else None, remember=False)
         if found != job.model_sha256:
             raise HarnessError(f"model folder {job.model_folder} on this node holds other files than the driver "
                                f"hashed (sha256 {found[:12]} here, {job.model_sha256[:12]} there); the "

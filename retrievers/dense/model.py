@@ -118,12 +118,15 @@ def folder_stamp(folder: Path) -> list:
             for p, st in ((p, p.stat()) for p in _model_files(folder))]
 
 
-def folder_digest(folder: Path, memo_path: Path | None = None, stamp: list | None = None) -> str:
+def folder_digest(folder: Path, memo_path: Path | None = None, stamp: list | None = None,
+                  remember: bool = True) -> str:
     """sha256 over (relative path, sha256 of content) of the model's files, which are those of ``stamp``
     (:func:`folder_stamp`, taken now when not given; a file that changes while it is hashed is refused).
 
     With ``memo_path``, digests are remembered per folder together with the stamp, and reused while
-    it is unchanged.
+    it is unchanged; ``remember=False`` reads the memo but writes nothing to it (a Ray actor on another node,
+    whose copy of the folder has other inodes and times: its entry would replace the driver's, and each would
+    hash the model again on its next run).
     """
     stamp = folder_stamp(folder) if stamp is None else stamp
     if not stamp:
@@ -144,7 +147,7 @@ def folder_digest(folder: Path, memo_path: Path | None = None, stamp: list | Non
     if folder_stamp(folder) != stamp:
         raise _changed(folder, "while they were hashed")
     digest = outer.hexdigest()
-    if memo_path is not None:
+    if memo_path is not None and remember:
         memo[key] = {"files": stamp, "digest": digest}
         try:
             write_json(memo_path, memo)
@@ -169,13 +172,14 @@ class FolderFiles:
         self._digest: str | None = None
         self._stamp: list | None = None  # the files hashed, or loaded: whichever came first
 
-    def digest(self, memo_path: Path | None = None) -> str:
-        """sha256 of the files (computed once; after :meth:`loaded`, of the files that were loaded)."""
+    def digest(self, memo_path: Path | None = None, remember: bool = True) -> str:
+        """sha256 of the files (computed once; after :meth:`loaded`, of the files that were loaded); ``remember``:
+        see :func:`folder_digest`."""
         if self._digest is None:
             stamp = folder_stamp(self.folder)
             if self._stamp is not None and stamp != self._stamp:
                 raise _changed(self.folder, "since the model was loaded from them")
-            self._digest = folder_digest(self.folder, memo_path, stamp)
+            self._digest = folder_digest(self.folder, memo_path, stamp, remember)
             self._stamp = stamp
         return self._digest
 
@@ -422,10 +426,10 @@ class ModelHandle:
         match = _SNAPSHOT.search(folder.as_posix())
         return cls(repo, folder, match.group(1) if match else revision, "hub", device)
 
-    def digest(self, memo_path: Path | None = None) -> str:
+    def digest(self, memo_path: Path | None = None, remember: bool = True) -> str:
         """sha256 of the model folder's files (see :func:`folder_digest`), computed once; those the model is
         loaded from (:class:`FolderFiles`)."""
-        return self.files.digest(memo_path)
+        return self.files.digest(memo_path, remember)
 
     def prompt(self, text: str | None, name: str | None, role: str) -> str | None:
         """The prompt string for ``role`` ('query'/'document'): given literally, or by prompt name."""

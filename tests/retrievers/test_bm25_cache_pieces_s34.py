@@ -19,6 +19,9 @@ from retrievers.bm25 import cache as index_cache
     np.linspace(0, 1, 100_003, dtype=np.float32),
     np.arange(24, dtype=np.uint16).reshape(4, 6),
     np.arange(40, dtype=np.int64).reshape(8, 5)[:, 1],  # not contiguous: np.save itself
+    np.zeros((0, 5), dtype=np.int32),  # (no memoryview of a zero-size axis: np.save itself)
+    np.array(["2026-11-29", "2026-11-30"], dtype="datetime64[D]"),  # (no buffer of datetimes: np.save itself)
+    np.array([1.5, -2.0], dtype=">f8"),
 ])
 def test_written_as_np_save_writes_it(tmp_path, array):
     want = io.BytesIO()
@@ -42,3 +45,9 @@ def test_bytes_in_pieces(tmp_path):
     atomic.write_pieces(handle, data)
     assert handle.getvalue() == data
     assert max(calls) == atomic.WRITE_PIECE and sum(calls) == len(data) and len(calls) == 5
+
+
+def test_an_object_array_is_refused_as_np_save_refuses_it(tmp_path):
+    """(its buffer holds pointers: written as bytes, they would have been an unreadable file)"""
+    with pytest.raises(ValueError, match="allow_pickle=False"):
+        index_cache._write_file(tmp_path / "a.npy", np.array([1, "x"], dtype=object))

@@ -50,3 +50,22 @@ def test_an_actor_with_the_drivers_files_encodes(ray_local, model_dir, tmp_path,
     run.index(CORPUS)
     assert run.stats()["documents_encoded"] == 40
     assert (tmp_path / "cache" / "model-digests.json").is_file()
+
+
+def test_an_actor_reads_the_drivers_digest_memo_but_never_writes_it(tmp_path):
+    """A node's copy of the model has its own inodes and times: an actor's memo entry replaced the driver's
+    (one entry per folder path), and each hashed the model again on its next run. Actors read the memo only
+    (``remember=False``)."""
+    from retrievers.dense.model import folder_digest
+
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "model.safetensors").write_bytes(b"weights")
+    memo = tmp_path / "model-digests.json"
+    digest = folder_digest(folder, memo, remember=False)
+    assert not memo.exists()
+    assert folder_digest(folder, memo) == digest and memo.is_file()
+    before = memo.read_bytes()
+    (folder / "model.safetensors").write_bytes(b"weights")  # (same bytes, new times: "another node's copy")
+    assert folder_digest(folder, memo, remember=False) == digest
+    assert memo.read_bytes() == before  # the driver's entry kept
