@@ -39,20 +39,24 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
-def test_sigterm_after_ray_init_exits_143_and_cleans_up(tmp_path):
-    env_script = [sys.executable, "-c", SCRIPT, str(tmp_path)]
-    proc = subprocess.Popen(env_script, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+def sigterm_when_ready(script: str, folder) -> tuple[int, str]:
+    """Run ``script`` (argv[1]: ``folder``) until it prints ``ready``, send it SIGTERM: (exit status, stderr)."""
+    proc = subprocess.Popen([sys.executable, "-c", script, str(folder)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         assert proc.stdout.readline() == "ready\n", proc.stderr.read()
         proc.send_signal(signal.SIGTERM)
         code = proc.wait(timeout=90)
-        stderr = proc.stderr.read()
+        return code, proc.stderr.read()
     finally:
         if proc.poll() is None:
             proc.kill()
         proc.stdout.close()
         proc.stderr.close()
+
+
+def test_sigterm_after_ray_init_exits_143_and_cleans_up(tmp_path):
+    code, stderr = sigterm_when_ready(SCRIPT, tmp_path)
     assert code == 143, stderr[-2000:]  # 128 + SIGTERM (was 134: SIGABRT from Ray's handler)
     assert "SIGTERM received" not in stderr  # (Ray's handler's stack dump)
     assert list(tmp_path.iterdir()) == []  # the atomic writer's temporary file removed

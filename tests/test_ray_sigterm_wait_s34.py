@@ -9,11 +9,11 @@ status Ray's re-raise carries; the cleanup runs as before.
 from __future__ import annotations
 
 import signal
-import subprocess
-import sys
 import textwrap
 
 import pytest
+
+from tests.test_ray_sigterm import sigterm_when_ready
 
 pytest.importorskip("ray", reason="ray is not installed")
 
@@ -46,21 +46,9 @@ SCRIPT = textwrap.dedent("""
 
 
 def test_sigterm_during_ray_wait_exits_143_and_cleans_up(tmp_path):
-    proc = subprocess.Popen([sys.executable, "-c", SCRIPT, str(tmp_path)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        assert proc.stdout.readline() == "ready\n", proc.stderr.read()
-        proc.send_signal(signal.SIGTERM)
-        code = proc.wait(timeout=90)
-        stderr = proc.stderr.read()
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.stdout.close()
-        proc.stderr.close()
+    code, stderr = sigterm_when_ready(SCRIPT, tmp_path)
     assert code == 143, stderr[-2000:]  # (was 1: Ray's re-raise of the handler's exit)
     assert list(tmp_path.iterdir()) == []  # the atomic writer's temporary file removed
-
 
 def test_a_later_command_in_the_same_process_is_not_taken_for_a_sigterm(harness_cli, monkeypatch):
     """A command run in-process after one that SIGTERM ended (the handler recorded it) exits with its own

@@ -530,8 +530,8 @@ static PyMethodDef Builder_methods[] = {
     {"add_postings", (PyCFunction)Builder_add_postings, METH_VARARGS,
      "add_postings(counts, posting_counts, terms, tfs): append documents given as postings (Encoder.encode(postings=True))"},
     {"finish", (PyCFunction)Builder_finish, METH_VARARGS,
-     "finish(n_terms, n_threads=1, allocate=None, scorer=None, wide=False) -> (indptr, indices, tf, doc_lengths) as bytes (int64, int32,"
-     " int32, int32); allocate(n_postings) -> (indices, tf): writable buffers to fill instead; scorer(indptr, doc_lengths)"
+     "finish(n_terms, n_threads=1, allocate=None, scorer=None, wide=False) -> (indptr, indices, tf, doc_lengths)"
+     " as bytes (int64, int32, int32, int32); allocate(n_postings) -> (indices, tf): writable buffers to fill instead; scorer(indptr, doc_lengths)"
      " -> (idf, inv), float32 buffers of n_terms and n_docs values: each posting's Lucene score w - w / (1 + tf * inv[d])"
      " with w = idf[t] (score_lucene's float32 operations) is written in tf's place, as float32; wide: the scatter"
      " of corpora of 2^31 postings or more (int64 slots), whatever the size (the same output)"},
