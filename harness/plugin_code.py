@@ -78,10 +78,11 @@ def plugin_code(cls: type) -> dict[str, str]:
     return dict(sorted(out.items()))
 
 
-def entry_code(cls: type, cache: bool = True) -> tuple[dict[str, str], bool]:
+def entry_code(cls: type, cache: bool = True) -> tuple[dict, bool]:
     """What keys the entries a built-in retriever's cache (a BM25 index, embeddings, a SQLite database) holds
-    when ``cls``, a plugin's subclass of it, computes them, and whether to cache them: ``(plugin_code(cls),
-    cache)``. A built-in's is ``{}`` (its keys stay as they were: the harness's version stands for its code). A
+    when ``cls``, a plugin's subclass of it, computes them, and whether to cache them: ``({"code":
+    plugin_code(cls)}, cache)``, the fields to add to the entries' key. A built-in's are none (its keys stay as
+    they were: the harness's version stands for its code). A
     subclass changes what an entry holds through methods no parameter names (the analyzer, the encoding), and
     was served the built-in's entries; its code digest now keys its own. Where that code cannot be keyed
     (:func:`unkeyed_code`: a class of a notebook) its entries are neither read nor written: ``({}, False)``, said
@@ -92,7 +93,8 @@ def entry_code(cls: type, cache: bool = True) -> tuple[dict[str, str], bool]:
 
         logging.getLogger(__name__).warning("%s: its cache entries are neither read nor written", reason)
         return {}, False
-    return plugin_code(cls), cache
+    code = plugin_code(cls)
+    return ({"code": code} if code else {}), cache
 
 
 def unkeyed_code(cls: type) -> str | None:

@@ -12,7 +12,7 @@ from typing import Iterator, NoReturn
 
 import typer
 
-from harness.entry import exit_on_sigterm
+from harness.entry import SIGNALLED, exit_on_sigterm
 from harness.errors import HarnessError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
@@ -66,8 +66,6 @@ def main() -> None:
     traceback of the import under way (and SIGTERM killed the process, status -15; the console script
     covers the import of this module too: :mod:`harness.entry`), and while the command's background
     cache writes finish (:func:`_wait_for_cache_writes`: a second interruption abandons them)."""
-    from harness.entry import SIGNALLED
-
     SIGNALLED.clear()  # (a command run again in this process: an earlier one's SIGTERM is not this one's)
     os.environ.setdefault(*BLAS_THREAD_TIMEOUT)
     show_own_deprecations()
@@ -109,8 +107,6 @@ def interruption_status(exc: BaseException) -> int | None:
         return 130
     if isinstance(exc, SystemExit) and exc.code in (130, 143):
         return exc.code
-    from harness.entry import SIGNALLED
-
     if isinstance(exc, SystemExit) and SIGNALLED:  # (Ray's ray.wait / ray.get re-raise SIGTERM's exit as status 1)
         return 128 + SIGNALLED[-1]
     return None

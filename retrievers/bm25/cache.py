@@ -214,12 +214,13 @@ def _write_files(folder: Path, blobs: dict) -> list[tuple[str, dict]]:
 
 
 def _save_npy(handle, array: np.ndarray) -> None:
-    """``np.save(handle, array)`` of a C-contiguous array, byte for byte, its data written in pieces
+    """``np.save(handle, array)``, byte for byte, a C-contiguous array's data written in pieces
     (:func:`harness.atomic.write_pieces`: np.save writes it in one call, which cost a 1M-document cold run
     ~0.3-0.8 CPU-s more for the index's 362 MB)."""
     from numpy.lib import format as npy
 
-    if array.dtype.hasobject or array.dtype.kind in "Mm" or (array.size == 0 and array.ndim > 1):
+    if (not array.flags.c_contiguous or array.dtype.hasobject or array.dtype.kind in "Mm"
+            or (array.size == 0 and array.ndim > 1)):
         np.save(handle, array, allow_pickle=False)  # (no buffer of plain bytes to write: np.save's own way)
         return
     header = io.BytesIO()
@@ -237,10 +238,8 @@ def _write_file(path: Path, blob) -> tuple[str, dict]:
     and sealed: on disk before the manifest that vouches for it (a power loss could leave zeros inside an
     array, which a quick load's ends and sizes do not see)."""
     with open(path, "wb") as handle:
-        if isinstance(blob, np.ndarray) and blob.flags.c_contiguous:
+        if isinstance(blob, np.ndarray):
             _save_npy(handle, blob)
-        elif isinstance(blob, np.ndarray):
-            np.save(handle, blob, allow_pickle=False)
         else:
             write_pieces(handle, blob)
     seal(path)

@@ -42,9 +42,9 @@ def default_threads() -> int:
 class LuceneBackend:
     def __init__(self, scoring: ScoringParams, analyzer: Analyzer, cache: bool = True,
                  cache_dir: str | os.PathLike | None = None, n_threads: int | None = None,
-                 chunk_docs: int = CHUNK_DOCS, fields: str = "flat", code: dict | None = None):
+                 chunk_docs: int = CHUNK_DOCS, fields: str = "flat", code_key: dict | None = None):
         self.scoring, self.analyzer, self.fields = scoring, analyzer, fields
-        self.code = dict(code or {})  # (the plugin code of a BM25Retriever subclass: harness.plugin_code.entry_code)
+        self.code_key = dict(code_key or {})  # (a BM25Retriever subclass's code: harness.plugin_code.entry_code)
         self.use_cache, self.cache_dir = flag("cache", cache), cache_dir
         self.n_threads = default_threads() if n_threads is None else int(n_threads)
         if self.n_threads < 1:
@@ -77,9 +77,7 @@ class LuceneBackend:
             from retrievers.bm25.multifield import DERIVATION
 
             out["fields"] = {"kind": self.fields, "derivation": DERIVATION}
-        if self.code:  # (a built-in's key has none: the harness's version stands for its code)
-            out["code"] = self.code
-        return out
+        return {**out, **self.code_key}  # (a built-in's is empty: the harness's version stands for its code)
 
     def libraries(self) -> dict[str, str]:
         """This process's versions of what builds an index: the harness (its analyzer, scoring and C code),

@@ -92,9 +92,9 @@ class BM25Retriever(Retriever):
         else:
             from retrievers.bm25.lucene_backend import LuceneBackend
 
-            code, cache = entry_code(type(self), cache)  # (a plugin's subclass: its code keys its indexes)
+            code_key, cache = entry_code(type(self), cache)  # (a plugin's subclass: its code keys its indexes)
             self._backend = LuceneBackend(self.scoring, self.analyzer, cache=cache, cache_dir=cache_dir,
-                                          n_threads=n_threads, fields=fields, code=code)
+                                          n_threads=n_threads, fields=fields, code_key=code_key)
 
     def params(self) -> dict:
         if self.backend_name == "rank-bm25":

@@ -91,7 +91,7 @@ class DenseRetriever(Retriever):
             raise ValueError(f"ray_workers must be an integer >= 1, got {ray_workers!r}")
         self.encoder, self.ray_workers, self.ray_address = encoder, ray_workers, ray_address
         # (a plugin's subclass: its code keys the entries; a notebook's class caches none)
-        self._code, self.cache_enabled = entry_code(type(self), flag("cache", cache))
+        self._code_key, self.cache_enabled = entry_code(type(self), flag("cache", cache))
         if encoder == "ray" and not self.cache_enabled:
             raise ValueError(f"encoder='ray' writes the embedding cache, and {unkeyed_code(type(self))}")
         self._cache_dir = Path(os.path.expanduser(cache_dir)) if cache_dir else None
@@ -211,7 +211,7 @@ class DenseRetriever(Retriever):
             key_fields = {"kind": kind, "model_sha256": self.model_sha256, "max_seq_length": self.max_seq_length,
                           "prompt": prompt, "normalize": self.normalize,
                           "content_sha256": content_hash(ids, texts), "rows": n,
-                          **({"code": self._code} if self._code else {})}
+                          **self._code_key}
             entry = EmbeddingCache(self.cache_dir / f"{kind}-{cache_key(key_fields)}", n, order,
                                    self.cache_chunk_size, {**key_fields, "model": self.model.name})
             if kind == "documents":

@@ -180,7 +180,7 @@ class PostgresRetriever(Retriever):
         self.table, self.id_column, self.vector_column = table, str(id_column), str(vector_column)
         self.config, self.rank, self.normalization = str(config), rank, normalization
         self.parser, self.operator = parser, operator
-        self._code, self.use_cache = entry_code(type(self), flag("cache", cache))  # (see DenseRetriever)
+        self._code_key, self.use_cache = entry_code(type(self), flag("cache", cache))  # (see DenseRetriever)
         self.connections, self.batch_size = int(connections), int(batch_size)
         if self.connections < 1 or self.batch_size < 1:
             raise ValueError("connections and batch_size must be >= 1")
@@ -235,7 +235,7 @@ class PostgresRetriever(Retriever):
         sql = self._pg.sql
         if self.table is None:
             settings = {"format": FORMAT_VERSION, "config": self.config, "definition": self._config_definition(con),
-                        **({"code": self._code} if self._code else {})}
+                        **self._code_key}
             name = "harness_fts_" + index_key(corpus, settings)[:24]
             self._relation, self._id_col, self._vec_col = (sql.Identifier(name), sql.Identifier("id"),
                                                            sql.Identifier("tsv"))

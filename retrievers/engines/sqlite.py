@@ -117,7 +117,7 @@ class SQLiteRetriever(Retriever):
         self.tokenizer, self.columns = tokenizer, columns
         self.weights = weights if columns == "title,text" else (1.0,)
         self.stopwords = LUCENE_ENGLISH_STOPWORDS if stopwords == "lucene" else frozenset()
-        self._code, self.use_cache = entry_code(type(self), flag("cache", cache))  # (see DenseRetriever)
+        self._code_key, self.use_cache = entry_code(type(self), flag("cache", cache))  # (see DenseRetriever)
         self.cache_dir = cache_dir
         self.n_threads = default_threads() if n_threads is None else int(n_threads)
         self.batch_size = int(batch_size)
@@ -133,7 +133,7 @@ class SQLiteRetriever(Retriever):
     def settings(self) -> dict:
         """What the stored database depends on."""
         return {"format": FORMAT_VERSION, "sqlite_version": sqlite3.sqlite_version, "tokenizer": self.tokenizer,
-                "columns": self.columns, **({"code": self._code} if self._code else {})}
+                "columns": self.columns, **self._code_key}
 
     def params(self) -> dict:
         out = {"engine": "sqlite-fts5", "sqlite_version": sqlite3.sqlite_version, "tokenizer": self.tokenizer,

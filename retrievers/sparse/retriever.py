@@ -82,7 +82,7 @@ class SparseRetriever(Retriever):
         self.cache_chunk_size = _positive_int("cache_chunk_size", cache_chunk_size)
         self.quantize = check_quantize(quantize)
         self.n_threads = default_threads() if n_threads is None else _positive_int("n_threads", n_threads)
-        self._code, self.cache_enabled = entry_code(type(self), flag("cache", cache))  # (see DenseRetriever)
+        self._code_key, self.cache_enabled = entry_code(type(self), flag("cache", cache))  # (see DenseRetriever)
         self._cache_dir = Path(os.path.expanduser(cache_dir)) if cache_dir else None
         self.handle = ModelHandle.resolve(str(model), revision, device)
         self.model = SparseModel(self.handle, self.batch_size, self.max_active_dims)
@@ -133,7 +133,7 @@ class SparseRetriever(Retriever):
         fields = {"kind": "sparse-documents", "model_sha256": self.model_sha256,
                   "corpus": content_hash(list(corpus.ids), texts), "max_active_dims": self.max_active_dims,
                   "encoding_order": "longest first",  # (parts of entries encoded in corpus order are never read)
-                  **({"code": self._code} if self._code else {})}
+                  **self._code_key}
         entry = SparseWeightCache(self.cache_dir / f"doc-{cache_key(fields)}", len(texts), self.cache_chunk_size,
                                   fields, order)
         self._entry = entry
