@@ -36,8 +36,8 @@ def content_sha256(path: str | os.PathLike) -> str:
     damaged ``.gz`` is the parser's line, ``<file>: cannot read file: ...``."""
     if not str(path).endswith(".gz"):
         return sha256(path)
-    from harness.datasets.jsonl import open_binary, read_errors, unreadable  # (lazy: the datasets package imports
-    # this module)
+    # (lazy: the datasets package imports this module)
+    from harness.datasets.jsonl import open_binary, read_errors, unreadable
 
     try:
         with open_binary(Path(path)) as handle:
